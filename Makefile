@@ -1,0 +1,237 @@
+# Makefile - build, run and test impactd (GNU make; Debian 12).
+#
+#   make                 build the daemon, the libraries and the test binaries
+#   make deps            install missing build dependencies (apt; no network when none is missing)
+#   make run             deps + build, then run build/impactd in the foreground (ARGS="--port 9000")
+#   make test            deps + build; unit then integration tests; then the same again under
+#                        SANITIZE=address,undefined in build/san; ends with "N passed, M failed"
+#   make check           unit + integration tests of the current build (no deps, no sanitizers)
+#   make check-unit      unit tests only
+#   make check-integration   integration tests only
+#   make bench-build     build the benchmarks; make bench runs them (never part of make test)
+#   make clean           remove build/
+#
+# Outputs (all under $(BUILD): build/, or build/san/ when SANITIZE is set):
+#   libimpact.a      core/*.c, compiled with no include paths: core sees libc and libm only
+#   libimpactapi.a   api/*.c (-I. and jansson)
+#   impactd          server/*.c (except the CLI's main) + both libraries + libmicrohttpd
+#   tests/unit/test_*, tests/integration/test_*, tests/bench/bench_*  one per source file;
+#   other .c files in those directories are helpers linked into every binary of their suite.
+# New sources are picked up by wildcards: adding a file needs no change here.
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SUFFIXES:
+MAKEFLAGS += --no-builtin-rules
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+SANITIZE ?=
+BUILD ?= $(if $(SANITIZE),build/san,build)
+
+# Everything a fresh Debian machine needs to build and test; add packages here.
+DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev pkg-config gcc make
+
+CFLAGS := -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+          -Werror -O2 -g -D_POSIX_C_SOURCE=200809L
+LDFLAGS :=
+ifneq ($(SANITIZE),)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+CFLAGS += $(SAN_FLAGS)
+LDFLAGS += $(SAN_FLAGS)
+export UBSAN_OPTIONS ?= print_stacktrace=1
+endif
+DEPFLAGS := -MMD -MP
+
+# pkg-config may be missing before `make deps` has run; fall back to plain -l flags
+# (make test and make run re-enter make after deps, so they always see pkg-config).
+pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
+pkg_libs = $(or $(shell pkg-config --libs $(1) 2>/dev/null),$(2))
+JANSSON_CFLAGS := $(call pkg_cflags,jansson)
+JANSSON_LIBS := $(call pkg_libs,jansson,-ljansson)
+MHD_CFLAGS := $(call pkg_cflags,libmicrohttpd)
+MHD_LIBS := $(call pkg_libs,libmicrohttpd,-lmicrohttpd)
+CURL_CFLAGS := $(call pkg_cflags,libcurl)
+CURL_LIBS := $(call pkg_libs,libcurl,-lcurl)
+CMOCKA_CFLAGS := $(call pkg_cflags,cmocka)
+CMOCKA_LIBS := $(call pkg_libs,cmocka,-lcmocka)
+
+# ---- sources ---------------------------------------------------------------------------------
+
+# The `impact` CLI will live in server/ with its own main(); it is not part of the daemon.
+CLI_MAIN := server/cli.c
+
+CORE_SRCS := $(wildcard core/*.c)
+API_SRCS := $(wildcard api/*.c)
+SERVER_SRCS := $(filter-out $(CLI_MAIN),$(wildcard server/*.c))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+INTEG_SRCS := $(wildcard tests/integration/test_*.c)
+INTEG_HELPERS := $(filter-out $(INTEG_SRCS),$(wildcard tests/integration/*.c))
+BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
+BENCH_HELPERS := $(filter-out $(BENCH_SRCS),$(wildcard tests/bench/*.c))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+CORE_OBJS := $(call obj,$(CORE_SRCS))
+API_OBJS := $(call obj,$(API_SRCS))
+SERVER_OBJS := $(call obj,$(SERVER_SRCS))
+UNIT_HELPER_OBJS := $(call obj,$(UNIT_HELPERS))
+INTEG_HELPER_OBJS := $(call obj,$(INTEG_HELPERS))
+BENCH_HELPER_OBJS := $(call obj,$(BENCH_HELPERS))
+ALL_OBJS := $(call obj,$(CORE_SRCS) $(API_SRCS) $(SERVER_SRCS) $(UNIT_SRCS) $(UNIT_HELPERS) \
+                       $(INTEG_SRCS) $(INTEG_HELPERS) $(BENCH_SRCS) $(BENCH_HELPERS))
+
+LIBIMPACT := $(BUILD)/libimpact.a
+LIBIMPACTAPI := $(BUILD)/libimpactapi.a
+IMPACTD := $(BUILD)/impactd
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_SRCS))
+BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
+
+# ---- compile ---------------------------------------------------------------------------------
+
+# core: no -I and no pkg-config flags, so an include of anything but libc/libm fails here.
+$(BUILD)/obj/core/%.o: core/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/api/%.o: api/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I. $(JANSSON_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/server/%.o: server/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(MHD_CFLAGS) $(JANSSON_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tests/unit/%.o: tests/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I. $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tests/integration/%.o: tests/integration/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(CMOCKA_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) \
+	    -c $< -o $@
+
+$(BUILD)/obj/tests/bench/%.o: tests/bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I. -c $< -o $@
+
+# ---- link ------------------------------------------------------------------------------------
+
+# rm first: `ar r` into an existing archive would keep members of deleted sources.
+$(LIBIMPACT): $(CORE_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIBIMPACTAPI): $(API_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(IMPACTD): $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
+	$(CC) $(LDFLAGS) -pthread -o $@ $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
+	    $(MHD_LIBS) $(JANSSON_LIBS) -lpthread -lm
+
+# Static pattern rules (not plain pattern rules): their objects count as explicitly named, so
+# make never treats them as intermediate files to skip or delete.
+$(UNIT_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_HELPER_OBJS) \
+                                     $(LIBIMPACTAPI) $(LIBIMPACT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(UNIT_HELPER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
+	    $(CMOCKA_LIBS) $(JANSSON_LIBS) -lm
+
+$(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o \
+                                            $(INTEG_HELPER_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -pthread -o $@ $< $(INTEG_HELPER_OBJS) \
+	    $(CMOCKA_LIBS) $(CURL_LIBS) $(JANSSON_LIBS) -lpthread -lm
+
+$(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELPER_OBJS) $(LIBIMPACT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACT) -lm
+
+-include $(ALL_OBJS:.o=.d)
+
+# ---- targets ---------------------------------------------------------------------------------
+
+.PHONY: all deps run test check check-unit check-integration bench-build bench clean
+
+all: $(IMPACTD) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
+
+deps:
+	@missing=""; \
+	for p in $(DEPS_PACKAGES); do \
+	    dpkg -s "$$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; exit 0; fi; \
+	echo "deps: installing$$missing"; \
+	sudo=""; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+	    if command -v sudo >/dev/null 2>&1; then sudo=sudo; \
+	    else echo "deps: not root and no sudo; install:$$missing" >&2; exit 1; fi; \
+	fi; \
+	$$sudo apt-get update && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing
+
+run: deps
+	@$(MAKE) --no-print-directory $(IMPACTD)
+	exec $(IMPACTD) $(ARGS)
+
+# Test running. Each binary is run from the repository root with IMPACTD_BIN set to the
+# daemon of this build; the first failure stops the run. Results go to $(RESULTS) as
+# "pass|fail <binary>" lines; the summary line counts them.
+TEST_TIMEOUT ?= 300
+RESULTS ?= $(BUILD)/test-results
+TEST_RESULTS := build/test-results
+summary = p=$$(cat $(1) 2>/dev/null | grep -c '^pass'); f=$$(cat $(1) 2>/dev/null | grep -c '^fail')
+
+# $(call run_tests,binaries)  KEEP_RESULTS=1 appends to $(RESULTS) and prints no summary.
+define run_tests
+	@mkdir -p $(dir $(RESULTS)); \
+	[ -n "$(KEEP_RESULTS)" ] || rm -f $(RESULTS); \
+	status=0; \
+	for t in $(1); do \
+	    echo "==> $$t"; \
+	    if IMPACTD_BIN="$(abspath $(IMPACTD))" timeout $(TEST_TIMEOUT) $$t; then \
+	        echo "pass $$t" >> $(RESULTS); \
+	    else \
+	        echo "fail $$t" >> $(RESULTS); echo "==> FAILED: $$t" >&2; status=1; break; \
+	    fi; \
+	done; \
+	if [ -z "$(KEEP_RESULTS)" ]; then $(call summary,$(RESULTS)); echo "$$p passed, $$f failed"; fi; \
+	exit $$status
+endef
+
+check-unit: $(UNIT_BINS)
+	$(call run_tests,$(UNIT_BINS))
+
+check-integration: $(IMPACTD) $(INTEG_BINS)
+	$(call run_tests,$(INTEG_BINS))
+
+check: all
+	$(call run_tests,$(UNIT_BINS) $(INTEG_BINS))
+
+# A build that fails before any test ran still counts as one failure in the summary.
+test: deps
+	@rm -f $(TEST_RESULTS); status=0; \
+	$(MAKE) --no-print-directory check KEEP_RESULTS=1 RESULTS=$(TEST_RESULTS) || status=1; \
+	if [ $$status -eq 0 ]; then \
+	    echo "==> again with SANITIZE=address,undefined"; \
+	    $(MAKE) --no-print-directory check SANITIZE=address,undefined KEEP_RESULTS=1 \
+	        RESULTS=$(TEST_RESULTS) || status=1; \
+	fi; \
+	$(call summary,$(TEST_RESULTS)); \
+	if [ $$status -ne 0 ] && [ $$f -eq 0 ]; then f=1; fi; \
+	echo "$$p passed, $$f failed"; \
+	exit $$status
+
+bench-build: $(BENCH_BINS)
+
+bench: bench-build
+	@for b in $(BENCH_BINS); do echo "==> $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf build

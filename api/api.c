@@ -1,0 +1,179 @@
+/*
+ * api.c - request bytes to response bytes: parse, dispatch, encode.
+ *
+ * DESIGN
+ * What: the single entry point (imp_api_handle) that the daemon, the CLI
+ * and the fuzz targets share, and the RFC 9457 problem documents.
+ * How: jansson parses with duplicate keys rejected (an object with two
+ * "radius" members has no single meaning) and every number read as a
+ * double (so an integer literal too large for 64 bits is a number, not a
+ * parse error). A table maps the operation name to its endpoint function;
+ * errors recorded by the decoders become problem+json through the one
+ * code-to-status table in decode.c.
+ * Why: one path for all callers keeps what is tested what is served.
+ */
+#include "api/api.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/decode.h"
+#include "api/encode.h"
+#include "api/endpoints.h"
+
+static const struct {
+    const char *name;
+    imp_endpoint_fn fn;
+} OPS[] = {
+    {"toi", imp_ep_toi},
+};
+
+static const char PROBLEM_CT[] = "application/problem+json";
+static const char JSON_CT[] = "application/json";
+static char OOM_BODY[] = "{\"type\":\"internal-error\",\"title\":\"Out of memory\",\"status\":500}";
+
+void imp_api_ctx_init(imp_api_ctx *ctx) { ctx->max_bodies = IMP_API_DEFAULT_MAX_BODIES; }
+
+static imp_endpoint_fn find_op(const char *op) {
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; ++i)
+        if (strcmp(OPS[i].name, op) == 0) return OPS[i].fn;
+    return NULL;
+}
+
+int imp_api_has_op(const char *op) { return op && find_op(op) != NULL; }
+
+static void set_oom(imp_api_response *out) {
+    out->status = 500;
+    out->content_type = PROBLEM_CT;
+    out->body = OOM_BODY;
+    out->len = sizeof OOM_BODY - 1;
+}
+
+static void dump_into(json_t *doc, int status, const char *ct, imp_api_response *out) {
+    char *s = doc ? json_dumps(doc, IMP_JSON_DUMP_FLAGS) : NULL;
+    json_decref(doc);
+    if (!s) {
+        set_oom(out);
+        return;
+    }
+    out->status = status;
+    out->content_type = ct;
+    out->body = s;
+    out->len = strlen(s);
+}
+
+void imp_api_problem(int status, const char *type, const char *title, const char *detail,
+                     const char *pointer, imp_api_response *out) {
+    json_t *p = json_object();
+    int ok = p != NULL;
+    if (ok) {
+        imp_put(p, "type", json_string(type), &ok);
+        imp_put(p, "title", json_string(title), &ok);
+        imp_put(p, "status", json_integer(status), &ok);
+        if (detail) imp_put(p, "detail", json_string(detail), &ok);
+        if (pointer) imp_put(p, "pointer", json_string(pointer), &ok);
+    }
+    if (!ok) {
+        json_decref(p);
+        set_oom(out);
+        return;
+    }
+    dump_into(p, status, PROBLEM_CT, out);
+}
+
+/* "/a/shape/radius" -> "a.shape.radius", "/bodies/3/radius" -> "bodies[3].radius" */
+static void dotted_path(const char *ptr, char *out, size_t cap) {
+    size_t n = 0;
+    for (const char *s = ptr; *s && n + 2 < cap;) {
+        ++s; /* skip '/' */
+        const char *end = strchr(s, '/');
+        size_t seg = end ? (size_t)(end - s) : strlen(s);
+        int numeric = seg > 0 && strspn(s, "0123456789") >= seg;
+        if (numeric) {
+            if (n + seg + 3 >= cap) break;
+            out[n++] = '[';
+            memcpy(out + n, s, seg);
+            n += seg;
+            out[n++] = ']';
+        } else {
+            if (n > 0) out[n++] = '.';
+            for (size_t i = 0; i < seg && n + 2 < cap; ++i) {
+                /* unescape ~0 and ~1 */
+                if (s[i] == '~' && i + 1 < seg && (s[i + 1] == '0' || s[i + 1] == '1')) {
+                    out[n++] = s[i + 1] == '0' ? '~' : '/';
+                    ++i;
+                } else {
+                    out[n++] = s[i];
+                }
+            }
+        }
+        s += seg;
+    }
+    out[n] = '\0';
+}
+
+static const struct {
+    const char *type, *title;
+} ERR_TEXT[] = {
+    [IMP_E_OK] = {"ok", "OK"},
+    [IMP_E_MALFORMED] = {"malformed-json", "Request body is not valid JSON"},
+    [IMP_E_TYPE] = {"wrong-type", "A field has the wrong type"},
+    [IMP_E_MISSING] = {"missing-field", "A required field is missing"},
+    [IMP_E_DIMENSION] = {"mixed-dimensions", "Vectors of different dimensions"},
+    [IMP_E_VALUE] = {"invalid-field", "A field's value is out of range"},
+    [IMP_E_GEOMETRY] = {"invalid-geometry", "Geometrically invalid input"},
+    [IMP_E_LIMIT] = {"limit-exceeded", "A configured limit was exceeded"},
+    [IMP_E_NOMEM] = {"internal-error", "Out of memory"},
+};
+
+static void problem_from_dec(const imp_dec *d, imp_api_response *out) {
+    char path[IMP_PTR_MAX + 16], detail[IMP_PTR_MAX + 512];
+    dotted_path(d->err_ptr, path, sizeof path);
+    snprintf(detail, sizeof detail, "%s %s%s%s", path[0] ? path : "request body",
+             d->msg ? d->msg : "is invalid", d->detail[0] ? ": " : "", d->detail);
+    imp_api_problem(imp_errcode_status(d->code), ERR_TEXT[d->code].type, ERR_TEXT[d->code].title,
+                    detail, d->code == IMP_E_MALFORMED ? NULL : d->err_ptr, out);
+}
+
+int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_ctx *ctx,
+                   imp_api_response *out) {
+    memset(out, 0, sizeof *out);
+    imp_endpoint_fn fn = op ? find_op(op) : NULL;
+    if (!fn) {
+        imp_api_problem(404, "not-found", "No such endpoint", op, NULL, out);
+        return out->status;
+    }
+    imp_dec d;
+    imp_dec_init(&d, ctx);
+    json_error_t jerr;
+    json_t *req = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL,
+                             &jerr);
+    if (!req) {
+        d.code = IMP_E_MALFORMED;
+        d.msg = "is not valid JSON";
+        snprintf(d.detail, sizeof d.detail, "%s (line %d, column %d)", jerr.text, jerr.line,
+                 jerr.column);
+        problem_from_dec(&d, out);
+        return out->status;
+    }
+    json_t *resp = NULL;
+    if (fn(req, &d, &resp) != 0) {
+        json_decref(req);
+        if (d.code == IMP_E_NOMEM)
+            set_oom(out);
+        else
+            problem_from_dec(&d, out);
+        return out->status;
+    }
+    json_decref(req);
+    dump_into(resp, 200, JSON_CT, out);
+    return out->status;
+}
+
+void imp_api_response_free(imp_api_response *out) {
+    if (!out) return;
+    if (out->body && out->body != OOM_BODY) free(out->body);
+    memset(out, 0, sizeof *out);
+}

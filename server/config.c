@@ -1,0 +1,234 @@
+/*
+ * config.c - loading and validating the daemon's settings.
+ *
+ * DESIGN
+ * What: turns defaults, IMPACTD_* environment variables and --flags into
+ * one checked imp_config.
+ * How: a single table describes every setting (flag name, environment
+ * variable, kind, default, range, field offset, help). Loading first
+ * collects the raw text of each setting, taking the flag over the variable
+ * over the default, then parses every raw text with the same code. Defaults
+ * are written as text and parsed like user input, so a default outside its
+ * own range is caught at the first start rather than shipped.
+ * Why: one table keeps --help, the environment names, the README and the
+ * checks from drifting apart, and adding a setting is one line plus a field.
+ * A variable overridden by a flag is not parsed at all: the flag is the
+ * operator's last word and a stale variable should not stop the daemon.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef enum setting_kind {
+    KIND_INT,  /* long long in [min, max] */
+    KIND_ADDR, /* numeric IPv4/IPv6 address, into a char[IMP_CONFIG_BIND_MAX] */
+    KIND_LOG   /* json | text | off */
+} setting_kind;
+
+typedef struct setting {
+    const char *flag; /* without the leading "--" */
+    const char *env;
+    setting_kind kind;
+    const char *dflt; /* as it would be written on the command line */
+    long long min, max;
+    size_t offset; /* of the field in imp_config */
+    const char *help;
+} setting;
+
+/* Largest request body we agree to buffer (bytes): one body lives in memory
+ * per connection, so this bounds the worst case at max-connections times it. */
+#define MAX_BODY_LIMIT (1LL << 30)
+/* Threads beyond this only add contention on a machine of our size. */
+#define MAX_THREADS 1024
+
+static const setting settings[] = {
+    {"port", "IMPACTD_PORT", KIND_INT, "8080", 0, 65535, offsetof(imp_config, port),
+     "TCP port to listen on; 0 picks a free port (the chosen one is printed)"},
+    {"bind", "IMPACTD_BIND", KIND_ADDR, "0.0.0.0", 0, 0, offsetof(imp_config, bind),
+     "numeric IPv4 or IPv6 address to listen on"},
+    {"threads", "IMPACTD_THREADS", KIND_INT, "0", 0, MAX_THREADS, offsetof(imp_config, threads),
+     "request threads; 0 means one per online core"},
+    {"max-body-bytes", "IMPACTD_MAX_BODY_BYTES", KIND_INT, "16777216", 1, MAX_BODY_LIMIT,
+     offsetof(imp_config, max_body_bytes), "largest request body; larger gets 413"},
+    {"max-bodies", "IMPACTD_MAX_BODIES", KIND_INT, "1000000", 1, 100000000,
+     offsetof(imp_config, max_bodies), "most bodies in one scene or world; more gets 422"},
+    {"queue-depth", "IMPACTD_QUEUE_DEPTH", KIND_INT, "1024", 1, 1 << 20,
+     offsetof(imp_config, queue_depth), "pending requests before 503 (worker pool)"},
+    {"idle-timeout-s", "IMPACTD_IDLE_TIMEOUT_S", KIND_INT, "30", 0, 86400,
+     offsetof(imp_config, idle_timeout_s), "close connections idle this long; 0 never"},
+    {"max-connections", "IMPACTD_MAX_CONNECTIONS", KIND_INT, "1000", 1, 1000000,
+     offsetof(imp_config, max_connections), "simultaneous client connections"},
+    {"log", "IMPACTD_LOG", KIND_LOG, "json", 0, 0, offsetof(imp_config, log),
+     "log format on stderr: json, text or off"},
+};
+
+#define N_SETTINGS (sizeof settings / sizeof settings[0])
+
+typedef enum source { SRC_DEFAULT, SRC_ENV, SRC_FLAG } source;
+
+static void set_error(imp_config_error *err, const char *fmt, ...) IMP_PRINTF_LIKE(2, 3);
+static void set_error(imp_config_error *err, const char *fmt, ...) {
+    if (!err)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+}
+
+/* Decimal integer, the whole string, no surrounding space. */
+static int parse_int(const char *s, long long *out) {
+    if (*s == '\0' || *s == ' ' || *s == '\t')
+        return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno == ERANGE || *end != '\0')
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static const setting *find_flag(const char *name, size_t len) {
+    for (size_t i = 0; i < N_SETTINGS; ++i) {
+        if (strlen(settings[i].flag) == len && strncmp(settings[i].flag, name, len) == 0) {
+            return &settings[i];
+        }
+    }
+    return NULL;
+}
+
+/* Parses `text` (from `src`) into the field of `s` in cfg. */
+static int apply(imp_config *cfg, const setting *s, const char *text, source src,
+                 imp_config_error *err) {
+    char label[64];
+    if (src == SRC_FLAG)
+        snprintf(label, sizeof label, "--%s", s->flag);
+    else if (src == SRC_ENV)
+        snprintf(label, sizeof label, "%s", s->env);
+    else
+        snprintf(label, sizeof label, "default of --%s", s->flag);
+    char *field = (char *)cfg + s->offset;
+
+    switch (s->kind) {
+    case KIND_INT: {
+        long long v;
+        if (!parse_int(text, &v)) {
+            set_error(err, "%s: \"%.64s\" is not an integer", label, text);
+            return 0;
+        }
+        if (v < s->min || v > s->max) {
+            set_error(err, "%s: %lld is out of range [%lld, %lld]", label, v, s->min, s->max);
+            return 0;
+        }
+        memcpy(field, &v, sizeof v);
+        return 1;
+    }
+    case KIND_ADDR: {
+        unsigned char addr[16];
+        if (strlen(text) >= IMP_CONFIG_BIND_MAX ||
+            (inet_pton(AF_INET, text, addr) != 1 && inet_pton(AF_INET6, text, addr) != 1)) {
+            set_error(err, "%s: \"%.64s\" is not a numeric IPv4 or IPv6 address", label, text);
+            return 0;
+        }
+        memcpy(field, text, strlen(text) + 1);
+        return 1;
+    }
+    case KIND_LOG: {
+        imp_log_format f;
+        if (!imp_log_parse_format(text, &f)) {
+            set_error(err, "%s: \"%.64s\" is not one of json, text, off", label, text);
+            return 0;
+        }
+        memcpy(field, &f, sizeof f);
+        return 1;
+    }
+    }
+    return 0;
+}
+
+imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
+                                  imp_config_error *err) {
+    const char *raw[N_SETTINGS];
+    source src[N_SETTINGS];
+    for (size_t i = 0; i < N_SETTINGS; ++i) {
+        const char *env = getenv(settings[i].env);
+        raw[i] = env ? env : settings[i].dflt;
+        src[i] = env ? SRC_ENV : SRC_DEFAULT;
+    }
+
+    for (int i = 1; i < argc; ++i) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
+            return IMP_CONFIG_HELP;
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            set_error(err, "unexpected argument \"%.64s\"", arg);
+            return IMP_CONFIG_ERROR;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+        const setting *s = find_flag(name, name_len);
+        if (!s) {
+            set_error(err, "unknown flag \"--%.*s\"", (int)(name_len > 64 ? 64 : name_len), name);
+            return IMP_CONFIG_ERROR;
+        }
+        const char *value = eq ? eq + 1 : NULL;
+        if (!value) {
+            if (i + 1 >= argc) {
+                set_error(err, "--%s needs a value", s->flag);
+                return IMP_CONFIG_ERROR;
+            }
+            value = argv[++i];
+        }
+        size_t k = (size_t)(s - settings);
+        raw[k] = value;
+        src[k] = SRC_FLAG;
+    }
+
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < N_SETTINGS; ++i) {
+        if (!apply(cfg, &settings[i], raw[i], src[i], err))
+            return IMP_CONFIG_ERROR;
+    }
+
+    if (cfg->threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        if (n < 1)
+            n = 1;
+        if (n > MAX_THREADS)
+            n = MAX_THREADS;
+        /* libmicrohttpd splits the connection limit across its threads. */
+        if (n > cfg->max_connections)
+            n = (long)cfg->max_connections;
+        cfg->threads = n;
+    } else if (cfg->threads > cfg->max_connections) {
+        set_error(err, "--threads (%lld) must not exceed --max-connections (%lld)", cfg->threads,
+                  cfg->max_connections);
+        return IMP_CONFIG_ERROR;
+    }
+    return IMP_CONFIG_OK;
+}
+
+void imp_config_usage(FILE *out, const char *program) {
+    fprintf(out,
+            "Usage: %s [--flag value | --flag=value]...\n"
+            "Collision-prediction HTTP service. Flags override environment variables.\n\n",
+            program);
+    fprintf(out, "  %-24s %-26s %-10s %s\n", "flag", "environment", "default", "meaning");
+    for (size_t i = 0; i < N_SETTINGS; ++i) {
+        const setting *s = &settings[i];
+        char flag[40];
+        snprintf(flag, sizeof flag, "--%s", s->flag);
+        fprintf(out, "  %-24s %-26s %-10s %s", flag, s->env, s->dflt, s->help);
+        if (s->kind == KIND_INT)
+            fprintf(out, " [%lld, %lld]", s->min, s->max);
+        fputc('\n', out);
+    }
+    fprintf(out, "  %-24s %-26s %-10s %s\n", "--help", "", "", "print this text and exit");
+}

@@ -1,0 +1,56 @@
+/*
+ * config.h - the daemon's configuration: one declarative table of settings,
+ * each readable from an environment variable and a command-line flag.
+ *
+ * Precedence: built-in default < environment < flag. Every value is checked
+ * (syntax and range) when loaded; nothing downstream re-validates.
+ *
+ * Thread-safety: imp_config_load reads the environment and must run before
+ * any thread starts. A loaded imp_config is plain data, read-only afterwards.
+ */
+#ifndef IMP_SERVER_CONFIG_H
+#define IMP_SERVER_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "log.h"
+
+/* Longest accepted --bind value: an IPv6 literal is at most 45 characters. */
+#define IMP_CONFIG_BIND_MAX 64
+
+typedef struct imp_config {
+    long long port;                 /* 0 asks the kernel for a free port */
+    char bind[IMP_CONFIG_BIND_MAX]; /* numeric IPv4 or IPv6 address */
+    long long threads;         /* request threads; resolved from 0 ("auto") to the online cores */
+    long long max_body_bytes;  /* request bodies above this get 413 */
+    long long max_bodies;      /* bodies in one scene or world (422 beyond) */
+    long long queue_depth;     /* pending work items before 503 (used by the worker pool) */
+    long long idle_timeout_s;  /* idle keep-alive connections are closed after this; 0 = never */
+    long long max_connections; /* simultaneous connections the daemon accepts */
+    imp_log_format log;        /* access and error log format on stderr */
+} imp_config;
+
+typedef enum imp_config_status {
+    IMP_CONFIG_OK = 0,
+    IMP_CONFIG_HELP, /* --help was given: print usage, exit 0 */
+    IMP_CONFIG_ERROR /* bad value or flag: err->message says which; exit 2 */
+} imp_config_status;
+
+typedef struct imp_config_error {
+    char message[256]; /* e.g. "--port: 70000 is out of range [0, 65535]" */
+} imp_config_error;
+
+/*
+ * Fills *cfg from the defaults, then the environment, then argv[1..argc-1]
+ * ("--name value" or "--name=value"). Returns IMP_CONFIG_OK, IMP_CONFIG_HELP,
+ * or IMP_CONFIG_ERROR with err->message set (err may be NULL). *cfg is
+ * fully initialised only on IMP_CONFIG_OK.
+ */
+imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
+                                  imp_config_error *err);
+
+/* Writes the usage text, generated from the settings table, to `out`. */
+void imp_config_usage(FILE *out, const char *program);
+
+#endif

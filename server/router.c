@@ -1,0 +1,152 @@
+/*
+ * router.c - routes, method and media-type checks, dispatch to api/.
+ *
+ * DESIGN
+ * What: maps (method, path, Content-Type, body) to a reply. Routes:
+ *   GET|HEAD /healthz   -> 200 {"status": "ok"}
+ *   POST /v1/<op>       -> imp_api_handle(op, body) when imp_api_has_op(op)
+ * Everything else is a problem+json from imp_api_problem: 404 for an
+ * unknown path, 405 with Allow for a known path and the wrong method, 415
+ * for a Content-Type that is present and not JSON, 413 over the size limit.
+ * How: the checks that need no body live in imp_router_early, which the
+ * connection layer calls as soon as the headers are in, so a doomed
+ * request is answered before its body is read; imp_router_handle repeats
+ * them and then dispatches, so it is complete on its own.
+ * Why: keeping HTTP-library types out of here makes the whole request
+ * decision one pure function, callable from a worker pool or a test, and
+ * the checks run in the order a client can act on: path, method, media
+ * type, size.
+ */
+#include "router.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define API_PREFIX "/v1/"
+#define API_PREFIX_LEN (sizeof API_PREFIX - 1)
+
+typedef enum route {
+    ROUTE_NONE,
+    ROUTE_HEALTHZ, /* GET, HEAD */
+    ROUTE_API      /* POST; op = path + API_PREFIX_LEN */
+} route;
+
+static route find_route(const char *path) {
+    if (strcmp(path, "/healthz") == 0)
+        return ROUTE_HEALTHZ;
+    if (strncmp(path, API_PREFIX, API_PREFIX_LEN) == 0 && imp_api_has_op(path + API_PREFIX_LEN)) {
+        return ROUTE_API;
+    }
+    return ROUTE_NONE;
+}
+
+static void problem(int status, const char *type, const char *title, const char *detail,
+                    imp_reply *out) {
+    out->allow = NULL;
+    imp_api_problem(status, type, title, detail, NULL, &out->resp);
+}
+
+static void method_not_allowed(const char *allow, imp_reply *out) {
+    char detail[64];
+    snprintf(detail, sizeof detail, "this path accepts %s", allow);
+    problem(405, "method-not-allowed", "Method Not Allowed", detail, out);
+    out->allow = allow;
+}
+
+static void healthz(imp_reply *out) {
+    static const char body[] = "{\"status\": \"ok\"}";
+    char *copy = malloc(sizeof body);
+    if (!copy) {
+        problem(500, "internal-error", "Internal Server Error", "out of memory", out);
+        return;
+    }
+    memcpy(copy, body, sizeof body);
+    out->allow = NULL;
+    out->resp.status = 200;
+    out->resp.content_type = "application/json";
+    out->resp.body = copy;
+    out->resp.len = sizeof body - 1;
+}
+
+void imp_router_init(imp_router *r, size_t max_body_bytes, size_t max_bodies) {
+    imp_api_ctx_init(&r->api);
+    r->api.max_bodies = max_bodies;
+    r->max_body_bytes = max_body_bytes;
+}
+
+int imp_router_is_json(const char *ct) {
+    static const char app[] = "application/";
+    while (*ct == ' ' || *ct == '\t')
+        ++ct;
+    if (strncasecmp(ct, app, sizeof app - 1) != 0)
+        return 0;
+    const char *sub = ct + sizeof app - 1;
+    size_t n = strcspn(sub, "; \t");
+    /* after the subtype only parameters (";...") or whitespace may follow */
+    const char *rest = sub + n;
+    while (*rest == ' ' || *rest == '\t')
+        ++rest;
+    if (*rest != '\0' && *rest != ';')
+        return 0;
+    if (n == 4 && strncasecmp(sub, "json", 4) == 0)
+        return 1;
+    return n > 5 && strncasecmp(sub + n - 5, "+json", 5) == 0;
+}
+
+void imp_router_too_large(const imp_router *r, imp_reply *out) {
+    char detail[96];
+    snprintf(detail, sizeof detail, "the request body exceeds the limit of %zu bytes",
+             r->max_body_bytes);
+    problem(413, "payload-too-large", "Payload Too Large", detail, out);
+}
+
+int imp_router_early(const imp_router *r, const char *method, const char *path,
+                     const char *content_type, long long content_length, imp_reply *out) {
+    switch (find_route(path)) {
+    case ROUTE_NONE:
+        problem(404, "not-found", "Not Found", "there is no endpoint at this path", out);
+        return 1;
+    case ROUTE_HEALTHZ:
+        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+            method_not_allowed("GET, HEAD", out);
+            return 1;
+        }
+        healthz(out);
+        return 1;
+    case ROUTE_API:
+        if (strcmp(method, "POST") != 0) {
+            method_not_allowed("POST", out);
+            return 1;
+        }
+        if (content_type && !imp_router_is_json(content_type)) {
+            problem(415, "unsupported-media-type", "Unsupported Media Type",
+                    "send the request body as Content-Type: application/json", out);
+            return 1;
+        }
+        if (content_length >= 0 && (unsigned long long)content_length > r->max_body_bytes) {
+            imp_router_too_large(r, out);
+            return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *out) {
+    if (imp_router_early(r, req->method, req->path, req->content_type, (long long)req->len, out)) {
+        return;
+    }
+    /* Only API routes get here; the body is never NULL for imp_api_handle. */
+    out->allow = NULL;
+    imp_api_handle(req->path + API_PREFIX_LEN, req->body ? req->body : "", req->len, &r->api,
+                   &out->resp);
+}
+
+void imp_reply_free(imp_reply *out) {
+    if (!out)
+        return;
+    imp_api_response_free(&out->resp);
+    out->allow = NULL;
+}
