@@ -87,6 +87,15 @@ static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result
     out->point = imp_madd(out->pa, out->normal, in->ra);
 }
 
+/* The power of two nearest x > 0, clamped to 2^-1000 .. 2^1000. */
+static double pow2_near(double x) {
+    int e;
+    frexp(x, &e);
+    if (e > 1000) e = 1000;
+    if (e < -1000) e = -1000;
+    return ldexp(1.0, e);
+}
+
 imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
     assert(in->ra >= 0.0 && in->rb >= 0.0);
     assert(in->horizon > 0.0);
@@ -95,21 +104,42 @@ imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
     imp_vec3 dp = imp_sub(in->b.p, in->a.p);
     imp_vec3 dv = imp_sub(in->b.v, in->a.v);
     imp_vec3 da = imp_sub(in->b.a, in->a.a);
-    double R = in->ra + in->rb, h = in->horizon;
+    double R = in->ra + in->rb;
+
+    /* Work in units where the pair's size is about 1 and the motion
+     * covers that size in about unit time: lengths divided by lam, times by
+     * ts, both powers of two (exact). Without this, |dv|^2 of a velocity of
+     * 1e-165 underflows and the gap polynomial loses its leading term. */
+    double size = fmax(imp_max_abs(dp), R);
+    double lam = size > 0.0 ? pow2_near(size) : 1.0;
+    dp = imp_scale(dp, 1.0 / lam);
+    dv = imp_scale(dv, 1.0 / lam);
+    da = imp_scale(da, 1.0 / lam);
+    R /= lam;
+    /* max-abs, not the length: |dv|^2 itself may underflow */
+    double speed = imp_max_abs(dv), accel = imp_max_abs(da), tchar = INFINITY;
+    if (speed > 0.0) tchar = 1.0 / speed;
+    if (accel > 0.0) tchar = fmin(tchar, sqrt(2.0 / accel));
+    double ts = isfinite(tchar) ? pow2_near(tchar) : 1.0;
+    dv = imp_scale(dv, ts);
+    da = imp_scale(imp_scale(da, ts), ts); /* ts * ts may overflow */
+    double h = in->horizon / ts;
 
     closest_approach(dp, dv, da, R, h, &out);
+    out.closest_time *= ts;
+    out.closest_distance *= lam;
 
     double c[5];
     gap_poly(dp, dv, da, R, c);
     double dist0 = imp_len(dp);
-    double scale = fmax(fmax(imp_max_abs(in->a.p), imp_max_abs(in->b.p)), R);
+    double scale = fmax(fmax(imp_max_abs(in->a.p), imp_max_abs(in->b.p)) / lam, R);
     double gap0 = dist0 + R > 0.0 ? c[0] / (dist0 + R) : 0.0;
     double tol = IMP_CONTACT_REL * scale;
 
     if (gap0 < -tol) {
         out.state = IMP_TOI_OVERLAPPING;
         contact_at(in, 0.0, &out);
-        out.depth = -gap0;
+        out.depth = -gap0 * lam;
         out.point = imp_madd(out.pa, out.normal, in->ra - 0.5 * out.depth);
         return out;
     }
@@ -143,7 +173,7 @@ imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
     }
     if (!isnan(t)) {
         out.state = IMP_TOI_HIT;
-        contact_at(in, t, &out);
+        contact_at(in, t * ts, &out);
     }
     return out;
 }

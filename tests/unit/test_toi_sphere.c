@@ -1,0 +1,230 @@
+/*
+ * test_toi_sphere.c - sphere time of impact: named geometries with exact
+ * answers, and a property test over random pairs checked by direct
+ * evaluation of the distance along the paths (an independent method).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "core/toi.h"
+
+static imp_toi_result run(imp_vec3 pa, imp_vec3 va, imp_vec3 aa, double ra, imp_vec3 pb, imp_vec3 vb,
+                          imp_vec3 ab, double rb, double h) {
+    imp_toi_spheres_input in = {{pa, va, aa}, {pb, vb, ab}, ra, rb, h};
+    return imp_toi_spheres(&in);
+}
+#define V(x, y, z) imp_v3((x), (y), (z))
+#define Z V(0, 0, 0)
+
+static void test_head_on(void **s) {
+    (void)s;
+    imp_toi_result r = run(V(0, 0, 0), V(1, 0, 0), Z, 0.5, V(3, 0, 0), V(-1, 0, 0), Z, 0.5, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(r.time == 1.0);
+    assert_true(r.normal.x == 1.0 && r.normal.y == 0.0);
+    assert_true(r.point.x == 1.5 && r.pa.x == 1.0 && r.pb.x == 2.0);
+    assert_true(r.has_closest && r.closest_time == 1.5 && r.closest_distance == -1.0);
+}
+
+static void test_graze(void **s) {
+    (void)s;
+    /* b passes a at exactly the sum of radii: a touch (double root). */
+    imp_toi_result r = run(Z, Z, Z, 1.0, V(-5, 2, 0), V(1, 0, 0), Z, 1.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(fabs(r.time - 5.0) <= 1e-12 * 5.0);
+    assert_true(fabs(r.normal.y - 1.0) < 1e-12);
+    assert_true(r.closest_time == 5.0 && r.closest_distance == 0.0);
+}
+
+static void test_miss(void **s) {
+    (void)s;
+    imp_toi_result r = run(Z, Z, Z, 1.0, V(-5, 2.5, 0), V(1, 0, 0), Z, 1.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_NONE);
+    assert_true(r.closest_time == 5.0 && fabs(r.closest_distance - 0.5) < 1e-15);
+}
+
+static void test_contact_in_past(void **s) {
+    (void)s;
+    /* moving apart: the roots of the gap are negative */
+    imp_toi_result r = run(Z, Z, Z, 0.5, V(2, 0, 0), V(1, 0, 0), Z, 0.5, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_NONE);
+    assert_true(r.closest_time == 0.0 && r.closest_distance == 1.0);
+}
+
+static void test_beyond_horizon(void **s) {
+    (void)s;
+    imp_toi_result r = run(Z, V(1, 0, 0), Z, 0.5, V(10, 0, 0), Z, Z, 0.5, 2.0);
+    assert_int_equal(r.state, IMP_TOI_NONE);
+    assert_true(r.closest_time == 2.0 && r.closest_distance == 7.0);
+    r = run(Z, V(1, 0, 0), Z, 0.5, V(10, 0, 0), Z, Z, 0.5, 9.0);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(r.time == 9.0);
+}
+
+static void test_touching_at_zero(void **s) {
+    (void)s;
+    /* touching and separating: no contact */
+    imp_toi_result r = run(Z, Z, Z, 1.0, V(2, 0, 0), V(1, 0, 0), Z, 1.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_NONE);
+    /* touching and sliding: no contact */
+    r = run(Z, Z, Z, 1.0, V(0, 2, 0), V(1, 0, 0), Z, 1.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_NONE);
+    /* touching and approaching: a hit at 0 */
+    r = run(Z, Z, Z, 1.0, V(2, 0, 0), V(-1, 0, 0), Z, 1.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(r.time == 0.0 && r.normal.x == 1.0);
+    /* touching, separating, then pulled back by acceleration: next touch
+     * when 2 + t - t^2/2 = 2, t = 2 */
+    r = run(Z, Z, Z, 1.0, V(2, 0, 0), V(1, 0, 0), V(-1, 0, 0), 1.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(fabs(r.time - 2.0) < 1e-15);
+}
+
+static void test_overlapping(void **s) {
+    (void)s;
+    imp_toi_result r = run(Z, Z, Z, 1.0, V(1.5, 0, 0), Z, Z, 1.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_OVERLAPPING);
+    assert_true(r.time == 0.0 && r.depth == 0.5 && r.normal.x == 1.0);
+}
+
+static void test_parabola_return(void **s) {
+    (void)s;
+    /* A ball thrown up past a point target hits it on the way back?
+     * a: point at origin, v = (0, 10), g = -10: y(t) = 10t - 5t^2.
+     * b: sphere r = 1 at (3, 0): the path reaches x = 0 only; instead b sits
+     * at (0, 3) above: y = 2 at first contact going up: 5t^2 - 10t + 2 = 0,
+     * t = 1 - sqrt(0.6). Put b at (0, 6) instead: apex 5 < 5 (= 6 - 1)
+     * touches exactly at the apex t = 1: a graze. */
+    imp_toi_result r = run(Z, V(0, 10, 0), V(0, -10, 0), 0.0, V(0, 3, 0), Z, Z, 1.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(fabs(r.time - (1.0 - sqrt(0.6))) < 1e-15);
+    r = run(Z, V(0, 10, 0), V(0, -10, 0), 0.0, V(0, 6, 0), Z, Z, 1.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(fabs(r.time - 1.0) < 1e-12);
+    /* Target below the launch point, off to the side: the path rises
+     * first and meets it only on the way down (the later root). y(t) =
+     * 10t - 5t^2 = -3 at t = 1 + sqrt(1.6); b is at (x(t), -3) with x = 2t. */
+    double t = 1.0 + sqrt(1.6);
+    r = run(Z, V(2, 10, 0), V(0, -10, 0), 0.0, V(2 * t, -3, 0), Z, Z, 0.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(fabs(r.time - t) < 1e-12 * t);
+}
+
+static void test_points_and_tiny_motion(void **s) {
+    (void)s;
+    /* two points meeting: normal from the relative velocity */
+    imp_toi_result r = run(Z, V(1, 0, 0), Z, 0.0, V(2, 0, 0), V(-1, 0, 0), Z, 0.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(r.time == 1.0 && r.normal.x == 1.0);
+    /* accelerated point falling onto a point: t = sqrt(2) */
+    r = run(V(0, 10, 0), Z, V(0, -10, 0), 0.0, Z, Z, Z, 0.0, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(fabs(r.time - sqrt(2.0)) < 1e-15 * sqrt(2.0));
+    /* velocities and accelerations whose squares underflow */
+    for (double v = 1e-100; v > 1e-300; v *= 1e-20) {
+        r = run(Z, V(v, 0, 0), Z, 1.0, V(3, 0, 0), Z, Z, 0.5, INFINITY);
+        assert_int_equal(r.state, IMP_TOI_HIT);
+        assert_true(fabs(r.time - 1.5 / v) <= 1e-12 * (1.5 / v));
+        r = run(Z, Z, V(v, 0, 0), 0.0, V(1, 0, 0), Z, Z, 0.0, INFINITY);
+        assert_int_equal(r.state, IMP_TOI_HIT);
+        assert_true(fabs(r.time - sqrt(2.0 / v)) <= 1e-12 * sqrt(2.0 / v));
+    }
+}
+
+static uint64_t next_u64(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+static double urand(uint64_t *s, double lo, double hi) {
+    return lo + (hi - lo) * ((double)(next_u64(s) >> 11) * 0x1.0p-53);
+}
+
+static double gap_at(const imp_toi_spheres_input *in, double t) {
+    imp_vec3 a = imp_path_at(in->a.p, in->a.v, in->a.a, t);
+    imp_vec3 b = imp_path_at(in->b.p, in->b.v, in->b.a, t);
+    return imp_len(imp_sub(b, a)) - (in->ra + in->rb);
+}
+
+static void test_property_random_pairs(void **s) {
+    (void)s;
+    const uint64_t seed = 0x70150ULL;
+    uint64_t st = seed;
+    int hits = 0, nones = 0, overl = 0;
+    for (int k = 0; k < 100000; ++k) {
+        int dim3 = k & 1, accel = (k >> 1) & 1;
+        imp_toi_spheres_input in;
+        imp_motion *m[2] = {&in.a, &in.b};
+        for (int j = 0; j < 2; ++j) {
+            m[j]->p = V(urand(&st, -4, 4), urand(&st, -4, 4), dim3 ? urand(&st, -4, 4) : 0);
+            m[j]->v = V(urand(&st, -5, 5), urand(&st, -5, 5), dim3 ? urand(&st, -5, 5) : 0);
+            m[j]->a = accel ? V(urand(&st, -3, 3), urand(&st, -3, 3), dim3 ? urand(&st, -3, 3) : 0) : Z;
+        }
+        in.ra = urand(&st, 0, 2.5);
+        in.rb = urand(&st, 0, 2.5);
+        in.horizon = (k % 3 == 0) ? INFINITY : urand(&st, 0.1, 6);
+        imp_toi_result r = imp_toi_spheres(&in);
+        double window = isfinite(in.horizon) ? in.horizon : 20.0;
+        double scale = 10.0, tol = 1e-9 * scale;
+        if (r.state == IMP_TOI_OVERLAPPING) {
+            ++overl;
+            if (!(gap_at(&in, 0.0) < 0.0)) fail_msg("seed %#llx case %d: overlap with gap >= 0", (unsigned long long)seed, k);
+            continue;
+        }
+        double end = r.state == IMP_TOI_HIT ? r.time : window;
+        if (r.state == IMP_TOI_HIT) {
+            ++hits;
+            double g = gap_at(&in, r.time);
+            if (fabs(g) > tol) fail_msg("seed %#llx case %d: gap %.3g at reported time %.17g", (unsigned long long)seed, k, g, r.time);
+            if (r.time > 0 && !(gap_at(&in, r.time * (1 - 1e-6)) > -tol))
+                fail_msg("seed %#llx case %d: not apart just before the hit", (unsigned long long)seed, k);
+        } else {
+            ++nones;
+        }
+        /* no contact before `end`: dense samples, then bisection on any
+         * sign change of the gap */
+        const int N = 200;
+        double prev_t = 0.0, prev_g = gap_at(&in, 0.0);
+        for (int i = 1; i <= N; ++i) {
+            double t = end * i / N;
+            if (r.state == IMP_TOI_HIT && i == N) break;
+            double g = gap_at(&in, t);
+            if (g < -tol) fail_msg("seed %#llx case %d (%s): gap %.3g at t=%.6g before %.6g", (unsigned long long)seed, k, r.state == IMP_TOI_HIT ? "hit" : "none", g, t, end);
+            if (prev_g > 0 && g < 0) {
+                double lo = prev_t, hi = t;
+                for (int b = 0; b < 100; ++b) {
+                    double mid = 0.5 * (lo + hi);
+                    if (gap_at(&in, mid) > 0) lo = mid; else hi = mid;
+                }
+                fail_msg("seed %#llx case %d: earlier contact near t=%.17g", (unsigned long long)seed, k, lo);
+            }
+            prev_t = t;
+            prev_g = g;
+        }
+    }
+    printf("random pairs: %d hits, %d none, %d overlapping\n", hits, nones, overl);
+    assert_true(hits > 5000 && nones > 5000);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_head_on),
+        cmocka_unit_test(test_graze),
+        cmocka_unit_test(test_miss),
+        cmocka_unit_test(test_contact_in_past),
+        cmocka_unit_test(test_beyond_horizon),
+        cmocka_unit_test(test_touching_at_zero),
+        cmocka_unit_test(test_overlapping),
+        cmocka_unit_test(test_parabola_return),
+        cmocka_unit_test(test_points_and_tiny_motion),
+        cmocka_unit_test(test_property_random_pairs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
