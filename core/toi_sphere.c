@@ -83,7 +83,12 @@ static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result
     /* Coincident centres (two points meeting): b arrived against its
      * relative velocity, so the normal from a to b points back along it. */
     imp_vec3 rel_v = imp_sub(imp_path_vel(in->b.v, in->b.a, t), imp_path_vel(in->a.v, in->a.a, t));
-    out->normal = imp_normalize_or(d, imp_normalize_or(imp_neg(rel_v), imp_v3(1, 0, 0)));
+    imp_vec3 fallback = imp_normalize_or(imp_neg(rel_v), imp_v3(1, 0, 0));
+    double scale = fmax(fmax(fmax(imp_max_abs(out->pa), imp_max_abs(out->pb)),
+                             fmax(imp_max_abs(in->a.p), imp_max_abs(in->b.p))),
+                        in->ra + in->rb);
+    /* Centres closer than rounding noise give no direction of their own. */
+    out->normal = imp_len(d) <= IMP_CONTACT_REL * scale ? fallback : imp_normalize_or(d, fallback);
     out->point = imp_madd(out->pa, out->normal, in->ra);
 }
 
