@@ -116,7 +116,7 @@ $(BUILD)/obj/tests/integration/%.o: tests/integration/%.c
 
 $(BUILD)/obj/tests/bench/%.o: tests/bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -I. -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I. $(JANSSON_CFLAGS) -c $< -o $@
 
 # ---- link ------------------------------------------------------------------------------------
 
@@ -151,7 +151,7 @@ $(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o 
 
 $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELPER_OBJS) $(LIBIMPACT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACT) -lm
+	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACT) $(JANSSON_LIBS) -lm
 
 -include $(ALL_OBJS:.o=.d)
 

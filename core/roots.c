@@ -127,10 +127,12 @@ static int64_t key_mid(int64_t klo, int64_t khi) {
 static double solve_bracket(const poly *p, double lo, double hi, int slo) {
     int64_t klo = dkey(lo), khi = dkey(hi);
     double x = dfromkey(key_mid(klo, khi));
-    /* Start from the plain midpoint when the bracket lies within a binade
-     * or two: Newton converges from there at once in the common case. */
-    if ((lo > 0.0 && hi <= 4.0 * lo) || (hi < 0.0 && lo >= 4.0 * hi)) x = 0.5 * (lo + hi);
-    uint64_t width_before = (uint64_t)khi - (uint64_t)klo;
+    /* Start from the plain midpoint unless the bracket spans many binades
+     * on one side of zero (there the key midpoint, a geometric mean, is the
+     * better guess): in the common case Newton converges from it at once. */
+    double mid = 0.5 * lo + 0.5 * hi;
+    if (!((lo > 0.0 && hi > 64.0 * lo) || (hi < 0.0 && lo < 64.0 * hi))) x = mid;
+    double dx = INFINITY; /* the last step taken */
     double best = x, best_f = INFINITY;
     for (int it = 0; it < IMP_ROOT_MAX_ITER; ++it) {
         peval e = poly_eval_full(p, x);
@@ -159,12 +161,16 @@ static double solve_bracket(const poly *p, double lo, double hi, int slo) {
         if (width <= 1u) return best;
         double xn = x - e.step;
         int newton_ok = isfinite(xn) && xn > lo && xn < hi;
-        /* Every third step the bracket must have halved, else bisect. */
-        if (it % 3 == 2) {
-            if (width > width_before / 2u) newton_ok = 0;
-            width_before = width;
-        }
-        x = newton_ok ? xn : dfromkey(key_mid(klo, khi));
+        /* Newton must shrink the previous step at least 2.5-fold, else
+         * bisect. Near a simple root it does so by far (quadratic
+         * convergence); far from the roots, or near a cluster, it creeps
+         * linearly (ratio 1/2 and worse), and bisection on keys takes over:
+         * at most 64 steps whatever the span. (rtsafe, Numerical Recipes
+         * 9.4, compares with the step before last and a factor 2.) */
+        if (fabs(e.step) > 0.4 * fabs(dx)) newton_ok = 0;
+        double xnext = newton_ok ? xn : dfromkey(key_mid(klo, khi));
+        dx = xnext - x;
+        x = xnext;
     }
     return best;
 }
