@@ -168,6 +168,10 @@ static double solve_bracket(const poly *p, double lo, double hi, int slo) {
          * at most 64 steps whatever the span. (rtsafe, Numerical Recipes
          * 9.4, compares with the step before last and a factor 2.) */
         if (fabs(e.step) > 0.4 * fabs(dx)) newton_ok = 0;
+        /* Converging quadratically (this step tiny beside the last one)
+         * and within 1e-9 relative: the next step would be below an ulp. */
+        if (newton_ok && fabs(e.step) <= 1e-9 * fabs(x) && fabs(e.step) <= 1e-4 * fabs(dx))
+            return xn;
         double xnext = newton_ok ? xn : dfromkey(key_mid(klo, khi));
         dx = xnext - x;
         x = xnext;
