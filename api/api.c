@@ -142,7 +142,8 @@ int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_c
     memset(out, 0, sizeof *out);
     imp_endpoint_fn fn = op ? find_op(op) : NULL;
     if (!fn) {
-        imp_api_problem(404, "not-found", "No such endpoint", op, NULL, out);
+        /* op is not echoed: it may not even be valid UTF-8 */
+        imp_api_problem(404, "not-found", "No such endpoint", NULL, NULL, out);
         return out->status;
     }
     imp_dec d;
