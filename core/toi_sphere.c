@@ -51,12 +51,11 @@ static void gap_poly(imp_vec3 dp, imp_vec3 dv, imp_vec3 da, double R, double c[5
     c[4] = 0.25 * dot2v(da, da);
 }
 
-/* Least |d(t)| over [0, h]: at an end or where d(t).d'(t) = 0, a cubic. */
+/* Least |d(t)| over [0, h]: at an end or where d/dt |d|^2 = f'(t) = 0, a
+ * cubic whose coefficients are those of the gap polynomial c (f' / 2). */
 static void closest_approach(imp_vec3 dp, imp_vec3 dv, imp_vec3 da, double R, double h,
-                             imp_toi_result *out) {
-    /* (1/2) d/dt |d|^2 = (da.da/2) t^3 + (3/2)(dv.da) t^2 + (dv.dv + dp.da) t + dp.dv */
-    double x2[6] = {dv.x, dv.y, dv.z, dp.x, dp.y, dp.z}, y2[6] = {dv.x, dv.y, dv.z, da.x, da.y, da.z};
-    double g[4] = {dot2v(dp, dv), imp_dot2(x2, y2, 6), 1.5 * dot2v(dv, da), 0.5 * dot2v(da, da)};
+                             const double c[5], imp_toi_result *out) {
+    double g[4] = {0.5 * c[1], c[2], 1.5 * c[3], 2.0 * c[4]};
     double cand[5];
     int nc = imp_poly_roots(g, 3, 0.0, h, cand);
     cand[nc++] = 0.0;
@@ -74,6 +73,12 @@ static void closest_approach(imp_vec3 dp, imp_vec3 dv, imp_vec3 da, double R, do
     out->closest_distance = best_d - R;
 }
 
+/* Magnitude of the coordinates involved, the scale of rounding errors in
+ * positions and so of the contact tolerance. */
+static double coord_scale(const imp_toi_spheres_input *in) {
+    return fmax(fmax(imp_max_abs(in->a.p), imp_max_abs(in->b.p)), in->ra + in->rb);
+}
+
 /* Fill the contact geometry of a touch at time t. */
 static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result *out) {
     out->time = t;
@@ -84,9 +89,7 @@ static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result
      * relative velocity, so the normal from a to b points back along it. */
     imp_vec3 rel_v = imp_sub(imp_path_vel(in->b.v, in->b.a, t), imp_path_vel(in->a.v, in->a.a, t));
     imp_vec3 fallback = imp_normalize_or(imp_neg(rel_v), imp_v3(1, 0, 0));
-    double scale = fmax(fmax(fmax(imp_max_abs(out->pa), imp_max_abs(out->pb)),
-                             fmax(imp_max_abs(in->a.p), imp_max_abs(in->b.p))),
-                        in->ra + in->rb);
+    double scale = fmax(coord_scale(in), fmax(imp_max_abs(out->pa), imp_max_abs(out->pb)));
     /* Centres closer than rounding noise give no direction of their own. */
     out->normal = imp_len(d) <= IMP_CONTACT_REL * scale ? fallback : imp_normalize_or(d, fallback);
     out->point = imp_madd(out->pa, out->normal, in->ra);
@@ -130,14 +133,14 @@ imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
     da = imp_scale(imp_scale(da, ts), ts); /* ts * ts may overflow */
     double h = in->horizon / ts;
 
-    closest_approach(dp, dv, da, R, h, &out);
+    double c[5];
+    gap_poly(dp, dv, da, R, c);
+    closest_approach(dp, dv, da, R, h, c, &out);
     out.closest_time *= ts;
     out.closest_distance *= lam;
 
-    double c[5];
-    gap_poly(dp, dv, da, R, c);
     double dist0 = imp_len(dp);
-    double scale = fmax(fmax(imp_max_abs(in->a.p), imp_max_abs(in->b.p)) / lam, R);
+    double scale = coord_scale(in) / lam;
     double gap0 = dist0 + R > 0.0 ? c[0] / (dist0 + R) : 0.0;
     double tol = IMP_CONTACT_REL * scale;
 

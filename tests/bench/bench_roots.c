@@ -15,6 +15,7 @@
 
 #include "core/roots.h"
 #include "core/toi.h"
+#include "tests/rng.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -23,12 +24,7 @@ static double now_s(void) {
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static double urand(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) * 0x1.0p-53;
-}
+static double urand(void) { return imp_rng_unit(&rng); }
 
 /* Textbook Ferrari: depress, one root of the resolvent cubic by Cardano,
  * two quadratics by the schoolbook formula. Real roots only, unsorted. */

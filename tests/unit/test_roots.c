@@ -17,6 +17,7 @@
 
 #include "core/eft.h"
 #include "core/roots.h"
+#include "tests/rng.h"
 
 static double rel_err(double got, double want) {
     return want == 0.0 ? fabs(got) : fabs(got - want) / fabs(want);
@@ -163,15 +164,6 @@ static void test_hard_quartics(void **state) {
     assert_int_equal(failures, 0);
 }
 
-/* xorshift64: fixed seed, printed on failure */
-static uint64_t next_u64(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-static double unit_rand(uint64_t *s) { return (double)(next_u64(s) >> 11) * 0x1.0p-53; }
-
 /* Monic coefficients of prod (x - r_i), accumulated in double-double and
  * rounded once, as the hard set was made. Ascending order. */
 static void expand_roots(const double r[4], double co[5]) {
@@ -209,7 +201,7 @@ static void test_random_quartics(void **state) {
     long bad = 0, lost = 0;
     for (int k = 0; k < N; ++k) {
         double r[4];
-        for (int i = 0; i < 4; ++i) r[i] = unit_rand(&s) - 0.5;
+        for (int i = 0; i < 4; ++i) r[i] = imp_rng_unit(&s) - 0.5;
         for (int i = 0; i < 4; ++i)
             for (int j = i + 1; j < 4; ++j)
                 if (r[j] < r[i]) {
@@ -246,7 +238,7 @@ static void test_random_coefficients_verify(void **state) {
     for (int k = 0; k < 20000; ++k) {
         double co[5];
         for (int i = 0; i < 5; ++i)
-            co[i] = (unit_rand(&s) - 0.5) * pow(10.0, floor(unit_rand(&s) * 8.0) - 4.0);
+            co[i] = (imp_rng_unit(&s) - 0.5) * pow(10.0, floor(imp_rng_unit(&s) * 8.0) - 4.0);
         double x[4];
         int n = imp_poly_roots(co, 4, -10.0, 10.0, x);
         for (int i = 0; i < n; ++i) {

@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "core/toi.h"
+#include "tests/rng.h"
 
 static imp_toi_result run(imp_vec3 pa, imp_vec3 va, imp_vec3 aa, double ra, imp_vec3 pb, imp_vec3 vb,
                           imp_vec3 ab, double rb, double h) {
@@ -137,16 +138,6 @@ static void test_points_and_tiny_motion(void **s) {
     }
 }
 
-static uint64_t next_u64(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-static double urand(uint64_t *s, double lo, double hi) {
-    return lo + (hi - lo) * ((double)(next_u64(s) >> 11) * 0x1.0p-53);
-}
-
 static double gap_at(const imp_toi_spheres_input *in, double t) {
     imp_vec3 a = imp_path_at(in->a.p, in->a.v, in->a.a, t);
     imp_vec3 b = imp_path_at(in->b.p, in->b.v, in->b.a, t);
@@ -163,13 +154,13 @@ static void test_property_random_pairs(void **s) {
         imp_toi_spheres_input in;
         imp_motion *m[2] = {&in.a, &in.b};
         for (int j = 0; j < 2; ++j) {
-            m[j]->p = V(urand(&st, -4, 4), urand(&st, -4, 4), dim3 ? urand(&st, -4, 4) : 0);
-            m[j]->v = V(urand(&st, -5, 5), urand(&st, -5, 5), dim3 ? urand(&st, -5, 5) : 0);
-            m[j]->a = accel ? V(urand(&st, -3, 3), urand(&st, -3, 3), dim3 ? urand(&st, -3, 3) : 0) : Z;
+            m[j]->p = V(imp_rng_uniform(&st, -4, 4), imp_rng_uniform(&st, -4, 4), dim3 ? imp_rng_uniform(&st, -4, 4) : 0);
+            m[j]->v = V(imp_rng_uniform(&st, -5, 5), imp_rng_uniform(&st, -5, 5), dim3 ? imp_rng_uniform(&st, -5, 5) : 0);
+            m[j]->a = accel ? V(imp_rng_uniform(&st, -3, 3), imp_rng_uniform(&st, -3, 3), dim3 ? imp_rng_uniform(&st, -3, 3) : 0) : Z;
         }
-        in.ra = urand(&st, 0, 2.5);
-        in.rb = urand(&st, 0, 2.5);
-        in.horizon = (k % 3 == 0) ? INFINITY : urand(&st, 0.1, 6);
+        in.ra = imp_rng_uniform(&st, 0, 2.5);
+        in.rb = imp_rng_uniform(&st, 0, 2.5);
+        in.horizon = (k % 3 == 0) ? INFINITY : imp_rng_uniform(&st, 0.1, 6);
         imp_toi_result r = imp_toi_spheres(&in);
         double window = isfinite(in.horizon) ? in.horizon : 20.0;
         double scale = 10.0, tol = 1e-9 * scale;
