@@ -28,21 +28,28 @@ static const struct {
     imp_endpoint_fn fn;
 } OPS[] = {
     {"toi", imp_ep_toi},
+    {"batch", imp_ep_batch},
 };
 
 static const char PROBLEM_CT[] = "application/problem+json";
 static const char JSON_CT[] = "application/json";
 static char OOM_BODY[] = "{\"type\":\"internal-error\",\"title\":\"Out of memory\",\"status\":500}";
 
-void imp_api_ctx_init(imp_api_ctx *ctx) { ctx->max_bodies = IMP_API_DEFAULT_MAX_BODIES; }
+void imp_api_ctx_init(imp_api_ctx *ctx) {
+    ctx->max_bodies = IMP_API_DEFAULT_MAX_BODIES;
+    ctx->max_batch_items = IMP_API_DEFAULT_MAX_BATCH_ITEMS;
+    ctx->max_events = IMP_API_DEFAULT_MAX_EVENTS;
+    ctx->parallel.run = NULL;
+    ctx->parallel.runner = NULL;
+}
 
-static imp_endpoint_fn find_op(const char *op) {
+imp_endpoint_fn imp_api_find_op(const char *op) {
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; ++i)
         if (strcmp(OPS[i].name, op) == 0) return OPS[i].fn;
     return NULL;
 }
 
-int imp_api_has_op(const char *op) { return op && find_op(op) != NULL; }
+int imp_api_has_op(const char *op) { return op && imp_api_find_op(op) != NULL; }
 
 static void set_oom(imp_api_response *out) {
     out->status = 500;
@@ -51,7 +58,8 @@ static void set_oom(imp_api_response *out) {
     out->len = sizeof OOM_BODY - 1;
 }
 
-static void dump_into(json_t *doc, int status, const char *ct, imp_api_response *out) {
+/* Serialises doc (stolen; NULL means allocation already failed). */
+static void dump_into(json_t *doc, int status, imp_api_response *out) {
     char *s = doc ? json_dumps(doc, IMP_JSON_DUMP_FLAGS) : NULL;
     json_decref(doc);
     if (!s) {
@@ -59,13 +67,13 @@ static void dump_into(json_t *doc, int status, const char *ct, imp_api_response 
         return;
     }
     out->status = status;
-    out->content_type = ct;
+    out->content_type = status >= 200 && status < 300 ? JSON_CT : PROBLEM_CT;
     out->body = s;
     out->len = strlen(s);
 }
 
-void imp_api_problem(int status, const char *type, const char *title, const char *detail,
-                     const char *pointer, imp_api_response *out) {
+json_t *imp_api_problem_doc(int status, const char *type, const char *title, const char *detail,
+                            const char *pointer) {
     json_t *p = json_object();
     int ok = p != NULL;
     if (ok) {
@@ -77,10 +85,15 @@ void imp_api_problem(int status, const char *type, const char *title, const char
     }
     if (!ok) {
         json_decref(p);
-        set_oom(out);
-        return;
+        return NULL;
     }
-    dump_into(p, status, PROBLEM_CT, out);
+    return p;
+}
+
+void imp_api_problem(int status, const char *type, const char *title, const char *detail,
+                     const char *pointer, imp_api_response *out) {
+    memset(out, 0, sizeof *out);
+    dump_into(imp_api_problem_doc(status, type, title, detail, pointer), status, out);
 }
 
 /* "/a/shape/radius" -> "a.shape.radius", "/bodies/3/radius" -> "bodies[3].radius" */
@@ -128,48 +141,54 @@ static const struct {
     [IMP_E_NOMEM] = {"internal-error", "Out of memory"},
 };
 
-static void problem_from_dec(const imp_dec *d, imp_api_response *out) {
+json_t *imp_api_problem_from_dec(const imp_dec *d) {
     char path[IMP_PTR_MAX + 16], detail[IMP_PTR_MAX + 512];
     dotted_path(d->err_ptr, path, sizeof path);
     snprintf(detail, sizeof detail, "%s %s%s%s", path[0] ? path : "request body",
              d->msg ? d->msg : "is invalid", d->detail[0] ? ": " : "", d->detail);
-    imp_api_problem(imp_errcode_status(d->code), ERR_TEXT[d->code].type, ERR_TEXT[d->code].title,
-                    detail, d->code == IMP_E_MALFORMED ? NULL : d->err_ptr, out);
+    return imp_api_problem_doc(imp_errcode_status(d->code), ERR_TEXT[d->code].type,
+                               ERR_TEXT[d->code].title, detail,
+                               d->code == IMP_E_MALFORMED ? NULL : d->err_ptr);
+}
+
+int imp_api_run(imp_endpoint_fn fn, const json_t *req, const imp_api_ctx *ctx, json_t **doc) {
+    imp_dec d;
+    imp_dec_init(&d, ctx);
+    json_t *resp = NULL;
+    if (fn(req, &d, &resp) == 0) {
+        *doc = resp;
+        return 200;
+    }
+    *doc = d.code == IMP_E_NOMEM ? NULL : imp_api_problem_from_dec(&d);
+    return *doc ? imp_errcode_status(d.code) : 500;
 }
 
 int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_ctx *ctx,
                    imp_api_response *out) {
     memset(out, 0, sizeof *out);
-    imp_endpoint_fn fn = op ? find_op(op) : NULL;
+    imp_endpoint_fn fn = op ? imp_api_find_op(op) : NULL;
     if (!fn) {
         /* op is not echoed: it may not even be valid UTF-8 */
         imp_api_problem(404, "not-found", "No such endpoint", NULL, NULL, out);
         return out->status;
     }
-    imp_dec d;
-    imp_dec_init(&d, ctx);
     json_error_t jerr;
     json_t *req = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL,
                              &jerr);
     if (!req) {
+        imp_dec d;
+        imp_dec_init(&d, ctx);
         d.code = IMP_E_MALFORMED;
         d.msg = "is not valid JSON";
         snprintf(d.detail, sizeof d.detail, "%s (line %d, column %d)", jerr.text, jerr.line,
                  jerr.column);
-        problem_from_dec(&d, out);
+        dump_into(imp_api_problem_from_dec(&d), 400, out);
         return out->status;
     }
-    json_t *resp = NULL;
-    if (fn(req, &d, &resp) != 0) {
-        json_decref(req);
-        if (d.code == IMP_E_NOMEM)
-            set_oom(out);
-        else
-            problem_from_dec(&d, out);
-        return out->status;
-    }
+    json_t *doc = NULL;
+    int status = imp_api_run(fn, req, ctx, &doc);
     json_decref(req);
-    dump_into(resp, 200, JSON_CT, out);
+    dump_into(doc, status, out);
     return out->status;
 }
 

@@ -12,13 +12,21 @@
 
 #include <stddef.h>
 
-/* Named limits of one request; the server fills them from its config. */
+#include "core/parallel.h"
+
+/* Named limits of one request, and how to spread work over threads; the
+ * server fills them from its config. */
 typedef struct imp_api_ctx {
-    size_t max_bodies; /* bodies in one scene / world (422 beyond) */
+    size_t max_bodies;      /* bodies in one scene / world (422 beyond) */
+    size_t max_batch_items; /* items in one /v1/batch (422 beyond) */
+    size_t max_events;      /* events one simulation may process (a cap on max_events) */
+    imp_parallel parallel;  /* runner for batch items and scene work; {NULL, NULL}: serial */
 } imp_api_ctx;
 
-/* Default limits (the contract's defaults). */
+/* Default limits (the contract's defaults where it names one). */
 #define IMP_API_DEFAULT_MAX_BODIES 1000000u
+#define IMP_API_DEFAULT_MAX_BATCH_ITEMS 10000u
+#define IMP_API_DEFAULT_MAX_EVENTS 1000000u
 
 void imp_api_ctx_init(imp_api_ctx *ctx);
 
@@ -35,6 +43,8 @@ typedef struct imp_api_response {
  * malformed JSON, wrong types, missing fields, non-finite numbers, mixed
  * dimensions; 422 for invalid geometry; 404 when `op` is unknown). Returns
  * out->status. Allocation failure yields a 500 whose body is static.
+ * "batch" runs its items through ctx->parallel, each exactly as its own
+ * endpoint would (a problem item carries the pointer its endpoint gives).
  */
 int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_ctx *ctx,
                    imp_api_response *out);
@@ -48,6 +58,10 @@ int imp_api_has_op(const char *op);
  */
 void imp_api_problem(int status, const char *type, const char *title, const char *detail,
                      const char *pointer, imp_api_response *out);
+
+/* The OpenAPI document (api/openapi.yaml, built into the library):
+ * static, NUL-terminated, `*len` bytes. */
+const char *imp_api_openapi(size_t *len);
 
 /* Frees out->body (unless static) and resets *out. Accepts NULL. */
 void imp_api_response_free(imp_api_response *out);

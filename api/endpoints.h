@@ -15,5 +15,24 @@
 typedef int (*imp_endpoint_fn)(const json_t *req, imp_dec *d, json_t **resp);
 
 int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp);
+int imp_ep_batch(const json_t *req, imp_dec *d, json_t **resp);
+
+/* The endpoint function for an operation name, or NULL. */
+imp_endpoint_fn imp_api_find_op(const char *op);
+
+/*
+ * Runs endpoint `fn` on a parsed request. Returns the HTTP status and sets
+ * *doc to the response object (200) or a problem object (4xx) that the
+ * caller owns; on allocation failure returns 500 with *doc NULL.
+ */
+int imp_api_run(imp_endpoint_fn fn, const json_t *req, const imp_api_ctx *ctx, json_t **doc);
+
+/* The problem+json object for the error recorded in `d` (NULL on
+ * allocation failure). */
+json_t *imp_api_problem_from_dec(const imp_dec *d);
+
+/* A problem+json object (NULL on allocation failure); pointer may be NULL. */
+json_t *imp_api_problem_doc(int status, const char *type, const char *title, const char *detail,
+                            const char *pointer);
 
 #endif

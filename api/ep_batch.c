@@ -1,0 +1,141 @@
+/*
+ * ep_batch.c - POST /v1/batch: many requests in one.
+ *
+ * DESIGN
+ * What: runs each item {"op", "body"} as its endpoint would run alone and
+ * returns {"results": [{"status", "body"}, ...]} in request order; an
+ * item's error is that item's result and never fails the others.
+ * How: the envelope (the "requests" array and its size against
+ * ctx->max_batch_items) is checked first; then items are spread over
+ * ctx->parallel one index per chunk, each writing only its own slot of a
+ * results array, and the response is assembled in order afterwards on the
+ * calling thread. Item bodies are handed to the endpoint as the parsed
+ * JSON they already are, not re-serialised. Problems about an item's
+ * envelope (not an object, "op" missing or not served, "body" missing)
+ * carry a pointer into the batch document ("/requests/3/op"); problems
+ * inside a body are exactly what POST /v1/<op> answers for that body, so
+ * their pointer is relative to the item's body ("/a/shape/radius").
+ * Why: one index per chunk balances items of very different cost (a toi
+ * next to a 10,000-body scene); the per-slot results make the output
+ * independent of which thread ran what, so serial and parallel runs are
+ * byte-identical. A batch inside a batch is refused: it would only be a
+ * way around the item limit.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/encode.h"
+#include "api/endpoints.h"
+
+typedef struct item_result {
+    int status;
+    json_t *doc; /* response or problem; NULL after allocation failure */
+} item_result;
+
+typedef struct batch_run {
+    const json_t *requests;
+    const imp_api_ctx *ctx;
+    item_result *results;
+} batch_run;
+
+/* Checks item i's envelope; on success sets *fn and *body, else records
+ * the error (pointer /requests/i/...) in d. */
+static int decode_item(imp_dec *d, const json_t *item, imp_endpoint_fn *fn, const json_t **body) {
+    if (imp_dec_object(d, item)) return -1;
+    const json_t *op = json_object_get(item, "op");
+    size_t saved = imp_dec_push_key(d, "op");
+    if (!op) return imp_dec_fail(d, IMP_E_MISSING, "is required");
+    if (!json_is_string(op)) return imp_dec_fail(d, IMP_E_TYPE, "must be a string");
+    const char *name = json_string_value(op);
+    if (strcmp(name, "batch") == 0)
+        return imp_dec_fail(d, IMP_E_VALUE, "must not be \"batch\": batches do not nest");
+    *fn = imp_api_find_op(name);
+    if (!*fn)
+        return imp_dec_fail(d, IMP_E_VALUE,
+                            "must name an endpoint this server offers (toi, paths/intersect, "
+                            "overlap, respond, scenes/predict, scenes/simulate, validate)");
+    imp_dec_pop(d, saved);
+    *body = json_object_get(item, "body");
+    if (!*body) {
+        imp_dec_push_key(d, "body");
+        return imp_dec_fail(d, IMP_E_MISSING, "is required");
+    }
+    return 0;
+}
+
+static void run_item(const batch_run *b, size_t i) {
+    item_result *r = &b->results[i];
+    imp_dec d;
+    imp_dec_init(&d, b->ctx);
+    imp_dec_push_key(&d, "requests");
+    imp_dec_push_index(&d, i);
+    imp_endpoint_fn fn = NULL;
+    const json_t *body = NULL;
+    if (decode_item(&d, json_array_get(b->requests, i), &fn, &body) != 0) {
+        r->doc = imp_api_problem_from_dec(&d);
+        r->status = r->doc ? imp_errcode_status(d.code) : 500;
+        return;
+    }
+    r->status = imp_api_run(fn, body, b->ctx, &r->doc);
+}
+
+static void run_range(void *ctx, size_t begin, size_t end) {
+    const batch_run *b = ctx;
+    for (size_t i = begin; i < end; ++i) run_item(b, i);
+}
+
+static const char OOM_ITEM[] = "out of memory";
+
+int imp_ep_batch(const json_t *req, imp_dec *d, json_t **resp) {
+    if (imp_dec_object(d, req)) return -1;
+    const json_t *requests = json_object_get(req, "requests");
+    imp_dec_push_key(d, "requests");
+    if (!requests) return imp_dec_fail(d, IMP_E_MISSING, "is required");
+    if (!json_is_array(requests)) return imp_dec_fail(d, IMP_E_TYPE, "must be an array");
+    size_t n = json_array_size(requests);
+    if (n > d->ctx->max_batch_items) {
+        snprintf(d->detail, sizeof d->detail, "%zu items, the limit is %zu", n,
+                 d->ctx->max_batch_items);
+        return imp_dec_fail(d, IMP_E_LIMIT, "has more items than this server accepts");
+    }
+
+    batch_run b = {requests, d->ctx, calloc(n ? n : 1, sizeof(item_result))};
+    if (!b.results) return imp_dec_fail(d, IMP_E_NOMEM, OOM_ITEM);
+    imp_parallel_for(&d->ctx->parallel, n, 1, run_range, &b);
+
+    int ok = 1;
+    json_t *results = json_array();
+    if (!results) ok = 0;
+    for (size_t i = 0; i < n; ++i) {
+        json_t *doc = b.results[i].doc;
+        if (!doc) {
+            /* one item ran out of memory: its slot says so, the others stand */
+            doc = imp_api_problem_doc(500, "internal-error", "Out of memory", NULL, NULL);
+            b.results[i].status = 500;
+        }
+        json_t *entry = ok ? json_object() : NULL;
+        if (entry) {
+            imp_put(entry, "status", json_integer(b.results[i].status), &ok);
+            imp_put(entry, "body", doc, &ok);
+            doc = NULL;
+            if (json_array_append_new(results, entry) != 0) ok = 0;
+        } else {
+            ok = 0;
+        }
+        json_decref(doc);
+    }
+    free(b.results);
+    json_t *o = ok ? json_object() : NULL;
+    if (!o) {
+        json_decref(results);
+        return imp_dec_fail(d, IMP_E_NOMEM, OOM_ITEM);
+    }
+    imp_put(o, "results", results, &ok);
+    if (!ok) {
+        json_decref(o);
+        return imp_dec_fail(d, IMP_E_NOMEM, OOM_ITEM);
+    }
+    *resp = o;
+    return 0;
+}
