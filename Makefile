@@ -15,6 +15,7 @@
 #   libimpact.a      core/*.c, compiled with no include paths: core sees libc and libm only
 #   libimpactapi.a   api/*.c (-I. and jansson)
 #   impactd          server/*.c (except the CLI's main) + both libraries + libmicrohttpd
+#   impact           the CLI: server/cli.c + both libraries + jansson
 #   tests/unit/test_*, tests/integration/test_*, tests/bench/bench_*  one per source file;
 #   other .c files in those directories are helpers linked into every binary of their suite.
 # New sources are picked up by wildcards: adding a file needs no change here.
@@ -86,6 +87,8 @@ ALL_OBJS := $(call obj,$(CORE_SRCS) $(API_SRCS) $(SERVER_SRCS) $(UNIT_SRCS) $(UN
 LIBIMPACT := $(BUILD)/libimpact.a
 LIBIMPACTAPI := $(BUILD)/libimpactapi.a
 IMPACTD := $(BUILD)/impactd
+IMPACT := $(BUILD)/impact
+CLI_OBJ := $(call obj,$(CLI_MAIN))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_SRCS))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
@@ -100,6 +103,10 @@ $(BUILD)/obj/core/%.o: core/%.c
 $(BUILD)/obj/api/%.o: api/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -I. $(JANSSON_CFLAGS) -c $< -o $@
+
+# The OpenAPI document is assembled into the api library (.incbin), which the
+# compiler's dependency files do not see.
+$(BUILD)/obj/api/openapi.o: api/openapi.yaml
 
 $(BUILD)/obj/server/%.o: server/%.c
 	@mkdir -p $(@D)
@@ -135,6 +142,9 @@ $(IMPACTD): $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
 	    $(MHD_LIBS) $(JANSSON_LIBS) -lpthread -lm
 
+$(IMPACT): $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT) $(JANSSON_LIBS) -lm
+
 # Static pattern rules (not plain pattern rules): their objects count as explicitly named, so
 # make never treats them as intermediate files to skip or delete.
 $(UNIT_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_HELPER_OBJS) \
@@ -153,13 +163,13 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACT) $(JANSSON_LIBS) -lm
 
--include $(ALL_OBJS:.o=.d)
+-include $(ALL_OBJS:.o=.d) $(CLI_OBJ:.o=.d)
 
 # ---- targets ---------------------------------------------------------------------------------
 
 .PHONY: all deps run test check check-unit check-integration bench-build bench clean
 
-all: $(IMPACTD) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
+all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
 deps:
 	@missing=""; \
@@ -195,7 +205,8 @@ define run_tests
 	status=0; \
 	for t in $(1); do \
 	    echo "==> $$t"; \
-	    if IMPACTD_BIN="$(abspath $(IMPACTD))" timeout $(TEST_TIMEOUT) $$t; then \
+	    if IMPACTD_BIN="$(abspath $(IMPACTD))" IMPACT_BIN="$(abspath $(IMPACT))" \
+	        timeout $(TEST_TIMEOUT) $$t; then \
 	        echo "pass $$t" >> $(RESULTS); \
 	    else \
 	        echo "fail $$t" >> $(RESULTS); echo "==> FAILED: $$t" >&2; status=1; break; \
@@ -208,7 +219,7 @@ endef
 check-unit: $(UNIT_BINS)
 	$(call run_tests,$(UNIT_BINS))
 
-check-integration: $(IMPACTD) $(INTEG_BINS)
+check-integration: $(IMPACTD) $(IMPACT) $(INTEG_BINS)
 	$(call run_tests,$(INTEG_BINS))
 
 check: all
