@@ -52,17 +52,34 @@ static const setting settings[] = {
     {"bind", "IMPACTD_BIND", KIND_ADDR, "0.0.0.0", 0, 0, offsetof(imp_config, bind),
      "numeric IPv4 or IPv6 address to listen on"},
     {"threads", "IMPACTD_THREADS", KIND_INT, "0", 0, MAX_THREADS, offsetof(imp_config, threads),
-     "request threads; 0 means one per online core"},
+     "worker threads that decode, solve and encode; 0 means one per online core"},
+    {"io-threads", "IMPACTD_IO_THREADS", KIND_INT, "0", 0, MAX_THREADS,
+     offsetof(imp_config, io_threads),
+     "connection threads that only move bytes; 0 means one per 4 online cores (at least 1)"},
     {"max-body-bytes", "IMPACTD_MAX_BODY_BYTES", KIND_INT, "16777216", 1, MAX_BODY_LIMIT,
      offsetof(imp_config, max_body_bytes), "largest request body; larger gets 413"},
     {"max-bodies", "IMPACTD_MAX_BODIES", KIND_INT, "1000000", 1, 100000000,
      offsetof(imp_config, max_bodies), "most bodies in one scene or world; more gets 422"},
+    {"max-batch-items", "IMPACTD_MAX_BATCH_ITEMS", KIND_INT, "10000", 1, 10000000,
+     offsetof(imp_config, max_batch_items), "most items in one /v1/batch; more gets 422"},
+    {"max-events", "IMPACTD_MAX_EVENTS", KIND_INT, "1000000", 1, 1000000000,
+     offsetof(imp_config, max_events), "most events one simulation processes (caps max_events)"},
     {"queue-depth", "IMPACTD_QUEUE_DEPTH", KIND_INT, "1024", 1, 1 << 20,
-     offsetof(imp_config, queue_depth), "pending requests before 503 (worker pool)"},
+     offsetof(imp_config, queue_depth), "requests waiting for a worker; beyond it 503"},
     {"idle-timeout-s", "IMPACTD_IDLE_TIMEOUT_S", KIND_INT, "30", 0, 86400,
-     offsetof(imp_config, idle_timeout_s), "close connections idle this long; 0 never"},
+     offsetof(imp_config, idle_timeout_s),
+     "close a connection that has not sent complete request headers for this long; 0 never"},
+    {"request-timeout-s", "IMPACTD_REQUEST_TIMEOUT_S", KIND_INT, "30", 1, 86400,
+     offsetof(imp_config, request_timeout_s),
+     "longest time to receive one request body, or to send one reply"},
     {"max-connections", "IMPACTD_MAX_CONNECTIONS", KIND_INT, "1000", 1, 1000000,
      offsetof(imp_config, max_connections), "simultaneous client connections"},
+    {"drain-grace-s", "IMPACTD_DRAIN_GRACE_S", KIND_INT, "5", 0, 3600,
+     offsetof(imp_config, drain_grace_s),
+     "after SIGTERM, keep serving this long with /readyz at 503, then stop accepting"},
+    {"drain-timeout-s", "IMPACTD_DRAIN_TIMEOUT_S", KIND_INT, "30", 0, 3600,
+     offsetof(imp_config, drain_timeout_s),
+     "then wait at most this long for requests in flight before exiting"},
     {"log", "IMPACTD_LOG", KIND_LOG, "json", 0, 0, offsetof(imp_config, log),
      "log format on stderr: json, text or off"},
 };
@@ -197,19 +214,21 @@ imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
             return IMP_CONFIG_ERROR;
     }
 
-    if (cfg->threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        if (n < 1)
-            n = 1;
-        if (n > MAX_THREADS)
-            n = MAX_THREADS;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1)
+        cores = 1;
+    if (cores > MAX_THREADS)
+        cores = MAX_THREADS;
+    if (cfg->threads == 0)
+        cfg->threads = cores;
+    if (cfg->io_threads == 0) {
+        /* Moving bytes is cheap next to solving: one connection thread per four cores. */
+        long n = (cores + 3) / 4;
         /* libmicrohttpd splits the connection limit across its threads. */
-        if (n > cfg->max_connections)
-            n = (long)cfg->max_connections;
-        cfg->threads = n;
-    } else if (cfg->threads > cfg->max_connections) {
-        set_error(err, "--threads (%lld) must not exceed --max-connections (%lld)", cfg->threads,
-                  cfg->max_connections);
+        cfg->io_threads = n < cfg->max_connections ? n : (long)cfg->max_connections;
+    } else if (cfg->io_threads > cfg->max_connections) {
+        set_error(err, "--io-threads (%lld) must not exceed --max-connections (%lld)",
+                  cfg->io_threads, cfg->max_connections);
         return IMP_CONFIG_ERROR;
     }
     return IMP_CONFIG_OK;

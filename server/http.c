@@ -1,28 +1,46 @@
 /*
- * http.c - libmicrohttpd glue: listening socket, body accumulation, replies.
+ * http.c - libmicrohttpd glue: connections, bodies, hand-off to the worker
+ * pool, replies, deadlines, draining.
  *
  * DESIGN
- * What: owns the libmicrohttpd daemon and turns its callback protocol into
- * one call of imp_router_handle per complete request.
- * How: libmicrohttpd calls the access handler once when the headers are in
- * (*con_cls still NULL), then once per piece of body, then once more with
- * no data when the body is complete. On the first call we allocate the
- * per-request state and ask the router whether the headers alone decide
- * the reply (404, 405, 415, 413 by Content-Length, /healthz); if so it is
- * queued at once and libmicrohttpd never reads the body. Otherwise body
- * pieces are appended to a buffer sized from Content-Length when known.
- * A body that grows past the limit (chunked, or a lying client) is freed
- * and the rest of it is drained without storing it; the 413 goes out when
- * the body ends, because libmicrohttpd accepts a reply only after the
- * headers or after the whole body. The state is freed in the
- * request-completed callback, which libmicrohttpd calls on every path,
- * including aborted connections.
- * We bind the listening socket ourselves and hand it to libmicrohttpd, so
- * a failure to listen is reported with its errno text and the port chosen
- * for --port 0 is read back with getsockname.
- * Why: today libmicrohttpd's own thread pool runs the router inline; the
- * worker pool that replaces it needs exactly this split (collect body,
- * then one self-contained call), so only the "call" part will change.
+ * What: owns the libmicrohttpd daemon and the worker pool, and turns the
+ * callback protocol into one imp_router_handle call per complete request,
+ * run on a worker.
+ * How: libmicrohttpd's threads (--io-threads, epoll) only move bytes. The
+ * access handler is called once when the headers are in (*con_cls NULL),
+ * then once per piece of body, then once with no data when the body is
+ * complete. On the first call we allocate the per-request state and ask
+ * the router whether the headers alone decide the reply (404, 405, 415,
+ * 413 by Content-Length, the operations routes). Body pieces are appended
+ * to a buffer; a body that grows past the limit is drained and answered
+ * 413 once complete (libmicrohttpd takes a reply only after the headers or
+ * after the whole body). A complete request is suspended
+ * (MHD_suspend_connection) and submitted to the pool; the worker runs the
+ * router, stores the reply in the request state, publishes it with a
+ * release store and resumes the connection, and libmicrohttpd calls the
+ * handler once more, which queues the stored reply. When the queue is
+ * full the same path carries a 503 with Retry-After instead, so nothing
+ * waits in an unbounded backlog.
+ * Deadlines: libmicrohttpd's own timeout only measures inactivity, so a
+ * client that sends one byte a second would hold a connection forever.
+ * Every connection therefore carries a deadline: idle-timeout from accept
+ * or from its last reply until its next request headers are complete,
+ * request-timeout from there until the body is complete and from the
+ * reply being queued until it is sent, none while a worker has it. The
+ * main thread calls imp_http_tick about once a second, which shuts down
+ * (shutdown(2)) sockets past their deadline; libmicrohttpd then sees the
+ * connection end and cleans up. The connection list is guarded by a mutex
+ * that is also held in the close notification, which libmicrohttpd runs
+ * before it closes the descriptor, so a shutdown never hits a reused fd.
+ * Draining: imp_http_drain_begin only flips readiness; imp_http_close
+ * stops accepting (MHD_quiesce_daemon) and answers any further request on
+ * an open connection 503 draining with Connection: close; imp_http_stop
+ * answers queued-but-unstarted work 503, waits for running work, then
+ * stops libmicrohttpd, which never sees a connection left suspended.
+ * Why suspend/resume rather than libmicrohttpd's thread pool running the
+ * handlers: a scene that takes a second would block every other connection
+ * of that thread, and the queue bound (503) would not exist. A slow client
+ * costs a connection slot and a buffer, never a worker.
  */
 #include "http.h"
 
@@ -31,7 +49,9 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +60,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "metrics.h"
+#include "pool.h"
 #include "router.h"
 
 /* Initial body buffer when the length is not declared (bytes); it doubles
@@ -51,28 +73,52 @@
 #define BODY_PREALLOC_MAX ((size_t)1 << 20)
 /* Pending connections the kernel queues before accept (passed to listen). */
 #define LISTEN_BACKLOG 1024
-
-struct imp_http_server {
-    struct MHD_Daemon *daemon;
-    imp_router router;
-    imp_logger log;
-    unsigned port;
-};
-
 /* Body bytes we read and throw away past the limit so that a chunked
  * upload can still be answered 413 (libmicrohttpd takes no reply mid-body);
  * past this the connection is cut without a reply instead. */
 #define DRAIN_MAX_BYTES (64u << 20)
 
+/* One client connection, for deadlines; owned through libmicrohttpd's
+ * socket context, linked in the server's list. */
+typedef struct conn_state {
+    int fd;
+    atomic_llong deadline_ms; /* CLOCK_MONOTONIC ms; 0: none (a worker has it) */
+    struct conn_state *prev, *next;
+} conn_state;
+
+struct imp_http_server {
+    struct MHD_Daemon *daemon;
+    imp_router router;
+    imp_logger log;
+    imp_pool *pool;
+    imp_metrics *metrics;
+    unsigned port;
+    long long idle_ms, request_ms; /* idle_ms 0: no idle deadline */
+    atomic_int draining;           /* /readyz answers 503 */
+    atomic_int closing;            /* listener closed; new requests get 503 draining */
+    atomic_size_t open_requests;   /* headers received, reply not yet fully sent */
+    atomic_size_t open_connections;
+    pthread_mutex_t conns_lock;
+    conn_state *conns;
+};
+
+typedef enum phase { PHASE_READING, PHASE_QUEUED, PHASE_DONE } phase;
+
 /* One request in flight; owned through libmicrohttpd's *con_cls. */
 typedef struct request_state {
+    imp_http_server *srv;
+    struct MHD_Connection *conn;
+    conn_state *cs;        /* NULL when the connection state could not be allocated */
+    const char *method;    /* libmicrohttpd's strings: valid until the request completes */
+    const char *url;
+    const char *ctype;
     struct timespec start; /* headers received */
     char *body;            /* NULL until the first byte, and after too_large */
     size_t len, cap;       /* cap excludes the NUL kept after the body */
     size_t received;       /* body bytes seen, stored or drained */
     int too_large;         /* drain the rest of the body, then reply 413 */
-    int has_early;         /* `early` holds a reply decided from the headers */
-    imp_reply early;
+    atomic_int phase;      /* PHASE_DONE: `reply` holds the answer */
+    imp_reply reply;
 } request_state;
 
 static void set_error(imp_http_error *err, const char *fmt, ...) IMP_PRINTF_LIKE(2, 3);
@@ -85,10 +131,22 @@ static void set_error(imp_http_error *err, const char *fmt, ...) {
     va_end(ap);
 }
 
-static double ms_since(const struct timespec *t0) {
+static long long now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static double seconds_since(const struct timespec *t0) {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void set_deadline(conn_state *cs, long long after_ms) {
+    if (cs)
+        atomic_store_explicit(&cs->deadline_ms, after_ms > 0 ? now_ms() + after_ms : 0,
+                              memory_order_relaxed);
 }
 
 /* Declared Content-Length, or -1 when absent or unreadable (libmicrohttpd
@@ -112,9 +170,28 @@ static void free_boxed_response(void *cls) {
     free(resp);
 }
 
-static enum MHD_Result send_reply(imp_http_server *s, struct MHD_Connection *c,
-                                  const request_state *st, const char *method, const char *url,
-                                  imp_reply *reply) {
+static int add_headers(struct MHD_Response *r, const imp_reply *reply) {
+    return MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, reply->resp.content_type) ==
+               MHD_YES &&
+           (!reply->allow ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, reply->allow) == MHD_YES) &&
+           (!reply->retry_after ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, reply->retry_after) ==
+                MHD_YES) &&
+           (!reply->close ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES);
+}
+
+/* Queues st->reply (ownership passes to libmicrohttpd), logs and counts it. */
+static enum MHD_Result send_reply(request_state *st) {
+    imp_http_server *s = st->srv;
+    imp_reply *reply = &st->reply;
+    int status = reply->resp.status;
+    size_t bytes_out = reply->resp.len;
+    imp_metrics_observe(s->metrics, imp_metrics_route(st->url), status, seconds_since(&st->start));
+    IMP_LOG_ACCESS(&s->log, st->method, st->url, status, st->received, bytes_out,
+                   seconds_since(&st->start) * 1e3);
+
     imp_api_response *box = malloc(sizeof *box);
     if (!box) {
         imp_reply_free(reply);
@@ -125,19 +202,18 @@ static enum MHD_Result send_reply(imp_http_server *s, struct MHD_Connection *c,
         box->len, box->body, free_boxed_response, box);
     if (!r) {
         free_boxed_response(box);
+        memset(&reply->resp, 0, sizeof reply->resp);
         return MHD_NO;
     }
-    int status = box->status;
-    size_t bytes_out = box->len;
-    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, box->content_type) != MHD_YES ||
-        (reply->allow &&
-         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, reply->allow) != MHD_YES)) {
+    int headers_ok = add_headers(r, reply);
+    memset(&reply->resp, 0, sizeof reply->resp); /* the response owns the body now */
+    if (!headers_ok) {
         MHD_destroy_response(r);
         return MHD_NO;
     }
-    enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
+    enum MHD_Result ok = MHD_queue_response(st->conn, (unsigned)status, r);
     MHD_destroy_response(r); /* the queued reply holds its own reference */
-    IMP_LOG_ACCESS(&s->log, method, url, status, st->received, bytes_out, ms_since(&st->start));
+    set_deadline(st->cs, s->request_ms); /* the client has this long to read it */
     return ok;
 }
 
@@ -161,46 +237,105 @@ static int append(request_state *st, const char *data, size_t n, size_t limit) {
     return 1;
 }
 
+static void finish(request_state *st) {
+    atomic_store_explicit(&st->phase, PHASE_DONE, memory_order_release);
+    /* st may be freed by the connection thread from here on */
+    MHD_resume_connection(st->conn);
+}
+
+/* Worker job: the whole request decision, then wake the connection. */
+static void run_request(void *arg) {
+    request_state *st = arg;
+    imp_request req = {st->method, st->url, st->ctype, st->body, st->len};
+    imp_router_handle(&st->srv->router, &req, &st->reply);
+    finish(st);
+}
+
+/* A queued job that will not run (shutdown): it is answered 503 instead. */
+static void cancel_request(void *arg) {
+    request_state *st = arg;
+    imp_router_unavailable(IMP_UNAVAILABLE_DRAINING, &st->reply);
+    finish(st);
+}
+
+/* Hands a complete request to the pool, or answers 503 when the queue is full. */
+static enum MHD_Result dispatch(request_state *st) {
+    imp_http_server *s = st->srv;
+    atomic_store_explicit(&st->phase, PHASE_QUEUED, memory_order_relaxed);
+    set_deadline(st->cs, 0);
+    /* Suspend before submitting: the worker may resume as soon as it is queued. */
+    MHD_suspend_connection(st->conn);
+    imp_pool_lane lane = imp_router_is_heavy(st->url, st->len) ? IMP_POOL_HEAVY : IMP_POOL_LIGHT;
+    if (imp_pool_submit(s->pool, lane, run_request, st) != 0) {
+        imp_router_unavailable(atomic_load(&s->closing) ? IMP_UNAVAILABLE_DRAINING
+                                                        : IMP_UNAVAILABLE_OVERLOADED,
+                               &st->reply);
+        finish(st);
+    }
+    return MHD_YES;
+}
+
+static conn_state *connection_state(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* First call of a request: headers complete, no body seen yet. */
+static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *c,
+                                     const char *url, const char *method, void **con_cls) {
+    request_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return MHD_NO;
+    clock_gettime(CLOCK_MONOTONIC, &st->start);
+    st->srv = s;
+    st->conn = c;
+    st->cs = connection_state(c);
+    st->method = method;
+    st->url = url;
+    st->ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    atomic_init(&st->phase, PHASE_READING);
+    *con_cls = st;
+    atomic_fetch_add(&s->open_requests, 1);
+    set_deadline(st->cs, s->request_ms);
+
+    long long declared = content_length(c);
+    int decided;
+    if (atomic_load(&s->closing)) {
+        imp_router_unavailable(IMP_UNAVAILABLE_DRAINING, &st->reply);
+        decided = 1;
+    } else {
+        decided = imp_router_early(&s->router, method, url, st->ctype, declared, &st->reply);
+    }
+    if (decided) {
+        atomic_store_explicit(&st->phase, PHASE_DONE, memory_order_relaxed);
+        /* A reply queued now makes libmicrohttpd skip the body but also close the
+         * connection; worth it only when a body is coming. Without one, wait for
+         * the final call and keep the connection alive. */
+        int body_coming = declared > 0 || MHD_lookup_connection_value(
+                                              c, MHD_HEADER_KIND,
+                                              MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+        return body_coming ? send_reply(st) : MHD_YES;
+    }
+    if (declared > 0) {
+        /* imp_router_early has checked declared <= the limit */
+        size_t cap = (size_t)declared < BODY_PREALLOC_MAX ? (size_t)declared : BODY_PREALLOC_MAX;
+        st->body = malloc(cap + 1);
+        if (!st->body)
+            return MHD_NO;
+        st->cap = cap;
+    }
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls) {
     (void)version;
     imp_http_server *s = cls;
     request_state *st = *con_cls;
-    const char *ctype =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    imp_reply reply;
-
-    if (!st) { /* headers complete, no body seen yet */
-        st = calloc(1, sizeof *st);
-        if (!st)
-            return MHD_NO;
-        clock_gettime(CLOCK_MONOTONIC, &st->start);
-        *con_cls = st;
-        long long declared = content_length(c);
-        if (imp_router_early(&s->router, method, url, ctype, declared, &st->early)) {
-            /* A reply queued now makes libmicrohttpd skip the body but also close the
-             * connection; worth it only when a body is coming. Without one, wait for
-             * the final call and keep the connection alive. */
-            int body_coming =
-                declared > 0 || MHD_lookup_connection_value(
-                                    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
-            if (body_coming)
-                return send_reply(s, c, st, method, url, &st->early);
-            st->has_early = 1;
-            return MHD_YES;
-        }
-        if (declared > 0) {
-            /* imp_router_early has checked declared <= the limit */
-            size_t cap =
-                (size_t)declared < BODY_PREALLOC_MAX ? (size_t)declared : BODY_PREALLOC_MAX;
-            st->body = malloc(cap + 1);
-            if (!st->body)
-                return MHD_NO;
-            st->cap = cap;
-        }
-        return MHD_YES;
-    }
+    if (!st)
+        return begin_request(s, c, url, method, con_cls);
 
     if (*upload_data_size > 0) { /* a piece of body */
         size_t n = *upload_data_size;
@@ -219,39 +354,99 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return append(st, upload_data, n, s->router.max_body_bytes) ? MHD_YES : MHD_NO;
     }
 
-    /* body complete */
-    if (st->has_early) {
-        st->has_early = 0; /* ownership passes to send_reply */
-        return send_reply(s, c, st, method, url, &st->early);
+    /* body complete, or the connection was resumed */
+    switch ((phase)atomic_load_explicit(&st->phase, memory_order_acquire)) {
+    case PHASE_DONE:
+        return send_reply(st);
+    case PHASE_QUEUED:
+        return MHD_YES; /* not ours to answer yet (a spurious call) */
+    case PHASE_READING:
+        break;
     }
     if (st->too_large) {
-        imp_router_too_large(&s->router, &reply);
-    } else {
-        imp_request req = {method, url, ctype, st->body, st->len};
-        imp_router_handle(&s->router, &req, &reply);
+        imp_router_too_large(&s->router, &st->reply);
+        return send_reply(st);
     }
-    return send_reply(s, c, st, method, url, &reply);
+    return dispatch(st);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-    (void)cls;
     (void)c;
     (void)toe;
+    imp_http_server *s = cls;
     request_state *st = *con_cls;
     if (!st)
         return;
-    if (st->has_early)
-        imp_reply_free(&st->early); /* the client left before the reply */
+    set_deadline(st->cs, s->idle_ms);
+    imp_reply_free(&st->reply); /* set when the client left before the reply went out */
     free(st->body);
     free(st);
     *con_cls = NULL;
+    atomic_fetch_sub(&s->open_requests, 1);
+}
+
+/* Runs on the connection's thread, before libmicrohttpd closes the socket. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    imp_http_server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        atomic_fetch_add(&s->open_connections, 1);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        conn_state *cs = ci ? calloc(1, sizeof *cs) : NULL;
+        *socket_context = cs;
+        if (!cs)
+            return; /* no deadline for this one; libmicrohttpd's idle timeout still applies */
+        cs->fd = ci->connect_fd;
+        atomic_init(&cs->deadline_ms, 0);
+        set_deadline(cs, s->idle_ms);
+        pthread_mutex_lock(&s->conns_lock);
+        cs->next = s->conns;
+        if (s->conns)
+            s->conns->prev = cs;
+        s->conns = cs;
+        pthread_mutex_unlock(&s->conns_lock);
+        return;
+    }
+    atomic_fetch_sub(&s->open_connections, 1);
+    conn_state *cs = *socket_context;
+    if (!cs)
+        return;
+    pthread_mutex_lock(&s->conns_lock);
+    if (cs->prev)
+        cs->prev->next = cs->next;
+    else
+        s->conns = cs->next;
+    if (cs->next)
+        cs->next->prev = cs->prev;
+    pthread_mutex_unlock(&s->conns_lock);
+    free(cs);
+    *socket_context = NULL;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
     const imp_http_server *s = cls;
     if (IMP_LOG_ENABLED(&s->log, IMP_LOG_WARN))
         imp_log_vwrite(&s->log, IMP_LOG_WARN, fmt, ap);
+}
+
+static int hook_ready(void *cls) {
+    imp_http_server *s = cls;
+    return !atomic_load(&s->draining);
+}
+
+static char *hook_metrics(void *cls, size_t *len) {
+    imp_http_server *s = cls;
+    imp_metrics_gauges g = {
+        .queue_depth = imp_pool_queued(s->pool),
+        .in_flight = atomic_load(&s->open_requests),
+        .workers_busy = imp_pool_running(s->pool),
+        .connections = atomic_load(&s->open_connections),
+        .worker_threads = imp_pool_threads(s->pool),
+        .draining = atomic_load(&s->draining),
+    };
+    return imp_metrics_render(s->metrics, &g, len);
 }
 
 /* A bound, listening, non-blocking socket on bind:port, or -1 with err set. */
@@ -307,31 +502,58 @@ static int open_listener(const char *bind_addr, unsigned port, int *is_v6, unsig
     return fd;
 }
 
-imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, imp_http_error *err) {
+static void free_server(imp_http_server *s) {
+    imp_pool_destroy(s->pool);
+    imp_metrics_destroy(s->metrics);
+    pthread_mutex_destroy(&s->conns_lock);
+    free(s);
+}
+
+imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, double start_time,
+                                imp_http_error *err) {
     imp_http_server *s = calloc(1, sizeof *s);
     if (!s) {
         set_error(err, "out of memory");
         return NULL;
     }
     s->log = *log;
+    s->idle_ms = cfg->idle_timeout_s * 1000;
+    s->request_ms = cfg->request_timeout_s * 1000;
+    atomic_init(&s->draining, 0);
+    atomic_init(&s->closing, 0);
+    atomic_init(&s->open_requests, 0);
+    atomic_init(&s->open_connections, 0);
+    pthread_mutex_init(&s->conns_lock, NULL);
+    s->metrics = imp_metrics_create(start_time);
+    s->pool = imp_pool_create((unsigned)cfg->threads, (size_t)cfg->queue_depth);
+    if (!s->metrics || !s->pool) {
+        set_error(err, "cannot start %lld worker threads", cfg->threads);
+        free_server(s);
+        return NULL;
+    }
     imp_router_init(&s->router, (size_t)cfg->max_body_bytes, (size_t)cfg->max_bodies);
+    s->router.api.max_batch_items = (size_t)cfg->max_batch_items;
+    s->router.api.max_events = (size_t)cfg->max_events;
+    s->router.api.parallel = imp_pool_parallel(s->pool);
+    s->router.hooks = (imp_router_hooks){hook_ready, hook_metrics, s};
 
     int is_v6;
     int fd = open_listener(cfg->bind, (unsigned)cfg->port, &is_v6, &s->port, err);
     if (fd < 0) {
-        free(s);
+        free_server(s);
         return NULL;
     }
 
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC;
     flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_AUTO;
     if (is_v6)
         flags |= MHD_USE_IPv6;
     /* One thread means no pool; libmicrohttpd warns about a pool size of 0 or 1, so the
      * option is only passed (through an option array) for a real pool. */
     struct MHD_OptionItem pool_opt[] = {
-        {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)cfg->threads,
-         NULL},
+        {cfg->io_threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
+         (intptr_t)cfg->io_threads, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
 
@@ -341,11 +563,12 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, im
                                  MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_ARRAY, pool_opt,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
-                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     if (!s->daemon) {
         set_error(err, "libmicrohttpd failed to start (see the log for its reason)");
         close(fd);
-        free(s);
+        free_server(s);
         return NULL;
     }
     return s;
@@ -353,9 +576,48 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, im
 
 unsigned imp_http_port(const imp_http_server *s) { return s->port; }
 
+size_t imp_http_tick(imp_http_server *s) {
+    long long now = now_ms();
+    size_t cut = 0;
+    pthread_mutex_lock(&s->conns_lock);
+    for (conn_state *cs = s->conns; cs; cs = cs->next) {
+        long long d = atomic_load_explicit(&cs->deadline_ms, memory_order_relaxed);
+        if (d != 0 && now > d) {
+            (void)shutdown(cs->fd, SHUT_RDWR);
+            atomic_store_explicit(&cs->deadline_ms, 0, memory_order_relaxed);
+            ++cut;
+        }
+    }
+    pthread_mutex_unlock(&s->conns_lock);
+    if (cut)
+        IMP_LOG(&s->log, IMP_LOG_INFO, "closed %zu connections past their deadline", cut);
+    return cut;
+}
+
+void imp_http_drain_begin(imp_http_server *s) { atomic_store(&s->draining, 1); }
+
+void imp_http_close(imp_http_server *s) {
+    atomic_store(&s->draining, 1);
+    if (atomic_exchange(&s->closing, 1))
+        return;
+    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+}
+
+size_t imp_http_in_flight(imp_http_server *s) { return atomic_load(&s->open_requests); }
+
 void imp_http_stop(imp_http_server *s) {
     if (!s)
         return;
-    MHD_stop_daemon(s->daemon); /* also closes the listening socket */
-    free(s);
+    imp_http_close(s);
+    /* Work nobody started is answered 503; running work finishes and resumes its
+     * connection, so libmicrohttpd stops with none left suspended. */
+    size_t cancelled = imp_pool_cancel_queued(s->pool, cancel_request);
+    if (cancelled)
+        IMP_LOG(&s->log, IMP_LOG_WARN, "answered %zu queued requests 503 at shutdown", cancelled);
+    imp_pool_destroy(s->pool);
+    s->pool = NULL;
+    MHD_stop_daemon(s->daemon);
+    free_server(s);
 }

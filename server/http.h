@@ -1,9 +1,11 @@
 /*
  * http.h - the HTTP front end: a libmicrohttpd daemon that reads requests,
- * hands each complete one to the router and sends the reply.
+ * hands each complete one to a worker that runs the router, and sends the
+ * reply.
  *
- * Thread-safety: imp_http_start and imp_http_stop are called from one
- * thread (main); requests are served on libmicrohttpd's threads.
+ * Thread-safety: every function here is called from one thread (main);
+ * connections are served on libmicrohttpd's threads and requests run on
+ * the worker pool.
  */
 #ifndef IMP_SERVER_HTTP_H
 #define IMP_SERVER_HTTP_H
@@ -18,19 +20,38 @@ typedef struct imp_http_error {
 } imp_http_error;
 
 /*
- * Binds cfg->bind:cfg->port and starts serving on cfg->threads threads.
- * The logger is copied. Returns the server, or NULL with err filled (err may
- * be NULL). Signals the caller wants delivered elsewhere must be blocked
- * before this call: the serving threads inherit the caller's signal mask.
+ * Binds cfg->bind:cfg->port, starts cfg->threads workers and
+ * cfg->io_threads connection threads, and serves. start_time (seconds
+ * since the epoch) is reported by /metrics. The logger is copied. Returns
+ * the server, or NULL with err filled (err may be NULL). Signals the
+ * caller wants delivered elsewhere must be blocked before this call: the
+ * serving threads inherit the caller's signal mask.
  */
-imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, imp_http_error *err);
+imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, double start_time,
+                                imp_http_error *err);
 
 /* The port actually bound (the kernel's choice when cfg->port was 0). */
 unsigned imp_http_port(const imp_http_server *s);
 
-/* Stops accepting, closes every connection, joins the threads and frees
- * the server. A handler already running completes; replies not yet sent
- * are dropped (graceful draining comes with the worker pool). Accepts NULL. */
+/* Closes connections past their deadline (a client trickling a request,
+ * or not reading its reply). Call about once a second. Returns how many. */
+size_t imp_http_tick(imp_http_server *s);
+
+/* Draining, step 1: /readyz answers 503 from now on; everything else is
+ * served as before, so a load balancer has time to notice. */
+void imp_http_drain_begin(imp_http_server *s);
+
+/* Draining, step 2: stop accepting connections; a new request on an open
+ * connection is answered 503 draining with Connection: close. Requests
+ * already received are still answered. */
+void imp_http_close(imp_http_server *s);
+
+/* Requests received whose reply has not been fully sent. */
+size_t imp_http_in_flight(imp_http_server *s);
+
+/* Closes (if not yet), answers work still waiting in the queue with 503,
+ * waits for running work, closes every connection, joins the threads and
+ * frees the server. Accepts NULL. */
 void imp_http_stop(imp_http_server *s);
 
 #endif

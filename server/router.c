@@ -3,8 +3,11 @@
  *
  * DESIGN
  * What: maps (method, path, Content-Type, body) to a reply. Routes:
- *   GET|HEAD /healthz   -> 200 {"status": "ok"}
- *   POST /v1/<op>       -> imp_api_handle(op, body) when imp_api_has_op(op)
+ *   GET|HEAD /healthz       -> 200 {"status": "ok"} while the process serves
+ *   GET|HEAD /readyz        -> 200 {"status": "ready"}, or 503 while draining
+ *   GET|HEAD /metrics       -> Prometheus text from the daemon's hook
+ *   GET|HEAD /openapi.yaml  -> api/openapi.yaml, built into the binary
+ *   POST /v1/<op>           -> imp_api_handle(op, body) when imp_api_has_op(op)
  * Everything else is a problem+json from imp_api_problem: 404 for an
  * unknown path, 405 with Allow for a known path and the wrong method, 415
  * for a Content-Type that is present and not JSON, 413 over the size limit.
@@ -15,7 +18,10 @@
  * Why: keeping HTTP-library types out of here makes the whole request
  * decision one pure function, callable from a worker pool or a test, and
  * the checks run in the order a client can act on: path, method, media
- * type, size.
+ * type, size. The operations routes are answered from the headers alone,
+ * on the connection thread, never queued behind work: a liveness or
+ * readiness probe that timed out because the queue was full would get a
+ * busy-but-healthy instance killed or pulled, which makes overload worse.
  */
 #include "router.h"
 
@@ -30,12 +36,26 @@
 typedef enum route {
     ROUTE_NONE,
     ROUTE_HEALTHZ, /* GET, HEAD */
+    ROUTE_READYZ,  /* GET, HEAD */
+    ROUTE_METRICS, /* GET, HEAD */
+    ROUTE_OPENAPI, /* GET, HEAD */
     ROUTE_API      /* POST; op = path + API_PREFIX_LEN */
 } route;
 
+static const struct {
+    const char *path;
+    route r;
+} GET_ROUTES[] = {
+    {"/healthz", ROUTE_HEALTHZ},
+    {"/readyz", ROUTE_READYZ},
+    {"/metrics", ROUTE_METRICS},
+    {"/openapi.yaml", ROUTE_OPENAPI},
+};
+
 static route find_route(const char *path) {
-    if (strcmp(path, "/healthz") == 0)
-        return ROUTE_HEALTHZ;
+    for (size_t i = 0; i < sizeof GET_ROUTES / sizeof GET_ROUTES[0]; ++i)
+        if (strcmp(path, GET_ROUTES[i].path) == 0)
+            return GET_ROUTES[i].r;
     if (strncmp(path, API_PREFIX, API_PREFIX_LEN) == 0 && imp_api_has_op(path + API_PREFIX_LEN)) {
         return ROUTE_API;
     }
@@ -44,7 +64,7 @@ static route find_route(const char *path) {
 
 static void problem(int status, const char *type, const char *title, const char *detail,
                     imp_reply *out) {
-    out->allow = NULL;
+    memset(out, 0, sizeof *out);
     imp_api_problem(status, type, title, detail, NULL, &out->resp);
 }
 
@@ -55,22 +75,76 @@ static void method_not_allowed(const char *allow, imp_reply *out) {
     out->allow = allow;
 }
 
-static void healthz(imp_reply *out) {
-    static const char body[] = "{\"status\": \"ok\"}";
-    char *copy = malloc(sizeof body);
+/* A 200 (or `status`) reply that owns a copy of `len` bytes of `body`. */
+static void reply_copy(int status, const char *content_type, const char *body, size_t len,
+                       imp_reply *out) {
+    char *copy = malloc(len + 1);
     if (!copy) {
         problem(500, "internal-error", "Internal Server Error", "out of memory", out);
         return;
     }
-    memcpy(copy, body, sizeof body);
-    out->allow = NULL;
-    out->resp.status = 200;
-    out->resp.content_type = "application/json";
+    memcpy(copy, body, len);
+    copy[len] = '\0';
+    memset(out, 0, sizeof *out);
+    out->resp.status = status;
+    out->resp.content_type = content_type;
     out->resp.body = copy;
-    out->resp.len = sizeof body - 1;
+    out->resp.len = len;
+}
+
+static void reply_json(int status, const char *body, imp_reply *out) {
+    reply_copy(status, "application/json", body, strlen(body), out);
+}
+
+static void metrics(const imp_router *r, imp_reply *out) {
+    static const char ct[] = "text/plain; version=0.0.4; charset=utf-8";
+    if (!r->hooks.metrics) {
+        reply_copy(200, ct, "", 0, out);
+        return;
+    }
+    size_t len = 0;
+    char *text = r->hooks.metrics(r->hooks.cls, &len);
+    if (!text) {
+        problem(500, "internal-error", "Internal Server Error", "out of memory", out);
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    out->resp.status = 200;
+    out->resp.content_type = ct;
+    out->resp.body = text;
+    out->resp.len = len;
+}
+
+static void get_route(const imp_router *r, route which, imp_reply *out) {
+    switch (which) {
+    case ROUTE_HEALTHZ:
+        reply_json(200, "{\"status\": \"ok\"}", out);
+        return;
+    case ROUTE_READYZ:
+        if (!r->hooks.ready || r->hooks.ready(r->hooks.cls)) {
+            reply_json(200, "{\"status\": \"ready\"}", out);
+        } else {
+            imp_router_unavailable(IMP_UNAVAILABLE_DRAINING, out);
+            out->close = 0; /* the probe's connection may stay; only readiness changed */
+        }
+        return;
+    case ROUTE_METRICS:
+        metrics(r, out);
+        return;
+    case ROUTE_OPENAPI: {
+        size_t len;
+        const char *doc = imp_api_openapi(&len);
+        reply_copy(200, "application/yaml", doc, len, out);
+        return;
+    }
+    default:
+        problem(500, "internal-error", "Internal Server Error", "unrouted path", out);
+        return;
+    }
 }
 
 void imp_router_init(imp_router *r, size_t max_body_bytes, size_t max_bodies) {
+    memset(r, 0, sizeof *r);
     imp_api_ctx_init(&r->api);
     r->api.max_bodies = max_bodies;
     r->max_body_bytes = max_body_bytes;
@@ -102,6 +176,30 @@ void imp_router_too_large(const imp_router *r, imp_reply *out) {
     problem(413, "payload-too-large", "Payload Too Large", detail, out);
 }
 
+void imp_router_unavailable(imp_unavailable why, imp_reply *out) {
+    if (why == IMP_UNAVAILABLE_DRAINING) {
+        problem(503, "draining", "Service Unavailable",
+                "this instance is shutting down; retry on another one", out);
+        out->close = 1;
+    } else {
+        problem(503, "overloaded", "Service Unavailable",
+                "the work queue is full; retry after the delay in Retry-After", out);
+    }
+    out->retry_after = "1";
+}
+
+int imp_router_is_heavy(const char *path, size_t body_len) {
+    static const char *const heavy_ops[] = {"batch", "scenes/predict", "scenes/simulate"};
+    if (body_len > IMP_ROUTER_HEAVY_BYTES)
+        return 1;
+    if (strncmp(path, API_PREFIX, API_PREFIX_LEN) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof heavy_ops / sizeof heavy_ops[0]; ++i)
+        if (strcmp(path + API_PREFIX_LEN, heavy_ops[i]) == 0)
+            return 1;
+    return 0;
+}
+
 int imp_router_early(const imp_router *r, const char *method, const char *path,
                      const char *content_type, long long content_length, imp_reply *out) {
     switch (find_route(path)) {
@@ -109,11 +207,14 @@ int imp_router_early(const imp_router *r, const char *method, const char *path,
         problem(404, "not-found", "Not Found", "there is no endpoint at this path", out);
         return 1;
     case ROUTE_HEALTHZ:
+    case ROUTE_READYZ:
+    case ROUTE_METRICS:
+    case ROUTE_OPENAPI:
         if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
             method_not_allowed("GET, HEAD", out);
             return 1;
         }
-        healthz(out);
+        get_route(r, find_route(path), out);
         return 1;
     case ROUTE_API:
         if (strcmp(method, "POST") != 0) {
@@ -139,7 +240,7 @@ void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *o
         return;
     }
     /* Only API routes get here; the body is never NULL for imp_api_handle. */
-    out->allow = NULL;
+    memset(out, 0, sizeof *out);
     imp_api_handle(req->path + API_PREFIX_LEN, req->body ? req->body : "", req->len, &r->api,
                    &out->resp);
 }
@@ -148,5 +249,5 @@ void imp_reply_free(imp_reply *out) {
     if (!out)
         return;
     imp_api_response_free(&out->resp);
-    out->allow = NULL;
+    memset(out, 0, sizeof *out);
 }

@@ -14,9 +14,19 @@
 
 #include "api/api.h"
 
+/* What the operations routes need to know of the daemon around the
+ * router. Every member may be NULL: then /readyz says ready and /metrics
+ * is empty. Both functions are called concurrently from any thread. */
+typedef struct imp_router_hooks {
+    int (*ready)(void *cls);                   /* 1 while accepting work, 0 while draining */
+    char *(*metrics)(void *cls, size_t *len); /* Prometheus text, malloc'd; NULL on OOM */
+    void *cls;
+} imp_router_hooks;
+
 typedef struct imp_router {
-    imp_api_ctx api;       /* limits handed to every endpoint */
+    imp_api_ctx api;       /* limits (and the parallel runner) handed to every endpoint */
     size_t max_body_bytes; /* bodies larger than this get 413 */
+    imp_router_hooks hooks;
 } imp_router;
 
 typedef struct imp_request {
@@ -28,17 +38,25 @@ typedef struct imp_request {
 } imp_request;
 
 typedef struct imp_reply {
-    imp_api_response resp; /* status, content type, body; free with imp_reply_free */
-    const char *allow;     /* value of the Allow header (static), or NULL */
+    imp_api_response resp;   /* status, content type, body; free with imp_reply_free */
+    const char *allow;       /* value of the Allow header (static), or NULL */
+    const char *retry_after; /* value of the Retry-After header (static), or NULL */
+    int close;               /* 1: send Connection: close and end the connection */
 } imp_reply;
 
+/* Why a request is turned away with 503. */
+typedef enum imp_unavailable { IMP_UNAVAILABLE_OVERLOADED, IMP_UNAVAILABLE_DRAINING } imp_unavailable;
+
+/* Sets the defaults of every field, then the limits that come from
+ * configuration (api limits as imp_api_ctx_init; the caller may change
+ * r->api and r->hooks afterwards). */
 void imp_router_init(imp_router *r, size_t max_body_bytes, size_t max_bodies);
 
 /*
  * Decides whatever the request line and headers alone decide: unknown path
  * (404), wrong method (405, with `allow`), non-JSON Content-Type (415), a
  * declared Content-Length over the limit (413; pass -1 when unknown), and
- * routes that take no body (GET /healthz). Returns 1 with *out filled when
+ * routes that take no body (GET /healthz, /readyz, /metrics, /openapi.yaml). Returns 1 with *out filled when
  * the reply is known; returns 0 (and leaves *out untouched) when the body
  * must be read and the request passed to imp_router_handle.
  */
@@ -51,6 +69,15 @@ void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *o
 
 /* The 413 reply, for a body found too large while it is being read. */
 void imp_router_too_large(const imp_router *r, imp_reply *out);
+
+/* The 503 reply (problem+json with Retry-After): the work queue is full,
+ * or the daemon is draining (then the connection is closed too). */
+void imp_router_unavailable(imp_unavailable why, imp_reply *out);
+
+/* 1 for requests whose work may take long: batches, scenes, and any body
+ * over IMP_ROUTER_HEAVY_BYTES. The worker pool runs these in its heavy lane. */
+#define IMP_ROUTER_HEAVY_BYTES (64u * 1024u)
+int imp_router_is_heavy(const char *path, size_t body_len);
 
 /* 1 when a Content-Type value names JSON: application/json or
  * application/<anything>+json, any case, with optional parameters. */

@@ -189,8 +189,10 @@ static int read_line(int fd, char *buf, size_t cap, double timeout_s) {
 
 int imp_test_daemon_start(imp_test_daemon *d, const char *const *args, const char *const *env,
                           int capture_stderr) {
-    static const char *const defaults[] = {"--port", "0",   "--bind", "127.0.0.1",
-                                           "--log",  "off", NULL};
+    /* No drain grace by default: a test that stops the daemon should not wait for
+     * load balancers that are not there (the drain test sets its own). */
+    static const char *const defaults[] = {"--port", "0",   "--bind", "127.0.0.1", "--log",
+                                           "off",    "--drain-grace-s", "0", NULL};
     const char *argv[MAX_ARGS];
     memset(d, 0, sizeof *d);
     d->out_fd = d->err_fd = -1;

@@ -28,7 +28,8 @@ typedef struct imp_test_daemon {
 const char *imp_test_daemon_bin(void);
 
 /*
- * Starts the daemon with --port 0 --bind 127.0.0.1 --log off, then `args`
+ * Starts the daemon with --port 0 --bind 127.0.0.1 --log off --drain-grace-s 0,
+ * then `args`
  * (NULL-terminated, may be NULL; a later flag overrides an earlier one),
  * with the environment variables in `env` ("NAME=value", NULL-terminated,
  * may be NULL) added. With capture_stderr the daemon's stderr goes to a pipe

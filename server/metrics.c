@@ -1,0 +1,204 @@
+/*
+ * metrics.c - counters, histograms and the Prometheus text format.
+ *
+ * DESIGN
+ * What: impactd_http_requests_total{route,code}, the latency histogram
+ * impactd_http_request_duration_seconds{route} (from the request's headers
+ * arriving to its reply being queued, so queueing for a worker is
+ * included), and gauges for queue depth, in-flight requests, busy workers,
+ * connections, draining, resident memory and process start time.
+ * How: a fixed table of route labels and a fixed bucket ladder; every cell
+ * is a relaxed atomic counter, so observing costs a few uncontended atomic
+ * adds and no lock. Status codes are counted per code in 100..599, and
+ * only non-zero series are rendered. Durations are summed in nanoseconds
+ * as integers (an atomic double add would need a CAS loop).
+ * Why: operators scrape every few seconds; the request path must not pay
+ * for that with a lock.
+ */
+#include "metrics.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static const char *const ROUTES[] = {
+    "/healthz",           "/readyz",           "/metrics",     "/openapi.yaml",
+    "/v1/toi",            "/v1/paths/intersect", "/v1/overlap", "/v1/respond",
+    "/v1/scenes/predict", "/v1/scenes/simulate", "/v1/validate", "/v1/batch",
+    "other",
+};
+#define N_ROUTES (sizeof ROUTES / sizeof ROUTES[0])
+
+/* Upper bounds of the latency buckets (seconds): 100 us to 10 s, roughly
+ * 1-2.5-5 per decade, the range between a cached /v1/toi and a big scene. */
+static const double BUCKETS[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                 0.05,   0.1,     0.25,   0.5,   1.0,    2.5,   5.0,  10.0};
+#define N_BUCKETS (sizeof BUCKETS / sizeof BUCKETS[0])
+
+#define STATUS_MIN 100
+#define STATUS_MAX 599
+#define N_STATUS (STATUS_MAX - STATUS_MIN + 1)
+
+typedef struct route_stats {
+    atomic_uint_fast64_t by_status[N_STATUS];
+    atomic_uint_fast64_t buckets[N_BUCKETS + 1]; /* last: +Inf */
+    atomic_uint_fast64_t sum_ns;
+    atomic_uint_fast64_t count;
+} route_stats;
+
+struct imp_metrics {
+    double start_time;
+    route_stats routes[N_ROUTES];
+};
+
+imp_metrics *imp_metrics_create(double start_time) {
+    imp_metrics *m = calloc(1, sizeof *m); /* all-zero bits are zero atomics on our targets */
+    if (m)
+        m->start_time = start_time;
+    return m;
+}
+
+void imp_metrics_destroy(imp_metrics *m) { free(m); }
+
+size_t imp_metrics_route(const char *path) {
+    for (size_t i = 0; i + 1 < N_ROUTES; ++i)
+        if (strcmp(ROUTES[i], path) == 0)
+            return i;
+    return N_ROUTES - 1;
+}
+
+void imp_metrics_observe(imp_metrics *m, size_t route, int status, double seconds) {
+    if (route >= N_ROUTES)
+        route = N_ROUTES - 1;
+    route_stats *r = &m->routes[route];
+    if (status < STATUS_MIN || status > STATUS_MAX)
+        status = 500;
+    atomic_fetch_add_explicit(&r->by_status[status - STATUS_MIN], 1, memory_order_relaxed);
+    size_t b = 0;
+    while (b < N_BUCKETS && seconds > BUCKETS[b])
+        ++b;
+    atomic_fetch_add_explicit(&r->buckets[b], 1, memory_order_relaxed);
+    if (seconds < 0)
+        seconds = 0;
+    atomic_fetch_add_explicit(&r->sum_ns, (uint_fast64_t)(seconds * 1e9), memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->count, 1, memory_order_relaxed);
+}
+
+/* A growable text buffer; `failed` sticks after the first allocation failure. */
+typedef struct text {
+    char *buf;
+    size_t len, cap;
+    int failed;
+} text;
+
+static void put(text *t, const char *fmt, ...) IMP_PRINTF_LIKE(2, 3);
+static void put(text *t, const char *fmt, ...) {
+    if (t->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = 1;
+            return;
+        }
+        if ((size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap * 2 + (size_t)n;
+        char *p = realloc(t->buf, cap);
+        if (!p) {
+            t->failed = 1;
+            return;
+        }
+        t->buf = p;
+        t->cap = cap;
+    }
+}
+
+static uint64_t load(const atomic_uint_fast64_t *a) {
+    return (uint64_t)atomic_load_explicit(a, memory_order_relaxed);
+}
+
+/* Resident set size in bytes from /proc/self/statm, or 0 when unavailable. */
+static unsigned long long resident_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    unsigned long long size = 0, resident = 0;
+    int n = fscanf(f, "%llu %llu", &size, &resident);
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return n == 2 && page > 0 ? resident * (unsigned long long)page : 0;
+}
+
+static void gauge(text *t, const char *name, const char *help, double value) {
+    put(t, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name, name, value);
+}
+
+char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size_t *len) {
+    text t = {malloc(16384), 0, 16384, 0};
+    if (!t.buf)
+        return NULL;
+    put(&t, "# HELP impactd_http_requests_total Requests answered, by route and status code.\n"
+            "# TYPE impactd_http_requests_total counter\n");
+    for (size_t r = 0; r < N_ROUTES; ++r) {
+        for (int s = 0; s < N_STATUS; ++s) {
+            uint64_t n = load(&m->routes[r].by_status[s]);
+            if (n)
+                put(&t, "impactd_http_requests_total{route=\"%s\",code=\"%d\"} %llu\n", ROUTES[r],
+                    s + STATUS_MIN, (unsigned long long)n);
+        }
+    }
+    put(&t, "# HELP impactd_http_request_duration_seconds Time from request headers to reply, "
+            "by route.\n"
+            "# TYPE impactd_http_request_duration_seconds histogram\n");
+    for (size_t r = 0; r < N_ROUTES; ++r) {
+        const route_stats *rs = &m->routes[r];
+        uint64_t count = load(&rs->count);
+        if (count == 0)
+            continue;
+        uint64_t cum = 0;
+        for (size_t b = 0; b <= N_BUCKETS; ++b) {
+            cum += load(&rs->buckets[b]);
+            if (b < N_BUCKETS)
+                put(&t, "impactd_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
+                    ROUTES[r], BUCKETS[b], (unsigned long long)cum);
+            else
+                put(&t,
+                    "impactd_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
+                    ROUTES[r], (unsigned long long)cum);
+        }
+        put(&t, "impactd_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n", ROUTES[r],
+            (double)load(&rs->sum_ns) / 1e9);
+        put(&t, "impactd_http_request_duration_seconds_count{route=\"%s\"} %llu\n", ROUTES[r],
+            (unsigned long long)cum);
+    }
+    gauge(&t, "impactd_queue_depth", "Requests waiting for a worker.", (double)g->queue_depth);
+    gauge(&t, "impactd_in_flight_requests", "Requests received and not yet answered.",
+          (double)g->in_flight);
+    gauge(&t, "impactd_workers_busy", "Workers running a request.", (double)g->workers_busy);
+    gauge(&t, "impactd_worker_threads", "Threads in the worker pool.", (double)g->worker_threads);
+    gauge(&t, "impactd_open_connections", "Open client connections.", (double)g->connections);
+    gauge(&t, "impactd_draining", "1 after SIGTERM while the daemon drains, else 0.",
+          (double)g->draining);
+    gauge(&t, "process_resident_memory_bytes", "Resident memory size in bytes.",
+          (double)resident_bytes());
+    gauge(&t, "process_start_time_seconds", "Start time of the process since the Unix epoch.",
+          m->start_time);
+    if (t.failed) {
+        free(t.buf);
+        return NULL;
+    }
+    *len = t.len;
+    return t.buf;
+}

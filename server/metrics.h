@@ -1,0 +1,44 @@
+/*
+ * metrics.h - request counters and latency histograms, rendered in the
+ * Prometheus text exposition format (version 0.0.4).
+ *
+ * Routes are a fixed set (the contract's paths plus "other"), so label
+ * cardinality is bounded whatever paths clients invent.
+ *
+ * Thread-safety: imp_metrics_observe may be called from any thread at any
+ * time (relaxed atomics; a scrape may see a request counted in the total
+ * but not yet in its bucket, which Prometheus tolerates); render reads
+ * without locking.
+ */
+#ifndef IMP_SERVER_METRICS_H
+#define IMP_SERVER_METRICS_H
+
+#include <stddef.h>
+
+typedef struct imp_metrics imp_metrics;
+
+/* Point-in-time values the daemon supplies when it renders. */
+typedef struct imp_metrics_gauges {
+    size_t queue_depth;       /* jobs waiting for a worker */
+    size_t in_flight;         /* requests between headers received and reply queued */
+    size_t workers_busy;      /* jobs being run by workers */
+    size_t connections;       /* open client connections */
+    unsigned worker_threads;  /* size of the pool */
+    int draining;             /* 1 after SIGTERM */
+} imp_metrics_gauges;
+
+/* start_time: the process start, seconds since the Unix epoch. NULL on OOM. */
+imp_metrics *imp_metrics_create(double start_time);
+void imp_metrics_destroy(imp_metrics *m);
+
+/* Index of the route label for a request path ("other" when unknown). */
+size_t imp_metrics_route(const char *path);
+
+/* Counts one finished request on `route` with `status` that took `seconds`. */
+void imp_metrics_observe(imp_metrics *m, size_t route, int status, double seconds);
+
+/* The exposition text, malloc'd and NUL-terminated (caller frees), or NULL
+ * on OOM. */
+char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size_t *len);
+
+#endif
