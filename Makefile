@@ -9,6 +9,7 @@
 #   make check-unit      unit tests only
 #   make check-integration   integration tests only
 #   make bench-build     build the benchmarks; make bench runs them (never part of make test)
+#   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
 #   make clean           remove build/
 #
 # Outputs (all under $(BUILD): build/, or build/san/ when SANITIZE is set):
@@ -167,7 +168,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 # ---- targets ---------------------------------------------------------------------------------
 
-.PHONY: all deps run test check check-unit check-integration bench-build bench clean
+.PHONY: all deps run test check check-unit check-integration bench-build bench bench-load clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
@@ -243,6 +244,11 @@ bench-build: $(BENCH_BINS)
 
 bench: bench-build
 	@for b in $(BENCH_BINS); do echo "==> $$b"; $$b || exit 1; done
+
+# HTTP load: wrk on /v1/toi against nginx serving a static file, in one run
+# (installs wrk and nginx when missing). LOAD_ARGS="30 64" sets seconds and connections.
+bench-load: $(IMPACTD)
+	IMPACTD=$(IMPACTD) sh tests/bench/load.sh $(LOAD_ARGS)
 
 clean:
 	rm -rf build
