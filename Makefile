@@ -15,6 +15,7 @@
 # Outputs (all under $(BUILD): build/, or build/san/ when SANITIZE is set):
 #   libimpact.a      core/*.c, compiled with no include paths: core sees libc and libm only
 #   libimpactapi.a   api/*.c (-I. and jansson)
+#   libimpactserver.a  server/*.c but main() and the CLI (unit tests link the modules they test)
 #   impactd          server/*.c (except the CLI's main) + both libraries + libmicrohttpd
 #   impact           the CLI: server/cli.c + both libraries + jansson
 #   tests/unit/test_*, tests/integration/test_*, tests/bench/bench_*  one per source file;
@@ -87,6 +88,10 @@ ALL_OBJS := $(call obj,$(CORE_SRCS) $(API_SRCS) $(SERVER_SRCS) $(UNIT_SRCS) $(UN
 
 LIBIMPACT := $(BUILD)/libimpact.a
 LIBIMPACTAPI := $(BUILD)/libimpactapi.a
+# The daemon's modules without main(), so unit tests can link the ones they test (an
+# archive contributes only the members a test references: test_pool pulls pool.o alone).
+LIBIMPACTSERVER := $(BUILD)/libimpactserver.a
+SERVER_LIB_OBJS := $(filter-out $(BUILD)/obj/server/main.o,$(SERVER_OBJS))
 IMPACTD := $(BUILD)/impactd
 IMPACT := $(BUILD)/impact
 CLI_OBJ := $(call obj,$(CLI_MAIN))
@@ -115,7 +120,7 @@ $(BUILD)/obj/server/%.o: server/%.c
 
 $(BUILD)/obj/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -I. $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tests/integration/%.o: tests/integration/%.c
 	@mkdir -p $(@D)
@@ -139,6 +144,11 @@ $(LIBIMPACTAPI): $(API_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+$(LIBIMPACTSERVER): $(SERVER_LIB_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
 $(IMPACTD): $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
 	    $(MHD_LIBS) $(JANSSON_LIBS) -lpthread -lm
@@ -149,10 +159,10 @@ $(IMPACT): $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT)
 # Static pattern rules (not plain pattern rules): their objects count as explicitly named, so
 # make never treats them as intermediate files to skip or delete.
 $(UNIT_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_HELPER_OBJS) \
-                                     $(LIBIMPACTAPI) $(LIBIMPACT)
+                                     $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(UNIT_HELPER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
-	    $(CMOCKA_LIBS) $(JANSSON_LIBS) -lm
+	$(CC) $(LDFLAGS) -pthread -o $@ $< $(UNIT_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
+	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) -lpthread -lm
 
 $(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o \
                                             $(INTEG_HELPER_OBJS)

@@ -33,7 +33,8 @@
  * that is also held in the close notification, which libmicrohttpd runs
  * before it closes the descriptor, so a shutdown never hits a reused fd.
  * Draining: imp_http_drain_begin only flips readiness; imp_http_close
- * stops accepting (MHD_quiesce_daemon) and answers any further request on
+ * stops accepting (MHD_quiesce_daemon, then shutdown(2) of the listener so
+ * connection attempts are refused rather than queued) and answers any further request on
  * an open connection 503 draining with Connection: close; imp_http_stop
  * answers queued-but-unstarted work 503, waits for running work, then
  * stops libmicrohttpd, which never sees a connection left suspended.
@@ -100,6 +101,7 @@ struct imp_http_server {
     atomic_size_t open_connections;
     pthread_mutex_t conns_lock;
     conn_state *conns;
+    MHD_socket quiesced_fd; /* the listener after imp_http_close, closed at stop */
 };
 
 typedef enum phase { PHASE_READING, PHASE_QUEUED, PHASE_DONE } phase;
@@ -524,6 +526,7 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
     atomic_init(&s->open_requests, 0);
     atomic_init(&s->open_connections, 0);
     pthread_mutex_init(&s->conns_lock, NULL);
+    s->quiesced_fd = MHD_INVALID_SOCKET;
     s->metrics = imp_metrics_create(start_time);
     s->pool = imp_pool_create((unsigned)cfg->threads, (size_t)cfg->queue_depth);
     if (!s->metrics || !s->pool) {
@@ -600,9 +603,13 @@ void imp_http_close(imp_http_server *s) {
     atomic_store(&s->draining, 1);
     if (atomic_exchange(&s->closing, 1))
         return;
-    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
+    s->quiesced_fd = MHD_quiesce_daemon(s->daemon);
+    /* Refuse new connections now. Closing the descriptor would race with
+     * libmicrohttpd's thread taking it out of its epoll set; shutdown(2)
+     * ends the listening state (connection attempts are refused) and the
+     * descriptor itself is closed after libmicrohttpd has stopped. */
+    if (s->quiesced_fd != MHD_INVALID_SOCKET)
+        (void)shutdown(s->quiesced_fd, SHUT_RDWR);
 }
 
 size_t imp_http_in_flight(imp_http_server *s) { return atomic_load(&s->open_requests); }
@@ -619,5 +626,7 @@ void imp_http_stop(imp_http_server *s) {
     imp_pool_destroy(s->pool);
     s->pool = NULL;
     MHD_stop_daemon(s->daemon);
+    if (s->quiesced_fd != MHD_INVALID_SOCKET)
+        close(s->quiesced_fd);
     free_server(s);
 }

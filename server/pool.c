@@ -12,7 +12,9 @@
  * The calling thread claims chunks itself, so the range always finishes
  * even if no worker ever helps; before returning it withdraws helper slots
  * nobody took and waits only for helpers that are inside a chunk, which
- * is why the range descriptor may live on the caller's stack.
+ * is why the range descriptor may live on the caller's stack. A helper
+ * leaves the range after any chunk when light work is waiting, so a light
+ * request waits at most one chunk for a worker however big the range.
  * Why: light-first ordering with a cap on heavy workers is what keeps a
  * 10 ms /v1/toi from queueing behind seconds of scene work when the pool
  * has two or more threads; helper slots rank above heavy jobs because
@@ -56,6 +58,8 @@ struct imp_pool {
     size_t capacity;           /* queue_depth: bound on both lanes together */
     size_t queued;             /* jobs in both lanes */
     size_t running;            /* jobs (not helper slots) being run */
+    size_t helping;            /* workers inside a helper slot */
+    atomic_size_t light_waiting; /* mirror of the light lane's count, read without the lock */
     size_t heavy_running, heavy_max;
     range *ranges;             /* ranges with open helper slots */
     int stopping;
@@ -75,7 +79,10 @@ static job ring_pop(ring *r, size_t cap) {
     return j;
 }
 
-static void run_chunks(range *r) {
+/* Claims and runs chunks until none is left. A helper (helper_of set) also
+ * stops after any chunk when light work is waiting: it goes back to serve
+ * it, and the range's owner finishes the remaining chunks on its own. */
+static void run_chunks(range *r, imp_pool *helper_of) {
     for (;;) {
         size_t c = atomic_fetch_add_explicit(&r->next_chunk, 1, memory_order_relaxed);
         if (c >= r->chunks)
@@ -83,6 +90,8 @@ static void run_chunks(range *r) {
         size_t begin = c * r->grain;
         size_t end = begin + r->grain < r->n ? begin + r->grain : r->n;
         r->fn(r->ctx, begin, end);
+        if (helper_of && atomic_load_explicit(&helper_of->light_waiting, memory_order_relaxed) > 0)
+            return;
     }
 }
 
@@ -107,6 +116,7 @@ static void *worker_main(void *arg) {
             int is_heavy = take_heavy;
             job j = ring_pop(is_heavy ? heavy : light, p->capacity);
             p->queued--;
+            atomic_store_explicit(&p->light_waiting, light->count, memory_order_relaxed);
             p->running++;
             p->heavy_running += (size_t)is_heavy;
             pthread_mutex_unlock(&p->lock);
@@ -123,9 +133,11 @@ static void *worker_main(void *arg) {
             if (--r->helpers_wanted == 0)
                 unlink_range(p, r);
             r->helpers_inside++;
+            p->helping++;
             pthread_mutex_unlock(&p->lock);
-            run_chunks(r);
+            run_chunks(r, p);
             pthread_mutex_lock(&p->lock);
+            p->helping--;
             if (--r->helpers_inside == 0)
                 pthread_cond_broadcast(&p->range_done);
             continue;
@@ -159,7 +171,7 @@ static void pool_run_range(void *runner, size_t n, size_t grain, imp_range_fn fn
         pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->lock);
 
-    run_chunks(&r);
+    run_chunks(&r, NULL);
 
     pthread_mutex_lock(&p->lock);
     if (r.helpers_wanted > 0) {
@@ -184,6 +196,7 @@ int imp_pool_submit(imp_pool *p, imp_pool_lane lane, imp_pool_fn fn, void *arg) 
     }
     ring_push(&p->lanes[lane], p->capacity, (job){fn, arg});
     p->queued++;
+    atomic_store_explicit(&p->light_waiting, p->lanes[IMP_POOL_LIGHT].count, memory_order_relaxed);
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->lock);
     return 0;
@@ -198,7 +211,7 @@ size_t imp_pool_queued(imp_pool *p) {
 
 size_t imp_pool_running(imp_pool *p) {
     pthread_mutex_lock(&p->lock);
-    size_t n = p->running;
+    size_t n = p->running + p->helping;
     pthread_mutex_unlock(&p->lock);
     return n;
 }
@@ -216,6 +229,8 @@ size_t imp_pool_cancel_queued(imp_pool *p, imp_pool_fn cancel) {
             break;
         job j = ring_pop(r, p->capacity);
         p->queued--;
+        atomic_store_explicit(&p->light_waiting, p->lanes[IMP_POOL_LIGHT].count,
+                              memory_order_relaxed);
         pthread_mutex_unlock(&p->lock);
         cancel(j.arg);
         ++n;
@@ -247,6 +262,7 @@ imp_pool *imp_pool_create(unsigned threads, size_t queue_depth) {
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->range_done, NULL);
+    atomic_init(&p->light_waiting, 0);
     /* Each lane may hold the whole bound on its own. */
     p->lanes[0].items = calloc(queue_depth, sizeof(job));
     p->lanes[1].items = calloc(queue_depth, sizeof(job));

@@ -3,9 +3,11 @@
  * a bounded queue in front of them, and a parallel_for for core.
  *
  * Work comes in two lanes. Light work (small single requests) always goes
- * first; heavy work (batches, scenes, large bodies) runs on at most
- * `heavy_max` threads at a time, so with two or more threads a burst of
+ * first; heavy jobs (batches, scenes, large bodies) start on at most
+ * threads - 1 workers at a time, so with two or more threads a burst of
  * heavy requests can never occupy every worker and stall the light ones.
+ * Idle workers help a heavy job's parallel ranges, but leave after their
+ * current chunk as soon as light work is waiting.
  * The queue bound counts both lanes: a submit beyond it fails at once and
  * the caller answers 503, so there is never an unbounded backlog.
  *
@@ -36,7 +38,8 @@ imp_pool *imp_pool_create(unsigned threads, size_t queue_depth);
  * stopping (fn is then not called and arg stays the caller's). */
 int imp_pool_submit(imp_pool *p, imp_pool_lane lane, imp_pool_fn fn, void *arg);
 
-/* Jobs waiting in the queue, and jobs being run now (gauges). */
+/* Jobs waiting in the queue, and workers busy now: running a job or
+ * helping a parallel range (gauges). */
 size_t imp_pool_queued(imp_pool *p);
 size_t imp_pool_running(imp_pool *p);
 unsigned imp_pool_threads(const imp_pool *p);

@@ -38,15 +38,16 @@
 
 static const char LISTEN_PREFIX[] = "impactd listening on http://127.0.0.1:";
 
-static double now_s(void) {
+double imp_test_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void sleep_ms(long ms) {
+void imp_test_sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
 }
 
 const char *imp_test_daemon_bin(void) {
@@ -109,7 +110,7 @@ static pid_t spawn(const char *const *argv, const char *const *env, const int *c
 
 /* waitpid with a deadline; on timeout SIGKILL. Exit status or -1. */
 static int wait_exit(pid_t pid, double timeout_s) {
-    double deadline = now_s() + timeout_s;
+    double deadline = imp_test_now_s() + timeout_s;
     int st;
     for (;;) {
         pid_t r = waitpid(pid, &st, WNOHANG);
@@ -117,14 +118,14 @@ static int wait_exit(pid_t pid, double timeout_s) {
             break;
         if (r < 0 && errno != EINTR)
             return -1;
-        if (now_s() > deadline) {
+        if (imp_test_now_s() > deadline) {
             fprintf(stderr, "daemon %d did not exit within %.0f s; killing it\n", (int)pid,
                     timeout_s);
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             return -1;
         }
-        sleep_ms(5);
+        imp_test_sleep_ms(5);
     }
     if (WIFEXITED(st))
         return WEXITSTATUS(st);
@@ -160,10 +161,10 @@ static int drain_fd(int fd, char **buf, size_t *len, size_t *cap) {
 /* Reads one line from fd within the deadline; returns 0 and the line
  * (without '\n') in buf, or -1 on EOF, error or timeout. */
 static int read_line(int fd, char *buf, size_t cap, double timeout_s) {
-    double deadline = now_s() + timeout_s;
+    double deadline = imp_test_now_s() + timeout_s;
     size_t n = 0;
     while (n + 1 < cap) {
-        int left_ms = (int)((deadline - now_s()) * 1000.0);
+        int left_ms = (int)((deadline - imp_test_now_s()) * 1000.0);
         if (left_ms <= 0)
             return -1;
         struct pollfd p = {fd, POLLIN, 0};
@@ -295,10 +296,10 @@ int imp_test_run(const char *const *args, const char *const *env, char **out, ch
     size_t lens[2] = {0, 0}, caps[2] = {0, 0};
     int fds[2] = {po[0], pe[0]};
     int open_n = 2;
-    double deadline = now_s() + IMP_TEST_STOP_TIMEOUT_S;
+    double deadline = imp_test_now_s() + IMP_TEST_STOP_TIMEOUT_S;
     for (int i = 0; i < 2; ++i)
         fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
-    while (open_n > 0 && now_s() < deadline) {
+    while (open_n > 0 && imp_test_now_s() < deadline) {
         struct pollfd p[2];
         for (int i = 0; i < 2; ++i)
             p[i] = (struct pollfd){fds[i], POLLIN, 0};
@@ -342,30 +343,34 @@ typedef struct sink {
     int failed;
 } sink;
 
+int imp_test_buf_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n) {
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n + 1)
+            c *= 2;
+        char *q = realloc(*buf, c);
+        if (!q)
+            return -1;
+        *buf = q;
+        *cap = c;
+    }
+    memcpy(*buf + *len, p, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+    return 0;
+}
+
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud) {
     sink *s = ud;
     size_t n = size * nmemb;
-    imp_http_result *r = s->r;
-    if (r->len + n + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 4096;
-        while (cap < r->len + n + 1)
-            cap *= 2;
-        char *q = realloc(r->body, cap);
-        if (!q) {
-            s->failed = 1;
-            return 0;
-        }
-        r->body = q;
-        s->cap = cap;
+    if (imp_test_buf_append(&s->r->body, &s->r->len, &s->cap, p, n) != 0) {
+        s->failed = 1;
+        return 0;
     }
-    memcpy(r->body + r->len, p, n);
-    r->len += n;
-    r->body[r->len] = '\0';
     return n;
 }
 
-/* Copies the value of header line "Name: value\r\n" into dst when the name matches. */
-static void header_value(const char *line, size_t n, const char *name, char *dst, size_t cap) {
+void imp_test_header_value(const char *line, size_t n, const char *name, char *dst, size_t cap) {
     size_t nl = strlen(name);
     if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
         return;
@@ -388,9 +393,9 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud) {
     if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) { /* a new response (e.g. after 100) */
         r->content_type[0] = r->allow[0] = r->connection[0] = '\0';
     }
-    header_value(p, n, "Content-Type", r->content_type, sizeof r->content_type);
-    header_value(p, n, "Allow", r->allow, sizeof r->allow);
-    header_value(p, n, "Connection", r->connection, sizeof r->connection);
+    imp_test_header_value(p, n, "Content-Type", r->content_type, sizeof r->content_type);
+    imp_test_header_value(p, n, "Allow", r->allow, sizeof r->allow);
+    imp_test_header_value(p, n, "Connection", r->connection, sizeof r->connection);
     return n;
 }
 

@@ -84,4 +84,18 @@ int imp_http_post_pieces(const char *url, const char *body, size_t len, size_t p
 
 void imp_http_result_free(imp_http_result *r);
 
+/* Monotonic clock in seconds, and a sleep that resumes after signals. */
+double imp_test_now_s(void);
+void imp_test_sleep_ms(long ms);
+
+/* Appends n bytes to a growable NUL-terminated buffer (*buf may start
+ * NULL with *len and *cap 0). Returns 0, or -1 when memory ran out (the
+ * buffer is then unchanged). */
+int imp_test_buf_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n);
+
+/* When the header line "Name: value\r\n" (n bytes, as libcurl hands it
+ * over) has the name `name` (any case), copies its trimmed value into dst
+ * (cap bytes, truncated, NUL-terminated); otherwise leaves dst alone. */
+void imp_test_header_value(const char *line, size_t n, const char *name, char *dst, size_t cap);
+
 #endif

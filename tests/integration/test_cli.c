@@ -83,12 +83,6 @@ static const char *cli_bin(void) {
     return bin && *bin ? bin : "build/impact";
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void cli_result_free(cli_result *r) {
     free(r->out);
     free(r->err);
@@ -184,10 +178,10 @@ static int run_cli(const char *const *args, const char *in, size_t in_len, cli_r
     size_t sent = 0;
     if (!in || in_len == 0) close_fd(&fd_in);
     grow_buf out = {0}, err = {0};
-    double deadline = now_s() + CLI_TIMEOUT_S;
+    double deadline = imp_test_now_s() + CLI_TIMEOUT_S;
     int timed_out = 0;
     while (fd_in >= 0 || fd_out >= 0 || fd_err >= 0) {
-        int left_ms = (int)((deadline - now_s()) * 1000.0);
+        int left_ms = (int)((deadline - imp_test_now_s()) * 1000.0);
         if (left_ms <= 0) {
             timed_out = 1;
             break;
@@ -218,7 +212,7 @@ static int run_cli(const char *const *args, const char *in, size_t in_len, cli_r
             break;
         }
         if (w < 0 && errno != EINTR) break;
-        if (!timed_out && now_s() > deadline) { /* closed its output but did not exit */
+        if (!timed_out && imp_test_now_s() > deadline) { /* closed its output but did not exit */
             timed_out = 1;
             kill(pid, SIGKILL);
         }
