@@ -25,7 +25,7 @@ set -eu
 DURATION=${1:-60}
 CONNS=${2:-64}
 THREADS=2
-IMPACTD=${IMPACTD:-build/impactd}
+IMPACTD=${IMPACTD:-build/impactd}   # IMPACTD_ARGS: extra daemon flags
 
 need() {
     command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] && return 0
@@ -55,7 +55,7 @@ trap cleanup EXIT INT TERM
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 # A free port: ask the kernel by binding port 0 with the daemon itself.
-"$IMPACTD" --port 0 --bind 127.0.0.1 --log off >"$WORK/impactd.out" 2>"$WORK/impactd.err" &
+"$IMPACTD" --port 0 --bind 127.0.0.1 --log off ${IMPACTD_ARGS:-} >"$WORK/impactd.out" 2>"$WORK/impactd.err" &
 IMPACTD_PID=$!
 for _ in $(seq 100); do
     grep -q listening "$WORK/impactd.out" 2>/dev/null && break
@@ -70,8 +70,12 @@ curl -s --noproxy '*' -H 'Content-Type: application/json' \
     -d '{"a": {"radius": 0.5, "position": [0, 0], "velocity": [1, 0]}, "b": {"radius": 0.5, "position": [3, 0], "velocity": [-1, 0]}}' \
     "$URL/v1/toi" >"$WORK/www/toi.json"
 chmod 644 "$WORK/www/toi.json"
-NGINX_PORT=$(( ${URL##*:} + 1 ))
-cat >"$WORK/nginx.conf" <<EOF
+# nginx on a port below Linux's ephemeral range (32768-60999), so no client
+# socket of the tests or of wrk can hold it; retried if something listens there.
+mkdir -p "$WORK/tmp" "$WORK/logs"
+for try in $(seq 20); do
+    NGINX_PORT=$(( 20000 + ($$ * 7 + try * 331) % 12000 ))
+    cat >"$WORK/nginx.conf" <<EOF
 worker_processes auto;
 pid $WORK/nginx.pid;
 error_log $WORK/nginx-error.log;
@@ -93,9 +97,12 @@ http {
     }
 }
 EOF
-mkdir -p "$WORK/tmp" "$WORK/logs"
-"$NGINX" -p "$WORK" -c "$WORK/nginx.conf"
-NGINX_STARTED=1
+    if "$NGINX" -p "$WORK" -c "$WORK/nginx.conf" 2>"$WORK/nginx-start.err"; then
+        NGINX_STARTED=1
+        break
+    fi
+done
+[ -n "$NGINX_STARTED" ] || { echo "load.sh: nginx did not start" >&2; cat "$WORK/nginx-start.err" >&2; exit 1; }
 sleep 0.2
 
 RSS_START=$(rss_kib "$IMPACTD_PID")
@@ -107,7 +114,7 @@ run() {
 num() { # value of a wrk "Requests/sec:" style line
     awk -v k="$2" '$1 == k {print $2}' "$WORK/$1.txt"
 }
-pct() { # latency percentile line "50.000%  1.02ms"
+pct() { # latency distribution line "50%  1.02ms"
     awk -v p="$2" '$1 == p {print $2}' "$WORK/$1.txt"
 }
 
