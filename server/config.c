@@ -224,7 +224,7 @@ imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
     if (cfg->io_threads == 0) {
         /* One per core: for small requests, reading, parsing and writing HTTP costs as
          * much as the solving, and an idle connection thread costs nothing (it sleeps
-         * in epoll). Measured with tests/bench/load.sh on 2 cores: 2 connection threads
+         * in poll). Measured with tests/bench/load.sh on 2 cores: 2 connection threads
          * serve 1.15-1.2x the requests/s of 1; 4 are no better than 2. */
         long n = cores;
         /* libmicrohttpd splits the connection limit across its threads. */

@@ -32,7 +32,7 @@
 #include "http.h"
 #include "log.h"
 
-/* File descriptors besides client connections: listener, epoll instances
+/* File descriptors besides client connections: listener, inter-thread channels
  * (one per thread), stdio, and the libraries' own. */
 #define FD_HEADROOM 64
 

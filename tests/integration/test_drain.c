@@ -330,12 +330,51 @@ static void test_drain_without_grace(void **state) {
     run_drain("0");
 }
 
+/* Stop cycles while keep-alive clients keep every connection thread busy.
+ * Regression for an abort at shutdown: with libmicrohttpd's epoll loop,
+ * MHD_quiesce_daemon raced the connection threads for the listener's epoll
+ * entry and panicked on losing (see http.c); a rare race, so many cycles. */
+#define STOP_CYCLES 40
+
+static void test_repeated_stop_under_traffic(void **state) {
+    (void)state;
+    const char *const args[] = {"--threads", "2", "--io-threads", "2", NULL};
+    for (int cycle = 0; cycle < STOP_CYCLES; ++cycle) {
+        imp_test_daemon d;
+        assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
+        char toi_url[128];
+        snprintf(toi_url, sizeof toi_url, "%s/v1/toi", d.url);
+        _Atomic int stop = 0, not_ready = 0;
+        client clients[2];
+        for (size_t i = 0; i < 2; ++i) {
+            clients[i] = (client){.url = toi_url, .body = TOI_BODY, .len = sizeof TOI_BODY - 1,
+                                  .keep_alive = 1, .stop = &stop, .not_ready_seen = &not_ready};
+            assert_int_equal(pthread_create(&clients[i].thread, NULL, client_main, &clients[i]), 0);
+        }
+        while (clients[0].out.ok + clients[1].out.ok < 4 && clients[0].out.bad == 0 &&
+               clients[1].out.bad == 0)
+            imp_test_sleep_ms(1);
+        not_ready = 1; /* from here a reset of a fresh connection counts as refused */
+        int status = imp_test_daemon_stop(&d, SIGTERM);
+        stop = 1;
+        for (size_t i = 0; i < 2; ++i)
+            pthread_join(clients[i].thread, NULL);
+        if (status != 0 || clients[0].out.bad || clients[1].out.bad) {
+            print_error("cycle %d: exit status %d\n", cycle, status);
+            print_outcome("client 0", &clients[0].out);
+            print_outcome("client 1", &clients[1].out);
+            fail();
+        }
+    }
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_drain_with_grace),
         cmocka_unit_test(test_drain_without_grace),
+        cmocka_unit_test(test_repeated_stop_under_traffic),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
