@@ -1,0 +1,64 @@
+/*
+ * broadphase.h - candidate pairs of a scene from axis-aligned boxes.
+ *
+ * Every broadphase answers the same question: which pairs (a, b), a < b,
+ * have closed boxes that overlap on every axis (lo <= hi on both sides, so
+ * boxes that only touch count), excluding pairs of two static bodies. The
+ * answer is exact and identical for every kind: sorted by (a, b), no
+ * duplicates. Only the cost differs. Callers that need conservative boxes
+ * pad them before the call; nothing here rounds.
+ *
+ * Kinds: brute (every pair, the reference), grid (uniform grid / spatial
+ * hash), sap (sweep-and-prune on the axis of largest spread), bvh
+ * (bounding volume hierarchy), auto (chooses by imp_broadphase_choose).
+ *
+ * Memory: *out is malloc'd by the call (NULL when there is no pair) and
+ * freed by the caller with free(). Failure (allocation, or more pairs than
+ * max_pairs) returns -1 with *out NULL and *count 0.
+ * Thread-safety: reentrant; `par` (may be NULL) spreads work over threads.
+ */
+#ifndef IMP_CORE_BROADPHASE_H
+#define IMP_CORE_BROADPHASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parallel.h"
+#include "vec.h"
+
+typedef struct imp_aabb {
+    imp_vec3 lo, hi; /* z is 0 for both in 2D */
+} imp_aabb;
+
+typedef struct imp_pair {
+    uint32_t a, b; /* a < b */
+} imp_pair;
+
+typedef enum imp_broadphase_kind {
+    IMP_BROAD_AUTO = 0,
+    IMP_BROAD_BRUTE,
+    IMP_BROAD_GRID,
+    IMP_BROAD_SAP,
+    IMP_BROAD_BVH
+} imp_broadphase_kind;
+
+typedef struct imp_broadphase_input {
+    const imp_aabb *boxes;          /* n boxes, lo <= hi componentwise, all finite */
+    const unsigned char *is_static; /* n flags, or NULL (none static) */
+    size_t n;                       /* at most UINT32_MAX */
+    int dim;                        /* 2 or 3 */
+    size_t max_pairs;               /* fail (-1) rather than report more pairs than this */
+    const imp_parallel *par;        /* may be NULL */
+} imp_broadphase_input;
+
+/* The kind `auto` resolves to for this input (never IMP_BROAD_AUTO). */
+imp_broadphase_kind imp_broadphase_choose(const imp_broadphase_input *in);
+
+/* Fills *out with the overlapping pairs (see above); returns 0 or -1. */
+int imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *in, imp_pair **out,
+                         size_t *count);
+
+/* "auto", "brute", "grid", "sap", "bvh". */
+const char *imp_broadphase_name(imp_broadphase_kind kind);
+
+#endif
