@@ -5,16 +5,17 @@
  * imp_parallel, and core calls imp_parallel_for with a range callback. The
  * runner must call fn(ctx, begin, end) on disjoint subranges that together
  * cover [0, n) exactly once each, and return only when all calls have
- * returned. When it runs a range on several threads its subranges are at
- * most `grain` long (grain 0 means 1), so a caller controls how finely
- * work is split; a runner that does not split (no pool, one thread, or a
- * single chunk) makes one call for the whole range. Without a runner
+ * returned. When it runs a range on several threads its subranges are
+ * the chunks [k grain, (k + 1) grain) clipped to n (grain 0 means 1), so a
+ * caller controls how finely work is split and may keep one output per
+ * chunk, indexed by begin / grain; a runner that does not split (no pool,
+ * one thread, or a single chunk) makes one call for the whole range. Without a runner
  * (NULL, or run NULL) the whole range runs on the calling thread. Results
  * must never depend on how the range was split, so serial and parallel
  * runs agree bit for bit.
  *
  * Thread-safety: fn runs concurrently on different subranges; it may write
- * only to per-index outputs. A runner may be used from several threads
+ * only to per-index or per-chunk outputs. A runner may be used from several threads
  * at once, and fn may itself call imp_parallel_for (nested ranges).
  */
 #ifndef IMP_CORE_PARALLEL_H

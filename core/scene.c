@@ -1,0 +1,266 @@
+/*
+ * scene.c - swept bounds, broadphase, parallel narrowphase, sorted output.
+ *
+ * DESIGN
+ * What: imp_scene_predict, the core of POST /v1/scenes/predict.
+ * How: (1) swept bounds per body over [0, horizon]: per axis the path is a
+ * parabola, so its range is spanned by the end points and, when the apex
+ * t* = -v/a lies inside the window, the apex; the box grows by the radius
+ * and by IMP_SCENE_BOUNDS_PAD of the scene scale so that floating-point
+ * rounding can never lose a pair the narrowphase would accept. (2) the
+ * broadphase yields candidate pairs sorted by (a, b). (3) the pairwise
+ * time of impact runs over the candidates through the caller's parallel
+ * runner; each chunk of candidates keeps its own list of contacts. (4) the
+ * chunks' lists are joined in chunk order and hits sorted by (time, a, b).
+ * `brute` skips (1) and (2): every pair that is not two static bodies goes
+ * through the narrowphase, chunked by rows, so it checks the bounds and
+ * the broadphases rather than sharing them.
+ * Why: per-chunk lists joined in index order and a total sort make the
+ * output independent of thread scheduling and of the broadphase kind: the
+ * set of candidates may differ between kinds (that is their whole point),
+ * but every true contact is in each set and gets the same pairwise answer.
+ * Only contacts are stored, so memory follows the answer, not the
+ * candidate count.
+ */
+#include "scene.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Candidates handed to one narrowphase task: large enough to amortise the
+ * scheduling, small enough to balance pairs of very different cost. */
+#define NARROW_GRAIN 2048
+
+static void axis_range(double p, double v, double a, double h, double *lo, double *hi) {
+    double e = p + (v + 0.5 * a * h) * h;
+    *lo = fmin(p, e);
+    *hi = fmax(p, e);
+    if (a != 0.0) {
+        double ts = -v / a;
+        if (ts > 0.0 && ts < h) {
+            double x = p + (v + 0.5 * a * ts) * ts;
+            *lo = fmin(*lo, x);
+            *hi = fmax(*hi, x);
+        }
+    }
+}
+
+imp_aabb imp_swept_bounds_sphere(const imp_motion *m, double radius, double horizon, int dim,
+                                 double pad) {
+    imp_aabb b;
+    double r = radius + pad;
+    axis_range(m->p.x, m->v.x, m->a.x, horizon, &b.lo.x, &b.hi.x);
+    axis_range(m->p.y, m->v.y, m->a.y, horizon, &b.lo.y, &b.hi.y);
+    if (dim == 3) {
+        axis_range(m->p.z, m->v.z, m->a.z, horizon, &b.lo.z, &b.hi.z);
+    } else {
+        b.lo.z = b.hi.z = 0.0;
+    }
+    b.lo.x -= r;
+    b.lo.y -= r;
+    b.hi.x += r;
+    b.hi.y += r;
+    if (dim == 3) {
+        b.lo.z -= r;
+        b.hi.z += r;
+    }
+    return b;
+}
+
+/* What one narrowphase chunk found: only contacts are stored, so memory
+ * follows the answer, not the number of candidates. */
+typedef struct contact_vec {
+    imp_scene_contact *v;
+    size_t n, cap;
+} contact_vec;
+
+typedef struct chunk_out {
+    contact_vec hits, overlaps;
+    int nomem;
+} chunk_out;
+
+typedef struct narrow_job {
+    const imp_scene_input *in;
+    const imp_pair *pairs; /* candidates; NULL: brute force, the range is rows a */
+    size_t grain;          /* the chunk of index begin is begin / grain */
+    chunk_out *chunks;
+} narrow_job;
+
+static int push(contact_vec *cv, const imp_scene_contact *c) {
+    if (cv->n == cv->cap) {
+        size_t cap = cv->cap ? 2 * cv->cap : 16;
+        imp_scene_contact *v = realloc(cv->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        cv->v = v;
+        cv->cap = cap;
+    }
+    cv->v[cv->n++] = *c;
+    return 0;
+}
+
+static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chunk_out *out) {
+    const imp_scene_body *a = &in->bodies[ia], *b = &in->bodies[ib];
+    imp_toi_spheres_input q = {a->m, b->m, a->radius, b->radius, in->horizon};
+    imp_toi_result r = imp_toi_spheres(&q);
+    if (r.state != IMP_TOI_HIT && r.state != IMP_TOI_OVERLAPPING)
+        return;
+    imp_scene_contact c = {ia, ib, r.time, r.point, r.normal, r.depth};
+    if (push(r.state == IMP_TOI_HIT ? &out->hits : &out->overlaps, &c) != 0)
+        out->nomem = 1;
+}
+
+static void narrow_range(void *ctx, size_t begin, size_t end) {
+    const narrow_job *j = ctx;
+    chunk_out *out = &j->chunks[begin / j->grain];
+    if (j->pairs) {
+        for (size_t i = begin; i < end; ++i)
+            solve_pair(j->in, j->pairs[i].a, j->pairs[i].b, out);
+        return;
+    }
+    const imp_scene_body *bodies = j->in->bodies;
+    for (size_t a = begin; a < end; ++a)
+        for (size_t b = a + 1; b < j->in->n; ++b)
+            if (!bodies[a].is_static || !bodies[b].is_static)
+                solve_pair(j->in, (uint32_t)a, (uint32_t)b, out);
+}
+
+/* Pairs brute force examines: all but those of two static bodies. */
+static size_t brute_pairs(const imp_scene_input *in) {
+    size_t n_static = 0;
+    for (size_t i = 0; i < in->n; ++i)
+        n_static += in->bodies[i].is_static != 0;
+    return in->n * (in->n - (in->n > 0)) / 2 - n_static * (n_static - (n_static > 0)) / 2;
+}
+
+static int by_time_then_pair(const void *x, const void *y) {
+    const imp_scene_contact *p = x, *q = y;
+    if (p->time != q->time)
+        return p->time < q->time ? -1 : 1;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+/* Largest |coordinate| reached plus radius, over all bodies and axes. */
+static double scene_scale(const imp_scene_input *in) {
+    double s = 0.0, h = in->horizon;
+    for (size_t i = 0; i < in->n; ++i) {
+        const imp_motion *m = &in->bodies[i].m;
+        double reach = imp_max_abs(m->p) + imp_max_abs(m->v) * h + 0.5 * imp_max_abs(m->a) * h * h;
+        s = fmax(s, reach + in->bodies[i].radius);
+    }
+    return s;
+}
+
+/* Broadphase candidates, sorted by (a, b); -1 when there are more than
+ * max_pairs or memory ran out. */
+static int candidates(const imp_scene_input *in, imp_broadphase_kind *kind, imp_pair **pairs,
+                      size_t *n_pairs, imp_scene_status *why) {
+    imp_aabb *boxes = malloc((in->n ? in->n : 1) * sizeof *boxes);
+    unsigned char *is_static = malloc(in->n ? in->n : 1);
+    *why = IMP_SCENE_NOMEM;
+    if (!boxes || !is_static) {
+        free(boxes);
+        free(is_static);
+        return -1;
+    }
+    double pad = IMP_SCENE_BOUNDS_PAD * scene_scale(in);
+    for (size_t i = 0; i < in->n; ++i) {
+        boxes[i] = imp_swept_bounds_sphere(&in->bodies[i].m, in->bodies[i].radius, in->horizon,
+                                           in->dim, pad);
+        is_static[i] = (unsigned char)(in->bodies[i].is_static != 0);
+    }
+    imp_broadphase_input bin = {boxes, is_static, in->n, in->dim, in->max_pairs, in->par};
+    if (*kind == IMP_BROAD_AUTO)
+        *kind = imp_broadphase_choose(&bin);
+    int rc = imp_broadphase_pairs(*kind, &bin, pairs, n_pairs);
+    free(boxes);
+    free(is_static);
+    /* the broadphase does not say which: a finite bound is the likely cause */
+    if (rc != 0 && in->max_pairs < SIZE_MAX)
+        *why = IMP_SCENE_TOO_MANY;
+    return rc;
+}
+
+/* Joins the chunks' contacts in chunk order into out; -1 on memory. */
+static int gather(chunk_out *chunks, size_t n_chunks, imp_scene_output *out) {
+    size_t hits = 0, overlaps = 0;
+    for (size_t c = 0; c < n_chunks; ++c) {
+        if (chunks[c].nomem)
+            return -1;
+        hits += chunks[c].hits.n;
+        overlaps += chunks[c].overlaps.n;
+    }
+    out->collisions = malloc((hits ? hits : 1) * sizeof *out->collisions);
+    out->overlapping = malloc((overlaps ? overlaps : 1) * sizeof *out->overlapping);
+    if (!out->collisions || !out->overlapping)
+        return -1;
+    for (size_t c = 0; c < n_chunks; ++c) {
+        if (chunks[c].hits.n)
+            memcpy(out->collisions + out->n_collisions, chunks[c].hits.v,
+                   chunks[c].hits.n * sizeof *out->collisions);
+        if (chunks[c].overlaps.n)
+            memcpy(out->overlapping + out->n_overlapping, chunks[c].overlaps.v,
+                   chunks[c].overlaps.n * sizeof *out->overlapping);
+        out->n_collisions += chunks[c].hits.n;
+        out->n_overlapping += chunks[c].overlaps.n;
+    }
+    return 0;
+}
+
+imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out) {
+    memset(out, 0, sizeof *out);
+    imp_broadphase_kind kind = in->kind;
+    imp_pair *pairs = NULL;
+    size_t n_pairs = 0, range, grain;
+    if (kind == IMP_BROAD_BRUTE) {
+        /* every pair through the narrowphase, no bounds: the reference */
+        n_pairs = brute_pairs(in);
+        if (n_pairs > in->max_pairs)
+            return IMP_SCENE_TOO_MANY;
+        range = in->n;
+        grain = in->n ? 1 + NARROW_GRAIN / in->n : 1; /* rows of about NARROW_GRAIN pairs */
+    } else {
+        imp_scene_status why;
+        if (candidates(in, &kind, &pairs, &n_pairs, &why) != 0)
+            return why;
+        range = n_pairs;
+        grain = NARROW_GRAIN;
+    }
+
+    size_t n_chunks = range / grain + 1;
+    chunk_out *chunks = calloc(n_chunks, sizeof *chunks);
+    imp_scene_status st = IMP_SCENE_NOMEM;
+    if (chunks) {
+        narrow_job job = {in, pairs, grain, chunks};
+        imp_parallel_for(in->par, range, grain, narrow_range, &job);
+        if (gather(chunks, n_chunks, out) == 0)
+            st = IMP_SCENE_OK;
+        for (size_t c = 0; c < n_chunks; ++c) {
+            free(chunks[c].hits.v);
+            free(chunks[c].overlaps.v);
+        }
+        free(chunks);
+    }
+    free(pairs);
+    if (st != IMP_SCENE_OK) {
+        imp_scene_output_free(out);
+        return st;
+    }
+    /* Overlaps come in (a, b) order already: the chunks cover the candidates
+     * (sorted by (a, b)) or the rows in order. Hits are ordered by time. */
+    qsort(out->collisions, out->n_collisions, sizeof *out->collisions, by_time_then_pair);
+    out->candidate_pairs = n_pairs;
+    out->kind = kind;
+    return IMP_SCENE_OK;
+}
+
+void imp_scene_output_free(imp_scene_output *out) {
+    if (!out)
+        return;
+    free(out->collisions);
+    free(out->overlapping);
+    memset(out, 0, sizeof *out);
+}

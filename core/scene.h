@@ -1,0 +1,88 @@
+/*
+ * scene.h - every pair's first contact in a scene of moving bodies.
+ *
+ * A scene is n bodies on parabolic paths over [0, horizon]. The answer is,
+ * for every unordered pair that is not two static bodies, its first
+ * contact in the window ignoring any response: collisions sorted by
+ * (time, a, b) and pairs already overlapping at t = 0 sorted by (a, b).
+ * Swept bounds feed a broadphase (broadphase.h), whose candidates go
+ * through the pairwise time of impact; every broadphase kind gives the
+ * same answer as brute force, bit for bit.
+ *
+ * Bodies are spheres (circles in 2D; radius 0 is a point) until the other
+ * shapes of the contract land in core; swept bounds are per shape.
+ *
+ * Memory: imp_scene_predict allocates the output arrays; free them with
+ * imp_scene_output_free (accepts a zeroed output).
+ * Thread-safety: reentrant; in->par (may be NULL) spreads the narrowphase.
+ */
+#ifndef IMP_CORE_SCENE_H
+#define IMP_CORE_SCENE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broadphase.h"
+#include "parallel.h"
+#include "toi.h"
+
+typedef struct imp_scene_body {
+    imp_motion m;
+    double radius; /* >= 0 */
+    int is_static; /* static pairs are skipped (a static body may still move) */
+} imp_scene_body;
+
+/* Relative padding of swept bounds (of the scene scale S, the largest
+ * |coordinate| any body reaches plus its radius). The bounds are computed
+ * in floating point and the narrowphase accepts a touch within its own
+ * rounding tolerance, whose distance equivalent is below 1e-8 S (two
+ * points grazing: the squared gap is decided to about u S^2, so the gap to
+ * sqrt(u) S); 1e-7 S covers both with room, and is far below anything that
+ * changes the broadphase's work. */
+#define IMP_SCENE_BOUNDS_PAD 1e-7
+
+/* Swept bounds of a sphere on its path over [0, horizon] (dim 2 or 3):
+ * exact per axis (end points and the apex -v/a when inside the window),
+ * grown by the radius and by `pad` on every side. */
+imp_aabb imp_swept_bounds_sphere(const imp_motion *m, double radius, double horizon, int dim,
+                                 double pad);
+
+typedef struct imp_scene_input {
+    const imp_scene_body *bodies;
+    size_t n;
+    int dim;                  /* 2 or 3 */
+    double horizon;           /* > 0, finite */
+    imp_broadphase_kind kind; /* AUTO chooses */
+    size_t max_pairs;         /* bound on candidate pairs (memory); beyond it: failure */
+    const imp_parallel *par;  /* may be NULL */
+} imp_scene_input;
+
+typedef struct imp_scene_contact {
+    uint32_t a, b;   /* body indices, a < b */
+    double time;     /* 0 for overlapping */
+    imp_vec3 point;  /* contact point at time */
+    imp_vec3 normal; /* unit, from a towards b */
+    double depth;    /* overlapping only */
+} imp_scene_contact;
+
+typedef enum imp_scene_status {
+    IMP_SCENE_OK = 0,
+    IMP_SCENE_NOMEM,     /* allocation failed */
+    IMP_SCENE_TOO_MANY   /* more candidate pairs than max_pairs */
+} imp_scene_status;
+
+typedef struct imp_scene_output {
+    imp_scene_contact *collisions; /* sorted by (time, a, b) */
+    size_t n_collisions;
+    imp_scene_contact *overlapping; /* sorted by (a, b) */
+    size_t n_overlapping;
+    size_t candidate_pairs;
+    imp_broadphase_kind kind; /* the broadphase that ran (never AUTO) */
+} imp_scene_output;
+
+/* Fills *out. On failure the output is empty (nothing to free). */
+imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out);
+
+void imp_scene_output_free(imp_scene_output *out);
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * test_scene.c - swept bounds and scene prediction in core.
+ *
+ * DESIGN
+ * Swept bounds are checked against dense sampling of the path (they must
+ * contain every sampled point, and be tight to the sampled extremes within
+ * the sampling error). Scene prediction is checked against an independent
+ * loop that calls imp_toi_spheres on every pair directly: same contacts,
+ * same times (bit for bit), same order; for every broadphase kind, serial
+ * and on a 2-thread runner, on uniform, clustered, accelerated, far-from-
+ * origin and grazing scenes in 2D and 3D.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/scene.h"
+#include "tests/rng.h"
+
+static void test_swept_bounds_parabola(void **state) {
+    (void)state;
+    /* thrown up at 10 m/s under g: apex at t = 10/9.81 inside [0, 3] */
+    imp_motion m = {imp_v3(1, 2, 0), imp_v3(2, 10, 0), imp_v3(0, -9.81, 0)};
+    imp_aabb b = imp_swept_bounds_sphere(&m, 0.5, 3.0, 2, 0.0);
+    double apex = 2 + 10 * (10 / 9.81) - 0.5 * 9.81 * (10 / 9.81) * (10 / 9.81);
+    assert_true(fabs(b.hi.y - (apex + 0.5)) < 1e-12);
+    assert_true(fabs(b.lo.y - (2 + 10 * 3 - 0.5 * 9.81 * 9 - 0.5)) < 1e-12);
+    assert_true(b.lo.x == 0.5 && b.hi.x == 7.5);
+    assert_true(b.lo.z == 0 && b.hi.z == 0);
+    /* random paths: every sample inside, extremes tight */
+    uint64_t rng = 0xB0B;
+    for (int k = 0; k < 2000; ++k) {
+        imp_motion r;
+        r.p = imp_v3(imp_rng_uniform(&rng, -5, 5), imp_rng_uniform(&rng, -5, 5),
+                     imp_rng_uniform(&rng, -5, 5));
+        r.v = imp_v3(imp_rng_uniform(&rng, -5, 5), imp_rng_uniform(&rng, -5, 5),
+                     imp_rng_uniform(&rng, -5, 5));
+        r.a = imp_v3(imp_rng_uniform(&rng, -20, 20), imp_rng_uniform(&rng, -20, 20),
+                     imp_rng_uniform(&rng, -20, 20));
+        double h = imp_rng_uniform(&rng, 0.1, 3), rad = imp_rng_uniform(&rng, 0, 1);
+        imp_aabb bb = imp_swept_bounds_sphere(&r, rad, h, 3, 0.0);
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        const int samples = 4000;
+        for (int i = 0; i <= samples; ++i) {
+            imp_vec3 p = imp_path_at(r.p, r.v, r.a, h * i / samples);
+            double c[3] = {p.x, p.y, p.z};
+            for (int a = 0; a < 3; ++a) {
+                lo[a] = fmin(lo[a], c[a] - rad);
+                hi[a] = fmax(hi[a], c[a] + rad);
+            }
+        }
+        double blo[3] = {bb.lo.x, bb.lo.y, bb.lo.z}, bhi[3] = {bb.hi.x, bb.hi.y, bb.hi.z};
+        for (int a = 0; a < 3; ++a) {
+            if (blo[a] > lo[a] + 1e-12 || bhi[a] < hi[a] - 1e-12)
+                fail_msg("seed 0xB0B case %d axis %d: sample outside the bounds", k, a);
+            /* sampling step error: |v| h/N + |a| (h/N)^2 is below 1e-2 here */
+            if (lo[a] - blo[a] > 1e-2 || bhi[a] - hi[a] > 1e-2)
+                fail_msg("seed 0xB0B case %d axis %d: bounds not tight", k, a);
+        }
+    }
+}
+
+/* ---- a 2-thread runner ------------------------------------------------------------------- */
+
+typedef struct half {
+    imp_range_fn fn;
+    void *ctx;
+    size_t n, grain, start; /* this thread takes chunks start, start+2, ... */
+} half;
+
+static void *run_half(void *arg) {
+    half *h = arg;
+    for (size_t b = h->start * h->grain; b < h->n; b += 2 * h->grain)
+        h->fn(h->ctx, b, b + h->grain < h->n ? b + h->grain : h->n);
+    return NULL;
+}
+
+static void two_threads(void *runner, size_t n, size_t grain, imp_range_fn fn, void *ctx) {
+    (void)runner;
+    if (grain == 0)
+        grain = 1;
+    half h[2] = {{fn, ctx, n, grain, 0}, {fn, ctx, n, grain, 1}};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, run_half, &h[1]), 0);
+    run_half(&h[0]);
+    pthread_join(t, NULL);
+}
+
+/* ---- scenes ------------------------------------------------------------------------------ */
+
+typedef enum scene_kind { UNIFORM, CLUSTERED, FAR, GRAZING } scene_kind;
+
+static imp_scene_body *make_scene(uint64_t *rng, size_t n, int dim, scene_kind kind) {
+    imp_scene_body *b = calloc(n, sizeof *b);
+    double side = dim == 2 ? sqrt((double)n) * 3 : cbrt((double)n) * 3;
+    for (size_t i = 0; i < n; ++i) {
+        double off = kind == FAR ? 1e6 : 0;
+        double c[3];
+        for (int k = 0; k < 3; ++k)
+            c[k] = off + imp_rng_uniform(rng, 0, side);
+        if (kind == CLUSTERED)
+            for (int k = 0; k < 3; ++k)
+                c[k] = (double)(i % 5) * 100 + c[k] * 0.1;
+        b[i].m.p = imp_v3(c[0], c[1], dim == 3 ? c[2] : 0);
+        b[i].m.v = imp_v3(imp_rng_uniform(rng, -2, 2), imp_rng_uniform(rng, -2, 2),
+                          dim == 3 ? imp_rng_uniform(rng, -2, 2) : 0);
+        if (imp_rng_unit(rng) < 0.3)
+            b[i].m.a = imp_v3(0, -9.81, 0);
+        b[i].radius = imp_rng_uniform(rng, 0, 0.8);
+        b[i].is_static = imp_rng_unit(rng) < 0.1;
+    }
+    if (kind == GRAZING) {
+        /* pairs that graze exactly: b passes a at distance ra + rb, tangent at t = 1 */
+        for (size_t i = 0; i + 1 < n; i += 2) {
+            double y = b[i].m.p.y + b[i].radius + b[i + 1].radius;
+            b[i].m.v = b[i].m.a = imp_v3(0, 0, 0);
+            b[i + 1].m.p = imp_v3(b[i].m.p.x - 1, y, b[i].m.p.z);
+            b[i + 1].m.v = imp_v3(1, 0, 0);
+            b[i + 1].m.a = imp_v3(0, 0, 0);
+            b[i].is_static = b[i + 1].is_static = 0;
+        }
+    }
+    return b;
+}
+
+static int cmp_contact(const imp_scene_contact *x, const imp_scene_contact *y) {
+    return x->a == y->a && x->b == y->b && x->time == y->time && x->depth == y->depth &&
+           x->normal.x == y->normal.x && x->normal.y == y->normal.y &&
+           x->normal.z == y->normal.z && x->point.x == y->point.x && x->point.y == y->point.y &&
+           x->point.z == y->point.z;
+}
+
+/* Every pair through imp_toi_spheres, in (a, b) order: the reference. */
+static void reference(const imp_scene_body *b, size_t n, double h, size_t *hits, size_t *overlaps) {
+    *hits = *overlaps = 0;
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j) {
+            if (b[i].is_static && b[j].is_static)
+                continue;
+            imp_toi_spheres_input q = {b[i].m, b[j].m, b[i].radius, b[j].radius, h};
+            imp_toi_result r = imp_toi_spheres(&q);
+            *hits += r.state == IMP_TOI_HIT;
+            *overlaps += r.state == IMP_TOI_OVERLAPPING;
+        }
+}
+
+static void test_scene_equals_every_pair(void **state) {
+    (void)state;
+    static const imp_broadphase_kind kinds[] = {IMP_BROAD_BRUTE, IMP_BROAD_GRID, IMP_BROAD_SAP,
+                                                IMP_BROAD_BVH, IMP_BROAD_AUTO};
+    const imp_parallel runner = {two_threads, NULL};
+    const uint64_t seed = 0x5CE4E;
+    uint64_t rng = seed;
+    for (int dim = 2; dim <= 3; ++dim) {
+        for (int kind = UNIFORM; kind <= GRAZING; ++kind) {
+            const size_t n = 600;
+            imp_scene_body *b = make_scene(&rng, n, dim, (scene_kind)kind);
+            size_t hits, overlaps;
+            reference(b, n, 2.0, &hits, &overlaps);
+            imp_scene_output ref;
+            memset(&ref, 0, sizeof ref);
+            for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+                for (int threaded = 0; threaded <= 1; ++threaded) {
+                    imp_scene_input in = {b,         n,       dim, 2.0, kinds[k], SIZE_MAX,
+                                          threaded ? &runner : NULL};
+                    imp_scene_output out;
+                    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+                    assert_true(out.kind != IMP_BROAD_AUTO);
+                    if (out.n_collisions != hits || out.n_overlapping != overlaps)
+                        fail_msg("seed %#llx dim %d scene %d %s threaded %d: %zu/%zu contacts, "
+                                 "every pair gives %zu/%zu",
+                                 (unsigned long long)seed, dim, kind,
+                                 imp_broadphase_name(kinds[k]), threaded, out.n_collisions,
+                                 out.n_overlapping, hits, overlaps);
+                    for (size_t i = 1; i < out.n_collisions; ++i)
+                        assert_true(out.collisions[i - 1].time <= out.collisions[i].time);
+                    if (k == 0 && !threaded) {
+                        ref = out;
+                        continue;
+                    }
+                    for (size_t i = 0; i < out.n_collisions; ++i)
+                        if (!cmp_contact(&out.collisions[i], &ref.collisions[i]))
+                            fail_msg("seed %#llx dim %d scene %d %s: collision %zu differs",
+                                     (unsigned long long)seed, dim, kind,
+                                     imp_broadphase_name(kinds[k]), i);
+                    for (size_t i = 0; i < out.n_overlapping; ++i)
+                        assert_true(cmp_contact(&out.overlapping[i], &ref.overlapping[i]));
+                    imp_scene_output_free(&out);
+                }
+            }
+            assert_true(hits > 0);
+            imp_scene_output_free(&ref);
+            free(b);
+        }
+    }
+}
+
+static void test_too_many_pairs(void **state) {
+    (void)state;
+    imp_scene_body b[50];
+    memset(b, 0, sizeof b);
+    for (int i = 0; i < 50; ++i)
+        b[i].radius = 1;
+    imp_scene_input in = {b, 50, 2, 1.0, IMP_BROAD_GRID, 100, NULL};
+    imp_scene_output out;
+    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_TOO_MANY);
+    assert_null(out.collisions);
+    in.max_pairs = 50 * 49 / 2;
+    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+    assert_int_equal(out.n_overlapping, 50 * 49 / 2);
+    assert_int_equal(out.candidate_pairs, 50 * 49 / 2);
+    imp_scene_output_free(&out);
+    in.n = 0;
+    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+    assert_int_equal(out.n_collisions + out.n_overlapping, 0);
+    imp_scene_output_free(&out);
+}
+
+/* brute examines every pair but static-static ones, boxes or not, and its
+ * count is bounded by max_pairs like any broadphase's. */
+static void test_brute_examines_every_pair(void **state) {
+    (void)state;
+    enum { N = 40, STATIC = 10 };
+    imp_scene_body b[N];
+    memset(b, 0, sizeof b);
+    for (int i = 0; i < N; ++i) {
+        b[i].m.p = imp_v3(1000.0 * i, 0, 0); /* far apart: no box overlaps */
+        b[i].radius = 1;
+        b[i].is_static = i < STATIC;
+    }
+    const size_t expect = N * (N - 1) / 2 - STATIC * (STATIC - 1) / 2;
+    imp_scene_input in = {b, N, 2, 1.0, IMP_BROAD_BRUTE, SIZE_MAX, NULL};
+    imp_scene_output out;
+    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+    assert_int_equal(out.candidate_pairs, expect);
+    assert_int_equal(out.n_collisions + out.n_overlapping, 0);
+    assert_int_equal(out.kind, IMP_BROAD_BRUTE);
+    imp_scene_output_free(&out);
+    in.kind = IMP_BROAD_GRID;
+    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+    assert_int_equal(out.candidate_pairs, 0);
+    imp_scene_output_free(&out);
+    in.kind = IMP_BROAD_BRUTE;
+    in.max_pairs = expect - 1;
+    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_TOO_MANY);
+    assert_null(out.collisions);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_brute_examines_every_pair),
+        cmocka_unit_test(test_swept_bounds_parabola),
+        cmocka_unit_test(test_scene_equals_every_pair),
+        cmocka_unit_test(test_too_many_pairs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
