@@ -129,7 +129,7 @@ $(BUILD)/obj/tests/integration/%.o: tests/integration/%.c
 
 $(BUILD)/obj/tests/bench/%.o: tests/bench/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -I. $(JANSSON_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(JANSSON_CFLAGS) -c $< -o $@
 
 # ---- link ------------------------------------------------------------------------------------
 
@@ -170,9 +170,11 @@ $(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o 
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(INTEG_HELPER_OBJS) \
 	    $(CMOCKA_LIBS) $(CURL_LIBS) $(JANSSON_LIBS) -lpthread -lm
 
-$(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELPER_OBJS) $(LIBIMPACT)
+$(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELPER_OBJS) \
+                                      $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACT) $(JANSSON_LIBS) -lm
+	$(CC) $(LDFLAGS) -pthread -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
+	    $(LIBIMPACT) $(JANSSON_LIBS) -lpthread -lm
 
 -include $(ALL_OBJS:.o=.d) $(CLI_OBJ:.o=.d)
 

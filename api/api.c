@@ -29,6 +29,7 @@ static const struct {
 } OPS[] = {
     {"toi", imp_ep_toi},
     {"batch", imp_ep_batch},
+    {"scenes/predict", imp_ep_scenes_predict},
 };
 
 static const char PROBLEM_CT[] = "application/problem+json";

@@ -191,8 +191,13 @@ static int dec_shape(imp_dec *d, const json_t *body, imp_body *out) {
 }
 
 int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, imp_body *out) {
-    const json_t *body = json_object_get(obj, key);
     size_t saved = imp_dec_push_key(d, key);
+    int rc = imp_dec_body_value(d, json_object_get(obj, key), index, out);
+    imp_dec_pop(d, saved);
+    return rc;
+}
+
+int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *out) {
     int rc = 0;
     memset(out, 0, sizeof *out);
     out->index = index;
@@ -215,7 +220,6 @@ int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, i
                            &out->tangential))
             rc = -1;
     }
-    imp_dec_pop(d, saved);
     return rc;
 }
 

@@ -92,6 +92,8 @@ typedef struct imp_body {
 
 /* Member `key` of `obj` as a Body (required). */
 int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, imp_body *out);
+/* `body` itself (NULL: missing) as a Body at the current pointer. */
+int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *out);
 
 /* HTTP status for an error code (the one table). */
 int imp_errcode_status(imp_errcode code);

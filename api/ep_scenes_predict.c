@@ -1,0 +1,208 @@
+/*
+ * ep_scenes_predict.c - POST /v1/scenes/predict: every pair's first
+ * contact in a scene.
+ *
+ * DESIGN
+ * What: decodes the bodies (at most ctx->max_bodies), the horizon, the
+ * broadphase and max_results; runs imp_scene_predict on the caller's
+ * parallel runner; encodes collisions, overlapping pairs and stats.
+ * How: bodies are decoded into one array (their ids stay borrowed from the
+ * request JSON until the response is built). max_results keeps the first
+ * max_results collisions (earliest first) and the first max_results
+ * overlapping pairs; stats says how many there were in all and whether
+ * anything was cut. elapsed_ms is the solve (bounds, broadphase,
+ * narrowphase, sorting), measured on the monotonic clock.
+ * Why: the candidate-pair bound protects memory: each candidate costs
+ * about 90 bytes while it is examined, so a scene whose boxes all overlap
+ * (n^2/2 candidates) is answered 422 rather than exhausting the machine.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/encode.h"
+#include "api/endpoints.h"
+#include "core/scene.h"
+
+/* Most candidate pairs one request may examine (about 90 bytes each). */
+#define MAX_CANDIDATE_PAIRS ((size_t)8000000)
+
+static const struct {
+    const char *name;
+    imp_broadphase_kind kind;
+} KINDS[] = {
+    {"auto", IMP_BROAD_AUTO}, {"grid", IMP_BROAD_GRID}, {"sap", IMP_BROAD_SAP},
+    {"bvh", IMP_BROAD_BVH},   {"brute", IMP_BROAD_BRUTE},
+};
+
+static int dec_kind(imp_dec *d, const json_t *req, imp_broadphase_kind *out) {
+    const json_t *v = json_object_get(req, "broadphase");
+    *out = IMP_BROAD_AUTO;
+    if (!v) return 0;
+    size_t saved = imp_dec_push_key(d, "broadphase");
+    int rc = -1;
+    if (!json_is_string(v)) {
+        imp_dec_fail(d, IMP_E_TYPE, "must be a string");
+    } else {
+        for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; ++i) {
+            if (strcmp(json_string_value(v), KINDS[i].name) == 0) {
+                *out = KINDS[i].kind;
+                rc = 0;
+            }
+        }
+        if (rc != 0) imp_dec_fail(d, IMP_E_VALUE, "must be one of: auto, grid, sap, bvh, brute");
+    }
+    imp_dec_pop(d, saved);
+    return rc;
+}
+
+/* Optional non-negative integer member; absent leaves *out alone. */
+static int dec_count(imp_dec *d, const json_t *req, const char *key, size_t *out) {
+    const json_t *v = json_object_get(req, key);
+    if (!v) return 0;
+    double x = 0;
+    if (imp_dec_number(d, req, key, 1, 0.0, 0, 9007199254740992.0,
+                       "must be an integer >= 0", &x))
+        return -1;
+    if (x != floor(x)) {
+        size_t saved = imp_dec_push_key(d, key);
+        imp_dec_fail(d, IMP_E_TYPE, "must be an integer >= 0");
+        imp_dec_pop(d, saved);
+        return -1;
+    }
+    *out = x >= (double)SIZE_MAX ? SIZE_MAX : (size_t)x;
+    return 0;
+}
+
+/* Decodes "bodies" into *bodies (malloc'd, caller frees) and *scene. */
+static int dec_bodies(imp_dec *d, const json_t *req, imp_body **bodies, imp_scene_body **scene,
+                      size_t *n) {
+    const json_t *arr = json_object_get(req, "bodies");
+    size_t saved = imp_dec_push_key(d, "bodies");
+    if (!arr) return imp_dec_fail(d, IMP_E_MISSING, "is required");
+    if (!json_is_array(arr)) return imp_dec_fail(d, IMP_E_TYPE, "must be an array of bodies");
+    *n = json_array_size(arr);
+    if (*n > d->ctx->max_bodies || *n > UINT32_MAX) {
+        snprintf(d->detail, sizeof d->detail, "%zu bodies, the limit is %zu", *n,
+                 d->ctx->max_bodies);
+        return imp_dec_fail(d, IMP_E_LIMIT, "has more bodies than this server accepts");
+    }
+    *bodies = malloc((*n ? *n : 1) * sizeof **bodies);
+    *scene = malloc((*n ? *n : 1) * sizeof **scene);
+    if (!*bodies || !*scene) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < *n; ++i) {
+        size_t s2 = imp_dec_push_index(d, i);
+        if (imp_dec_body_value(d, json_array_get(arr, i), i, &(*bodies)[i])) return -1;
+        imp_dec_pop(d, s2);
+        (*scene)[i] = (imp_scene_body){(*bodies)[i].m, (*bodies)[i].radius, (*bodies)[i].is_static};
+    }
+    imp_dec_pop(d, saved);
+    return 0;
+}
+
+static json_t *enc_contact(const imp_scene_contact *c, const imp_body *bodies, int dim,
+                           int overlapping) {
+    json_t *o = json_object();
+    int ok = o != NULL;
+    if (!ok) return NULL;
+    imp_put(o, "a", imp_enc_id(&bodies[c->a]), &ok);
+    imp_put(o, "b", imp_enc_id(&bodies[c->b]), &ok);
+    if (overlapping) {
+        imp_put_real(o, "depth", c->depth, &ok);
+    } else {
+        imp_put_real(o, "time", c->time, &ok);
+        imp_put(o, "point", imp_enc_vec(c->point, dim), &ok);
+    }
+    imp_put(o, "normal", imp_enc_vec(c->normal, dim), &ok);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *enc_list(const imp_scene_contact *cs, size_t n, const imp_body *bodies, int dim,
+                        int overlapping) {
+    json_t *a = json_array();
+    if (!a) return NULL;
+    for (size_t i = 0; i < n; ++i) {
+        if (json_array_append_new(a, enc_contact(&cs[i], bodies, dim, overlapping)) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+static double ms_between(const struct timespec *t0, const struct timespec *t1) {
+    return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
+    imp_body *bodies = NULL;
+    imp_scene_body *scene = NULL;
+    size_t n = 0, max_results = SIZE_MAX;
+    double horizon = 0;
+    imp_broadphase_kind kind;
+    int rc = imp_dec_object(d, req) || dec_bodies(d, req, &bodies, &scene, &n) ||
+             imp_dec_number(d, req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
+                            &horizon) ||
+             dec_kind(d, req, &kind) || dec_count(d, req, "max_results", &max_results);
+    if (rc) {
+        free(bodies);
+        free(scene);
+        return -1;
+    }
+    int dim = d->dim ? d->dim : 2; /* no vector at all: an empty scene */
+
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    imp_scene_input in = {scene, n, dim, horizon, kind, MAX_CANDIDATE_PAIRS, &d->ctx->parallel};
+    imp_scene_output out;
+    imp_scene_status st = imp_scene_predict(&in, &out);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    free(scene);
+    if (st != IMP_SCENE_OK) {
+        free(bodies);
+        if (st == IMP_SCENE_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+        imp_dec_pop(d, 0);
+        imp_dec_push_key(d, "bodies");
+        snprintf(d->detail, sizeof d->detail,
+                 "their swept bounds give more than %zu candidate pairs; split the scene or "
+                 "shorten the horizon",
+                 MAX_CANDIDATE_PAIRS);
+        return imp_dec_fail(d, IMP_E_LIMIT, "overlap too much for one request");
+    }
+
+    size_t nc = out.n_collisions < max_results ? out.n_collisions : max_results;
+    size_t no = out.n_overlapping < max_results ? out.n_overlapping : max_results;
+    int ok = 1;
+    json_t *o = json_object(), *stats = json_object();
+    if (!o || !stats) ok = 0;
+    if (ok) {
+        imp_put(o, "collisions", enc_list(out.collisions, nc, bodies, dim, 0), &ok);
+        imp_put(o, "overlapping", enc_list(out.overlapping, no, bodies, dim, 1), &ok);
+        imp_put(stats, "bodies", json_integer((json_int_t)n), &ok);
+        imp_put(stats, "candidate_pairs", json_integer((json_int_t)out.candidate_pairs), &ok);
+        imp_put(stats, "broadphase", json_string(imp_broadphase_name(out.kind)), &ok);
+        imp_put_real(stats, "elapsed_ms", ms_between(&t0, &t1), &ok);
+        imp_put(stats, "collisions_total", json_integer((json_int_t)out.n_collisions), &ok);
+        imp_put(stats, "overlapping_total", json_integer((json_int_t)out.n_overlapping), &ok);
+        imp_put(stats, "truncated", json_boolean(nc < out.n_collisions || no < out.n_overlapping),
+                &ok);
+        imp_put(o, "stats", stats, &ok);
+        stats = NULL;
+    }
+    json_decref(stats);
+    imp_scene_output_free(&out);
+    free(bodies);
+    if (!ok) {
+        json_decref(o);
+        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    }
+    *resp = o;
+    return 0;
+}
