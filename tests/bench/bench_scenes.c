@@ -1,0 +1,246 @@
+/*
+ * bench_scenes.c - scene prediction: broadphase and narrowphase cost by
+ * scene size, kind and dimension; and the JSON cost around the solve.
+ *
+ *   make bench-build && build/tests/bench/bench_scenes [max_n]
+ *
+ * Part 1: moving spheres (radius 0.5, speed up to 1, horizon 1), uniform
+ * density (10% of the area or volume covered) and clustered (16 clusters
+ * at 4x that density), 2D and 3D, n = 1k .. 1M (max_n, default 1M). For each
+ * broadphase: ms for swept bounds + broadphase, candidate pairs, ms for
+ * the whole imp_scene_predict (bounds, broadphase, narrowphase on a pool
+ * of 2 threads, sorting), and the collisions found, which must be equal
+ * across kinds (the program exits 1 otherwise). Brute force (every pair
+ * through the narrowphase, no bounds) runs up to 10k bodies, once; other
+ * figures are the best of 3 runs.
+ * Part 2: the same request through imp_api_handle (what the daemon runs on
+ * a worker) for 10k and 100k bodies: parse (jansson), decode + solve as the
+ * endpoint reports it, and encode, so JSON handling can be compared with
+ * the solve.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "core/scene.h"
+#include "server/pool.h"
+#include "tests/rng.h"
+
+#define RUNS 3
+#define IMP_BENCH_PI 3.14159265358979323846
+#define BRUTE_MAX_N 10000
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static imp_scene_body *make_scene(size_t n, int dim, int clustered, uint64_t seed) {
+    imp_scene_body *b = malloc(n * sizeof *b);
+    uint64_t rng = seed;
+    const double r = 0.5, cover = 0.1;
+    double per = dim == 2 ? IMP_BENCH_PI * r * r / cover : 4.0 / 3.0 * IMP_BENCH_PI * r * r * r / cover;
+    double side = dim == 2 ? sqrt((double)n * per) : cbrt((double)n * per);
+    for (size_t i = 0; i < n; ++i) {
+        double c[3];
+        for (int k = 0; k < 3; ++k)
+            c[k] = imp_rng_uniform(&rng, 0, side);
+        if (clustered) {
+            /* 16 clusters at fixed random centres, each a cube 1/8 (2D) or 1/4 (3D)
+             * of the world's side: 4x the uniform density, still 1/16 of the bodies
+             * near each other, so the answer stays linear in n */
+            uint64_t cs = 0x9E3779B97F4A7C15ull * (1 + (i % 16));
+            const double f = dim == 2 ? 0.125 : 0.25;
+            for (int k = 0; k < 3; ++k)
+                c[k] = imp_rng_uniform(&cs, 0, side) * (1 - f) + c[k] * f;
+        }
+        imp_vec3 v = imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
+                            dim == 3 ? imp_rng_uniform(&rng, -1, 1) : 0);
+        b[i].m.p = imp_v3(c[0], c[1], dim == 3 ? c[2] : 0);
+        b[i].m.v = v;
+        b[i].m.a = imp_v3(0, 0, 0);
+        b[i].radius = r;
+        b[i].is_static = 0;
+    }
+    return b;
+}
+
+typedef struct measure {
+    double broad_ms, total_ms;
+    size_t pairs, collisions, overlapping;
+} measure;
+
+/* ms for swept bounds plus the broadphase alone; 0 for brute, which uses
+ * neither; -1 on failure. */
+static double broadphase_ms(const imp_scene_body *b, size_t n, int dim, imp_broadphase_kind kind,
+                            const imp_parallel *par) {
+    if (kind == IMP_BROAD_BRUTE)
+        return 0;
+    double t0 = now_ms();
+    imp_aabb *boxes = malloc(n * sizeof *boxes);
+    for (size_t i = 0; i < n; ++i)
+        boxes[i] = imp_swept_bounds_sphere(&b[i].m, b[i].radius, 1.0, dim, 0.0);
+    imp_broadphase_input in = {boxes, NULL, n, dim, (size_t)1 << 30, par};
+    imp_pair *pairs = NULL;
+    size_t count = 0;
+    int rc = imp_broadphase_pairs(kind, &in, &pairs, &count);
+    free(pairs);
+    free(boxes);
+    return rc == 0 ? now_ms() - t0 : -1;
+}
+
+static int run_kind(const imp_scene_body *b, size_t n, int dim, imp_broadphase_kind kind,
+                    const imp_parallel *par, measure *m) {
+    memset(m, 0, sizeof *m);
+    m->broad_ms = m->total_ms = INFINITY;
+    for (int run = 0; run < RUNS; ++run) {
+        double broad = broadphase_ms(b, n, dim, kind, par);
+        if (broad < 0)
+            return -1;
+        imp_scene_input si = {b, n, dim, 1.0, kind, SIZE_MAX, par};
+        imp_scene_output out;
+        double t2 = now_ms();
+        if (imp_scene_predict(&si, &out) != IMP_SCENE_OK)
+            return -1;
+        double t3 = now_ms();
+        m->broad_ms = fmin(m->broad_ms, broad);
+        m->total_ms = fmin(m->total_ms, t3 - t2);
+        m->pairs = out.candidate_pairs;
+        m->collisions = out.n_collisions;
+        m->overlapping = out.n_overlapping;
+        imp_scene_output_free(&out);
+        if (n >= 1000000 || kind == IMP_BROAD_BRUTE)
+            break; /* one run is enough at this size, and for brute's seconds */
+    }
+    return 0;
+}
+
+static char *scene_json(const imp_scene_body *b, size_t n, int dim, size_t *len) {
+    size_t cap = 64 + n * 160, k = 0;
+    char *s = malloc(cap);
+    k += (size_t)snprintf(s + k, cap - k, "{\"horizon\": 1, \"bodies\": [");
+    for (size_t i = 0; i < n; ++i) {
+        const imp_motion *m = &b[i].m;
+        if (dim == 2)
+            k += (size_t)snprintf(s + k, cap - k,
+                                  "%s{\"radius\":0.5,\"position\":[%.17g,%.17g],"
+                                  "\"velocity\":[%.17g,%.17g]}",
+                                  i ? "," : "", m->p.x, m->p.y, m->v.x, m->v.y);
+        else
+            k += (size_t)snprintf(s + k, cap - k,
+                                  "%s{\"radius\":0.5,\"position\":[%.17g,%.17g,%.17g],"
+                                  "\"velocity\":[%.17g,%.17g,%.17g]}",
+                                  i ? "," : "", m->p.x, m->p.y, m->p.z, m->v.x, m->v.y, m->v.z);
+    }
+    k += (size_t)snprintf(s + k, cap - k, "]}");
+    *len = k;
+    return s;
+}
+
+static void json_split(const imp_scene_body *b, size_t n, int dim, const imp_api_ctx *ctx) {
+    size_t len;
+    char *req = scene_json(b, n, dim, &len);
+    double parse = INFINITY, total = INFINITY, solve = 0, encode = INFINITY;
+    size_t out_len = 0;
+    for (int run = 0; run < RUNS; ++run) {
+        double t0 = now_ms();
+        json_t *doc = json_loadb(req, len, JSON_DECODE_INT_AS_REAL, NULL);
+        double t1 = now_ms();
+        json_decref(doc);
+        imp_api_response resp;
+        double t2 = now_ms();
+        imp_api_handle("scenes/predict", req, len, ctx, &resp);
+        double t3 = now_ms();
+        json_t *r = json_loads(resp.body, 0, NULL);
+        double t4 = now_ms();
+        char *again = json_dumps(r, JSON_COMPACT | JSON_REAL_PRECISION(17));
+        double t5 = now_ms();
+        double s = json_real_value(json_object_get(json_object_get(r, "stats"), "elapsed_ms"));
+        if (t3 - t2 < total) {
+            total = t3 - t2;
+            solve = s;
+        }
+        parse = fmin(parse, t1 - t0);
+        encode = fmin(encode, t5 - t4);
+        out_len = resp.len;
+        free(again);
+        json_decref(r);
+        imp_api_response_free(&resp);
+    }
+    printf("  %dD n=%-7zu request %6.1f MB  reply %6.1f MB: parse %7.1f ms, decode %6.1f ms, "
+           "solve %7.1f ms, encode %7.1f ms, imp_api_handle total %7.1f ms\n",
+           dim, n, (double)len / 1e6, (double)out_len / 1e6, parse,
+           total - parse - solve - encode, solve, encode, total);
+    free(req);
+}
+
+int main(int argc, char **argv) {
+    size_t max_n = argc > 1 ? (size_t)atol(argv[1]) : 1000000;
+    imp_pool *pool = imp_pool_create(2, 64);
+    imp_parallel par = imp_pool_parallel(pool);
+    static const imp_broadphase_kind kinds[] = {IMP_BROAD_GRID, IMP_BROAD_SAP, IMP_BROAD_BVH,
+                                                IMP_BROAD_BRUTE};
+    int bad = 0;
+    printf("scene prediction, 2 worker threads, best of %d (ms)\n", RUNS);
+    printf("%-3s %-9s %8s %-6s %10s %12s %10s %10s %8s\n", "dim", "scene", "n", "kind",
+           "broad ms", "candidates", "narrow ms", "total ms", "hits");
+    for (int dim = 2; dim <= 3; ++dim) {
+        for (int clustered = 0; clustered <= 1; ++clustered) {
+            for (size_t n = 1000; n <= max_n; n *= 10) {
+                imp_scene_body *b = make_scene(n, dim, clustered, 0xB0D1E5 + n);
+                size_t ref = (size_t)-1;
+                for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+                    if (kinds[k] == IMP_BROAD_BRUTE && n > BRUTE_MAX_N)
+                        continue;
+                    measure m;
+                    if (run_kind(b, n, dim, kinds[k], &par, &m) != 0) {
+                        printf("%dD %s n=%zu %s: failed\n", dim, clustered ? "cluster" : "uniform",
+                               n, imp_broadphase_name(kinds[k]));
+                        bad = 1;
+                        continue;
+                    }
+                    printf("%-3d %-9s %8zu %-6s %10.2f %12zu %10.2f %10.2f %8zu\n", dim,
+                           clustered ? "clustered" : "uniform", n, imp_broadphase_name(kinds[k]),
+                           m.broad_ms, m.pairs, m.total_ms - m.broad_ms, m.total_ms,
+                           m.collisions);
+                    if (ref == (size_t)-1)
+                        ref = m.collisions;
+                    else if (ref != m.collisions)
+                        bad = 1;
+                }
+                imp_scene_input si = {b, n, dim, 1.0, IMP_BROAD_AUTO, (size_t)1 << 30, &par};
+                imp_broadphase_kind chosen = IMP_BROAD_AUTO;
+                {
+                    imp_aabb *boxes = malloc(n * sizeof *boxes);
+                    for (size_t i = 0; i < n; ++i)
+                        boxes[i] = imp_swept_bounds_sphere(&b[i].m, 0.5, 1.0, dim, 0.0);
+                    imp_broadphase_input in = {boxes, NULL, n, dim, si.max_pairs, &par};
+                    chosen = imp_broadphase_choose(&in);
+                    free(boxes);
+                }
+                printf("    auto chooses %s\n", imp_broadphase_name(chosen));
+                free(b);
+            }
+        }
+    }
+    printf("\nJSON around the solve (imp_api_handle, uniform scenes):\n");
+    imp_api_ctx ctx;
+    imp_api_ctx_init(&ctx);
+    ctx.parallel = par;
+    for (int dim = 2; dim <= 3; ++dim) {
+        for (size_t n = 10000; n <= 100000 && n <= max_n; n *= 10) {
+            imp_scene_body *b = make_scene(n, dim, 0, 0xB0D1E5 + n);
+            json_split(b, n, dim, &ctx);
+            free(b);
+        }
+    }
+    imp_pool_destroy(pool);
+    if (bad)
+        printf("MISMATCH: broadphases disagree or failed\n");
+    return bad;
+}
