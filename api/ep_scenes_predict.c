@@ -171,8 +171,8 @@ int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
         imp_dec_pop(d, 0);
         imp_dec_push_key(d, "bodies");
         snprintf(d->detail, sizeof d->detail,
-                 "their swept bounds give more than %zu candidate pairs; split the scene or "
-                 "shorten the horizon",
+                 "more than %zu candidate pairs (brute: every pair; otherwise pairs of "
+                 "overlapping swept bounds); split the scene or shorten the horizon",
                  MAX_CANDIDATE_PAIRS);
         return imp_dec_fail(d, IMP_E_LIMIT, "overlap too much for one request");
     }

@@ -356,6 +356,23 @@ static void test_limits(void **state) {
     assert_int_equal(status, 422);
     assert_string_equal(json_string_value(json_object_get(r, "type")), "limit-exceeded");
     json_decref(r);
+    /* brute on 4,500 spread bodies: no bounds overlap, but brute's 10,122,750 pairs
+     * are over the bound too, while grid answers */
+    for (int k = 0; k < 2; ++k) {
+        bodies = json_array();
+        for (int i = 0; i < 4500; ++i)
+            json_array_append_new(bodies, body(0.1, vec(10.0 * i, 0, 0, 2), NULL));
+        r = post("/v1/scenes/predict",
+                 json_pack("{s:o,s:f,s:s}", "bodies", bodies, "horizon", 1.0, "broadphase",
+                           k ? "grid" : "brute"),
+                 &status);
+        assert_int_equal(status, k ? 200 : 422);
+        if (!k)
+            assert_string_equal(json_string_value(json_object_get(r, "pointer")), "/bodies");
+        else
+            assert_int_equal(json_integer_value(member(r, "stats.candidate_pairs")), 0);
+        json_decref(r);
+    }
     /* and the daemon is fine */
     char url[128];
     snprintf(url, sizeof url, "%s/healthz", daemon_.url);
