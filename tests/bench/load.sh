@@ -54,15 +54,8 @@ trap cleanup EXIT INT TERM
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
-# A free port: ask the kernel by binding port 0 with the daemon itself.
-"$IMPACTD" --port 0 --bind 127.0.0.1 --log off ${IMPACTD_ARGS:-} >"$WORK/impactd.out" 2>"$WORK/impactd.err" &
-IMPACTD_PID=$!
-for _ in $(seq 100); do
-    grep -q listening "$WORK/impactd.out" 2>/dev/null && break
-    sleep 0.05
-done
-URL=$(sed -n 's/^impactd listening on //p' "$WORK/impactd.out")
-[ -n "$URL" ] || { echo "load.sh: impactd did not start" >&2; cat "$WORK/impactd.err" >&2; exit 1; }
+. tests/bench/daemon.sh
+start_impactd
 
 # The static file nginx serves: exactly the body impactd answers.
 mkdir -p "$WORK/www"

@@ -18,21 +18,15 @@ IMPACTD=${IMPACTD:-build/impactd}
 [ -x "$IMPACTD" ] || { echo "scene_http.sh: $IMPACTD not built (make)" >&2; exit 2; }
 
 WORK=$(mktemp -d /tmp/impactd-scene.XXXXXX)
-PID=
+IMPACTD_PID=
 cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+    [ -n "$IMPACTD_PID" ] && kill "$IMPACTD_PID" 2>/dev/null && wait "$IMPACTD_PID" 2>/dev/null
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
-"$IMPACTD" --port 0 --bind 127.0.0.1 --log off >"$WORK/out" 2>"$WORK/err" &
-PID=$!
-for _ in $(seq 100); do
-    grep -q listening "$WORK/out" 2>/dev/null && break
-    sleep 0.05
-done
-URL=$(sed -n 's/^impactd listening on //p' "$WORK/out")
-[ -n "$URL" ] || { echo "scene_http.sh: impactd did not start" >&2; cat "$WORK/err" >&2; exit 1; }
+. tests/bench/daemon.sh
+start_impactd
 
 # scene N DIM > file: the request body
 scene() {

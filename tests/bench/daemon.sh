@@ -1,0 +1,16 @@
+# daemon.sh - sourced by the benchmark scripts: start_impactd starts
+# "$IMPACTD" on a free port of 127.0.0.1 (the kernel picks it: --port 0)
+# with the log off and any extra flags in IMPACTD_ARGS, output in "$WORK",
+# and sets IMPACTD_PID and URL; it exits the script when the daemon does
+# not come up. The caller's EXIT trap stops it (kill "$IMPACTD_PID").
+start_impactd() {
+    "$IMPACTD" --port 0 --bind 127.0.0.1 --log off ${IMPACTD_ARGS:-} \
+        >"$WORK/impactd.out" 2>"$WORK/impactd.err" &
+    IMPACTD_PID=$!
+    for _ in $(seq 100); do
+        grep -q listening "$WORK/impactd.out" 2>/dev/null && break
+        sleep 0.05
+    done
+    URL=$(sed -n 's/^impactd listening on //p' "$WORK/impactd.out")
+    [ -n "$URL" ] || { echo "$0: impactd did not start" >&2; cat "$WORK/impactd.err" >&2; exit 1; }
+}
