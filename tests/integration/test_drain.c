@@ -14,9 +14,12 @@
  * How: client threads with their own libcurl handles (keep-alive, so the
  * "503 + Connection: close on an open connection" path is exercised as
  * well as fresh connects); each records its outcomes in its own counters.
- * A fresh connection that fails before any byte comes back after the
- * listener was closed is the kernel resetting a connection it had queued
- * but nobody accepted: counted separately as refused, and reported.
+ * A fresh connection that fails before any byte comes back once SIGTERM
+ * has been sent is the kernel resetting a connection it had queued but
+ * nobody accepted when the listener closed: counted separately as
+ * refused, and reported. (Keyed to the signal, not to /readyz being seen
+ * at 503: without grace the listener may close before the test has
+ * polled readiness.)
  */
 #include <curl/curl.h>
 #include <jansson.h>
@@ -66,6 +69,7 @@ typedef struct client {
     int keep_alive;       /* reuse one handle */
     _Atomic int *stop;
     _Atomic int *not_ready_seen;
+    _Atomic int *term_sent; /* SIGTERM is on its way: the listener may close any moment */
     outcome out;
 } client;
 
@@ -143,7 +147,7 @@ static int one_request(client *c, CURL *h) {
         long connects = 0;
         curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
         if (connects > 0 && b.len == 0 && (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR ||
-                                           rc == CURLE_SEND_ERROR) && *c->not_ready_seen) {
+                                           rc == CURLE_SEND_ERROR) && *c->term_sent) {
             c->out.refused++; /* reset of a queued, never-accepted connection */
             refused = 1;
         } else {
@@ -235,7 +239,7 @@ static void run_drain(const char *grace) {
 
     size_t heavy_len;
     char *heavy = heavy_body(&heavy_len);
-    _Atomic int stop = 0, not_ready = 0;
+    _Atomic int stop = 0, not_ready = 0, term_sent = 0;
     client clients[] = {
         {.url = toi_url, .body = TOI_BODY, .len = sizeof TOI_BODY - 1, .keep_alive = 1},
         {.url = toi_url, .body = TOI_BODY, .len = sizeof TOI_BODY - 1, .keep_alive = 0},
@@ -246,6 +250,7 @@ static void run_drain(const char *grace) {
     for (size_t i = 0; i < n; ++i) {
         clients[i].stop = &stop;
         clients[i].not_ready_seen = &not_ready;
+        clients[i].term_sent = &term_sent;
         assert_int_equal(pthread_create(&clients[i].thread, NULL, client_main, &clients[i]), 0);
     }
     /* let the load establish itself, including at least one heavy batch */
@@ -254,6 +259,7 @@ static void run_drain(const char *grace) {
     long ok_before = clients[0].out.ok + clients[1].out.ok;
 
     double t0 = imp_test_now_s();
+    term_sent = 1;
     assert_int_equal(kill(d.pid, SIGTERM), 0);
     /* Readiness flips at once (bounded generously: the daemon is busy). Without
      * grace the listener may already be closed: refused is not-ready too. No
@@ -344,17 +350,18 @@ static void test_repeated_stop_under_traffic(void **state) {
         assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
         char toi_url[128];
         snprintf(toi_url, sizeof toi_url, "%s/v1/toi", d.url);
-        _Atomic int stop = 0, not_ready = 0;
+        _Atomic int stop = 0, not_ready = 0, term_sent = 0;
         client clients[2];
         for (size_t i = 0; i < 2; ++i) {
             clients[i] = (client){.url = toi_url, .body = TOI_BODY, .len = sizeof TOI_BODY - 1,
-                                  .keep_alive = 1, .stop = &stop, .not_ready_seen = &not_ready};
+                                  .keep_alive = 1, .stop = &stop, .not_ready_seen = &not_ready,
+                                  .term_sent = &term_sent};
             assert_int_equal(pthread_create(&clients[i].thread, NULL, client_main, &clients[i]), 0);
         }
         while (clients[0].out.ok + clients[1].out.ok < 4 && clients[0].out.bad == 0 &&
                clients[1].out.bad == 0)
             imp_test_sleep_ms(1);
-        not_ready = 1; /* from here a reset of a fresh connection counts as refused */
+        term_sent = 1; /* from here a reset of a fresh connection counts as refused */
         int status = imp_test_daemon_stop(&d, SIGTERM);
         stop = 1;
         for (size_t i = 0; i < 2; ++i)
