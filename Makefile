@@ -2,12 +2,15 @@
 #
 #   make                 build the daemon, the libraries and the test binaries
 #   make deps            install missing build dependencies (apt; no network when none is missing)
+#   make deps-test       the same, plus what the tests need (nginx)
 #   make run             deps + build, then run build/impactd in the foreground (ARGS="--port 9000")
 #   make test            deps + build; unit then integration tests; then the same again under
 #                        SANITIZE=address,undefined in build/san; ends with "N passed, M failed"
 #   make check           unit + integration tests of the current build (no deps, no sanitizers)
 #   make check-unit      unit tests only
 #   make check-integration   integration tests only
+#   make test-lb         three replicas behind nginx (docker/nginx.conf), one killed, one drained
+#   make docker-check    run docker/Dockerfile's steps in a debootstrapped Debian 12 root
 #   make bench-build     build the benchmarks; make bench runs them (never part of make test)
 #   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
 #   make clean           remove build/
@@ -36,6 +39,8 @@ BUILD ?= $(if $(SANITIZE),build/san,build)
 
 # Everything a fresh Debian machine needs to build and test; add packages here.
 DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev pkg-config gcc make
+# What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c.
+TEST_PACKAGES := nginx
 
 CFLAGS := -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
           -Werror -O2 -g -D_POSIX_C_SOURCE=200809L
@@ -180,13 +185,16 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 # ---- targets ---------------------------------------------------------------------------------
 
-.PHONY: all deps run test check check-unit check-integration bench-build bench bench-load clean
+.PHONY: all deps deps-test run test test-lb docker-check check check-unit check-integration \
+        bench-build bench bench-load clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
-deps:
+# $(call install_missing,packages): apt-get install whatever of them is not installed
+# (sudo when not root); touches the network only when something is missing.
+define install_missing
 	@missing=""; \
-	for p in $(DEPS_PACKAGES); do \
+	for p in $(1); do \
 	    dpkg -s "$$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -z "$$missing" ]; then echo "deps: all installed"; exit 0; fi; \
@@ -198,6 +206,13 @@ deps:
 	fi; \
 	$$sudo apt-get update && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing
+endef
+
+deps:
+	$(call install_missing,$(DEPS_PACKAGES))
+
+deps-test:
+	$(call install_missing,$(DEPS_PACKAGES) $(TEST_PACKAGES))
 
 run: deps
 	@$(MAKE) --no-print-directory $(IMPACTD)
@@ -239,7 +254,7 @@ check: all
 	$(call run_tests,$(UNIT_BINS) $(INTEG_BINS))
 
 # A build that fails before any test ran still counts as one failure in the summary.
-test: deps
+test: deps-test
 	@rm -f $(TEST_RESULTS); status=0; \
 	$(MAKE) --no-print-directory check KEEP_RESULTS=1 RESULTS=$(TEST_RESULTS) || status=1; \
 	if [ $$status -eq 0 ]; then \
@@ -251,6 +266,16 @@ test: deps
 	if [ $$status -ne 0 ] && [ $$f -eq 0 ]; then f=1; fi; \
 	echo "$$p passed, $$f failed"; \
 	exit $$status
+
+# Three replicas behind nginx running docker/nginx.conf, one killed and one drained under
+# load (also part of make check / make test).
+test-lb: deps-test $(IMPACTD) $(BUILD)/tests/integration/test_lb
+	$(call run_tests,$(BUILD)/tests/integration/test_lb)
+
+# docker/Dockerfile's steps in a debootstrapped Debian 12 root (no Docker engine needed;
+# root, network to the Debian mirror). Not part of make test.
+docker-check:
+	sh docker/check.sh
 
 bench-build: $(BENCH_BINS)
 
