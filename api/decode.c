@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx) {
@@ -86,39 +87,48 @@ int imp_dec_number(imp_dec *d, const json_t *obj, const char *key, int required,
     return rc;
 }
 
+/* The n elements of array v as finite numbers of magnitude <= 1e60 into out. */
+static int dec_numbers(imp_dec *d, const json_t *v, size_t n, double *out) {
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; ++i) {
+        const json_t *e = json_array_get(v, i);
+        size_t s2 = imp_dec_push_index(d, i);
+        if (!json_is_number(e))
+            rc = imp_dec_fail(d, IMP_E_TYPE, "must be a number");
+        else if (!isfinite(json_number_value(e)) ||
+                 fabs(json_number_value(e)) > IMP_API_MAX_MAGNITUDE)
+            rc = imp_dec_fail(d, IMP_E_VALUE, "must be a finite number of magnitude <= 1e60");
+        else
+            out[i] = json_number_value(e);
+        imp_dec_pop(d, s2);
+    }
+    return rc;
+}
+
+int imp_dec_vec_value(imp_dec *d, const json_t *v, imp_vec3 *out) {
+    size_t n = json_array_size(v);
+    if (!json_is_array(v) || n < 2 || n > 3)
+        return imp_dec_fail(d, IMP_E_TYPE, "must be an array of 2 or 3 numbers");
+    if (d->dim != 0 && (int)n != d->dim)
+        return imp_dec_fail(d, IMP_E_DIMENSION,
+                            "has a different dimension from the request's first vector");
+    double c[3] = {0, 0, 0};
+    int rc = dec_numbers(d, v, n, c);
+    if (rc == 0) {
+        d->dim = (int)n;
+        *out = imp_v3(c[0], c[1], c[2]);
+    }
+    return rc;
+}
+
 int imp_dec_vec(imp_dec *d, const json_t *obj, const char *key, int required, imp_vec3 *out) {
     const json_t *v = json_object_get(obj, key);
     size_t saved = imp_dec_push_key(d, key);
     int rc = 0;
     if (!v) {
         if (required) rc = imp_dec_fail(d, IMP_E_MISSING, "is required");
-        imp_dec_pop(d, saved);
-        return rc;
-    }
-    size_t n = json_array_size(v);
-    if (!json_is_array(v) || n < 2 || n > 3) {
-        rc = imp_dec_fail(d, IMP_E_TYPE, "must be an array of 2 or 3 numbers");
-    } else if (d->dim != 0 && (int)n != d->dim) {
-        rc = imp_dec_fail(d, IMP_E_DIMENSION,
-                          "has a different dimension from the request's first vector");
     } else {
-        double c[3] = {0, 0, 0};
-        for (size_t i = 0; i < n && rc == 0; ++i) {
-            const json_t *e = json_array_get(v, i);
-            size_t s2 = imp_dec_push_index(d, i);
-            if (!json_is_number(e))
-                rc = imp_dec_fail(d, IMP_E_TYPE, "must be a number");
-            else if (!isfinite(json_number_value(e)) ||
-                     fabs(json_number_value(e)) > IMP_API_MAX_MAGNITUDE)
-                rc = imp_dec_fail(d, IMP_E_VALUE, "must be a finite number of magnitude <= 1e60");
-            else
-                c[i] = json_number_value(e);
-            imp_dec_pop(d, s2);
-        }
-        if (rc == 0) {
-            d->dim = (int)n;
-            *out = imp_v3(c[0], c[1], c[2]);
-        }
+        rc = imp_dec_vec_value(d, v, out);
     }
     imp_dec_pop(d, saved);
     return rc;
@@ -159,33 +169,177 @@ static int dec_id(imp_dec *d, const json_t *body, imp_body *out) {
 }
 
 static const char *const RADIUS_MSG = "must be a finite number >= 0";
+static const char *const TYPES_MSG =
+    "must be one of: sphere, box, polygon, polyhedron, capsule, segment, halfspace";
 
-static int dec_shape(imp_dec *d, const json_t *body, imp_body *out) {
-    const json_t *shape = json_object_get(body, "shape");
-    if (!shape) {
-        if (!json_object_get(body, "radius")) {
-            size_t saved = imp_dec_push_key(d, "shape");
-            int rc = imp_dec_fail(d, IMP_E_MISSING, "is required (or a bare radius)");
+/* Fails at member `key` (pushed and popped around the failure). */
+static int fail_at(imp_dec *d, const char *key, imp_errcode code, const char *msg) {
+    size_t saved = imp_dec_push_key(d, key);
+    imp_dec_fail(d, code, msg);
+    imp_dec_pop(d, saved);
+    return -1;
+}
+
+/* box: half_extents (each > 0) and an optional rotation: an angle in 2D, a
+ * quaternion [w, x, y, z] in 3D (normalised; all zero is 422). */
+static int dec_box(imp_dec *d, const json_t *shape, imp_shape *out) {
+    if (imp_dec_vec(d, shape, "half_extents", 1, &out->half)) return -1;
+    double h[3] = {out->half.x, out->half.y, out->half.z};
+    for (int i = 0; i < d->dim; ++i) {
+        if (!(h[i] > 0.0)) {
+            size_t saved = imp_dec_push_key(d, "half_extents");
+            size_t s2 = imp_dec_push_index(d, (size_t)i);
+            imp_dec_fail(d, IMP_E_VALUE, "must be > 0");
+            imp_dec_pop(d, s2);
             imp_dec_pop(d, saved);
-            return rc;
+            return -1;
         }
+    }
+    out->rot = (imp_quat){1.0, 0.0, 0.0, 0.0};
+    const json_t *r = json_object_get(shape, "rotation");
+    if (!r) return 0;
+    if (d->dim == 2) {
+        double angle = 0.0;
+        if (imp_dec_number(d, shape, "rotation", 1, -INFINITY, 0, INFINITY,
+                           "must be an angle in radians", &angle))
+            return -1;
+        out->rot = imp_quat_from_angle(angle);
+        return 0;
+    }
+    size_t saved = imp_dec_push_key(d, "rotation");
+    double q[4];
+    int rc;
+    if (!json_is_array(r) || json_array_size(r) != 4)
+        rc = imp_dec_fail(d, IMP_E_TYPE, "must be a quaternion [w, x, y, z] in 3D");
+    else
+        rc = dec_numbers(d, r, 4, q);
+    if (rc == 0 && imp_quat_normalize((imp_quat){q[0], q[1], q[2], q[3]}, &out->rot) != 0)
+        rc = imp_dec_fail(d, IMP_E_GEOMETRY, "must not be all zero");
+    imp_dec_pop(d, saved);
+    return rc;
+}
+
+/* vertices: an array of `min` to IMP_SHAPE_MAX_VERTICES Vecs, malloc'd into out. */
+static int dec_vertices(imp_dec *d, const json_t *shape, size_t min, imp_shape *out) {
+    const json_t *v = json_object_get(shape, "vertices");
+    size_t saved = imp_dec_push_key(d, "vertices");
+    int rc = 0;
+    size_t n = json_array_size(v);
+    if (!v) {
+        rc = imp_dec_fail(d, IMP_E_MISSING, "is required");
+    } else if (!json_is_array(v)) {
+        rc = imp_dec_fail(d, IMP_E_TYPE, "must be an array of Vecs");
+    } else if (n < min) {
+        rc = imp_dec_fail(d, IMP_E_GEOMETRY,
+                          min == 3 ? "needs at least 3 vertices" : "needs at least 4 points");
+    } else if (n > IMP_SHAPE_MAX_VERTICES) {
+        snprintf(d->detail, sizeof d->detail, "%zu vertices, the limit is %d", n,
+                 IMP_SHAPE_MAX_VERTICES);
+        rc = imp_dec_fail(d, IMP_E_LIMIT, "has more vertices than this server accepts");
+    } else if (!(out->verts = malloc(n * sizeof *out->verts))) {
+        rc = imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    } else {
+        out->n_verts = n;
+        for (size_t i = 0; i < n && rc == 0; ++i) {
+            size_t s2 = imp_dec_push_index(d, i);
+            rc = imp_dec_vec_value(d, json_array_get(v, i), &out->verts[i]);
+            imp_dec_pop(d, s2);
+        }
+    }
+    imp_dec_pop(d, saved);
+    return rc;
+}
+
+static int dec_polygon(imp_dec *d, const json_t *shape, imp_shape *out) {
+    if (d->dim == 3) return fail_at(d, "type", IMP_E_GEOMETRY, "polygon is 2D only");
+    if (dec_vertices(d, shape, 3, out)) return -1;
+    if (d->dim == 3) return fail_at(d, "type", IMP_E_GEOMETRY, "polygon is 2D only");
+    size_t bad;
+    imp_polygon_status st = imp_polygon_normalize(out->verts, out->n_verts, &bad);
+    if (st == IMP_POLYGON_OK) return 0;
+    size_t saved = imp_dec_push_key(d, "vertices");
+    if (st != IMP_POLYGON_FLAT) imp_dec_push_index(d, bad);
+    imp_dec_fail(d, IMP_E_GEOMETRY,
+                 st == IMP_POLYGON_REPEATED ? "repeats the vertex before it"
+                 : st == IMP_POLYGON_FLAT   ? "has no area: all vertices lie on one line"
+                                            : "makes the polygon non-convex: the turn flips here");
+    imp_dec_pop(d, saved);
+    return -1;
+}
+
+static int dec_polyhedron(imp_dec *d, const json_t *shape, imp_shape *out) {
+    if (d->dim == 2) return fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
+    if (dec_vertices(d, shape, 4, out)) return -1;
+    if (d->dim == 2) return fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
+    if (imp_polyhedron_check(out->verts, out->n_verts) != 0)
+        return fail_at(d, "vertices", IMP_E_GEOMETRY,
+                       "must hold 4 points not in one plane (the shape is their convex hull)");
+    return 0;
+}
+
+static int dec_halfspace(imp_dec *d, const json_t *shape, imp_shape *out) {
+    imp_vec3 n;
+    if (imp_dec_vec(d, shape, "normal", 1, &n) ||
+        imp_dec_number(d, shape, "offset", 1, -INFINITY, 0, INFINITY, "must be a finite number",
+                       &out->offset))
+        return -1;
+    /* scaled first so that neither tiny nor huge normals lose the direction */
+    double m = imp_max_abs(n);
+    if (!(m > 0.0)) return fail_at(d, "normal", IMP_E_GEOMETRY, "must not be zero-length");
+    imp_vec3 u = imp_scale(n, 1.0 / m);
+    double l = imp_len(u);
+    out->normal = imp_scale(u, 1.0 / l);
+    out->offset = out->offset / (m * l); /* {n.x <= offset} is the same set after scaling */
+    return 0;
+}
+
+static int dec_shape_fields(imp_dec *d, const json_t *shape, imp_shape *out) {
+    switch (out->type) {
+    case IMP_SHAPE_SPHERE:
+        return imp_dec_number(d, shape, "radius", 1, 0.0, 0, INFINITY, RADIUS_MSG, &out->radius);
+    case IMP_SHAPE_BOX: return dec_box(d, shape, out);
+    case IMP_SHAPE_POLYGON: return dec_polygon(d, shape, out);
+    case IMP_SHAPE_POLYHEDRON: return dec_polyhedron(d, shape, out);
+    case IMP_SHAPE_CAPSULE:
+        return imp_dec_vec(d, shape, "a", 1, &out->a) || imp_dec_vec(d, shape, "b", 1, &out->b) ||
+                       imp_dec_number(d, shape, "radius", 1, 0.0, 0, INFINITY, RADIUS_MSG,
+                                      &out->radius)
+                   ? -1
+                   : 0;
+    case IMP_SHAPE_SEGMENT:
+        return imp_dec_vec(d, shape, "a", 1, &out->a) || imp_dec_vec(d, shape, "b", 1, &out->b)
+                   ? -1
+                   : 0;
+    case IMP_SHAPE_HALFSPACE: return dec_halfspace(d, shape, out);
+    }
+    return imp_dec_fail(d, IMP_E_VALUE, TYPES_MSG);
+}
+
+static int dec_shape(imp_dec *d, const json_t *body, imp_shape *out) {
+    const json_t *shape = json_object_get(body, "shape");
+    out->type = IMP_SHAPE_SPHERE;
+    if (!shape) {
+        if (!json_object_get(body, "radius"))
+            return fail_at(d, "shape", IMP_E_MISSING, "is required (or a bare radius)");
         return imp_dec_number(d, body, "radius", 1, 0.0, 0, INFINITY, RADIUS_MSG, &out->radius);
     }
     size_t saved = imp_dec_push_key(d, "shape");
     int rc = imp_dec_object(d, shape);
     if (rc == 0) {
         const json_t *type = json_object_get(shape, "type");
-        size_t s2 = imp_dec_push_key(d, "type");
-        if (!type)
-            rc = imp_dec_fail(d, IMP_E_MISSING, "is required");
-        else if (!json_is_string(type))
-            rc = imp_dec_fail(d, IMP_E_TYPE, "must be a string");
-        else if (strcmp(json_string_value(type), "sphere") != 0)
-            rc = imp_dec_fail(d, IMP_E_VALUE, "must be one of: sphere");
-        imp_dec_pop(d, s2);
+        rc = -1;
+        if (!type) {
+            fail_at(d, "type", IMP_E_MISSING, "is required");
+        } else if (!json_is_string(type)) {
+            fail_at(d, "type", IMP_E_TYPE, "must be a string");
+        } else {
+            for (int t = IMP_SHAPE_SPHERE; t <= IMP_SHAPE_HALFSPACE; ++t)
+                if (strcmp(json_string_value(type), imp_shape_type_name((imp_shape_type)t)) == 0)
+                    rc = 0, out->type = (imp_shape_type)t;
+            if (rc != 0) fail_at(d, "type", IMP_E_VALUE, TYPES_MSG);
+        }
     }
-    if (rc == 0)
-        rc = imp_dec_number(d, shape, "radius", 1, 0.0, 0, INFINITY, RADIUS_MSG, &out->radius);
+    if (rc == 0) rc = dec_shape_fields(d, shape, out);
     imp_dec_pop(d, saved);
     return rc;
 }
@@ -207,7 +361,7 @@ int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *o
     if (!body) {
         rc = imp_dec_fail(d, IMP_E_MISSING, "is required");
     } else if ((rc = imp_dec_object(d, body)) == 0) {
-        if (dec_id(d, body, out) || dec_shape(d, body, out) ||
+        if (dec_id(d, body, out) || dec_shape(d, body, &out->shape) ||
             imp_dec_vec(d, body, "position", 1, &out->m.p) ||
             imp_dec_vec(d, body, "velocity", 0, &out->m.v) ||
             imp_dec_vec(d, body, "acceleration", 0, &out->m.a) ||
@@ -219,8 +373,24 @@ int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *o
             imp_dec_number(d, body, "tangential", 0, 0.0, 0, 1.0, "must be a number in [0, 1]",
                            &out->tangential))
             rc = -1;
+        else if (out->shape.type == IMP_SHAPE_HALFSPACE && !out->is_static)
+            rc = fail_at(d, "static", IMP_E_GEOMETRY, "must be true for a halfspace");
     }
+    if (rc != 0) imp_body_free(out);
     return rc;
+}
+
+void imp_body_free(imp_body *b) {
+    if (b) imp_shape_free(&b->shape);
+}
+
+int imp_dec_sphere_only(imp_dec *d, const imp_body *b) {
+    if (b->shape.type == IMP_SHAPE_SPHERE) return 0;
+    size_t saved = imp_dec_push_key(d, "shape");
+    fail_at(d, "type", IMP_E_VALUE, "must be sphere here: other shapes are not supported by this "
+                                   "endpoint yet");
+    imp_dec_pop(d, saved);
+    return -1;
 }
 
 int imp_errcode_status(imp_errcode code) {

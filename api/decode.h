@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "api/api.h"
+#include "core/shape.h"
 #include "core/toi.h"
 
 #define IMP_PTR_MAX 256
@@ -78,22 +79,30 @@ int imp_dec_vec(imp_dec *d, const json_t *obj, const char *key, int required, im
 /* Member `key` as a boolean. */
 int imp_dec_bool(imp_dec *d, const json_t *obj, const char *key, int *out);
 
-/* A decoded body (spheres only so far). `id` is borrowed from the request
- * JSON (NULL: use the index). */
+/* A decoded body. `id` is borrowed from the request JSON (NULL: use the
+ * index); the shape's vertices (polygon, polyhedron) are owned: free the
+ * body with imp_body_free. */
 typedef struct imp_body {
     const json_t *id;
     size_t index;
     imp_motion m;
-    double radius;
+    imp_shape shape;
     double mass;
     int is_static;
     double restitution, tangential;
 } imp_body;
 
-/* Member `key` of `obj` as a Body (required). */
+/* Member `key` as a Body (required). On failure nothing is left to free. */
 int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, imp_body *out);
 /* `body` itself (NULL: missing) as a Body at the current pointer. */
 int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *out);
+/* Frees what a decoded body owns; accepts NULL. */
+void imp_body_free(imp_body *b);
+/* 0 for a sphere body; else 422 at its shape/type (pointer relative to the
+ * current one, which must be the body's) for endpoints that take spheres only. */
+int imp_dec_sphere_only(imp_dec *d, const imp_body *b);
+/* `v` itself as a Vec of the request's dimension, at the current pointer. */
+int imp_dec_vec_value(imp_dec *d, const json_t *v, imp_vec3 *out);
 
 /* HTTP status for an error code (the one table). */
 int imp_errcode_status(imp_errcode code);

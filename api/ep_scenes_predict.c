@@ -12,9 +12,10 @@
  * overlapping pairs; stats says how many there were in all and whether
  * anything was cut. elapsed_ms is the solve (bounds, broadphase,
  * narrowphase, sorting), measured on the monotonic clock.
- * Why: the candidate-pair bound protects memory: each candidate costs
- * about 90 bytes while it is examined, so a scene whose boxes all overlap
- * (n^2/2 candidates) is answered 422 rather than exhausting the machine.
+ * Why: the candidate-pair bound protects memory and time: the broadphase
+ * lists every candidate and the narrowphase examines each, so a scene
+ * whose boxes all overlap (n^2/2 candidates) is answered 422 rather than
+ * exhausting the machine.
  */
 #include <math.h>
 #include <stdint.h>
@@ -27,7 +28,8 @@
 #include "api/endpoints.h"
 #include "core/scene.h"
 
-/* Most candidate pairs one request may examine (about 90 bytes each). */
+/* Most candidate pairs one request may examine (8 bytes each in the broadphase's list,
+ * plus its working memory, and a pairwise solve each). */
 #define MAX_CANDIDATE_PAIRS ((size_t)8000000)
 
 static const struct {
@@ -96,8 +98,12 @@ static int dec_bodies(imp_dec *d, const json_t *req, imp_body **bodies, imp_scen
     for (size_t i = 0; i < *n; ++i) {
         size_t s2 = imp_dec_push_index(d, i);
         if (imp_dec_body_value(d, json_array_get(arr, i), i, &(*bodies)[i])) return -1;
+        int sphere = imp_dec_sphere_only(d, &(*bodies)[i]);
+        imp_body_free(&(*bodies)[i]); /* only spheres go on, and they own nothing */
+        if (sphere) return -1;
         imp_dec_pop(d, s2);
-        (*scene)[i] = (imp_scene_body){(*bodies)[i].m, (*bodies)[i].radius, (*bodies)[i].is_static};
+        (*scene)[i] = (imp_scene_body){(*bodies)[i].m, (*bodies)[i].shape.radius,
+                                       (*bodies)[i].is_static};
     }
     imp_dec_pop(d, saved);
     return 0;

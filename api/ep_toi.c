@@ -2,6 +2,7 @@
  * ep_toi.c - POST /v1/toi: time of impact of two moving bodies.
  */
 #include <math.h>
+#include <string.h>
 
 #include "api/encode.h"
 #include "api/endpoints.h"
@@ -15,16 +16,31 @@ static const char *state_name(imp_toi_state s) {
     }
 }
 
+static int sphere_only(imp_dec *d, const char *key, const imp_body *body) {
+    size_t saved = imp_dec_push_key(d, key);
+    int rc = imp_dec_sphere_only(d, body);
+    imp_dec_pop(d, saved);
+    return rc;
+}
+
 int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp) {
     imp_body a, b;
     double horizon = INFINITY;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
     if (imp_dec_object(d, req) || imp_dec_body(d, req, "a", 0, &a) ||
         imp_dec_body(d, req, "b", 1, &b) ||
         imp_dec_number(d, req, "horizon", 0, 0.0, 1, INFINITY, "must be a finite number > 0",
-                       &horizon))
+                       &horizon) ||
+        sphere_only(d, "a", &a) || sphere_only(d, "b", &b)) {
+        imp_body_free(&a);
+        imp_body_free(&b);
         return -1;
+    }
+    imp_body_free(&a); /* spheres own nothing; kept for when other shapes arrive */
+    imp_body_free(&b);
 
-    imp_toi_spheres_input in = {a.m, b.m, a.radius, b.radius, horizon};
+    imp_toi_spheres_input in = {a.m, b.m, a.shape.radius, b.shape.radius, horizon};
     imp_toi_result r = imp_toi_spheres(&in);
 
     int ok = 1, dim = d->dim;

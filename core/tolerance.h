@@ -52,4 +52,18 @@
  * possible value is sliding, neither approaching nor separating. */
 #define IMP_SLIDE_REL 1e-12
 
+/* Collinear turn of a polygon (dimensionless: the sine of the turning
+ * angle). A vertex whose edges' cross product is within this fraction of
+ * the product of their lengths is straight, not a turn: decimal input
+ * coordinates of collinear points are off a line by rounding only (a few
+ * units of 1e-16 relative), which this covers with three orders to spare,
+ * while any turn a game shape means is many orders larger. */
+#define IMP_POLYGON_TURN_REL 1e-12
+
+/* Flat polyhedron (dimensionless, relative to the points' extent): points
+ * whose farthest distance from the plane through three of them is within
+ * this fraction of their extent are coplanar. Same reasoning as
+ * IMP_POLYGON_TURN_REL. */
+#define IMP_POLYHEDRON_FLAT_REL 1e-12
+
 #endif

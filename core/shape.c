@@ -1,0 +1,174 @@
+/*
+ * shape.c - shape validation: convex polygons, polyhedra spanning 3D,
+ * rotations.
+ *
+ * DESIGN
+ * What: the geometric checks api/ runs on shapes before anything reaches a
+ * solver, and the small rotation helpers the box needs.
+ * How: a polygon is convex when every turn (cross product of consecutive
+ * edges) has the sign of its area and its edge directions turn through
+ * exactly 2 pi together (O'Rourke, "Computational Geometry in C", 2nd ed.,
+ * 1.3 and 7.4: the sign test alone accepts a pentagram, whose turns all
+ * agree but whose boundary winds twice). Turns within IMP_POLYGON_TURN_REL
+ * of zero are collinear vertices and accepted. A clockwise polygon is
+ * reversed, so solvers see counter-clockwise vertices only. A polyhedron's
+ * points span 3D when the fourth of the classic extreme-point
+ * construction (farthest from the first, farthest from that line,
+ * farthest from that plane) is off the plane by more than
+ * IMP_POLYHEDRON_FLAT_REL of the extent.
+ * Why: these are exactly the cases the contract makes 422, decided once
+ * here with named tolerances rather than in every solver.
+ */
+#include "shape.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "tolerance.h"
+
+#define TWO_PI 6.283185307179586476925286766559
+/* Slack on the total turning (radians): n atan2 results carry about n ulps
+ * of 2 pi, many orders below this; a second winding adds 2 pi. */
+#define TURNING_SLACK 1e-6
+
+void imp_shape_free(imp_shape *s) {
+    if (!s)
+        return;
+    free(s->verts);
+    s->verts = NULL;
+    s->n_verts = 0;
+}
+
+const char *imp_shape_type_name(imp_shape_type t) {
+    switch (t) {
+    case IMP_SHAPE_SPHERE: return "sphere";
+    case IMP_SHAPE_BOX: return "box";
+    case IMP_SHAPE_POLYGON: return "polygon";
+    case IMP_SHAPE_POLYHEDRON: return "polyhedron";
+    case IMP_SHAPE_CAPSULE: return "capsule";
+    case IMP_SHAPE_SEGMENT: return "segment";
+    case IMP_SHAPE_HALFSPACE: return "halfspace";
+    }
+    return "unknown";
+}
+
+imp_quat imp_quat_from_angle(double angle) {
+    imp_quat q = {cos(0.5 * angle), 0.0, 0.0, sin(0.5 * angle)};
+    return q;
+}
+
+int imp_quat_normalize(imp_quat q, imp_quat *out) {
+    /* scaled by the largest component first, so neither 1e-200 nor 1e200 over- or underflows */
+    double m = fmax(fmax(fabs(q.w), fabs(q.x)), fmax(fabs(q.y), fabs(q.z)));
+    if (!(m > 0.0) || !isfinite(m))
+        return -1;
+    imp_quat s = {q.w / m, q.x / m, q.y / m, q.z / m};
+    double l = sqrt(s.w * s.w + s.x * s.x + s.y * s.y + s.z * s.z);
+    out->w = s.w / l;
+    out->x = s.x / l;
+    out->y = s.y / l;
+    out->z = s.z / l;
+    return 0;
+}
+
+imp_vec3 imp_quat_rotate(imp_quat q, imp_vec3 v) {
+    /* v + 2 w (u x v) + 2 u x (u x v), u the vector part */
+    imp_vec3 u = imp_v3(q.x, q.y, q.z);
+    imp_vec3 t = imp_scale(imp_cross(u, v), 2.0);
+    return imp_add(imp_add(v, imp_scale(t, q.w)), imp_cross(u, t));
+}
+
+static double cross2(imp_vec3 a, imp_vec3 b) { return a.x * b.y - a.y * b.x; }
+
+static imp_vec3 edge(const imp_vec3 *v, size_t n, size_t i) {
+    return imp_sub(v[(i + 1) % n], v[i]);
+}
+
+imp_polygon_status imp_polygon_normalize(imp_vec3 *v, size_t n, size_t *bad) {
+    *bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+        imp_vec3 e = edge(v, n, i);
+        if (e.x == 0.0 && e.y == 0.0) {
+            *bad = (i + 1) % n;
+            return IMP_POLYGON_REPEATED;
+        }
+    }
+    /* twice the signed area, about the first vertex (shoelace) */
+    double area2 = 0.0;
+    for (size_t i = 1; i + 1 < n; ++i)
+        area2 += cross2(imp_sub(v[i], v[0]), imp_sub(v[i + 1], v[0]));
+    /* orientation from the turns rather than the area alone: the area of a
+     * flat polygon is rounding noise */
+    double turning = 0.0;
+    int sign = 0;
+    for (size_t i = 0; i < n; ++i) {
+        imp_vec3 e1 = edge(v, n, (i + n - 1) % n), e2 = edge(v, n, i);
+        double c = cross2(e1, e2);
+        turning += atan2(c, imp_dot(e1, e2));
+        if (fabs(turning) > TWO_PI + TURNING_SLACK) {
+            *bad = i; /* the boundary starts its second winding here */
+            return IMP_POLYGON_NONCONVEX;
+        }
+        if (fabs(c) <= IMP_POLYGON_TURN_REL * imp_len(e1) * imp_len(e2))
+            continue; /* collinear: no turn */
+        int s = c > 0.0 ? 1 : -1;
+        if (sign == 0) {
+            /* the first real turn sets the orientation unless the area disagrees;
+             * the area decides, the turns must follow it */
+            sign = area2 > 0.0 ? 1 : area2 < 0.0 ? -1 : s;
+        }
+        if (s != sign) {
+            *bad = i;
+            return IMP_POLYGON_NONCONVEX;
+        }
+    }
+    if (sign == 0)
+        return IMP_POLYGON_FLAT;
+    /* turns of one sign add up to a whole number of windings, and more than one was
+     * caught above */
+    if (sign < 0) {
+        for (size_t i = 0, j = n - 1; i < j; ++i, --j) {
+            imp_vec3 t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+        }
+    }
+    return IMP_POLYGON_OK;
+}
+
+int imp_polyhedron_check(const imp_vec3 *p, size_t n) {
+    if (n < 4)
+        return -1;
+    size_t i1 = 0, i2 = 0;
+    double best = 0.0;
+    for (size_t i = 1; i < n; ++i) {
+        double d = imp_len(imp_sub(p[i], p[0]));
+        if (d > best) {
+            best = d;
+            i1 = i;
+        }
+    }
+    double extent = best;
+    if (!(extent > 0.0))
+        return -1; /* one distinct point */
+    imp_vec3 axis = imp_scale(imp_sub(p[i1], p[0]), 1.0 / extent);
+    best = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        imp_vec3 r = imp_sub(p[i], p[0]);
+        double d = imp_len(imp_sub(r, imp_scale(axis, imp_dot(r, axis))));
+        if (d > best) {
+            best = d;
+            i2 = i;
+        }
+    }
+    if (best <= IMP_POLYHEDRON_FLAT_REL * extent)
+        return -1; /* collinear */
+    imp_vec3 nrm = imp_normalize_or(imp_cross(imp_sub(p[i1], p[0]), imp_sub(p[i2], p[0])),
+                                    imp_v3(0, 0, 0));
+    best = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        double d = fabs(imp_dot(imp_sub(p[i], p[0]), nrm));
+        best = fmax(best, d);
+    }
+    return best > IMP_POLYHEDRON_FLAT_REL * extent ? 0 : -1;
+}

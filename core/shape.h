@@ -1,0 +1,96 @@
+/*
+ * shape.h - the shapes of the contract, in body-local coordinates, and
+ * their validation.
+ *
+ * A shape is a tagged value: only the fields of its type are meaningful.
+ * Every shape but the halfspace is a convex core (a point, a segment, a
+ * polygon, a box or a polyhedron) rounded by a radius (spheres and
+ * capsules; 0 for the rest), which is how the solvers treat them.
+ *
+ * Memory: a polygon's or polyhedron's vertices are malloc'd by whoever
+ * fills the shape (api/ decoding) and freed by imp_shape_free, which
+ * accepts a shape without vertices. Everything else is by value.
+ * Thread-safety: plain data and pure functions.
+ */
+#ifndef IMP_CORE_SHAPE_H
+#define IMP_CORE_SHAPE_H
+
+#include <stddef.h>
+
+#include "vec.h"
+
+/* Most vertices of one polygon or polyhedron (count). The solvers look at
+ * every vertex pair in the worst case; 4096 keeps one request in the
+ * milliseconds, far above any game collision shape (Box2D caps polygons
+ * at 8 vertices). */
+#define IMP_SHAPE_MAX_VERTICES 4096
+
+typedef enum imp_shape_type {
+    IMP_SHAPE_SPHERE = 0,
+    IMP_SHAPE_BOX,
+    IMP_SHAPE_POLYGON,    /* 2D only */
+    IMP_SHAPE_POLYHEDRON, /* 3D only */
+    IMP_SHAPE_CAPSULE,
+    IMP_SHAPE_SEGMENT,
+    IMP_SHAPE_HALFSPACE   /* static bodies only */
+} imp_shape_type;
+
+/* A rotation as a unit quaternion w + xi + yj + zk. */
+typedef struct imp_quat {
+    double w, x, y, z;
+} imp_quat;
+
+typedef struct imp_shape {
+    imp_shape_type type;
+    double radius;     /* sphere, capsule (>= 0); 0 otherwise */
+    imp_vec3 half;     /* box: half extents, each > 0 (z 0 in 2D) */
+    imp_quat rot;      /* box: unit rotation; identity when none; 2D: about z */
+    imp_vec3 a, b;     /* capsule, segment: end points */
+    imp_vec3 normal;   /* halfspace: unit normal */
+    double offset;     /* halfspace: the solid is {x : normal . x <= offset} */
+    imp_vec3 *verts;   /* polygon: counter-clockwise, convex; polyhedron: the points */
+    size_t n_verts;
+} imp_shape;
+
+/* Frees the vertices (if any) and clears them; accepts NULL. */
+void imp_shape_free(imp_shape *s);
+
+/* The type's contract name ("sphere", "box", ...). */
+const char *imp_shape_type_name(imp_shape_type t);
+
+/* Rotation by `angle` radians about z (the 2D box rotation). */
+imp_quat imp_quat_from_angle(double angle);
+
+/* q / |q|; returns 0, or -1 when q has zero (or non-finite) length. */
+int imp_quat_normalize(imp_quat q, imp_quat *out);
+
+/* v rotated by the unit quaternion q. */
+imp_vec3 imp_quat_rotate(imp_quat q, imp_vec3 v);
+
+typedef enum imp_polygon_status {
+    IMP_POLYGON_OK = 0,
+    IMP_POLYGON_REPEATED, /* a vertex equals the one before it */
+    IMP_POLYGON_FLAT,     /* all vertices on one line: no area */
+    IMP_POLYGON_NONCONVEX /* the turn flips, or the boundary winds more than once */
+} imp_polygon_status;
+
+/*
+ * Checks that v[0..n) (n >= 3, z ignored) is a convex polygon in either
+ * winding and reorders it counter-clockwise in place. Convexity is read
+ * from the sign of the cross products of consecutive edges: all turns must
+ * share the sign of the polygon's area (collinear vertices, turns within
+ * IMP_POLYGON_TURN_REL of zero, are accepted), and the edge directions
+ * must make exactly one full turn, which rules out star polygons. On
+ * failure *bad is the index (in the input order) of the offending vertex:
+ * the repeated one, or the vertex where the turn flips.
+ */
+imp_polygon_status imp_polygon_normalize(imp_vec3 *v, size_t n, size_t *bad);
+
+/*
+ * Checks that points p[0..n) span 3D: at least 4 of them not coplanar
+ * (within IMP_POLYHEDRON_FLAT_REL of the points' extent). Returns 0, or -1
+ * when they are fewer than 4 distinct points or all lie in one plane.
+ */
+int imp_polyhedron_check(const imp_vec3 *p, size_t n);
+
+#endif

@@ -1,0 +1,188 @@
+/*
+ * test_shapes.c - the shapes of the contract through HTTP: every
+ * geometric rejection is a 422 problem with the pointer of the value at
+ * fault (the vertex where a polygon's turn flips, the zero half extent,
+ * the all-zero quaternion, ...), and endpoints that take spheres only say
+ * so at the shape's type.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+static imp_test_daemon daemon_;
+
+static int setup(void **state) {
+    (void)state;
+    return imp_test_daemon_start(&daemon_, NULL, NULL, 0);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    return imp_test_daemon_stop(&daemon_, SIGTERM) == 0 ? 0 : -1;
+}
+
+#define SPHERE_B "\"b\":{\"radius\":1,\"position\":[5,0]}"
+#define SPHERE_B3 "\"b\":{\"radius\":1,\"position\":[5,0,0]}"
+
+typedef struct bad_case {
+    const char *name, *path, *body;
+    long status;
+    const char *pointer;
+} bad_case;
+
+static void expect(const bad_case *c) {
+    char url[160];
+    snprintf(url, sizeof url, "%s%s", daemon_.url, c->path);
+    imp_http_result r;
+    assert_int_equal(imp_http(NULL, "POST", url, "application/json", c->body, strlen(c->body), &r),
+                     0);
+    char want[160];
+    snprintf(want, sizeof want, "\"pointer\":\"%s\"", c->pointer);
+    if (r.status != c->status || strcmp(r.content_type, "application/problem+json") != 0 ||
+        !strstr(r.body, want))
+        fail_msg("%s: status %ld (want %ld), %s: %s", c->name, r.status, c->status,
+                 r.content_type, r.body);
+    imp_http_result_free(&r);
+}
+
+static void test_geometry_errors(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        {"non-convex polygon", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"polygon\",\"vertices\":[[0,0],[2,0],[2,2],[1,0.5],[0,2]]},"
+         "\"position\":[0,0]}," SPHERE_B "}",
+         422, "/a/shape/vertices/3"},
+        {"repeated vertex", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"polygon\",\"vertices\":[[0,0],[1,0],[1,0],[0,1]]},"
+         "\"position\":[0,0]}," SPHERE_B "}",
+         422, "/a/shape/vertices/2"},
+        {"flat polygon", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"polygon\",\"vertices\":[[0,0],[1,1],[2,2]]},"
+         "\"position\":[0,0]}," SPHERE_B "}",
+         422, "/a/shape/vertices"},
+        {"two vertices", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"polygon\",\"vertices\":[[0,0],[1,1]]},"
+         "\"position\":[0,0]}," SPHERE_B "}",
+         422, "/a/shape/vertices"},
+        {"3D polygon", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"polygon\",\"vertices\":[[0,0,0],[1,0,0],[0,1,0]]},"
+         "\"position\":[0,0,0]}," SPHERE_B3 "}",
+         422, "/a/shape/type"},
+        {"2D polygon in a 3D request", "/v1/toi",
+         "{\"a\":{\"position\":[0,0,0],\"shape\":{\"type\":\"polygon\",\"vertices\":[[0,0],[1,0],"
+         "[0,1]]}}," SPHERE_B3 "}",
+         400, "/a/position"},
+        {"vertex not a Vec", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"polygon\",\"vertices\":[[0,0],[1,0],\"x\"]},"
+         "\"position\":[0,0]}," SPHERE_B "}",
+         400, "/a/shape/vertices/2"},
+        {"zero half extent", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,0]},\"position\":[0,0]}," SPHERE_B
+         "}",
+         422, "/a/shape/half_extents/1"},
+        {"negative half extent", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,-2]},\"position\":[0,0,0]}," SPHERE_B3
+         "}",
+         422, "/a/shape/half_extents/2"},
+        {"all-zero quaternion", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1],\"rotation\":[0,0,0,0]},"
+         "\"position\":[0,0,0]}," SPHERE_B3 "}",
+         422, "/a/shape/rotation"},
+        {"3D rotation as an angle", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1],\"rotation\":0.5},"
+         "\"position\":[0,0,0]}," SPHERE_B3 "}",
+         400, "/a/shape/rotation"},
+        {"2D rotation as a quaternion", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1],\"rotation\":[1,0,0,0]},"
+         "\"position\":[0,0]}," SPHERE_B "}",
+         400, "/a/shape/rotation"},
+        {"NaN-like quaternion part", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1],\"rotation\":[1,0,\"0\",0]},"
+         "\"position\":[0,0,0]}," SPHERE_B3 "}",
+         400, "/a/shape/rotation/2"},
+        {"coplanar polyhedron", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"polyhedron\",\"vertices\":[[0,0,0],[1,0,0],[0,1,0],[1,1,"
+         "0]]},\"position\":[0,0,0]}," SPHERE_B3 "}",
+         422, "/a/shape/vertices"},
+        {"three points", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"polyhedron\",\"vertices\":[[0,0,0],[1,0,0],[0,1,0]]},"
+         "\"position\":[0,0,0]}," SPHERE_B3 "}",
+         422, "/a/shape/vertices"},
+        {"2D polyhedron", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"polyhedron\",\"vertices\":[[0,0],[1,0],[0,1],[1,1]]},"
+         "\"position\":[0,0]}," SPHERE_B "}",
+         422, "/a/shape/type"},
+        {"moving halfspace", "/v1/toi",
+         "{\"a\":{\"radius\":1,\"position\":[0,0]},"
+         "\"b\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1],\"offset\":0},\"position\":[0,"
+         "0]}}",
+         422, "/b/static"},
+        {"zero normal", "/v1/toi",
+         "{\"a\":{\"radius\":1,\"position\":[0,0]},"
+         "\"b\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,0],\"offset\":0},\"position\":[0,"
+         "0],\"static\":true}}",
+         422, "/b/shape/normal"},
+        {"capsule without b", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"radius\":1},\"position\":[0,0]}," SPHERE_B
+         "}",
+         400, "/a/shape/b"},
+        {"capsule negative radius", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"b\":[1,0],\"radius\":-1},"
+         "\"position\":[0,0]}," SPHERE_B "}",
+         422, "/a/shape/radius"},
+        {"unknown type", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"torus\"},\"position\":[0,0]}," SPHERE_B "}", 422,
+         "/a/shape/type"},
+        {"type not a string", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":3},\"position\":[0,0]}," SPHERE_B "}", 400, "/a/shape/type"},
+        /* valid shapes that the endpoint does not take yet */
+        {"box in toi", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0]}," SPHERE_B
+         "}",
+         422, "/a/shape/type"},
+        {"segment in a scene", "/v1/scenes/predict",
+         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0]},{\"shape\":{\"type\":"
+         "\"segment\",\"a\":[0,0],\"b\":[1,0]},\"position\":[3,0]}]}",
+         422, "/bodies/1/shape/type"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        expect(&cases[i]);
+}
+
+/* More vertices than the server takes: 422 at the vertex list, and no hang. */
+static void test_vertex_limit(void **state) {
+    (void)state;
+    const size_t n = 5000;
+    size_t cap = 64 + n * 48;
+    char *body = malloc(cap);
+    assert_non_null(body);
+    size_t k = (size_t)snprintf(body, cap, "{\"a\":{\"position\":[0,0],\"shape\":{\"type\":"
+                                           "\"polygon\",\"vertices\":[");
+    for (size_t i = 0; i < n; ++i)
+        k += (size_t)snprintf(body + k, cap - k, "%s[%.17g,%.17g]", i ? "," : "",
+                              cos(6.283185307179586 * (double)i / (double)n),
+                              sin(6.283185307179586 * (double)i / (double)n));
+    snprintf(body + k, cap - k, "]}}," SPHERE_B "}");
+    bad_case c = {"5000 vertices", "/v1/toi", body, 422, "/a/shape/vertices"};
+    expect(&c);
+    free(body);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_geometry_errors),
+        cmocka_unit_test(test_vertex_limit),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
