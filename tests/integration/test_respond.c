@@ -1,0 +1,380 @@
+/*
+ * test_respond.c - POST /v1/respond through HTTP.
+ *
+ * DESIGN
+ * Known answers with exact velocities, impulses, normals and energies
+ * (head-on swap, a wall with restitution 0.5 and the default normal, an
+ * oblique 3D contact with a normal that is not unit length, separating and
+ * static pairs), the same contact as a /v1/batch item, and every 4xx case
+ * with its status, content type, problem type and JSON Pointer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+static imp_test_daemon daemon_;
+
+static int setup(void **state) {
+    (void)state;
+    return imp_test_daemon_start(&daemon_, NULL, NULL, 0);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    return imp_test_daemon_stop(&daemon_, SIGTERM) == 0 ? 0 : -1;
+}
+
+/* POSTs `body` (JSON text) to path with content type `ct`; returns the parsed
+ * reply (caller decrefs), its status and content type. */
+static json_t *post_text(const char *path, const char *ct, const char *body, long *status,
+                         char *content_type, size_t ct_cap) {
+    char url[160];
+    snprintf(url, sizeof url, "%s%s", daemon_.url, path);
+    imp_http_result r;
+    assert_int_equal(imp_http(NULL, "POST", url, ct, body, strlen(body), &r), 0);
+    *status = r.status;
+    if (content_type) snprintf(content_type, ct_cap, "%s", r.content_type);
+    json_error_t err;
+    json_t *reply = json_loads(r.body, 0, &err);
+    if (!reply) fail_msg("reply to %.200s is not JSON: %.200s", body, r.body);
+    imp_http_result_free(&r);
+    return reply;
+}
+
+/* POSTs a JSON request to /v1/respond, expects 200 application/json. */
+static json_t *respond_ok(const char *body) {
+    long status;
+    char ct[128];
+    json_t *r = post_text("/v1/respond", "application/json", body, &status, ct, sizeof ct);
+    if (status != 200) {
+        char *s = json_dumps(r, JSON_COMPACT);
+        fail_msg("%s: got %ld %s", body, status, s ? s : "");
+    }
+    assert_string_equal(ct, "application/json");
+    return r;
+}
+
+static json_t *member(const json_t *o, const char *path) {
+    json_t *cur = (json_t *)o;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
+        cur = json_is_array(cur) ? json_array_get(cur, (size_t)atoi(tok))
+                                 : json_object_get(cur, tok);
+    return cur;
+}
+
+/* The array at `path` has exactly the values want[0..n) (within tol; 0: exact). */
+static void expect_vec(const json_t *r, const char *path, const double *want, size_t n,
+                       double tol) {
+    const json_t *v = member(r, path);
+    if (!json_is_array(v) || json_array_size(v) != n)
+        fail_msg("%s is not an array of %zu numbers", path, n);
+    for (size_t i = 0; i < n; ++i) {
+        const json_t *x = json_array_get(v, i);
+        if (!json_is_number(x)) fail_msg("%s[%zu] is not a number", path, i);
+        double got = json_number_value(x);
+        if (!(fabs(got - want[i]) <= tol))
+            fail_msg("%s[%zu] = %.17g, want %.17g (+- %g)", path, i, got, want[i], tol);
+    }
+}
+
+static void expect_real(const json_t *r, const char *path, double want, double tol) {
+    const json_t *x = member(r, path);
+    if (!json_is_number(x)) fail_msg("%s is not a number", path);
+    double got = json_number_value(x);
+    if (!(fabs(got - want) <= tol)) fail_msg("%s = %.17g, want %.17g", path, got, want);
+}
+
+#define VEC2(path, x, y, tol)                                                                  \
+    do {                                                                                       \
+        const double w_[2] = {(x), (y)};                                                       \
+        expect_vec(r, (path), w_, 2, (tol));                                                   \
+    } while (0)
+#define VEC3(path, x, y, z, tol)                                                               \
+    do {                                                                                       \
+        const double w_[3] = {(x), (y), (z)};                                                  \
+        expect_vec(r, (path), w_, 3, (tol));                                                   \
+    } while (0)
+
+static const char HEAD_ON[] =
+    "{\"a\": {\"radius\": 0.5, \"position\": [0, 0], \"velocity\": [1, 0]},"
+    " \"b\": {\"radius\": 0.5, \"position\": [1, 0], \"velocity\": [-1, 0]}}";
+
+static void test_head_on_swap(void **state) {
+    (void)state;
+    json_t *r = respond_ok(HEAD_ON);
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "resolved");
+    VEC2("a.velocity", -1, 0, 0);
+    VEC2("b.velocity", 1, 0, 0);
+    VEC2("impulse", 2, 0, 0);
+    VEC2("normal", 1, 0, 0);
+    expect_real(r, "kinetic_energy.before", 1.0, 0);
+    expect_real(r, "kinetic_energy.after", 1.0, 0);
+    assert_int_equal(json_object_size(r), 6);
+    json_decref(r);
+
+    /* acceleration and shape size play no part; the normal given overrides the centres */
+    r = respond_ok("{\"a\": {\"radius\": 3, \"position\": [0, 5], \"velocity\": [1, 0],"
+                   " \"acceleration\": [0, -9.81]},"
+                   " \"b\": {\"shape\": {\"type\": \"sphere\", \"radius\": 0},"
+                   " \"position\": [1, 0], \"velocity\": [-1, 0], \"acceleration\": [7, 7]},"
+                   " \"normal\": [2, 0]}");
+    VEC2("a.velocity", -1, 0, 0);
+    VEC2("b.velocity", 1, 0, 0);
+    VEC2("normal", 1, 0, 0);
+    json_decref(r);
+}
+
+static void test_inelastic_and_unequal_masses(void **state) {
+    (void)state;
+    /* e = 0: common velocity 1 */
+    json_t *r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [3, 0],"
+                           " \"restitution\": 0},"
+                           " \"b\": {\"radius\": 1, \"position\": [2, 0], \"velocity\": [-1, 0]}}");
+    VEC2("a.velocity", 1, 0, 0);
+    VEC2("b.velocity", 1, 0, 0);
+    VEC2("impulse", 2, 0, 0);
+    expect_real(r, "kinetic_energy.before", 5.0, 0);
+    expect_real(r, "kinetic_energy.after", 1.0, 0);
+    json_decref(r);
+    /* masses 1 and 3, elastic: -2 and 2 */
+    r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"velocity\": [4, 0, 0]},"
+                   " \"b\": {\"radius\": 1, \"position\": [2, 0, 0], \"mass\": 3}}");
+    VEC3("a.velocity", -2, 0, 0, 0);
+    VEC3("b.velocity", 2, 0, 0, 0);
+    VEC3("impulse", 6, 0, 0, 0);
+    expect_real(r, "kinetic_energy.after", 8.0, 0);
+    json_decref(r);
+}
+
+static void test_wall_default_normal(void **state) {
+    (void)state;
+    /* a (mass 2) rises into a static wall above it, wall restitution 0.5: the normal part
+     * halves and flips, the tangential part stays; the wall's energy is not counted */
+    json_t *r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [5, 0], \"velocity\": [2, 3],"
+                           " \"mass\": 2},"
+                           " \"b\": {\"radius\": 9, \"position\": [5, 10], \"static\": true,"
+                           " \"mass\": 1000, \"restitution\": 0.5}}");
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "resolved");
+    VEC2("normal", 0, 1, 0);
+    VEC2("a.velocity", 2, -1.5, 0);
+    VEC2("b.velocity", 0, 0, 0);
+    VEC2("impulse", 0, 9, 0);
+    expect_real(r, "kinetic_energy.before", 13.0, 0);
+    expect_real(r, "kinetic_energy.after", 6.25, 0);
+    json_decref(r);
+    /* the centre-to-centre normal (3, 4) / 5, a static a: b's velocity along it reflects */
+    r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"static\": true},"
+                   " \"b\": {\"radius\": 4, \"position\": [3, 4], \"velocity\": [-3, -4]}}");
+    VEC2("normal", 0.6, 0.8, 0);
+    VEC2("b.velocity", 3, 4, 1e-14);
+    VEC2("a.velocity", 0, 0, 0);
+    VEC2("impulse", 6, 8, 1e-14);
+    json_decref(r);
+    /* tangential 0 (a's) kills the slide along the static wall */
+    r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [2, 3],"
+                   " \"tangential\": 0},"
+                   " \"b\": {\"radius\": 1, \"position\": [0, 2], \"static\": true}}");
+    VEC2("a.velocity", 0, -3, 0);
+    VEC2("impulse", 2, 6, 0);
+    expect_real(r, "kinetic_energy.after", 4.5, 0);
+    json_decref(r);
+}
+
+static void test_oblique_3d(void **state) {
+    (void)state;
+    /* n = (1, 2, 2) / 3, u = (-3, -3, 0), e = 1, k = 0.5 (a's tangential), equal masses */
+    json_t *r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"tangential\": 0.5},"
+                           " \"b\": {\"radius\": 1, \"position\": [9, 9, 9],"
+                           " \"velocity\": [-3, -3, 0]}, \"normal\": [1, 2, 2]}");
+    VEC3("normal", 1.0 / 3, 2.0 / 3, 2.0 / 3, 2e-16);
+    VEC3("a.velocity", -1.5, -2.25, -1.5, 4e-15);
+    VEC3("b.velocity", -1.5, -0.75, 1.5, 4e-15);
+    VEC3("impulse", 1.5, 2.25, 1.5, 4e-15);
+    expect_real(r, "kinetic_energy.before", 9.0, 0);
+    expect_real(r, "kinetic_energy.after", 7.3125, 1e-14);
+    json_decref(r);
+}
+
+static void test_unchanged(void **state) {
+    (void)state;
+    /* separating along the default normal */
+    json_t *r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [-1, 2]},"
+                           " \"b\": {\"radius\": 1, \"position\": [2, 0], \"velocity\": [1, 0.5],"
+                           " \"mass\": 2}}");
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "separating");
+    VEC2("a.velocity", -1, 2, 0);
+    VEC2("b.velocity", 1, 0.5, 0);
+    VEC2("impulse", 0, 0, 0);
+    expect_real(r, "kinetic_energy.before", 3.75, 0);
+    expect_real(r, "kinetic_energy.after", 3.75, 0);
+    json_decref(r);
+    /* two static bodies closing on each other: nothing can change, no energy counted */
+    r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [1, 0],"
+                   " \"static\": true},"
+                   " \"b\": {\"radius\": 1, \"position\": [2, 0], \"velocity\": [-1, 0],"
+                   " \"static\": true}}");
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "static");
+    VEC2("a.velocity", 1, 0, 0);
+    VEC2("b.velocity", -1, 0, 0);
+    VEC2("impulse", 0, 0, 0);
+    VEC2("normal", 1, 0, 0);
+    expect_real(r, "kinetic_energy.before", 0, 0);
+    expect_real(r, "kinetic_energy.after", 0, 0);
+    json_decref(r);
+    /* coincident centres are fine when the normal is given */
+    r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [1, 1], \"velocity\": [1, 0]},"
+                   " \"b\": {\"radius\": 1, \"position\": [1, 1]}, \"normal\": [1, 0]}");
+    VEC2("a.velocity", 0, 0, 0);
+    VEC2("b.velocity", 1, 0, 0);
+    json_decref(r);
+}
+
+static void test_in_batch(void **state) {
+    (void)state;
+    char body[1024];
+    snprintf(body, sizeof body,
+             "{\"requests\": [{\"op\": \"respond\", \"body\": %s},"
+             " {\"op\": \"respond\", \"body\": {\"a\": {\"radius\": 1, \"position\": [0, 0]},"
+             " \"b\": {\"radius\": 1, \"position\": [0, 0]}}}]}",
+             HEAD_ON);
+    long status;
+    json_t *r = post_text("/v1/batch", "application/json", body, &status, NULL, 0);
+    assert_int_equal(status, 200);
+    json_t *direct = respond_ok(HEAD_ON);
+    assert_int_equal(json_integer_value(member(r, "results.0.status")), 200);
+    assert_true(json_equal(member(r, "results.0.body"), direct));
+    assert_int_equal(json_integer_value(member(r, "results.1.status")), 422);
+    assert_string_equal(json_string_value(member(r, "results.1.body.pointer")), "/normal");
+    json_decref(direct);
+    json_decref(r);
+}
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+#define A2 "\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [1, 0]}"
+#define B2 "\"b\": {\"radius\": 1, \"position\": [3, 0]}"
+
+static void expect_problem(const char *json, long want_status, const char *want_type,
+                           const char *want_pointer, const char *want_detail) {
+    long status;
+    char ct[128];
+    json_t *r = post_text("/v1/respond", "application/json", json, &status, ct, sizeof ct);
+    const char *pointer = json_string_value(json_object_get(r, "pointer"));
+    const char *type = json_string_value(json_object_get(r, "type"));
+    const char *detail = json_string_value(json_object_get(r, "detail"));
+    if (status != want_status || strcmp(ct, "application/problem+json") != 0 || !type ||
+        strcmp(type, want_type) != 0 ||
+        (want_pointer ? !pointer || strcmp(pointer, want_pointer) != 0 : pointer != NULL) ||
+        json_integer_value(json_object_get(r, "status")) != want_status ||
+        (want_detail && (!detail || !strstr(detail, want_detail))))
+        fail_msg("%s: got %ld %s %s pointer %s detail %s", json, status, ct, type ? type : "-",
+                 pointer ? pointer : "(none)", detail ? detail : "(none)");
+    json_decref(r);
+}
+
+static void test_errors_400(void **state) {
+    (void)state;
+    expect_problem("{}", 400, "missing-field", "/a", "a is required");
+    expect_problem("{" A2 "}", 400, "missing-field", "/b", "b is required");
+    expect_problem("{" B2 "}", 400, "missing-field", "/a", NULL);
+    expect_problem("{\"a\": 3, " B2 "}", 400, "wrong-type", "/a", NULL);
+    expect_problem("[1, 2]", 400, "wrong-type", "", NULL);
+    expect_problem("{\"a\": {\"radius\": 1}, " B2 "}", 400, "missing-field", "/a/position",
+                   NULL);
+    expect_problem("{\"a\": {\"position\": [0, 0]}, " B2 "}", 400, "missing-field", "/a/shape",
+                   NULL);
+    expect_problem("{" A2 ", " B2 ", \"normal\": \"up\"}", 400, "wrong-type", "/normal", NULL);
+    expect_problem("{" A2 ", " B2 ", \"normal\": [1]}", 400, "wrong-type", "/normal", NULL);
+    expect_problem("{" A2 ", " B2 ", \"normal\": [1, \"x\"]}", 400, "wrong-type", "/normal/1",
+                   NULL);
+    expect_problem("{" A2 ", " B2 ", \"normal\": null}", 400, "wrong-type", "/normal", NULL);
+    expect_problem("{" A2 ", " B2 ", \"normal\": [1, 0, 0]}", 400, "mixed-dimensions",
+                   "/normal", NULL);
+    expect_problem("{" A2 ", \"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}", 400,
+                   "mixed-dimensions", "/b/position", NULL);
+    expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [1, 0, 0]}, " B2
+                   "}",
+                   400, "mixed-dimensions", "/a/velocity", NULL);
+    expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"static\": 1}, " B2 "}", 400,
+                   "wrong-type", "/a/static", NULL);
+    expect_problem("{" A2 ", \"b\": {\"radius\": 1, \"position\": [3, 0], \"mass\": \"9\"}}", 400,
+                   "wrong-type", "/b/mass", NULL);
+    expect_problem("{" A2 ", " B2 ",}", 400, "malformed-json", NULL, NULL);
+}
+
+static void test_errors_422(void **state) {
+    (void)state;
+    expect_problem("{" A2 ", " B2 ", \"normal\": [0, 0]}", 422, "invalid-geometry", "/normal",
+                   "zero-length");
+    expect_problem("{" A2 ", " B2 ", \"normal\": [-0.0, 0]}", 422, "invalid-geometry", "/normal",
+                   "zero-length");
+    expect_problem("{\"a\": {\"radius\": 1, \"position\": [2, 7], \"velocity\": [1, 0]},"
+                   " \"b\": {\"radius\": 1, \"position\": [2, 7]}}",
+                   422, "invalid-geometry", "/normal", "normal is required when the centres");
+    /* even when nothing could move: the request has no normal to report */
+    expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0, 1], \"static\": true},"
+                   " \"b\": {\"radius\": 1, \"position\": [0, 0, 1], \"static\": true}}",
+                   422, "invalid-geometry", "/normal", "coincide");
+    expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"mass\": -1}, " B2 "}", 422,
+                   "invalid-field", "/a/mass", "> 0");
+    expect_problem("{" A2 ", \"b\": {\"radius\": 1, \"position\": [3, 0], \"mass\": 0}}", 422,
+                   "invalid-field", "/b/mass", NULL);
+    expect_problem("{\"a\": {\"radius\": -1, \"position\": [0, 0]}, " B2 "}", 422,
+                   "invalid-field", "/a/radius", NULL);
+    expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"restitution\": 1.5}, " B2
+                   "}",
+                   422, "invalid-field", "/a/restitution", "[0, 1]");
+    expect_problem("{" A2 ", \"b\": {\"radius\": 1, \"position\": [3, 0], \"tangential\": -0.1}}",
+                   422, "invalid-field", "/b/tangential", NULL);
+    expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [1e61, 0]}, " B2
+                   "}",
+                   422, "invalid-field", "/a/velocity/0", NULL);
+    expect_problem("{" A2 ", " B2 ", \"normal\": [1e300, 0]}", 422, "invalid-field",
+                   "/normal/0", NULL);
+}
+
+static void test_http_errors(void **state) {
+    (void)state;
+    char url[160];
+    snprintf(url, sizeof url, "%s/v1/respond", daemon_.url);
+    imp_http_result r;
+    assert_int_equal(imp_http(NULL, "GET", url, NULL, NULL, 0, &r), 0);
+    assert_int_equal(r.status, 405);
+    assert_non_null(strstr(r.allow, "POST"));
+    assert_string_equal(r.content_type, "application/problem+json");
+    imp_http_result_free(&r);
+    assert_int_equal(
+        imp_http(NULL, "POST", url, "text/plain", HEAD_ON, sizeof HEAD_ON - 1, &r), 0);
+    assert_int_equal(r.status, 415);
+    assert_string_equal(r.content_type, "application/problem+json");
+    imp_http_result_free(&r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_head_on_swap),
+        cmocka_unit_test(test_inelastic_and_unequal_masses),
+        cmocka_unit_test(test_wall_default_normal),
+        cmocka_unit_test(test_oblique_3d),
+        cmocka_unit_test(test_unchanged),
+        cmocka_unit_test(test_in_batch),
+        cmocka_unit_test(test_errors_400),
+        cmocka_unit_test(test_errors_422),
+        cmocka_unit_test(test_http_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
