@@ -160,6 +160,48 @@ static void test_geometry_errors(void **state) {
         expect(&cases[i]);
 }
 
+/* /v1/overlap through HTTP: exact answers and the unsupported pairs. */
+static void test_overlap_endpoint(void **state) {
+    (void)state;
+    static const struct {
+        const char *body, *want;
+    } ok[] = {
+        {"{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0]},"
+         "\"b\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[1.5,0.2]}}",
+         "{\"overlap\":true,\"depth\":0.5,\"normal\":[1.0,0.0],\"mtv\":[0.5,0.0]}"},
+        {"{\"a\":{\"radius\":1,\"position\":[0,0]},\"b\":{\"radius\":1,\"position\":[0,3],"
+         "\"velocity\":[0,-100]}}",
+         "{\"overlap\":false,\"depth\":0.0,\"distance\":1.0,\"normal\":[0.0,1.0]}"},
+        {"{\"a\":{\"radius\":1,\"position\":[0,0,0.75]},\"b\":{\"shape\":{\"type\":"
+         "\"halfspace\",\"normal\":[0,0,2],\"offset\":0},\"position\":[9,9,9],\"static\":true}}",
+         "{\"overlap\":true,\"depth\":0.25,\"normal\":[0.0,0.0,-1.0],\"mtv\":[0.0,0.0,-0.25]}"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i) {
+        char url[160];
+        snprintf(url, sizeof url, "%s/v1/overlap", daemon_.url);
+        imp_http_result r;
+        assert_int_equal(
+            imp_http(NULL, "POST", url, "application/json", ok[i].body, strlen(ok[i].body), &r), 0);
+        if (r.status != 200 || strcmp(r.body, ok[i].want) != 0)
+            fail_msg("overlap %zu: %ld %s", i, r.status, r.body);
+        imp_http_result_free(&r);
+    }
+    static const bad_case bad[] = {
+        {"3D box", "/v1/overlap",
+         "{\"a\":{\"radius\":1,\"position\":[0,0,0]},\"b\":{\"shape\":{\"type\":\"box\","
+         "\"half_extents\":[1,1,1]},\"position\":[0,0,0]}}",
+         422, "/b/shape/type"},
+        {"two halfspaces", "/v1/overlap",
+         "{\"a\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1],\"offset\":0},"
+         "\"position\":[0,0],\"static\":true},\"b\":{\"shape\":{\"type\":\"halfspace\","
+         "\"normal\":[0,-1],\"offset\":0},\"position\":[0,0],\"static\":true}}",
+         422, "/b/shape/type"},
+        {"missing b", "/v1/overlap", "{\"a\":{\"radius\":1,\"position\":[0,0]}}", 400, "/b"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i)
+        expect(&bad[i]);
+}
+
 /* More vertices than the server takes: 422 at the vertex list, and no hang. */
 static void test_vertex_limit(void **state) {
     (void)state;
@@ -183,6 +225,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_geometry_errors),
         cmocka_unit_test(test_vertex_limit),
+        cmocka_unit_test(test_overlap_endpoint),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

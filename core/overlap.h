@@ -1,0 +1,36 @@
+/*
+ * overlap.h - static overlap of two placed shapes, with the separation
+ * vector (POST /v1/overlap).
+ *
+ * Supported: every pair of 2D shapes; in 3D, spheres, capsules and
+ * segments with each other, and any shape against a halfspace. Other 3D
+ * pairs (boxes and polyhedra against anything but a halfspace) and two
+ * halfspaces give IMP_OVERLAP_UNSUPPORTED.
+ *
+ * Thread-safety: pure function; no allocation.
+ */
+#ifndef IMP_CORE_OVERLAP_H
+#define IMP_CORE_OVERLAP_H
+
+#include "shape.h"
+#include "vec.h"
+
+typedef enum imp_overlap_state {
+    IMP_OVERLAP_APART = 0,   /* distance > 0 */
+    IMP_OVERLAP_OVERLAPPING, /* sharing interior, or touching (depth 0) */
+    IMP_OVERLAP_UNSUPPORTED  /* this pair of shape types is not solved here */
+} imp_overlap_state;
+
+typedef struct imp_overlap_result {
+    imp_overlap_state state;
+    double depth;    /* OVERLAPPING: length of the minimum translation (>= 0) */
+    double distance; /* APART: least distance between the shapes (> 0) */
+    imp_vec3 normal; /* unit, from a towards b: moving b along it by depth separates them */
+} imp_overlap_result;
+
+/* Shapes a and b placed at positions pa and pb (a halfspace ignores its
+ * position), in `dim` (2 or 3) dimensions. */
+imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
+                               int dim);
+
+#endif
