@@ -7,6 +7,7 @@
 #include "api/encode.h"
 #include "api/endpoints.h"
 #include "core/toi.h"
+#include "core/toi_polygon.h"
 
 static const char *state_name(imp_toi_state s) {
     switch (s) {
@@ -16,11 +17,28 @@ static const char *state_name(imp_toi_state s) {
     }
 }
 
-static int sphere_only(imp_dec *d, const char *key, const imp_body *body) {
-    size_t saved = imp_dec_push_key(d, key);
-    int rc = imp_dec_sphere_only(d, body);
+static int is_polygon_2d(const imp_body *b, int dim) {
+    return dim == 2 && (b->shape.type == IMP_SHAPE_BOX || b->shape.type == IMP_SHAPE_POLYGON);
+}
+
+/* Pairs solved in this version: two spheres, or two 2D boxes/polygons. Else
+ * 422 at the type of the body that does not fit. */
+static int supported(imp_dec *d, const imp_body *a, const imp_body *b) {
+    int dim = d->dim;
+    if (a->shape.type == IMP_SHAPE_SPHERE && b->shape.type == IMP_SHAPE_SPHERE) return 0;
+    if (is_polygon_2d(a, dim) && is_polygon_2d(b, dim)) return 0;
+    /* the body at fault: one that is neither kind, else b (a kind that does not match a's) */
+    int a_bad = a->shape.type != IMP_SHAPE_SPHERE && !is_polygon_2d(a, dim);
+    size_t saved = imp_dec_push_key(d, a_bad ? "a" : "b");
+    size_t s2 = imp_dec_push_key(d, "shape");
+    size_t s3 = imp_dec_push_key(d, "type");
+    imp_dec_fail(d, IMP_E_VALUE,
+                 "is not supported by /v1/toi for this pair yet (two spheres, or two 2D boxes or "
+                 "polygons)");
+    imp_dec_pop(d, s3);
+    imp_dec_pop(d, s2);
     imp_dec_pop(d, saved);
-    return rc;
+    return -1;
 }
 
 int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp) {
@@ -32,16 +50,25 @@ int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp) {
         imp_dec_body(d, req, "b", 1, &b) ||
         imp_dec_number(d, req, "horizon", 0, 0.0, 1, INFINITY, "must be a finite number > 0",
                        &horizon) ||
-        sphere_only(d, "a", &a) || sphere_only(d, "b", &b)) {
+        supported(d, &a, &b)) {
         imp_body_free(&a);
         imp_body_free(&b);
         return -1;
     }
-    imp_body_free(&a); /* spheres own nothing; kept for when other shapes arrive */
+    imp_toi_result r;
+    if (a.shape.type == IMP_SHAPE_SPHERE) {
+        imp_toi_spheres_input in = {a.m, b.m, a.shape.radius, b.shape.radius, horizon};
+        r = imp_toi_spheres(&in);
+    } else {
+        imp_vec3 box_a[4], box_b[4];
+        imp_toi_polygons_input in = {.a = a.m, .b = b.m, .horizon = horizon};
+        in.na = imp_shape_polygon_vertices(&a.shape, box_a, &in.va);
+        in.nb = imp_shape_polygon_vertices(&b.shape, box_b, &in.vb);
+        r = imp_toi_polygons(&in);
+    }
+    imp_body_free(&a);
     imp_body_free(&b);
-
-    imp_toi_spheres_input in = {a.m, b.m, a.shape.radius, b.shape.radius, horizon};
-    imp_toi_result r = imp_toi_spheres(&in);
+    if (r.state == IMP_TOI_FAILED) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
 
     int ok = 1, dim = d->dim;
     json_t *o = json_object();

@@ -77,13 +77,9 @@ static int make_core(const imp_shape *s, imp_vec3 pos, int dim, core *c) {
                                                            i & 4 ? s->half.z : -s->half.z));
             c->n = 8; /* for halfspaces only: not a polygon */
             return -1;
-        } else {
-            static const double sx[4] = {-1, 1, 1, -1}, sy[4] = {-1, -1, 1, 1};
-            for (int i = 0; i < 4; ++i) /* counter-clockwise, kept so by the rotation */
-                c->buf[i] = imp_quat_rotate(s->rot, imp_v3(sx[i] * s->half.x, sy[i] * s->half.y, 0));
-            c->n = 4;
-            return 0;
         }
+        c->n = imp_shape_polygon_vertices(s, c->buf, &c->local);
+        return 0;
     case IMP_SHAPE_POLYGON:
     case IMP_SHAPE_POLYHEDRON:
         c->local = s->verts;

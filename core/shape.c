@@ -78,6 +78,20 @@ imp_vec3 imp_quat_rotate(imp_quat q, imp_vec3 v) {
     return imp_add(imp_add(v, imp_scale(t, q.w)), imp_cross(u, t));
 }
 
+size_t imp_shape_polygon_vertices(const imp_shape *s, imp_vec3 box_buf[4], const imp_vec3 **out) {
+    if (s->type == IMP_SHAPE_POLYGON) {
+        *out = s->verts;
+        return s->n_verts;
+    }
+    if (s->type != IMP_SHAPE_BOX)
+        return 0;
+    static const double sx[4] = {-1, 1, 1, -1}, sy[4] = {-1, -1, 1, 1};
+    for (int i = 0; i < 4; ++i) /* counter-clockwise, kept so by the rotation */
+        box_buf[i] = imp_quat_rotate(s->rot, imp_v3(sx[i] * s->half.x, sy[i] * s->half.y, 0));
+    *out = box_buf;
+    return 4;
+}
+
 static double cross2(imp_vec3 a, imp_vec3 b) { return a.x * b.y - a.y * b.x; }
 
 static imp_vec3 edge(const imp_vec3 *v, size_t n, size_t i) {

@@ -67,6 +67,11 @@ int imp_quat_normalize(imp_quat q, imp_quat *out);
 /* v rotated by the unit quaternion q. */
 imp_vec3 imp_quat_rotate(imp_quat q, imp_vec3 v);
 
+/* A 2D box's or polygon's counter-clockwise vertices, relative to the
+ * body: a box's four are written to box_buf, a polygon's are its own
+ * array. Returns the count (*out set), or 0 for other types. */
+size_t imp_shape_polygon_vertices(const imp_shape *s, imp_vec3 box_buf[4], const imp_vec3 **out);
+
 typedef enum imp_polygon_status {
     IMP_POLYGON_OK = 0,
     IMP_POLYGON_REPEATED, /* a vertex equals the one before it */

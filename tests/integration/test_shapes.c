@@ -147,9 +147,17 @@ static void test_geometry_errors(void **state) {
         {"type not a string", "/v1/toi",
          "{\"a\":{\"shape\":{\"type\":3},\"position\":[0,0]}," SPHERE_B "}", 400, "/a/shape/type"},
         /* valid shapes that the endpoint does not take yet */
-        {"box in toi", "/v1/toi",
+        {"box against a sphere in toi", "/v1/toi",
          "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0]}," SPHERE_B
          "}",
+         422, "/b/shape/type"},
+        {"capsule in toi", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"b\":[1,0],\"radius\":1},"
+         "\"position\":[0,0]}," SPHERE_B "}",
+         422, "/a/shape/type"},
+        {"3D boxes in toi", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[0,0,0]},"
+         "\"b\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[5,0,0]}}",
          422, "/a/shape/type"},
         {"segment in a scene", "/v1/scenes/predict",
          "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0]},{\"shape\":{\"type\":"
@@ -184,6 +192,23 @@ static void test_overlap_endpoint(void **state) {
             imp_http(NULL, "POST", url, "application/json", ok[i].body, strlen(ok[i].body), &r), 0);
         if (r.status != 200 || strcmp(r.body, ok[i].want) != 0)
             fail_msg("overlap %zu: %ld %s", i, r.status, r.body);
+        imp_http_result_free(&r);
+    }
+    /* swept SAT through /v1/toi: a box and a triangle closing at 2 */
+    {
+        static const char body[] =
+            "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0],"
+            "\"velocity\":[2,0]},\"b\":{\"shape\":{\"type\":\"polygon\",\"vertices\":[[0,-1],"
+            "[0,1],[2,0]]},\"position\":[4,0]}}";
+        char url[160];
+        snprintf(url, sizeof url, "%s/v1/toi", daemon_.url);
+        imp_http_result r;
+        assert_int_equal(imp_http(NULL, "POST", url, "application/json", body, strlen(body), &r), 0);
+        static const char want[] =
+            "{\"status\":\"hit\",\"hit\":true,\"time\":1.5,\"point\":[4.0,0.0],\"normal\":[1.0,"
+            "0.0],\"a_position\":[3.0,0.0],\"b_position\":[4.0,0.0]}";
+        if (r.status != 200 || strcmp(r.body, want) != 0)
+            fail_msg("toi box/triangle: %ld %s", r.status, r.body);
         imp_http_result_free(&r);
     }
     static const bad_case bad[] = {
