@@ -8,6 +8,7 @@
 #include "api/endpoints.h"
 #include "core/toi.h"
 #include "core/toi_polygon.h"
+#include "core/toi_rounded.h"
 
 static const char *state_name(imp_toi_state s) {
     switch (s) {
@@ -21,20 +22,23 @@ static int is_polygon_2d(const imp_body *b, int dim) {
     return dim == 2 && (b->shape.type == IMP_SHAPE_BOX || b->shape.type == IMP_SHAPE_POLYGON);
 }
 
-/* Pairs solved in this version: two spheres, or two 2D boxes/polygons. Else
- * 422 at the type of the body that does not fit. */
+/* Shapes /v1/toi solves in this version: spheres in 2D and 3D; every shape
+ * but the halfspace in 2D. */
+static int solvable(const imp_body *b, int dim) {
+    return b->shape.type == IMP_SHAPE_SPHERE ||
+           (dim == 2 && b->shape.type != IMP_SHAPE_HALFSPACE);
+}
+
+/* Else 422 at the type of the first body that does not fit. */
 static int supported(imp_dec *d, const imp_body *a, const imp_body *b) {
     int dim = d->dim;
-    if (a->shape.type == IMP_SHAPE_SPHERE && b->shape.type == IMP_SHAPE_SPHERE) return 0;
-    if (is_polygon_2d(a, dim) && is_polygon_2d(b, dim)) return 0;
-    /* the body at fault: one that is neither kind, else b (a kind that does not match a's) */
-    int a_bad = a->shape.type != IMP_SHAPE_SPHERE && !is_polygon_2d(a, dim);
-    size_t saved = imp_dec_push_key(d, a_bad ? "a" : "b");
+    if (solvable(a, dim) && solvable(b, dim)) return 0;
+    size_t saved = imp_dec_push_key(d, solvable(a, dim) ? "b" : "a");
     size_t s2 = imp_dec_push_key(d, "shape");
     size_t s3 = imp_dec_push_key(d, "type");
     imp_dec_fail(d, IMP_E_VALUE,
-                 "is not supported by /v1/toi for this pair yet (two spheres, or two 2D boxes or "
-                 "polygons)");
+                 "is not supported by /v1/toi yet: in 3D only spheres; in 2D every shape but "
+                 "the halfspace");
     imp_dec_pop(d, s3);
     imp_dec_pop(d, s2);
     imp_dec_pop(d, saved);
@@ -56,15 +60,21 @@ int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp) {
         return -1;
     }
     imp_toi_result r;
-    if (a.shape.type == IMP_SHAPE_SPHERE) {
+    if (a.shape.type == IMP_SHAPE_SPHERE && b.shape.type == IMP_SHAPE_SPHERE) {
         imp_toi_spheres_input in = {a.m, b.m, a.shape.radius, b.shape.radius, horizon};
         r = imp_toi_spheres(&in);
-    } else {
+    } else if (is_polygon_2d(&a, d->dim) && is_polygon_2d(&b, d->dim)) {
         imp_vec3 box_a[4], box_b[4];
         imp_toi_polygons_input in = {.a = a.m, .b = b.m, .horizon = horizon};
         in.na = imp_shape_polygon_vertices(&a.shape, box_a, &in.va);
         in.nb = imp_shape_polygon_vertices(&b.shape, box_b, &in.vb);
         r = imp_toi_polygons(&in);
+    } else {
+        imp_vec3 core_a[4], core_b[4];
+        imp_toi_rounded_input in = {.a = a.m, .b = b.m, .horizon = horizon};
+        in.na = imp_shape_core(&a.shape, 2, core_a, &in.va, &in.ra);
+        in.nb = imp_shape_core(&b.shape, 2, core_b, &in.vb, &in.rb);
+        r = imp_toi_rounded_2d(&in);
     }
     imp_body_free(&a);
     imp_body_free(&b);

@@ -48,45 +48,24 @@ static imp_vec3 vert(const core *c, size_t i) { return imp_add(c->pos, c->local[
 static size_t n_edges(const core *c) { return c->n == 1 ? 0 : c->n == 2 ? 1 : c->n; }
 
 /* Fills c from a placed shape (not a halfspace). 0, or -1 when the shape
- * has no core in this dimension that the solver handles. */
+ * has no core in this dimension that the solver handles; then c still
+ * holds the shape's vertices (a 3D box's corners, a polyhedron's points)
+ * for the halfspace test. */
 static int make_core(const imp_shape *s, imp_vec3 pos, int dim, core *c) {
     c->pos = pos;
-    c->local = c->buf;
-    c->r = 0.0;
-    switch (s->type) {
-    case IMP_SHAPE_SPHERE:
-        c->buf[0] = imp_v3(0, 0, 0);
-        c->n = 1;
-        c->r = s->radius;
+    c->n = imp_shape_core(s, dim, c->buf, &c->local, &c->r);
+    if (c->n > 0)
         return 0;
-    case IMP_SHAPE_CAPSULE:
-    case IMP_SHAPE_SEGMENT:
-        c->buf[0] = s->a;
-        c->buf[1] = s->b;
-        c->n = 2;
-        c->r = s->type == IMP_SHAPE_CAPSULE ? s->radius : 0.0;
-        /* a zero-length segment is a point */
-        if (s->a.x == s->b.x && s->a.y == s->b.y && s->a.z == s->b.z)
-            c->n = 1;
-        return 0;
-    case IMP_SHAPE_BOX:
-        if (dim == 3) {
-            for (int i = 0; i < 8; ++i)
-                c->buf[i] = imp_quat_rotate(s->rot, imp_v3(i & 1 ? s->half.x : -s->half.x,
-                                                           i & 2 ? s->half.y : -s->half.y,
-                                                           i & 4 ? s->half.z : -s->half.z));
-            c->n = 8; /* for halfspaces only: not a polygon */
-            return -1;
-        }
-        c->n = imp_shape_polygon_vertices(s, c->buf, &c->local);
-        return 0;
-    case IMP_SHAPE_POLYGON:
-    case IMP_SHAPE_POLYHEDRON:
+    if (s->type == IMP_SHAPE_BOX) {
+        for (int i = 0; i < 8; ++i)
+            c->buf[i] = imp_quat_rotate(s->rot, imp_v3(i & 1 ? s->half.x : -s->half.x,
+                                                       i & 2 ? s->half.y : -s->half.y,
+                                                       i & 4 ? s->half.z : -s->half.z));
+        c->local = c->buf;
+        c->n = 8;
+    } else if (s->type == IMP_SHAPE_POLYHEDRON) {
         c->local = s->verts;
         c->n = s->n_verts;
-        return s->type == IMP_SHAPE_POLYGON && dim == 2 ? 0 : -1;
-    case IMP_SHAPE_HALFSPACE:
-        break;
     }
     return -1;
 }

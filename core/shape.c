@@ -92,6 +92,31 @@ size_t imp_shape_polygon_vertices(const imp_shape *s, imp_vec3 box_buf[4], const
     return 4;
 }
 
+size_t imp_shape_core(const imp_shape *s, int dim, imp_vec3 buf[4], const imp_vec3 **out,
+                      double *radius) {
+    *out = buf;
+    *radius = 0.0;
+    switch (s->type) {
+    case IMP_SHAPE_SPHERE:
+        buf[0] = imp_v3(0, 0, 0);
+        *radius = s->radius;
+        return 1;
+    case IMP_SHAPE_CAPSULE:
+    case IMP_SHAPE_SEGMENT:
+        buf[0] = s->a;
+        buf[1] = s->b;
+        *radius = s->type == IMP_SHAPE_CAPSULE ? s->radius : 0.0;
+        return s->a.x == s->b.x && s->a.y == s->b.y && s->a.z == s->b.z ? 1 : 2;
+    case IMP_SHAPE_BOX:
+    case IMP_SHAPE_POLYGON:
+        return dim == 2 ? imp_shape_polygon_vertices(s, buf, out) : 0;
+    case IMP_SHAPE_POLYHEDRON:
+    case IMP_SHAPE_HALFSPACE:
+        break;
+    }
+    return 0;
+}
+
 static double cross2(imp_vec3 a, imp_vec3 b) { return a.x * b.y - a.y * b.x; }
 
 static imp_vec3 edge(const imp_vec3 *v, size_t n, size_t i) {

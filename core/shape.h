@@ -72,6 +72,14 @@ imp_vec3 imp_quat_rotate(imp_quat q, imp_vec3 v);
  * array. Returns the count (*out set), or 0 for other types. */
 size_t imp_shape_polygon_vertices(const imp_shape *s, imp_vec3 box_buf[4], const imp_vec3 **out);
 
+/* The convex core of a sphere, capsule, segment, 2D box or polygon and its
+ * radius: 1 vertex (sphere, or a segment of zero length), 2 (segment ends)
+ * or the polygon's counter-clockwise vertices; small cores go to buf.
+ * Returns the count (*out, *radius set), or 0 for a halfspace, polyhedron
+ * or 3D box. */
+size_t imp_shape_core(const imp_shape *s, int dim, imp_vec3 buf[4], const imp_vec3 **out,
+                      double *radius);
+
 typedef enum imp_polygon_status {
     IMP_POLYGON_OK = 0,
     IMP_POLYGON_REPEATED, /* a vertex equals the one before it */

@@ -147,13 +147,14 @@ static void test_geometry_errors(void **state) {
         {"type not a string", "/v1/toi",
          "{\"a\":{\"shape\":{\"type\":3},\"position\":[0,0]}," SPHERE_B "}", 400, "/a/shape/type"},
         /* valid shapes that the endpoint does not take yet */
-        {"box against a sphere in toi", "/v1/toi",
-         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0]}," SPHERE_B
-         "}",
+        {"halfspace in toi", "/v1/toi",
+         "{\"a\":{\"radius\":1,\"position\":[0,0]},"
+         "\"b\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1],\"offset\":0},\"position\":[0,"
+         "0],\"static\":true}}",
          422, "/b/shape/type"},
-        {"capsule in toi", "/v1/toi",
-         "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"b\":[1,0],\"radius\":1},"
-         "\"position\":[0,0]}," SPHERE_B "}",
+        {"3D capsule in toi", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0,0],\"b\":[1,0,0],\"radius\":1},"
+         "\"position\":[0,0,0]}," SPHERE_B3 "}",
          422, "/a/shape/type"},
         {"3D boxes in toi", "/v1/toi",
          "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[0,0,0]},"
@@ -209,6 +210,18 @@ static void test_overlap_endpoint(void **state) {
             "0.0],\"a_position\":[3.0,0.0],\"b_position\":[4.0,0.0]}";
         if (r.status != 200 || strcmp(r.body, want) != 0)
             fail_msg("toi box/triangle: %ld %s", r.status, r.body);
+        imp_http_result_free(&r);
+        /* a ball dropped on a lying capsule touches at t = 2 */
+        static const char drop[] =
+            "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[-1,0],\"b\":[1,0],\"radius\":0.5},"
+            "\"position\":[0,0]},\"b\":{\"radius\":0.5,\"position\":[0.25,5],\"acceleration\":[0,"
+            "-2]}}";
+        assert_int_equal(imp_http(NULL, "POST", url, "application/json", drop, strlen(drop), &r), 0);
+        static const char want_drop[] =
+            "{\"status\":\"hit\",\"hit\":true,\"time\":2.0,\"point\":[0.25,0.5],\"normal\":[0.0,"
+            "1.0],\"a_position\":[0.0,0.0],\"b_position\":[0.25,1.0]}";
+        if (r.status != 200 || strcmp(r.body, want_drop) != 0)
+            fail_msg("toi capsule/ball: %ld %s", r.status, r.body);
         imp_http_result_free(&r);
     }
     static const bad_case bad[] = {

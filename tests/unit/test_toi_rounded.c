@@ -1,0 +1,243 @@
+/*
+ * test_toi_rounded.c - configuration-space casting for rounded 2D shapes.
+ *
+ * Known answers (a box against a circle, face and corner; a capsule under
+ * gravity; crossing segments; overlap at t = 0; touching and separating),
+ * then three independent checks on random pairs, linear and accelerated:
+ * two circles against the sphere solver (a quadratic/quartic in the centre
+ * distance, another algorithm), two polygons against the swept SAT solver,
+ * and every pair of types against the static overlap test: touching at a
+ * reported hit, never interpenetrating at sampled earlier times or at any
+ * sampled time of a `none`.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/overlap.h"
+#include "core/toi_polygon.h"
+#include "core/toi_rounded.h"
+#include "tests/rng.h"
+
+#define PI 3.14159265358979323846
+
+static imp_motion motion(double px, double py, double vx, double vy, double ax, double ay) {
+    imp_motion m = {imp_v3(px, py, 0), imp_v3(vx, vy, 0), imp_v3(ax, ay, 0)};
+    return m;
+}
+
+static imp_toi_result solve(const imp_shape *a, imp_motion ma, const imp_shape *b, imp_motion mb,
+                            double horizon) {
+    imp_vec3 ca[4], cb[4];
+    imp_toi_rounded_input in = {.a = ma, .b = mb, .horizon = horizon};
+    in.na = imp_shape_core(a, 2, ca, &in.va, &in.ra);
+    in.nb = imp_shape_core(b, 2, cb, &in.vb, &in.rb);
+    assert_true(in.na > 0 && in.nb > 0);
+    return imp_toi_rounded_2d(&in);
+}
+
+static imp_shape sphere(double r) {
+    imp_shape s = {.type = IMP_SHAPE_SPHERE, .radius = r};
+    return s;
+}
+static imp_shape box2(double hx, double hy, double angle) {
+    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, 0), .rot = imp_quat_from_angle(angle)};
+    return s;
+}
+static imp_shape capsule(imp_vec3 a, imp_vec3 b, double r) {
+    imp_shape s = {.type = r > 0 ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = a, .b = b, .radius = r};
+    return s;
+}
+
+static void test_known_answers(void **state) {
+    (void)state;
+    imp_shape bx = box2(1, 1, 0), c1 = sphere(1);
+    imp_toi_result r = solve(&bx, motion(0, 0, 1, 0, 0, 0), &c1, motion(5, 0, 0, 0, 0, 0), INFINITY);
+    assert_true(r.state == IMP_TOI_HIT && r.time == 3 && r.normal.x == 1);
+    assert_true(r.point.x == 4 && r.point.y == 0);
+    /* a circle coming at the corner along the diagonal */
+    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(4, 4, -1, -1, 0, 0), INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(fabs(r.time - (3 - sqrt(0.5))) < 1e-15);
+    assert_true(fabs(r.point.x - 1) < 1e-15 && fabs(r.point.y - 1) < 1e-15);
+    assert_true(fabs(r.normal.x - sqrt(0.5)) < 1e-15);
+    /* a ball dropped on a lying capsule: 5 - 1 = 4 = t^2 */
+    imp_shape cap = capsule(imp_v3(-1, 0, 0), imp_v3(1, 0, 0), 0.5);
+    imp_shape half = sphere(0.5);
+    r = solve(&cap, motion(0, 0, 0, 0, 0, 0), &half, motion(0.25, 5, 0, 0, 0, -2), 10);
+    assert_true(r.state == IMP_TOI_HIT && r.time == 2 && r.normal.y == 1);
+    assert_true(r.point.x == 0.25 && r.point.y == 0.5);
+    /* ... and on its rounded end: |(1.5, 5 - t^2) - (1, 0)| = 1 */
+    r = solve(&cap, motion(0, 0, 0, 0, 0, 0), &half, motion(1.5, 5, 0, 0, 0, -2), 10);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    if (fabs(r.time - sqrt(5 - sqrt(0.75))) > 1e-14)
+        fail_msg("capsule end: %.17g", r.time);
+    /* crossing segments: the horizontal one's end meets the vertical one */
+    imp_shape sv = capsule(imp_v3(0, -1, 0), imp_v3(0, 1, 0), 0);
+    imp_shape sh = capsule(imp_v3(-1, 0, 0), imp_v3(1, 0, 0), 0);
+    r = solve(&sv, motion(0, 0, 0, 0, 0, 0), &sh, motion(3, 0.5, -1, 0, 0, 0), 10);
+    assert_true(r.state == IMP_TOI_HIT && r.time == 2 && r.point.x == 0 && r.point.y == 0.5);
+    /* overlapping now: depth along the least way out */
+    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(1.5, 0, 0, 0, 0, 0), 10);
+    assert_true(r.state == IMP_TOI_OVERLAPPING && r.depth == 0.5 && r.normal.x == 1);
+    /* touching: approaching is a hit at 0, separating is none */
+    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(2, 0, -1, 0, 0, 0), 10);
+    assert_true(r.state == IMP_TOI_HIT && r.time == 0);
+    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(2, 0, 1, 0, 0, 0), 10);
+    assert_int_equal(r.state, IMP_TOI_NONE);
+    /* rolling along the top face: sliding, no contact */
+    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(-3, 2, 1, 0, 0, 0), 10);
+    assert_int_equal(r.state, IMP_TOI_NONE);
+}
+
+static imp_shape random_shape(uint64_t *rng, imp_vec3 *vbuf, int kinds) {
+    int kind = (int)(imp_rng_unit(rng) * kinds);
+    double size = imp_rng_uniform(rng, 0.2, 2);
+    switch (kind) {
+    case 0: return sphere(size);
+    case 1: {
+        double a = imp_rng_uniform(rng, -PI, PI);
+        imp_vec3 e = imp_v3(size * cos(a), size * sin(a), 0);
+        return capsule(imp_neg(e), e, imp_rng_unit(rng) < 0.3 ? 0 : imp_rng_uniform(rng, 0.05, 1));
+    }
+    case 2: return box2(size, imp_rng_uniform(rng, 0.2, 2), imp_rng_uniform(rng, -PI, PI));
+    default: {
+        size_t n = 3 + (size_t)(imp_rng_unit(rng) * 6);
+        double a0 = imp_rng_uniform(rng, 0, 2 * PI);
+        for (size_t i = 0; i < n; ++i) {
+            double a = a0 + 2 * PI * ((double)i + imp_rng_uniform(rng, -0.3, 0.3)) / (double)n;
+            vbuf[i] = imp_v3(size * cos(a), size * sin(a), 0);
+        }
+        imp_shape s = {.type = IMP_SHAPE_POLYGON, .verts = vbuf, .n_verts = n};
+        return s;
+    }
+    }
+}
+
+static imp_motion random_motion(uint64_t *rng, int accel) {
+    return motion(imp_rng_uniform(rng, -4, 4), imp_rng_uniform(rng, -4, 4),
+                  imp_rng_uniform(rng, -2, 2), imp_rng_uniform(rng, -2, 2),
+                  accel ? imp_rng_uniform(rng, -1, 1) : 0, accel ? imp_rng_uniform(rng, -1, 1) : 0);
+}
+
+/* agreement of times: 1e-9 relative, or 1e-12 absolute near 0 (the contract) */
+static int same_time(double x, double y) { return fabs(x - y) <= fmax(1e-9 * fabs(y), 1e-12); }
+
+static void test_circles_match_sphere_solver(void **state) {
+    (void)state;
+    const uint64_t seed = 0xC1C1E;
+    uint64_t rng = seed;
+    int hits = 0;
+    for (int k = 0; k < 20000; ++k) {
+        imp_shape a = sphere(imp_rng_uniform(&rng, 0.1, 2)), b = sphere(imp_rng_uniform(&rng, 0.1, 2));
+        imp_motion ma = random_motion(&rng, k % 2), mb = random_motion(&rng, k % 2);
+        imp_toi_result r = solve(&a, ma, &b, mb, 5);
+        imp_toi_spheres_input si = {ma, mb, a.radius, b.radius, 5};
+        imp_toi_result s = imp_toi_spheres(&si);
+        if (r.state != s.state || (r.state == IMP_TOI_HIT && !same_time(r.time, s.time)) ||
+            (r.state == IMP_TOI_OVERLAPPING && fabs(r.depth - s.depth) > 1e-12))
+            fail_msg("seed %#llx case %d: %d at %.17g, spheres say %d at %.17g",
+                     (unsigned long long)seed, k, r.state, r.time, s.state, s.time);
+        if (r.state == IMP_TOI_HIT) {
+            ++hits;
+            assert_true(imp_len(imp_sub(r.normal, s.normal)) < 1e-9);
+            assert_true(imp_len(imp_sub(r.point, s.point)) < 1e-9 * 20);
+        }
+    }
+    assert_true(hits > 1000);
+}
+
+static void test_polygons_match_swept_sat(void **state) {
+    (void)state;
+    const uint64_t seed = 0x5A7;
+    uint64_t rng = seed;
+    int hits = 0;
+    for (int k = 0; k < 20000; ++k) {
+        imp_vec3 va[16], vb[16];
+        imp_shape a = random_shape(&rng, va, 4), b = random_shape(&rng, vb, 4);
+        if (a.type < IMP_SHAPE_BOX || a.type > IMP_SHAPE_POLYGON || b.type < IMP_SHAPE_BOX ||
+            b.type > IMP_SHAPE_POLYGON)
+            continue;
+        imp_motion ma = random_motion(&rng, k % 2), mb = random_motion(&rng, k % 2);
+        imp_toi_result r = solve(&a, ma, &b, mb, 5);
+        imp_vec3 ba[4], bb[4];
+        imp_toi_polygons_input pi = {.a = ma, .b = mb, .horizon = 5};
+        pi.na = imp_shape_polygon_vertices(&a, ba, &pi.va);
+        pi.nb = imp_shape_polygon_vertices(&b, bb, &pi.vb);
+        imp_toi_result s = imp_toi_polygons(&pi);
+        if (r.state != s.state || (r.state != IMP_TOI_NONE && !same_time(r.time, s.time)) ||
+            (r.state == IMP_TOI_OVERLAPPING && fabs(r.depth - s.depth) > 1e-12 * 20))
+            fail_msg("seed %#llx case %d: %d at %.17g (depth %.17g), swept SAT says %d at %.17g "
+                     "(depth %.17g)",
+                     (unsigned long long)seed, k, r.state, r.time, r.depth, s.state, s.time, s.depth);
+        hits += r.state == IMP_TOI_HIT;
+    }
+    assert_true(hits > 500);
+}
+
+static double penetration(const imp_shape *a, imp_motion ma, const imp_shape *b, imp_motion mb,
+                          double t) {
+    imp_overlap_result o = imp_overlap(a, imp_path_at(ma.p, ma.v, ma.a, t), b,
+                                       imp_path_at(mb.p, mb.v, mb.a, t), 2);
+    return o.state == IMP_OVERLAP_OVERLAPPING ? o.depth : -o.distance;
+}
+
+static void test_every_pair_against_static_overlap(void **state) {
+    (void)state;
+    const uint64_t seed = 0x0DD5;
+    uint64_t rng = seed;
+    int hits = 0, nones = 0;
+    for (int k = 0; k < 20000; ++k) {
+        imp_vec3 va[16], vb[16];
+        imp_shape a = random_shape(&rng, va, 4), b = random_shape(&rng, vb, 4);
+        imp_motion ma = random_motion(&rng, k % 2), mb = random_motion(&rng, k % 2);
+        imp_toi_result r = solve(&a, ma, &b, mb, 5);
+        const double tol = 1e-9 * 20;
+        double end = 5;
+        if (r.state == IMP_TOI_OVERLAPPING) {
+            double p = penetration(&a, ma, &b, mb, 0);
+            if (fabs(p - r.depth) > 1e-12 * 20)
+                fail_msg("seed %#llx case %d: depth %.17g, static %.17g", (unsigned long long)seed,
+                         k, r.depth, p);
+            continue;
+        }
+        if (r.state == IMP_TOI_HIT) {
+            ++hits;
+            double p = penetration(&a, ma, &b, mb, r.time);
+            if (fabs(p) > tol)
+                fail_msg("seed %#llx case %d (types %d, %d): at the hit t = %.17g the gap is %.3g",
+                         (unsigned long long)seed, k, a.type, b.type, r.time, p);
+            end = r.time;
+        } else {
+            ++nones;
+        }
+        for (int i = 0; i < 100; ++i) {
+            double t = end * (i + 0.5) / 100;
+            double p = penetration(&a, ma, &b, mb, t);
+            if (p > tol)
+                fail_msg("seed %#llx case %d (types %d, %d): %s, yet they interpenetrate by %.3g "
+                         "at t = %.17g",
+                         (unsigned long long)seed, k, a.type, b.type,
+                         r.state == IMP_TOI_HIT ? "a later hit" : "none", p, t);
+        }
+    }
+    print_message("hits %d, none %d\n", hits, nones);
+    assert_true(hits > 1000 && nones > 1000);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_answers),
+        cmocka_unit_test(test_circles_match_sphere_solver),
+        cmocka_unit_test(test_polygons_match_swept_sat),
+        cmocka_unit_test(test_every_pair_against_static_overlap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
