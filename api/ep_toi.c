@@ -7,6 +7,7 @@
 #include "api/encode.h"
 #include "api/endpoints.h"
 #include "core/toi.h"
+#include "core/toi_halfspace.h"
 #include "core/toi_polygon.h"
 #include "core/toi_rounded.h"
 
@@ -22,23 +23,24 @@ static int is_polygon_2d(const imp_body *b, int dim) {
     return dim == 2 && (b->shape.type == IMP_SHAPE_BOX || b->shape.type == IMP_SHAPE_POLYGON);
 }
 
-/* Shapes /v1/toi solves in this version: spheres in 2D and 3D; every shape
- * but the halfspace in 2D. */
-static int solvable(const imp_body *b, int dim) {
-    return b->shape.type == IMP_SHAPE_SPHERE ||
-           (dim == 2 && b->shape.type != IMP_SHAPE_HALFSPACE);
+/* Shapes /v1/toi solves with another in this version: spheres in 2D and 3D,
+ * every shape in 2D; and any shape with a halfspace. */
+static int solvable(const imp_body *b, const imp_body *other, int dim) {
+    int hs = b->shape.type == IMP_SHAPE_HALFSPACE, other_hs = other->shape.type == IMP_SHAPE_HALFSPACE;
+    if (hs || other_hs) return !(hs && other_hs);
+    return b->shape.type == IMP_SHAPE_SPHERE || dim == 2;
 }
 
 /* Else 422 at the type of the first body that does not fit. */
 static int supported(imp_dec *d, const imp_body *a, const imp_body *b) {
     int dim = d->dim;
-    if (solvable(a, dim) && solvable(b, dim)) return 0;
-    size_t saved = imp_dec_push_key(d, solvable(a, dim) ? "b" : "a");
+    if (solvable(a, b, dim) && solvable(b, a, dim)) return 0;
+    size_t saved = imp_dec_push_key(d, solvable(a, b, dim) ? "b" : "a");
     size_t s2 = imp_dec_push_key(d, "shape");
     size_t s3 = imp_dec_push_key(d, "type");
     imp_dec_fail(d, IMP_E_VALUE,
-                 "is not supported by /v1/toi yet: in 3D only spheres; in 2D every shape but "
-                 "the halfspace");
+                 "is not supported by /v1/toi yet: in 3D only spheres with each other; in 2D "
+                 "every shape; any shape with one halfspace");
     imp_dec_pop(d, s3);
     imp_dec_pop(d, s2);
     imp_dec_pop(d, saved);
@@ -69,6 +71,15 @@ int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp) {
         in.na = imp_shape_polygon_vertices(&a.shape, box_a, &in.va);
         in.nb = imp_shape_polygon_vertices(&b.shape, box_b, &in.vb);
         r = imp_toi_polygons(&in);
+    } else if (a.shape.type == IMP_SHAPE_HALFSPACE || b.shape.type == IMP_SHAPE_HALFSPACE) {
+        int h_is_a = a.shape.type == IMP_SHAPE_HALFSPACE;
+        const imp_body *h = h_is_a ? &a : &b, *o = h_is_a ? &b : &a;
+        imp_vec3 buf[8];
+        imp_toi_halfspace_input in = {.body = o->m, .normal = h->shape.normal,
+                                      .offset = h->shape.offset, .plane = h->m,
+                                      .horizon = horizon, .halfspace_is_a = h_is_a};
+        in.n = imp_shape_points(&o->shape, d->dim, buf, &in.verts, &in.radius);
+        r = imp_toi_halfspace(&in);
     } else {
         imp_vec3 core_a[4], core_b[4];
         imp_toi_rounded_input in = {.a = a.m, .b = b.m, .horizon = horizon};

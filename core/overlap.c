@@ -56,17 +56,7 @@ static int make_core(const imp_shape *s, imp_vec3 pos, int dim, core *c) {
     c->n = imp_shape_core(s, dim, c->buf, &c->local, &c->r);
     if (c->n > 0)
         return 0;
-    if (s->type == IMP_SHAPE_BOX) {
-        for (int i = 0; i < 8; ++i)
-            c->buf[i] = imp_quat_rotate(s->rot, imp_v3(i & 1 ? s->half.x : -s->half.x,
-                                                       i & 2 ? s->half.y : -s->half.y,
-                                                       i & 4 ? s->half.z : -s->half.z));
-        c->local = c->buf;
-        c->n = 8;
-    } else if (s->type == IMP_SHAPE_POLYHEDRON) {
-        c->local = s->verts;
-        c->n = s->n_verts;
-    }
+    c->n = imp_shape_points(s, dim, c->buf, &c->local, &c->r);
     return -1;
 }
 

@@ -117,6 +117,26 @@ size_t imp_shape_core(const imp_shape *s, int dim, imp_vec3 buf[4], const imp_ve
     return 0;
 }
 
+size_t imp_shape_points(const imp_shape *s, int dim, imp_vec3 buf[8], const imp_vec3 **out,
+                        double *radius) {
+    size_t n = imp_shape_core(s, dim, buf, out, radius);
+    if (n > 0)
+        return n;
+    if (s->type == IMP_SHAPE_BOX) {
+        for (int i = 0; i < 8; ++i)
+            buf[i] = imp_quat_rotate(s->rot, imp_v3(i & 1 ? s->half.x : -s->half.x,
+                                                    i & 2 ? s->half.y : -s->half.y,
+                                                    i & 4 ? s->half.z : -s->half.z));
+        *out = buf;
+        return 8;
+    }
+    if (s->type == IMP_SHAPE_POLYHEDRON) {
+        *out = s->verts;
+        return s->n_verts;
+    }
+    return 0;
+}
+
 static double cross2(imp_vec3 a, imp_vec3 b) { return a.x * b.y - a.y * b.x; }
 
 static imp_vec3 edge(const imp_vec3 *v, size_t n, size_t i) {

@@ -80,6 +80,12 @@ size_t imp_shape_polygon_vertices(const imp_shape *s, imp_vec3 box_buf[4], const
 size_t imp_shape_core(const imp_shape *s, int dim, imp_vec3 buf[4], const imp_vec3 **out,
                       double *radius);
 
+/* Points whose convex hull, rounded by *radius, is the shape: its core in
+ * 2D (as imp_shape_core), a 3D box's 8 corners (into buf) or a
+ * polyhedron's points. Returns the count, 0 for a halfspace. */
+size_t imp_shape_points(const imp_shape *s, int dim, imp_vec3 buf[8], const imp_vec3 **out,
+                        double *radius);
+
 typedef enum imp_polygon_status {
     IMP_POLYGON_OK = 0,
     IMP_POLYGON_REPEATED, /* a vertex equals the one before it */

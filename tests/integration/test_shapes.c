@@ -147,11 +147,12 @@ static void test_geometry_errors(void **state) {
         {"type not a string", "/v1/toi",
          "{\"a\":{\"shape\":{\"type\":3},\"position\":[0,0]}," SPHERE_B "}", 400, "/a/shape/type"},
         /* valid shapes that the endpoint does not take yet */
-        {"halfspace in toi", "/v1/toi",
-         "{\"a\":{\"radius\":1,\"position\":[0,0]},"
-         "\"b\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1],\"offset\":0},\"position\":[0,"
+        {"two halfspaces in toi", "/v1/toi",
+         "{\"a\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1],\"offset\":0},\"position\":[0,"
+         "0],\"static\":true},"
+         "\"b\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,-1],\"offset\":0},\"position\":[0,"
          "0],\"static\":true}}",
-         422, "/b/shape/type"},
+         422, "/a/shape/type"},
         {"3D capsule in toi", "/v1/toi",
          "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0,0],\"b\":[1,0,0],\"radius\":1},"
          "\"position\":[0,0,0]}," SPHERE_B3 "}",
@@ -222,6 +223,19 @@ static void test_overlap_endpoint(void **state) {
             "1.0],\"a_position\":[0.0,0.0],\"b_position\":[0.25,1.0]}";
         if (r.status != 200 || strcmp(r.body, want_drop) != 0)
             fail_msg("toi capsule/ball: %ld %s", r.status, r.body);
+        imp_http_result_free(&r);
+        /* a ball dropped on a floor (a static halfspace) in 3D */
+        static const char floor_[] =
+            "{\"a\":{\"radius\":1,\"position\":[0,0,5],\"acceleration\":[0,0,-2]},\"b\":{"
+            "\"shape\":{\"type\":\"halfspace\",\"normal\":[0,0,1],\"offset\":0},\"position\":[0,0,0],"
+            "\"static\":true}}";
+        assert_int_equal(imp_http(NULL, "POST", url, "application/json", floor_, strlen(floor_), &r),
+                         0);
+        static const char want_floor[] =
+            "{\"status\":\"hit\",\"hit\":true,\"time\":2.0,\"point\":[0.0,0.0,0.0],\"normal\":[0.0,"
+            "0.0,-1.0],\"a_position\":[0.0,0.0,1.0],\"b_position\":[0.0,0.0,0.0]}";
+        if (r.status != 200 || strcmp(r.body, want_floor) != 0)
+            fail_msg("toi ball/floor: %ld %s", r.status, r.body);
         imp_http_result_free(&r);
     }
     static const bad_case bad[] = {
