@@ -1,0 +1,62 @@
+/*
+ * toi_shapes.c - the time of impact of two shapes, by pair type.
+ *
+ * DESIGN
+ * What: one entry point for every endpoint that needs a pairwise time of
+ * impact (/v1/toi, scenes, validation), so the choice of solver lives in
+ * one place.
+ * How: two spheres go to the centre-distance polynomial (toi_sphere.c,
+ * which also gives the closest approach); two 2D polygons or boxes to the
+ * swept separating axes (toi_polygon.c); a halfspace and anything to the
+ * lowest-point quadratic (toi_halfspace.c); every other 2D pair to the
+ * rounded Minkowski-difference cast (toi_rounded.c).
+ */
+#include "toi_shapes.h"
+
+#include "toi_halfspace.h"
+#include "toi_polygon.h"
+#include "toi_rounded.h"
+
+static int is_polygon_2d(const imp_shape *s, int dim) {
+    return dim == 2 && (s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYGON);
+}
+
+int imp_toi_shapes_supported(const imp_shape *a, const imp_shape *b, int dim) {
+    int ha = a->type == IMP_SHAPE_HALFSPACE, hb = b->type == IMP_SHAPE_HALFSPACE;
+    if (ha || hb)
+        return !(ha && hb);
+    return dim == 2 || (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE);
+}
+
+imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                              const imp_motion *mb, int dim, double horizon) {
+    imp_toi_result r = {.state = IMP_TOI_FAILED};
+    if (!imp_toi_shapes_supported(a, b, dim))
+        return r;
+    if (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE) {
+        imp_toi_spheres_input in = {*ma, *mb, a->radius, b->radius, horizon};
+        return imp_toi_spheres(&in);
+    }
+    if (is_polygon_2d(a, dim) && is_polygon_2d(b, dim)) {
+        imp_vec3 box_a[4], box_b[4];
+        imp_toi_polygons_input in = {.a = *ma, .b = *mb, .horizon = horizon};
+        in.na = imp_shape_polygon_vertices(a, box_a, &in.va);
+        in.nb = imp_shape_polygon_vertices(b, box_b, &in.vb);
+        return imp_toi_polygons(&in);
+    }
+    if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE) {
+        int h_is_a = a->type == IMP_SHAPE_HALFSPACE;
+        const imp_shape *h = h_is_a ? a : b, *o = h_is_a ? b : a;
+        imp_vec3 buf[8];
+        imp_toi_halfspace_input in = {.body = h_is_a ? *mb : *ma, .normal = h->normal,
+                                      .offset = h->offset, .plane = h_is_a ? *ma : *mb,
+                                      .horizon = horizon, .halfspace_is_a = h_is_a};
+        in.n = imp_shape_points(o, dim, buf, &in.verts, &in.radius);
+        return imp_toi_halfspace(&in);
+    }
+    imp_vec3 core_a[4], core_b[4];
+    imp_toi_rounded_input in = {.a = *ma, .b = *mb, .horizon = horizon};
+    in.na = imp_shape_core(a, 2, core_a, &in.va, &in.ra);
+    in.nb = imp_shape_core(b, 2, core_b, &in.vb, &in.rb);
+    return imp_toi_rounded_2d(&in);
+}
