@@ -25,8 +25,11 @@
 #include "scene.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "toi_shapes.h"
 
 /* Candidates handed to one narrowphase task: large enough to amortise the
  * scheduling, small enough to balance pairs of very different cost. */
@@ -44,6 +47,36 @@ static void axis_range(double p, double v, double a, double h, double *lo, doubl
             *hi = fmax(*hi, x);
         }
     }
+}
+
+/* A shape's own bounds about its position (not a halfspace's): the hull of
+ * its points grown by its radius, exact for every shape (a rotated box's
+ * corners, a polygon's or polyhedron's vertices, a capsule's ends). */
+static void local_bounds(const imp_shape *s, int dim, imp_vec3 *lo, imp_vec3 *hi) {
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double r;
+    size_t n = imp_shape_points(s, dim, buf, &pts, &r);
+    *lo = imp_v3(INFINITY, INFINITY, INFINITY);
+    *hi = imp_v3(-INFINITY, -INFINITY, -INFINITY);
+    for (size_t i = 0; i < n; ++i) {
+        *lo = imp_v3(fmin(lo->x, pts[i].x), fmin(lo->y, pts[i].y), fmin(lo->z, pts[i].z));
+        *hi = imp_v3(fmax(hi->x, pts[i].x), fmax(hi->y, pts[i].y), fmax(hi->z, pts[i].z));
+    }
+    *lo = imp_sub(*lo, imp_v3(r, r, dim == 3 ? r : 0));
+    *hi = imp_add(*hi, imp_v3(r, r, dim == 3 ? r : 0));
+}
+
+imp_aabb imp_swept_bounds_shape(const imp_motion *m, const imp_shape *shape, double horizon,
+                                int dim, double pad) {
+    imp_aabb b = imp_swept_bounds_sphere(m, 0.0, horizon, dim, pad);
+    imp_vec3 lo, hi;
+    local_bounds(shape, dim, &lo, &hi);
+    b.lo = imp_add(b.lo, lo);
+    b.hi = imp_add(b.hi, hi);
+    if (dim == 2)
+        b.lo.z = b.hi.z = 0.0;
+    return b;
 }
 
 imp_aabb imp_swept_bounds_sphere(const imp_motion *m, double radius, double horizon, int dim,
@@ -102,8 +135,18 @@ static int push(contact_vec *cv, const imp_scene_contact *c) {
 
 static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chunk_out *out) {
     const imp_scene_body *a = &in->bodies[ia], *b = &in->bodies[ib];
-    imp_toi_spheres_input q = {a->m, b->m, a->radius, b->radius, in->horizon};
-    imp_toi_result r = imp_toi_spheres(&q);
+    imp_toi_result r;
+    if (!a->shape && !b->shape) {
+        imp_toi_spheres_input q = {a->m, b->m, a->radius, b->radius, in->horizon};
+        r = imp_toi_spheres(&q);
+    } else {
+        imp_shape sa = {.type = IMP_SHAPE_SPHERE, .radius = a->radius};
+        imp_shape sb = {.type = IMP_SHAPE_SPHERE, .radius = b->radius};
+        r = imp_toi_shapes(a->shape ? a->shape : &sa, &a->m, b->shape ? b->shape : &sb, &b->m,
+                           in->dim, in->horizon);
+        if (r.state == IMP_TOI_FAILED)
+            out->nomem = 1; /* the caller checked the pairs; only memory fails here */
+    }
     if (r.state != IMP_TOI_HIT && r.state != IMP_TOI_OVERLAPPING)
         return;
     imp_scene_contact c = {ia, ib, r.time, r.point, r.normal, r.depth};
@@ -149,38 +192,113 @@ static double scene_scale(const imp_scene_input *in) {
     for (size_t i = 0; i < in->n; ++i) {
         const imp_motion *m = &in->bodies[i].m;
         double reach = imp_max_abs(m->p) + imp_max_abs(m->v) * h + 0.5 * imp_max_abs(m->a) * h * h;
-        s = fmax(s, reach + in->bodies[i].radius);
+        const imp_shape *shape = in->bodies[i].shape;
+        double extent = in->bodies[i].radius;
+        if (shape && shape->type == IMP_SHAPE_HALFSPACE) {
+            extent = fabs(shape->offset);
+        } else if (shape) {
+            imp_vec3 lo, hi;
+            local_bounds(shape, in->dim, &lo, &hi);
+            extent = fmax(imp_max_abs(lo), imp_max_abs(hi));
+        }
+        s = fmax(s, reach + extent);
     }
     return s;
 }
 
-/* Broadphase candidates, sorted by (a, b); -1 when there are more than
- * max_pairs or memory ran out. */
+static int is_halfspace(const imp_scene_body *b) {
+    return b->shape && b->shape->type == IMP_SHAPE_HALFSPACE;
+}
+
+static int by_pair(const void *x, const void *y) {
+    const imp_pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+/* Does box b reach into the halfspace h (its lowest corner along n at most offset)? */
+static int reaches(const imp_aabb *b, const imp_shape *h, double pad) {
+    imp_vec3 n = h->normal;
+    double low = (n.x >= 0 ? b->lo.x : b->hi.x) * n.x + (n.y >= 0 ? b->lo.y : b->hi.y) * n.y +
+                 (n.z >= 0 ? b->lo.z : b->hi.z) * n.z;
+    return low <= h->offset + pad;
+}
+
+/* Candidates, sorted by (a, b): the broadphase over every body but the
+ * halfspaces (whose bounds are infinite), then each halfspace with every
+ * body whose swept bounds reach into it (few walls: O(n) each). -1 when
+ * there are more than max_pairs or memory ran out. */
 static int candidates(const imp_scene_input *in, imp_broadphase_kind *kind, imp_pair **pairs,
                       size_t *n_pairs, imp_scene_status *why) {
-    imp_aabb *boxes = malloc((in->n ? in->n : 1) * sizeof *boxes);
-    unsigned char *is_static = malloc(in->n ? in->n : 1);
+    size_t n = in->n;
+    imp_aabb *boxes = malloc((n ? n : 1) * sizeof *boxes);
+    unsigned char *is_static = malloc(n ? n : 1);
+    uint32_t *map = malloc((n ? n : 1) * sizeof *map);
     *why = IMP_SCENE_NOMEM;
-    if (!boxes || !is_static) {
-        free(boxes);
-        free(is_static);
-        return -1;
-    }
+    *pairs = NULL;
+    *n_pairs = 0;
+    int rc = -1;
+    if (!boxes || !is_static || !map)
+        goto done;
     double pad = IMP_SCENE_BOUNDS_PAD * scene_scale(in);
-    for (size_t i = 0; i < in->n; ++i) {
-        boxes[i] = imp_swept_bounds_sphere(&in->bodies[i].m, in->bodies[i].radius, in->horizon,
-                                           in->dim, pad);
-        is_static[i] = (unsigned char)(in->bodies[i].is_static != 0);
+    size_t m = 0, n_half = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const imp_scene_body *b = &in->bodies[i];
+        if (is_halfspace(b)) {
+            ++n_half;
+            continue;
+        }
+        boxes[m] = b->shape ? imp_swept_bounds_shape(&b->m, b->shape, in->horizon, in->dim, pad)
+                            : imp_swept_bounds_sphere(&b->m, b->radius, in->horizon, in->dim, pad);
+        is_static[m] = (unsigned char)(b->is_static != 0);
+        map[m++] = (uint32_t)i;
     }
-    imp_broadphase_input bin = {boxes, is_static, in->n, in->dim, in->max_pairs, in->par};
+    imp_broadphase_input bin = {boxes, is_static, m, in->dim, in->max_pairs, in->par};
     if (*kind == IMP_BROAD_AUTO)
         *kind = imp_broadphase_choose(&bin);
-    int rc = imp_broadphase_pairs(*kind, &bin, pairs, n_pairs);
+    if (imp_broadphase_pairs(*kind, &bin, pairs, n_pairs) != 0) {
+        /* the broadphase does not say which: a finite bound is the likely cause */
+        if (in->max_pairs < SIZE_MAX)
+            *why = IMP_SCENE_TOO_MANY;
+        goto done;
+    }
+    for (size_t k = 0; k < *n_pairs; ++k) /* map is increasing: order and a < b are kept */
+        (*pairs)[k] = (imp_pair){map[(*pairs)[k].a], map[(*pairs)[k].b]};
+    if (n_half > 0) {
+        size_t cap = *n_pairs + n_half * m;
+        imp_pair *all = realloc(*pairs, (cap ? cap : 1) * sizeof *all);
+        if (!all)
+            goto done;
+        *pairs = all;
+        for (size_t i = 0; i < n; ++i) {
+            const imp_scene_body *h = &in->bodies[i];
+            if (!is_halfspace(h))
+                continue;
+            for (size_t k = 0; k < m; ++k) {
+                const imp_scene_body *b = &in->bodies[map[k]];
+                if ((h->is_static && b->is_static) || !reaches(&boxes[k], h->shape, pad))
+                    continue;
+                uint32_t x = (uint32_t)i, y = map[k];
+                all[(*n_pairs)++] = x < y ? (imp_pair){x, y} : (imp_pair){y, x};
+            }
+        }
+        if (*n_pairs > in->max_pairs) {
+            *why = IMP_SCENE_TOO_MANY;
+            goto done;
+        }
+        qsort(all, *n_pairs, sizeof *all, by_pair);
+    }
+    rc = 0;
+done:
+    if (rc != 0) {
+        free(*pairs);
+        *pairs = NULL;
+        *n_pairs = 0;
+    }
     free(boxes);
     free(is_static);
-    /* the broadphase does not say which: a finite bound is the likely cause */
-    if (rc != 0 && in->max_pairs < SIZE_MAX)
-        *why = IMP_SCENE_TOO_MANY;
+    free(map);
     return rc;
 }
 

@@ -9,8 +9,10 @@
  * through the pairwise time of impact; every broadphase kind gives the
  * same answer as brute force, bit for bit.
  *
- * Bodies are spheres (circles in 2D; radius 0 is a point) until the other
- * shapes of the contract land in core; swept bounds are per shape.
+ * Bodies are spheres by default, or any shape whose pairs imp_toi_shapes
+ * solves (every 2D shape; spheres and halfspaces in 3D). Halfspaces have no
+ * finite bounds: they skip the broadphase and meet every body whose swept
+ * bounds reach into them.
  *
  * Memory: imp_scene_predict allocates the output arrays; free them with
  * imp_scene_output_free (accepts a zeroed output).
@@ -24,12 +26,15 @@
 
 #include "broadphase.h"
 #include "parallel.h"
+#include "shape.h"
 #include "toi.h"
 
 typedef struct imp_scene_body {
     imp_motion m;
-    double radius; /* >= 0 */
-    int is_static; /* static pairs are skipped (a static body may still move) */
+    double radius;          /* >= 0: the sphere's radius when shape is NULL */
+    int is_static;          /* static pairs are skipped (a static body may still move) */
+    const imp_shape *shape; /* NULL: a sphere of `radius`; else borrowed, any shape whose pairs
+                               imp_toi_shapes solves in this dimension */
 } imp_scene_body;
 
 /* Relative padding of swept bounds (of the scene scale S, the largest
@@ -46,6 +51,10 @@ typedef struct imp_scene_body {
  * grown by the radius and by `pad` on every side. */
 imp_aabb imp_swept_bounds_sphere(const imp_motion *m, double radius, double horizon, int dim,
                                  double pad);
+/* The same for any shape but the halfspace: its own bounds (exact: the hull
+ * of its points and its radius) swept along the path. */
+imp_aabb imp_swept_bounds_shape(const imp_motion *m, const imp_shape *shape, double horizon,
+                                int dim, double pad);
 
 typedef struct imp_scene_input {
     const imp_scene_body *bodies;

@@ -66,6 +66,7 @@ static imp_scene_body *make_scene(size_t n, int dim, int clustered, uint64_t see
         b[i].m.a = imp_v3(0, 0, 0);
         b[i].radius = r;
         b[i].is_static = 0;
+        b[i].shape = NULL;
     }
     return b;
 }

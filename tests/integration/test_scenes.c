@@ -123,6 +123,37 @@ static void test_known_answer(void **state) {
     json_decref(r);
 }
 
+/* Other shapes and a wall: a box sliding into a halfspace, a capsule far off. */
+static void test_shapes_and_wall(void **state) {
+    (void)state;
+    json_t *bodies = json_pack(
+        "[{s:{s:s,s:[ff]},s:[ff],s:[ff]},"
+        " {s:s,s:{s:s,s:[ff],s:f},s:[ff],s:b},"
+        " {s:{s:s,s:[ff],s:[ff],s:f},s:[ff]}]",
+        "shape", "type", "box", "half_extents", 1.0, 1.0, "position", 0.0, 0.0, "velocity", 1.0, 0.0,
+        "id", "wall", "shape", "type", "halfspace", "normal", -1.0, 0.0, "offset", -5.0, "position",
+        0.0, 0.0, "static", 1,
+        "shape", "type", "capsule", "a", -1.0, 0.0, "b", 1.0, 0.0, "radius", 0.5, "position", 0.0,
+        50.0);
+    assert_non_null(bodies);
+    for (int k = 0; k < 2; ++k) {
+        long status;
+        json_t *r = post("/v1/scenes/predict",
+                         json_pack("{s:O,s:f,s:s}", "bodies", bodies, "horizon", 10.0, "broadphase",
+                                   k ? "brute" : "grid"),
+                         &status);
+        assert_int_equal(status, 200);
+        assert_int_equal(json_array_size(json_object_get(r, "collisions")), 1);
+        assert_int_equal(json_integer_value(member(r, "collisions.0.a")), 0);
+        assert_string_equal(json_string_value(member(r, "collisions.0.b")), "wall");
+        assert_true(json_real_value(member(r, "collisions.0.time")) == 4.0);
+        assert_true(json_real_value(member(r, "collisions.0.point.0")) == 5.0);
+        assert_true(json_real_value(member(r, "collisions.0.normal.0")) == 1.0);
+        json_decref(r);
+    }
+    json_decref(bodies);
+}
+
 /* A random scene: clustered or uniform, some static, some accelerated. */
 static json_t *random_scene(uint64_t *rng, size_t n, int dim, int clustered) {
     json_t *bodies = json_array();
@@ -387,6 +418,7 @@ int main(void) {
         cmocka_unit_test(test_known_answer),     cmocka_unit_test(test_every_broadphase_agrees),
         cmocka_unit_test(test_equals_pairwise_toi), cmocka_unit_test(test_max_results),
         cmocka_unit_test(test_errors),           cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_shapes_and_wall),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -161,9 +161,9 @@ static void test_geometry_errors(void **state) {
          "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[0,0,0]},"
          "\"b\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[5,0,0]}}",
          422, "/a/shape/type"},
-        {"segment in a scene", "/v1/scenes/predict",
-         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0]},{\"shape\":{\"type\":"
-         "\"segment\",\"a\":[0,0],\"b\":[1,0]},\"position\":[3,0]}]}",
+        {"3D box in a scene", "/v1/scenes/predict",
+         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0,0]},{\"shape\":{\"type\":"
+         "\"box\",\"half_extents\":[1,1,1]},\"position\":[3,0,0]}]}",
          422, "/bodies/1/shape/type"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)

@@ -10,6 +10,7 @@
  * and on a 2-thread runner, on uniform, clustered, accelerated, far-from-
  * origin and grazing scenes in 2D and 3D.
  */
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "core/scene.h"
+#include "core/toi_shapes.h"
 #include "tests/rng.h"
 
 static void test_swept_bounds_parabola(void **state) {
@@ -252,8 +254,157 @@ static void test_brute_examines_every_pair(void **state) {
     assert_null(out.collisions);
 }
 
+/* ---- scenes of every 2D shape, and walls ------------------------------------------------ */
+
+#define MIX_N 400
+
+typedef struct mixed {
+    imp_scene_body b[MIX_N];
+    imp_shape s[MIX_N];
+    imp_vec3 v[MIX_N][6];
+} mixed;
+
+/* Boxes, polygons, capsules, segments and circles moving (some accelerated,
+ * some static) inside a room of four static halfspace walls (the last 4). */
+static void make_mixed(uint64_t *rng, mixed *m) {
+    const double side = 40;
+    memset(m, 0, sizeof *m);
+    for (int i = 0; i < MIX_N - 4; ++i) {
+        imp_shape *s = &m->s[i];
+        double size = imp_rng_uniform(rng, 0.2, 1.5);
+        switch (i % 5) {
+        case 0: *s = (imp_shape){.type = IMP_SHAPE_SPHERE, .radius = size}; break;
+        case 1:
+            *s = (imp_shape){.type = IMP_SHAPE_BOX, .half = imp_v3(size, imp_rng_uniform(rng, 0.2, 1.5), 0),
+                             .rot = imp_quat_from_angle(imp_rng_uniform(rng, -3, 3))};
+            break;
+        case 2: {
+            size_t n = 3 + (size_t)(imp_rng_unit(rng) * 4);
+            for (size_t k = 0; k < n; ++k) {
+                double a = 6.283185307179586 * ((double)k + imp_rng_uniform(rng, -0.3, 0.3)) / (double)n;
+                m->v[i][k] = imp_v3(size * cos(a), size * sin(a), 0);
+            }
+            *s = (imp_shape){.type = IMP_SHAPE_POLYGON, .verts = m->v[i], .n_verts = n};
+            break;
+        }
+        default: {
+            double a = imp_rng_uniform(rng, -3, 3);
+            imp_vec3 e = imp_v3(size * cos(a), size * sin(a), 0);
+            *s = (imp_shape){.type = i % 5 == 3 ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = imp_neg(e),
+                             .b = e, .radius = i % 5 == 3 ? imp_rng_uniform(rng, 0.05, 0.5) : 0};
+        }
+        }
+        imp_scene_body *b = &m->b[i];
+        b->shape = i % 5 == 0 ? NULL : s;
+        b->radius = s->radius;
+        b->m.p = imp_v3(imp_rng_uniform(rng, 2, side - 2), imp_rng_uniform(rng, 2, side - 2), 0);
+        b->m.v = imp_v3(imp_rng_uniform(rng, -3, 3), imp_rng_uniform(rng, -3, 3), 0);
+        if (i % 3 == 0)
+            b->m.a = imp_v3(0, -2, 0);
+        b->is_static = i % 11 == 0;
+    }
+    static const double nx[4] = {1, -1, 0, 0}, ny[4] = {0, 0, 1, -1}, off[4] = {0, -40, 0, -40};
+    for (int w = 0; w < 4; ++w) { /* the solid outside the room: n.x <= offset */
+        int i = MIX_N - 4 + w;
+        m->s[i] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(nx[w], ny[w], 0),
+                              .offset = off[w]};
+        m->b[i] = (imp_scene_body){.shape = &m->s[i], .is_static = 1};
+    }
+}
+
+static void test_mixed_shapes_and_walls(void **state) {
+    (void)state;
+    static const imp_broadphase_kind kinds[] = {IMP_BROAD_BRUTE, IMP_BROAD_GRID, IMP_BROAD_SAP,
+                                                IMP_BROAD_BVH, IMP_BROAD_AUTO};
+    const imp_parallel runner = {two_threads, NULL};
+    const uint64_t seed = 0x3A11;
+    uint64_t rng = seed;
+    mixed *m = malloc(sizeof *m);
+    assert_non_null(m);
+    for (int round = 0; round < 3; ++round) {
+        make_mixed(&rng, m);
+        /* the reference: imp_toi_shapes on every pair that is not two static bodies */
+        size_t hits = 0, overlaps = 0, wall_hits = 0;
+        for (int i = 0; i < MIX_N; ++i)
+            for (int j = i + 1; j < MIX_N; ++j) {
+                if (m->b[i].is_static && m->b[j].is_static)
+                    continue;
+                imp_shape si = {.type = IMP_SHAPE_SPHERE, .radius = m->b[i].radius};
+                imp_shape sj = {.type = IMP_SHAPE_SPHERE, .radius = m->b[j].radius};
+                imp_toi_result r = imp_toi_shapes(m->b[i].shape ? m->b[i].shape : &si, &m->b[i].m,
+                                                  m->b[j].shape ? m->b[j].shape : &sj, &m->b[j].m,
+                                                  2, 2.0);
+                assert_true(r.state != IMP_TOI_FAILED);
+                hits += r.state == IMP_TOI_HIT;
+                overlaps += r.state == IMP_TOI_OVERLAPPING;
+                wall_hits += r.state == IMP_TOI_HIT && j >= MIX_N - 4;
+            }
+        imp_scene_output ref;
+        memset(&ref, 0, sizeof ref);
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+            for (int threaded = 0; threaded <= 1; ++threaded) {
+                imp_scene_input in = {m->b, MIX_N, 2, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
+                imp_scene_output out;
+                assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+                if (out.n_collisions != hits || out.n_overlapping != overlaps)
+                    fail_msg("seed %#llx round %d %s threaded %d: %zu/%zu contacts, every pair gives "
+                             "%zu/%zu",
+                             (unsigned long long)seed, round, imp_broadphase_name(kinds[k]), threaded,
+                             out.n_collisions, out.n_overlapping, hits, overlaps);
+                if (k == 0 && !threaded) {
+                    ref = out;
+                    continue;
+                }
+                for (size_t i = 0; i < out.n_collisions; ++i)
+                    if (!cmp_contact(&out.collisions[i], &ref.collisions[i]))
+                        fail_msg("seed %#llx round %d %s: collision %zu differs", (unsigned long long)seed,
+                                 round, imp_broadphase_name(kinds[k]), i);
+                imp_scene_output_free(&out);
+            }
+        }
+        print_message("round %d: %zu hits (%zu on walls), %zu overlapping\n", round, hits, wall_hits,
+                      overlaps);
+        assert_true(hits > 50 && wall_hits > 5);
+        imp_scene_output_free(&ref);
+    }
+    free(m);
+}
+
+/* Swept bounds of every shape contain the shape at every sampled time. */
+static void test_swept_bounds_shapes(void **state) {
+    (void)state;
+    const uint64_t seed = 0xB0B5;
+    uint64_t rng = seed;
+    mixed *m = malloc(sizeof *m);
+    assert_non_null(m);
+    make_mixed(&rng, m);
+    for (int i = 0; i < MIX_N - 4; ++i) {
+        const imp_shape *s = &m->s[i];
+        imp_aabb box = imp_swept_bounds_shape(&m->b[i].m, s, 2.0, 2, 0.0);
+        imp_vec3 buf[8];
+        const imp_vec3 *pts;
+        double r;
+        size_t n = imp_shape_points(s, 2, buf, &pts, &r);
+        for (int k = 0; k <= 200; ++k) {
+            imp_vec3 c = imp_path_at(m->b[i].m.p, m->b[i].m.v, m->b[i].m.a, 2.0 * k / 200);
+            for (size_t j = 0; j < n; ++j)
+                for (int q = 0; q < 16; ++q) { /* the rounded boundary around each point */
+                    double a = 6.283185307179586 * q / 16;
+                    imp_vec3 x = imp_add(imp_add(c, pts[j]), imp_v3(r * cos(a), r * sin(a), 0));
+                    if (x.x < box.lo.x - 1e-12 || x.x > box.hi.x + 1e-12 || x.y < box.lo.y - 1e-12 ||
+                        x.y > box.hi.y + 1e-12)
+                        fail_msg("seed %#llx body %d: a point of the shape leaves its swept bounds",
+                                 (unsigned long long)seed, i);
+                }
+        }
+    }
+    free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mixed_shapes_and_walls),
+        cmocka_unit_test(test_swept_bounds_shapes),
         cmocka_unit_test(test_brute_examines_every_pair),
         cmocka_unit_test(test_swept_bounds_parabola),
         cmocka_unit_test(test_scene_equals_every_pair),
