@@ -11,6 +11,7 @@
 #   make check-integration   integration tests only
 #   make test-lb         three replicas behind nginx (docker/nginx.conf), one killed, one drained
 #   make docker-check    run docker/Dockerfile's steps in a debootstrapped Debian 12 root
+#   make fuzz            every tests/fuzz target for FUZZ_SECONDS (60) with libFuzzer (clang)
 #   make bench-build     build the benchmarks; make bench runs them (never part of make test)
 #   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
 #   make clean           remove build/
@@ -39,8 +40,9 @@ BUILD ?= $(if $(SANITIZE),build/san,build)
 
 # Everything a fresh Debian machine needs to build and test; add packages here.
 DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev pkg-config gcc make
-# What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c.
-TEST_PACKAGES := nginx
+# What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c,
+# clang builds the fuzz targets (libFuzzer) of the smoke run.
+TEST_PACKAGES := nginx clang
 
 CFLAGS := -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
           -Werror -O2 -g -D_POSIX_C_SOURCE=200809L
@@ -185,7 +187,8 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 # ---- targets ---------------------------------------------------------------------------------
 
-.PHONY: all deps deps-test run test test-lb docker-check check check-unit check-integration \
+.PHONY: all deps deps-test run test test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
+        check check-unit check-integration \
         bench-build bench bench-load clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
@@ -262,6 +265,10 @@ test: deps-test
 	    $(MAKE) --no-print-directory check SANITIZE=address,undefined KEEP_RESULTS=1 \
 	        RESULTS=$(TEST_RESULTS) || status=1; \
 	fi; \
+	if [ $$status -eq 0 ]; then \
+	    echo "==> fuzz smoke run, $(FUZZ_SMOKE_SECONDS) s per target"; \
+	    $(MAKE) --no-print-directory fuzz-smoke RESULTS=$(abspath $(TEST_RESULTS)) || status=1; \
+	fi; \
 	$(call summary,$(TEST_RESULTS)); \
 	if [ $$status -ne 0 ] && [ $$f -eq 0 ]; then f=1; fi; \
 	echo "$$p passed, $$f failed"; \
@@ -276,6 +283,54 @@ test-lb: deps-test $(IMPACTD) $(BUILD)/tests/integration/test_lb
 # root, network to the Debian mirror). Not part of make test.
 docker-check:
 	sh docker/check.sh
+
+# ---- fuzzing (libFuzzer, clang) -------------------------------------------------------------
+# core and api built with clang and -fsanitize=fuzzer-no-link,address,undefined into
+# build/fuzz/, each tests/fuzz/fuzz_*.c linked against them with -fsanitize=fuzzer. make fuzz
+# runs every target FUZZ_SECONDS (60) on a corpus in build/fuzz/corpus/<target> seeded from
+# tests/fuzz/corpus/<target>; findings (crash-*, timeout-*, oom-*) stay in build/fuzz/.
+# fuzz-smoke is the short run make test does. The same sources build for AFL++ through its
+# libFuzzer driver (afl-clang-fast -fsanitize=fuzzer).
+FUZZ_BUILD := build/fuzz
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRCS))
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 8
+FUZZ_LIBS := $(FUZZ_BUILD)/libimpactapi.a $(FUZZ_BUILD)/libimpact.a
+
+fuzz-libs:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang \
+	    SANITIZE=fuzzer-no-link,address,undefined $(FUZZ_LIBS)
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c fuzz-libs
+	clang $(filter-out -Werror,$(CFLAGS)) -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -I. $(JANSSON_CFLAGS) $< $(FUZZ_LIBS) $(JANSSON_LIBS) -lm -o $@
+
+fuzz-build: $(FUZZ_BINS)
+
+# $(call run_fuzz,seconds): every target for that long; "pass|fail fuzz_X" lines to $(RESULTS)
+# when RESULTS is set, and the executions each made.
+define run_fuzz
+	@status=0; for f in $(FUZZ_BINS); do \
+	    name=$$(basename $$f); corpus=$(FUZZ_BUILD)/corpus/$${name#fuzz_}; mkdir -p $$corpus; \
+	    seeds=tests/fuzz/corpus/$${name#fuzz_}; [ -d $$seeds ] && cp -n $$seeds/* $$corpus/ 2>/dev/null; \
+	    echo "==> $$name for $(1) s"; \
+	    if (cd $(FUZZ_BUILD) && ./$$name -max_total_time=$(1) -timeout=10 -rss_limit_mb=2048 \
+	            -print_final_stats=1 corpus/$${name#fuzz_} > $$name.log 2>&1); then \
+	        grep -h 'stat::number_of_executed_units' $(FUZZ_BUILD)/$$name.log; \
+	        [ -z "$(RESULTS)" ] || echo "pass $$name" >> $(RESULTS); \
+	    else \
+	        tail -n 40 $(FUZZ_BUILD)/$$name.log; echo "==> FAILED: $$name (see $(FUZZ_BUILD))" >&2; \
+	        [ -z "$(RESULTS)" ] || echo "fail $$name" >> $(RESULTS); status=1; \
+	    fi; \
+	done; exit $$status
+endef
+
+fuzz: fuzz-build
+	$(call run_fuzz,$(FUZZ_SECONDS))
+
+fuzz-smoke: fuzz-build
+	$(call run_fuzz,$(FUZZ_SMOKE_SECONDS))
 
 bench-build: $(BENCH_BINS)
 

@@ -202,14 +202,24 @@ static int emit(double *out, int count, int cap, double r, int mult) {
 }
 
 /* Scale the coefficients by a power of two (exact) when their magnitudes
- * are extreme, so that neither evaluation form can overflow. */
+ * are extreme. Large ones come down only as far as needed to bring the
+ * largest within 2^480, so that neither evaluation form can overflow and
+ * small coefficients keep as many binades as possible; below 1/2 they go
+ * up until the largest is about 1, so that products of two coefficients
+ * (the discriminant's 4ac) cannot underflow to zero. A nonzero coefficient that
+ * would still underflow (a dynamic range beyond about 1500 binades) keeps
+ * its sign as the smallest subnormal: turning it into an exact zero would
+ * make t = 0 an exact root that the input does not have. */
 static void poly_balance(poly *p) {
     double m = 0.0;
     for (int i = 0; i <= p->n; ++i) m = fmax(m, fabs(p->c[i]));
     int e;
     frexp(m, &e);
-    if (e > 480 || e < -480) {
-        for (int i = 0; i <= p->n; ++i) p->c[i] = ldexp(p->c[i], -e);
+    int shift = e > 480 ? 480 - e : e < 0 ? -e : 0;
+    if (shift == 0) return;
+    for (int i = 0; i <= p->n; ++i) {
+        double x = ldexp(p->c[i], shift);
+        p->c[i] = x == 0.0 && p->c[i] != 0.0 ? copysign(DBL_TRUE_MIN, p->c[i]) : x;
     }
 }
 

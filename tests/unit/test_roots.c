@@ -274,6 +274,33 @@ static void test_random_coefficients_verify(void **state) {
     }
 }
 
+/* Found by tests/fuzz/fuzz_roots.c: balancing a polynomial whose coefficients
+ * span 1400 binades scaled the constant term to an exact zero, which made
+ * t = 0 a root. It has none: c1^2 (1e-298) is far below 4 c2 c0 (4e-115),
+ * so c0 + c1 t + c2 t^2 > 0 for every t. */
+static void test_wide_range_keeps_its_roots(void **state) {
+    (void)state;
+    const double c[4] = {3.7857700696544211e-270, 9.7758043008301964e-150, 2.8485815580330132e+154,
+                         0};
+    double r[3];
+    assert_int_equal(imp_poly_roots(c, 3, 0.0, 0.0, r), 0);
+    assert_int_equal(imp_poly_roots(c, 3, -1.0, 1.0, r), 0);
+    /* Also found by the fuzzer: two tiny coefficients, 4ac underflowed to zero, and
+     * c0 + c2 t^2 (both > 0, no real root) got a double root at 0. */
+    const double d[3] = {4.1862174856080807e-149, 0, 3.7857669957887692e-270};
+    assert_int_equal(imp_poly_roots(d, 2, -INFINITY, INFINITY, r), 0);
+    const double e[3] = {-4.1862174856080807e-149, 0, 3.7857669957887692e-270};
+    assert_int_equal(imp_poly_roots(e, 2, 0.0, INFINITY, r), 1);
+    double want = sqrt(4.1862174856080807e-149 / 3.7857669957887692e-270);
+    assert_true(fabs(r[0] - want) <= 1e-15 * want);
+    /* and with the largest coefficient far above 2^-480: 4ac = 1e-354 underflowed too */
+    const double f[3] = {-4.8206546752115956e-224, 0, 4.9309425514107658e-132};
+    assert_int_equal(imp_poly_roots(f, 2, 0.0, 0.0, r), 0);
+    assert_int_equal(imp_poly_roots(f, 2, -INFINITY, INFINITY, r), 2);
+    want = sqrt(4.8206546752115956e-224 / 4.9309425514107658e-132);
+    assert_true(fabs(r[1] - want) <= 1e-15 * want && r[0] == -r[1]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear_and_degenerate),
@@ -283,6 +310,7 @@ int main(void) {
         cmocka_unit_test(test_hard_quartics),
         cmocka_unit_test(test_random_quartics),
         cmocka_unit_test(test_random_coefficients_verify),
+        cmocka_unit_test(test_wide_range_keeps_its_roots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,50 @@
+/*
+ * fuzz_api.c - arbitrary bytes into every endpoint function (libFuzzer;
+ * also an AFL++ target through its libFuzzer driver).
+ *
+ * The first byte picks the operation, the rest is the request body, handed
+ * to imp_api_handle exactly as the daemon does. Findings: a crash, a hang,
+ * a sanitizer report, a 500 (a bug, per the contract: this context never
+ * runs out of memory), or a body that is not JSON of the right media type.
+ * Limits are small so that one input stays fast: scenes of at most 64
+ * bodies, batches of at most 16 items, simulations of at most 1000 events.
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+
+static const char *const OPS[] = {"toi",          "overlap",        "paths/intersect",
+                                  "respond",      "scenes/predict", "scenes/simulate",
+                                  "validate",     "batch",          "nope"};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1)
+        return 0;
+    const char *op = OPS[data[0] % (sizeof OPS / sizeof OPS[0])];
+    imp_api_ctx ctx;
+    imp_api_ctx_init(&ctx);
+    ctx.max_bodies = 64;
+    ctx.max_batch_items = 16;
+    ctx.max_events = 1000;
+    imp_api_response r;
+    imp_api_handle(op, (const char *)data + 1, size - 1, &ctx, &r);
+    if (r.status == 500 || r.status < 200 || r.status > 499)
+        abort();
+    json_error_t err;
+    json_t *doc = json_loadb(r.body, r.len, 0, &err);
+    if (!doc || !json_is_object(doc))
+        abort();
+    int problem = r.status != 200;
+    if (problem != (strcmp(r.content_type, "application/problem+json") == 0))
+        abort();
+    if (problem && json_integer_value(json_object_get(doc, "status")) != r.status)
+        abort();
+    json_decref(doc);
+    imp_api_response_free(&r);
+    return 0;
+}
