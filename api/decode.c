@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hull.h"
+
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx) {
     memset(d, 0, sizeof *d);
     d->ctx = ctx;
@@ -271,7 +273,15 @@ static int dec_polyhedron(imp_dec *d, const json_t *shape, imp_shape *out) {
     if (d->dim == 2) return fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
     if (dec_vertices(d, shape, 4, out)) return -1;
     if (d->dim == 2) return fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
-    if (imp_polyhedron_check(out->verts, out->n_verts) != 0)
+    /* the hull the solvers build is the judge: a polyhedron is accepted only if
+     * it has one (imp_polyhedron_check alone measures flatness from other planes) */
+    imp_hull *hull = NULL;
+    imp_hull_status hs = imp_polyhedron_check(out->verts, out->n_verts) != 0
+                             ? IMP_HULL_DEGENERATE
+                             : imp_hull_build(out->verts, out->n_verts, &hull);
+    imp_hull_destroy(hull);
+    if (hs == IMP_HULL_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    if (hs != IMP_HULL_OK)
         return fail_at(d, "vertices", IMP_E_GEOMETRY,
                        "must hold 4 points not in one plane (the shape is their convex hull)");
     return 0;

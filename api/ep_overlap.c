@@ -7,23 +7,16 @@
  * imp_overlap at their positions, and answers overlap, depth, the unit
  * normal from a towards b, and the minimum translation vector (moving b by
  * it separates them), or, when apart, depth 0 and the distance.
- * Why here: the pairs core/overlap.c does not solve yet (3D boxes and
- * polyhedra except against halfspaces, two halfspaces) are a 422 at the
- * shape type that makes the pair unsupported, never a wrong answer.
+ * Why here: the one pair core/overlap.c does not solve (two halfspaces)
+ * is a 422 at b's shape type, never a wrong answer. A polyhedron's hull is
+ * built per call; if its allocation fails the answer is the internal
+ * out-of-memory problem, like any other allocation failure.
  */
 #include <string.h>
 
 #include "api/encode.h"
 #include "api/endpoints.h"
 #include "core/overlap.h"
-
-/* The body whose shape makes the pair unsupported: a 3D box or polyhedron,
- * else (two halfspaces) b. */
-static const char *unsupported_key(const imp_body *a, int dim) {
-    if (dim == 3 && (a->shape.type == IMP_SHAPE_BOX || a->shape.type == IMP_SHAPE_POLYHEDRON))
-        return "a";
-    return "b";
-}
 
 int imp_ep_overlap(const json_t *req, imp_dec *d, json_t **resp) {
     imp_body a, b;
@@ -37,13 +30,17 @@ int imp_ep_overlap(const json_t *req, imp_dec *d, json_t **resp) {
     }
     int dim = d->dim;
     imp_overlap_result r = imp_overlap(&a.shape, a.m.p, &b.shape, b.m.p, dim);
-    if (r.state == IMP_OVERLAP_UNSUPPORTED) {
-        size_t saved = imp_dec_push_key(d, unsupported_key(&a, dim));
+    if (r.state == IMP_OVERLAP_FAILED) {
+        imp_body_free(&a);
+        imp_body_free(&b);
+        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    }
+    if (r.state == IMP_OVERLAP_UNSUPPORTED) { /* two halfspaces */
+        size_t saved = imp_dec_push_key(d, "b");
         size_t s2 = imp_dec_push_key(d, "shape");
         size_t s3 = imp_dec_push_key(d, "type");
         imp_dec_fail(d, IMP_E_VALUE,
-                     "is not supported by /v1/overlap for this pair yet (3D boxes and polyhedra "
-                     "only against halfspaces; not two halfspaces)");
+                     "is not supported by /v1/overlap for this pair (two halfspaces)");
         imp_dec_pop(d, s3);
         imp_dec_pop(d, s2);
         imp_dec_pop(d, saved);

@@ -24,15 +24,35 @@
  * with zero core depth along the cross product of their directions. A
  * halfspace {n.x <= offset} against any shape: the shape's lowest point
  * along n (a core vertex minus its radius) decides.
+ * 3D pairs with a box or polyhedron (core/hull.c gives a polyhedron's
+ * faces, edges and unique edge directions; a box has 6 faces, 12 edges, 3
+ * directions): GJK (van den Bergen 2004, 4.3) on the cores' vertices gives
+ * their distance and closest direction; apart by more than IMP_CONTACT_REL
+ * of the scale, the shapes are apart (or overlap) by that distance less
+ * the radii along it. Otherwise the separating axis theorem over the face
+ * normals of both and the cross products of edge directions (a segment
+ * core contributes its direction, a point nothing) gives the depth, plus
+ * the radii. Small polytopes (up to SAT_DIRECT_PAIRS direction pairs, e.g.
+ * two boxes) try every pair of unique directions both ways; larger ones
+ * only the edge pairs whose Gauss map arcs cross (Gregorius 2013), which
+ * are exactly the edge-edge faces of the Minkowski difference.
  * Why: exact and allocation-free for every 2D pair, the same code for all
  * of them, and O(n m) at worst for polygons of n and m vertices (bounded by
- * IMP_SHAPE_MAX_VERTICES). 3D boxes and polyhedra need face and edge-pair
- * axes from a hull and are not handled here yet.
+ * IMP_SHAPE_MAX_VERTICES). In 3D the cost is O(Fa Vb + Fb Va + Ea Eb) plus
+ * a projection per Minkowski edge face; two overlapping polyhedra of 4096
+ * points on a sphere take about a second, game shapes microseconds. GJK
+ * rather than enumerating closest features because feature pairs grow as
+ * Ea Eb while GJK needs a few support scans.
  */
 #include "overlap.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hull.h"
+#include "tolerance.h"
 
 typedef struct core {
     imp_vec3 pos;          /* added to every local vertex */
@@ -236,6 +256,423 @@ static imp_overlap_result against_halfspace(const imp_shape *s, imp_vec3 pos, co
     return from_gap(gap, h_is_b ? imp_neg(h->normal) : h->normal);
 }
 
+/* ---- 3D boxes and polyhedra ------------------------------------------------------------ */
+
+/* A placed 3D core for the polytope solver: its vertices, and for SAT its
+ * outward face normals, its edges with the two faces meeting there (for the
+ * Gauss map test) and its unique edge directions. A point has none of
+ * these; a segment one direction; a box 6 normals, 12 edges, 3 directions;
+ * a polyhedron its hull's. */
+typedef struct poly3 {
+    imp_vec3 pos;
+    const imp_vec3 *local;
+    size_t n;
+    double r;
+    const imp_vec3 *fn;
+    size_t nf;
+    const imp_hull_edge *edges;
+    size_t ne;
+    const imp_vec3 *dirs;
+    size_t nd;
+    imp_vec3 vbuf[8], fbuf[6], dbuf[3];
+    imp_hull_edge ebuf[12];
+    imp_hull *hull; /* owned: a polyhedron's hull, freed by poly3_free */
+} poly3;
+
+static void poly3_free(poly3 *p) { imp_hull_destroy(p->hull); }
+
+/* 0; -1 when the hull cannot be built (out of memory, or points too flat
+ * for IMP_HULL_PLANE_REL although the api found them not flat). */
+static int make_poly3(const imp_shape *s, imp_vec3 pos, poly3 *p) {
+    memset(p, 0, sizeof *p);
+    p->pos = pos;
+    if (s->type == IMP_SHAPE_POLYHEDRON) {
+        if (imp_hull_build(s->verts, s->n_verts, &p->hull) != IMP_HULL_OK)
+            return -1;
+        p->local = p->hull->verts;
+        p->n = p->hull->n_verts;
+        p->fn = p->hull->normals;
+        p->nf = p->hull->n_faces;
+        p->edges = p->hull->edges;
+        p->ne = p->hull->n_edges;
+        p->dirs = p->hull->dirs;
+        p->nd = p->hull->n_dirs;
+        return 0;
+    }
+    p->n = imp_shape_points(s, 3, p->vbuf, &p->local, &p->r);
+    if (s->type == IMP_SHAPE_BOX) {
+        /* corner i has bit k set when it is on the + side of axis k (imp_shape_points);
+         * face 2k + 1 is the + face of axis k, 2k the - face */
+        imp_vec3 ax[3] = {imp_quat_rotate(s->rot, imp_v3(1, 0, 0)),
+                          imp_quat_rotate(s->rot, imp_v3(0, 1, 0)),
+                          imp_quat_rotate(s->rot, imp_v3(0, 0, 1))};
+        size_t e = 0;
+        for (size_t k = 0; k < 3; ++k) {
+            p->fbuf[2 * k] = imp_neg(ax[k]);
+            p->fbuf[2 * k + 1] = ax[k];
+            p->dbuf[k] = ax[k];
+            size_t k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+            for (size_t s1 = 0; s1 < 2; ++s1)
+                for (size_t s2 = 0; s2 < 2; ++s2) {
+                    size_t c = (s1 << k1) | (s2 << k2);
+                    p->ebuf[e].v[0] = c;
+                    p->ebuf[e].v[1] = c | ((size_t)1 << k);
+                    p->ebuf[e].face[0] = 2 * k1 + s1;
+                    p->ebuf[e].face[1] = 2 * k2 + s2;
+                    ++e;
+                }
+        }
+        p->fn = p->fbuf;
+        p->nf = 6;
+        p->edges = p->ebuf;
+        p->ne = 12;
+        p->dirs = p->dbuf;
+        p->nd = 3;
+    } else if (p->n == 2) {
+        p->dbuf[0] = imp_normalize_or(imp_sub(p->local[1], p->local[0]), imp_v3(0, 0, 0));
+        p->dirs = p->dbuf;
+        p->nd = 1;
+    }
+    return 0;
+}
+
+/* Largest projection of a placed core on n, and the vertex reaching it. */
+static double support(const poly3 *p, imp_vec3 n, imp_vec3 *at) {
+    size_t best = 0;
+    double m = -INFINITY;
+    for (size_t i = 0; i < p->n; ++i) {
+        double x = imp_dot(p->local[i], n);
+        if (x > m) {
+            m = x;
+            best = i;
+        }
+    }
+    if (at)
+        *at = imp_add(p->pos, p->local[best]);
+    return m + imp_dot(p->pos, n);
+}
+
+/* Closest point to the origin on segment a-b; *keep gets bit 0 for a, 1 for b. */
+static imp_vec3 closest_on_segment(imp_vec3 a, imp_vec3 b, unsigned *keep) {
+    imp_vec3 d = imp_sub(b, a);
+    double dd = imp_dot(d, d), t = dd > 0.0 ? -imp_dot(a, d) / dd : 0.0;
+    if (t <= 0.0) {
+        *keep = 1;
+        return a;
+    }
+    if (t >= 1.0) {
+        *keep = 2;
+        return b;
+    }
+    *keep = 3;
+    return imp_madd(a, d, t);
+}
+
+/* Closest point to the origin on triangle abc by its Voronoi regions
+ * (Ericson, "Real-Time Collision Detection", 5.1.5); *keep: bits of the
+ * vertices spanning the closest feature. A degenerate triangle falls back
+ * to its best edge. */
+static imp_vec3 closest_on_triangle(imp_vec3 a, imp_vec3 b, imp_vec3 c, unsigned *keep) {
+    imp_vec3 ab = imp_sub(b, a), ac = imp_sub(c, a);
+    double d1 = -imp_dot(ab, a), d2 = -imp_dot(ac, a);
+    if (d1 <= 0 && d2 <= 0) {
+        *keep = 1;
+        return a;
+    }
+    double d3 = -imp_dot(ab, b), d4 = -imp_dot(ac, b);
+    if (d3 >= 0 && d4 <= d3) {
+        *keep = 2;
+        return b;
+    }
+    double vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        *keep = 3;
+        return imp_madd(a, ab, d1 / (d1 - d3));
+    }
+    double d5 = -imp_dot(ab, c), d6 = -imp_dot(ac, c);
+    if (d6 >= 0 && d5 <= d6) {
+        *keep = 4;
+        return c;
+    }
+    double vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        *keep = 5;
+        return imp_madd(a, ac, d2 / (d2 - d6));
+    }
+    double va = d3 * d6 - d5 * d4;
+    if (va <= 0 && d4 - d3 >= 0 && d5 - d6 >= 0) {
+        *keep = 6;
+        return imp_madd(b, imp_sub(c, b), (d4 - d3) / ((d4 - d3) + (d5 - d6)));
+    }
+    double denom = va + vb + vc;
+    if (denom > 0.0 && isfinite(denom)) {
+        *keep = 7;
+        return imp_add(a, imp_add(imp_scale(ab, vb / denom), imp_scale(ac, vc / denom)));
+    }
+    unsigned k1, k2, k3;
+    imp_vec3 p1 = closest_on_segment(a, b, &k1), p2 = closest_on_segment(a, c, &k2),
+             p3 = closest_on_segment(b, c, &k3);
+    double l1 = imp_dot(p1, p1), l2 = imp_dot(p2, p2), l3 = imp_dot(p3, p3);
+    k2 = (k2 & 1) | ((k2 & 2) << 1);
+    k3 <<= 1;
+    if (l1 <= l2 && l1 <= l3) {
+        *keep = k1;
+        return p1;
+    }
+    if (l2 <= l3) {
+        *keep = k2;
+        return p2;
+    }
+    *keep = k3;
+    return p3;
+}
+
+/* Closest point to the origin on the simplex w[0..*n), which is reduced to
+ * the vertices of the closest feature. Returns 1 when the origin is inside
+ * a (non-degenerate) tetrahedron. */
+static int closest_on_simplex(imp_vec3 *w, size_t *n, imp_vec3 *v) {
+    unsigned keep = 1;
+    if (*n == 1) {
+        *v = w[0];
+        return 0;
+    }
+    if (*n == 2) {
+        *v = closest_on_segment(w[0], w[1], &keep);
+    } else if (*n == 3) {
+        *v = closest_on_triangle(w[0], w[1], w[2], &keep);
+    } else {
+        static const size_t face[4][4] = {{0, 1, 2, 3}, {0, 1, 3, 2}, {0, 2, 3, 1}, {1, 2, 3, 0}};
+        int inside = 1;
+        double best = INFINITY;
+        for (int f = 0; f < 4; ++f) {
+            imp_vec3 a = w[face[f][0]], b = w[face[f][1]], c = w[face[f][2]], o = w[face[f][3]];
+            imp_vec3 nrm = imp_cross(imp_sub(b, a), imp_sub(c, a));
+            double so = imp_dot(nrm, imp_sub(o, a)), sp = -imp_dot(nrm, a);
+            if (so != 0.0 && sp != 0.0 && (so > 0.0) == (sp > 0.0))
+                continue; /* the origin is strictly on the inner side of this face */
+            inside = 0;
+            unsigned k;
+            imp_vec3 p = closest_on_triangle(a, b, c, &k);
+            double l = imp_dot(p, p);
+            if (l < best) {
+                best = l;
+                *v = p;
+                keep = 0;
+                for (int j = 0; j < 3; ++j)
+                    if (k & (1u << j))
+                        keep |= 1u << face[f][j];
+            }
+        }
+        if (inside)
+            return 1;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < *n; ++i)
+        if (keep & (1u << i))
+            w[m++] = w[i];
+    *n = m;
+    return 0;
+}
+
+/*
+ * Distance between two placed cores by GJK (Gilbert, Johnson, Keerthi 1988;
+ * as in van den Bergen, "Collision Detection in Interactive 3D
+ * Environments", 2004, 4.3): the closest point v of B - A to the origin,
+ * approached through simplices of support points. Returns |v| (v points
+ * from a towards b), or 0 when the origin is within `tol` of B - A
+ * (intersecting or touching cores).
+ */
+static double gjk(const poly3 *A, const poly3 *B, double tol, imp_vec3 *vout) {
+    imp_vec3 v = imp_sub(imp_add(B->pos, B->local[0]), imp_add(A->pos, A->local[0]));
+    imp_vec3 w[4] = {v};
+    size_t n = 1;
+    for (int it = 0; it < IMP_GJK_MAX_ITER; ++it) {
+        double vv = imp_dot(v, v);
+        if (vv <= tol * tol) {
+            *vout = v;
+            return 0.0;
+        }
+        imp_vec3 pa, pb;
+        (void)support(A, v, &pa);
+        (void)support(B, imp_neg(v), &pb);
+        imp_vec3 x = imp_sub(pb, pa);
+        if (vv - imp_dot(v, x) <= fmax(IMP_GJK_REL * vv, tol * sqrt(vv)))
+            break;
+        int dup = 0;
+        for (size_t i = 0; i < n; ++i)
+            dup |= w[i].x == x.x && w[i].y == x.y && w[i].z == x.z;
+        if (dup || n == 4)
+            break;
+        w[n++] = x;
+        imp_vec3 nv;
+        if (closest_on_simplex(w, &n, &nv)) {
+            *vout = v;
+            return 0.0;
+        }
+        if (!(imp_dot(nv, nv) < vv))
+            break; /* no progress: rounding; v is the best point found */
+        v = nv;
+    }
+    *vout = v;
+    return imp_len(v);
+}
+
+/* Overlap of b beyond a along unit n: how far b must move along n to clear a. */
+static double push_along(const poly3 *A, const poly3 *B, imp_vec3 n) {
+    return support(A, n, NULL) + support(B, imp_neg(n), NULL);
+}
+
+static void consider(const poly3 *A, const poly3 *B, imp_vec3 n, double *best, imp_vec3 *bn) {
+    double x = push_along(A, B, n);
+    if (x < *best) {
+        *best = x;
+        *bn = n;
+    }
+}
+
+/* Is unit n on the great arc between unit normals p and q (the Gauss image
+ * of an edge)? Inclusive by IMP_EDGE_PARALLEL_SIN: an extra axis costs time,
+ * never correctness. */
+static int on_arc(imp_vec3 n, imp_vec3 p, imp_vec3 q) {
+    double c = imp_dot(p, q) - IMP_EDGE_PARALLEL_SIN;
+    return imp_dot(n, p) >= c && imp_dot(n, q) >= c;
+}
+
+/* An edge for the Gauss map test: unit direction and the normals of its
+ * two faces (as seen in A - B: b's negated); `open` when it has one face. */
+typedef struct gauss_edge {
+    imp_vec3 d, n0, n1;
+    int open;
+} gauss_edge;
+
+static gauss_edge gauss_edge_of(const poly3 *p, size_t i, double sign) {
+    const imp_hull_edge *e = &p->edges[i];
+    gauss_edge g;
+    g.d = imp_normalize_or(imp_sub(p->local[e->v[1]], p->local[e->v[0]]), imp_v3(0, 0, 0));
+    g.open = e->face[1] == IMP_HULL_NONE;
+    g.n0 = imp_scale(p->fn[e->face[0]], sign);
+    g.n1 = g.open ? g.n0 : imp_scale(p->fn[e->face[1]], sign);
+    return g;
+}
+
+/* Do the arc's end normals lie on opposite sides of (or on) the plane with
+ * normal d? Inclusive by IMP_EDGE_PARALLEL_SIN. */
+static int straddles(imp_vec3 d, imp_vec3 n0, imp_vec3 n1) {
+    double x0 = imp_dot(d, n0), x1 = imp_dot(d, n1), s = IMP_EDGE_PARALLEL_SIN;
+    return !((x0 > s && x1 > s) || (x0 < -s && x1 < -s));
+}
+
+/* Edge pairs of two polytopes with many edge directions: only the pairs
+ * whose Gauss arcs cross are faces of the Minkowski difference (Gregorius,
+ * "The Separating Axis Test between Convex Polyhedra", GDC 2013), so only
+ * they can give the minimum; each is evaluated by full projections. Two
+ * great arcs cross only if each one's end points straddle the other's
+ * plane, which rejects most pairs with four dot products. 0, or -1 when out
+ * of memory. */
+static int sat_gauss(const poly3 *A, const poly3 *B, double *best, imp_vec3 *bn) {
+    gauss_edge *gb = malloc(B->ne * sizeof *gb);
+    if (!gb)
+        return -1;
+    for (size_t j = 0; j < B->ne; ++j)
+        gb[j] = gauss_edge_of(B, j, -1.0);
+    for (size_t i = 0; i < A->ne; ++i) {
+        gauss_edge ga = gauss_edge_of(A, i, 1.0);
+        for (size_t j = 0; j < B->ne; ++j) {
+            const gauss_edge *g = &gb[j];
+            int open = ga.open || g->open;
+            if (!open && (!straddles(ga.d, g->n0, g->n1) || !straddles(g->d, ga.n0, ga.n1)))
+                continue;
+            imp_vec3 c = imp_cross(ga.d, g->d);
+            double l = imp_len(c);
+            if (!(l > IMP_EDGE_PARALLEL_SIN))
+                continue;
+            imp_vec3 n = imp_scale(c, 1.0 / l);
+            if (open) { /* no arc to test: both directions */
+                consider(A, B, n, best, bn);
+                consider(A, B, imp_neg(n), best, bn);
+                continue;
+            }
+            if (imp_dot(n, imp_add(ga.n0, ga.n1)) < 0.0)
+                n = imp_neg(n);
+            if (on_arc(n, ga.n0, ga.n1) && on_arc(n, g->n0, g->n1))
+                consider(A, B, n, best, bn);
+        }
+    }
+    free(gb);
+    return 0;
+}
+
+/* Most direction pairs (count) tested directly, both signs, rather than
+ * through the Gauss map: a box against a box (9) or a small polyhedron. */
+#define SAT_DIRECT_PAIRS 64
+
+/* Penetration of intersecting cores: the least push over the face normals
+ * of both (b's reversed) and the edge-direction cross products, and the
+ * direction from a towards b that removes it (Ericson 4.4 / 5.2.1 in 3D).
+ * 0, or -1 when out of memory. */
+static int sat_depth_3d(const poly3 *A, const poly3 *B, double *depth, imp_vec3 *normal) {
+    double best = INFINITY;
+    *normal = imp_v3(1, 0, 0);
+    for (size_t i = 0; i < A->nf; ++i)
+        consider(A, B, A->fn[i], &best, normal);
+    for (size_t i = 0; i < B->nf; ++i)
+        consider(A, B, imp_neg(B->fn[i]), &best, normal);
+    if (A->ne > 0 && B->ne > 0 && A->nd * B->nd > SAT_DIRECT_PAIRS) {
+        if (sat_gauss(A, B, &best, normal) != 0)
+            return -1;
+    } else {
+        for (size_t i = 0; i < A->nd; ++i)
+            for (size_t j = 0; j < B->nd; ++j) {
+                imp_vec3 c = imp_cross(A->dirs[i], B->dirs[j]);
+                double l = imp_len(c);
+                if (!(l > IMP_EDGE_PARALLEL_SIN))
+                    continue;
+                imp_vec3 n = imp_scale(c, 1.0 / l);
+                consider(A, B, n, &best, normal);
+                consider(A, B, imp_neg(n), &best, normal);
+            }
+    }
+    *depth = best == INFINITY ? 0.0 : fmax(best, 0.0);
+    return 0;
+}
+
+/* A 3D pair with a box or polyhedron (neither a halfspace): GJK distance of
+ * the cores; apart by more than the contact tolerance: distance minus the
+ * radii along the closest direction; otherwise SAT depth plus the radii. */
+static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
+                                           imp_vec3 pb) {
+    imp_overlap_result failed = {IMP_OVERLAP_FAILED, 0, 0, imp_v3(0, 0, 0)};
+    poly3 A, B;
+    if (make_poly3(a, pa, &A) != 0) {
+        poly3_free(&A);
+        return failed;
+    }
+    if (make_poly3(b, pb, &B) != 0) {
+        poly3_free(&A);
+        poly3_free(&B);
+        return failed;
+    }
+    double rr = A.r + B.r, scale = rr;
+    const poly3 *ps[2] = {&A, &B};
+    for (int k = 0; k < 2; ++k)
+        for (size_t i = 0; i < ps[k]->n; ++i)
+            scale = fmax(scale, imp_max_abs(imp_add(ps[k]->pos, ps[k]->local[i])));
+    double tol = IMP_CONTACT_REL * scale;
+    imp_vec3 v;
+    double d = gjk(&A, &B, tol, &v);
+    imp_overlap_result r;
+    if (d > tol) {
+        r = from_gap(d - rr, imp_scale(v, 1.0 / d));
+    } else {
+        imp_vec3 n;
+        double depth;
+        r = sat_depth_3d(&A, &B, &depth, &n) == 0 ? from_gap(-(depth + rr), n) : failed;
+    }
+    poly3_free(&A);
+    poly3_free(&B);
+    return r;
+}
+
 imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
                                int dim) {
     imp_overlap_result none = {IMP_OVERLAP_UNSUPPORTED, 0, 0, imp_v3(0, 0, 0)};
@@ -243,6 +680,9 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
         return against_halfspace(a, pa, b, dim, 1);
     if (a->type == IMP_SHAPE_HALFSPACE)
         return against_halfspace(b, pb, a, dim, 0);
+    if (dim == 3 && (a->type == IMP_SHAPE_BOX || a->type == IMP_SHAPE_POLYHEDRON ||
+                     b->type == IMP_SHAPE_BOX || b->type == IMP_SHAPE_POLYHEDRON))
+        return overlap_polytope(a, pa, b, pb);
     core ca, cb;
     if (make_core(a, pa, dim, &ca) != 0 || make_core(b, pb, dim, &cb) != 0)
         return none;

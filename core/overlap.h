@@ -2,12 +2,13 @@
  * overlap.h - static overlap of two placed shapes, with the separation
  * vector (POST /v1/overlap).
  *
- * Supported: every pair of 2D shapes; in 3D, spheres, capsules and
- * segments with each other, and any shape against a halfspace. Other 3D
- * pairs (boxes and polyhedra against anything but a halfspace) and two
- * halfspaces give IMP_OVERLAP_UNSUPPORTED.
+ * Supported: every pair of 2D shapes; in 3D every pair (spheres,
+ * capsules, segments, boxes, polyhedra) and any shape against a halfspace.
+ * Two halfspaces give IMP_OVERLAP_UNSUPPORTED.
  *
- * Thread-safety: pure function; no allocation.
+ * Thread-safety: pure function. A pair with a 3D polyhedron allocates its
+ * hull (core/hull.h) for the call and frees it before returning; if that
+ * fails the state is IMP_OVERLAP_FAILED. No other allocation.
  */
 #ifndef IMP_CORE_OVERLAP_H
 #define IMP_CORE_OVERLAP_H
@@ -18,7 +19,8 @@
 typedef enum imp_overlap_state {
     IMP_OVERLAP_APART = 0,   /* distance > 0 */
     IMP_OVERLAP_OVERLAPPING, /* sharing interior, or touching (depth 0) */
-    IMP_OVERLAP_UNSUPPORTED  /* this pair of shape types is not solved here */
+    IMP_OVERLAP_UNSUPPORTED, /* this pair of shape types is not solved here */
+    IMP_OVERLAP_FAILED       /* a polyhedron's hull could not be built (out of memory) */
 } imp_overlap_state;
 
 typedef struct imp_overlap_result {

@@ -66,4 +66,39 @@
  * IMP_POLYGON_TURN_REL. */
 #define IMP_POLYHEDRON_FLAT_REL 1e-12
 
+/* Coplanarity of the convex hull (dimensionless, relative to the points'
+ * scale: their largest coordinate magnitude after centring them on their
+ * bounding box). A point within this distance of a face's plane is on it,
+ * not outside, and adjacent triangles whose vertices are within it of one
+ * plane are merged into one polygonal face. Plane distances computed from
+ * a triangle carry a few units of 1e-16 of the scale (more for slivers),
+ * so 1e-13 keeps three orders above that noise (grid points, decimal
+ * input); it stays one order below IMP_POLYHEDRON_FLAT_REL, so a
+ * polyhedron the api accepts as not flat is never too flat for the hull. */
+#define IMP_HULL_PLANE_REL 1e-13
+
+/* Parallel edge directions (dimensionless: the sine of the angle between
+ * two unit directions). Directions closer than this are one direction of
+ * the hull, and the separating axis test skips edge pairs this close to
+ * parallel: their cross product is dominated by rounding (parallel grid
+ * edges differ by about 1e-16 relative), and the axis it would give changes
+ * the depth by at most the edge length times this sine, which the face
+ * normals bound (skipping an axis can only overestimate the depth, so the
+ * reported translation still separates). */
+#define IMP_EDGE_PARALLEL_SIN 1e-9
+
+/* Convergence of the GJK distance (dimensionless): iteration stops when the
+ * support point improves the squared distance v.v by less than this
+ * fraction of it (or by less than IMP_CONTACT_REL of the scale times |v|,
+ * the rounding floor), which bounds the reported distance's excess over
+ * the true one by this fraction plus the contact tolerance. For polytopes
+ * GJK ends exactly in finitely many steps; this only stops rounding from
+ * cycling. */
+#define IMP_GJK_REL 1e-13
+
+/* Most GJK iterations (count). Each adds one support point; polytopes of
+ * IMP_SHAPE_MAX_VERTICES converge in far fewer (tens), and the best
+ * simplex so far is kept if the cap is ever reached. */
+#define IMP_GJK_MAX_ITER 256
+
 #endif

@@ -126,13 +126,15 @@ static void test_known_answers_3d(void **state) {
     near(fabs(r.normal.z), 1, 1e-15, "normal across both");
     r = imp_overlap(&c1, o, &ca, imp_v3(0, 1.2, 0), 3);
     near(r.depth, 0.1, 1e-15, "sphere and capsule");
-    /* a 3D box on a halfspace; a box against a sphere is not solved yet */
+    /* a 3D box on a halfspace, and a sphere inside a 3D box */
     imp_shape b3 = {.type = IMP_SHAPE_BOX, .half = imp_v3(1, 1, 1), .rot = {1, 0, 0, 0}};
     imp_shape hs = halfspace(imp_v3(0, 0, 1), 0);
     r = imp_overlap(&b3, imp_v3(0, 0, 0.5), &hs, o, 3);
     assert_int_equal(r.state, IMP_OVERLAP_OVERLAPPING);
     near(r.depth, 0.5, 1e-15, "box on floor");
-    assert_int_equal(imp_overlap(&b3, o, &c1, o, 3).state, IMP_OVERLAP_UNSUPPORTED);
+    r = imp_overlap(&b3, o, &c1, o, 3); /* supported since the 3D SAT: centre in the box */
+    assert_int_equal(r.state, IMP_OVERLAP_OVERLAPPING);
+    near(r.depth, 2, 1e-15, "sphere at the box's centre");
     /* a polyhedron's lowest point decides against a halfspace */
     imp_vec3 tet[4] = {{0, 0, -2}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
     imp_shape ph = {.type = IMP_SHAPE_POLYHEDRON, .verts = tet, .n_verts = 4};
@@ -294,11 +296,411 @@ static void test_random_pairs_against_sdf(void **state) {
     assert_true(apart > 300 && overlapping > 300);
 }
 
+/* ---- 3D boxes and polyhedra (SAT, GJK) --------------------------------------------------- */
+
+static imp_shape box3(double hx, double hy, double hz, imp_quat q) {
+    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, hz), .rot = q};
+    return s;
+}
+
+static imp_quat axis_angle(imp_vec3 axis, double angle) {
+    axis = imp_scale(axis, 1 / imp_len(axis));
+    imp_quat q = {cos(angle / 2), sin(angle / 2) * axis.x, sin(angle / 2) * axis.y,
+                  sin(angle / 2) * axis.z};
+    return q;
+}
+
+static void near_vec(imp_vec3 got, imp_vec3 want, double tol, const char *what) {
+    if (!(imp_len(imp_sub(got, want)) <= tol))
+        fail_msg("%s: got (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g)", what, got.x, got.y,
+                 got.z, want.x, want.y, want.z);
+}
+
+/* r is as expected, and so is the swapped pair (normal reversed) */
+static void expect3(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
+                    imp_overlap_state st, double amount, imp_vec3 normal, double tol,
+                    const char *what) {
+    for (int swap = 0; swap < 2; ++swap) {
+        imp_overlap_result r = swap ? imp_overlap(b, pb, a, pa, 3) : imp_overlap(a, pa, b, pb, 3);
+        if (r.state != st)
+            fail_msg("%s%s: state %d, want %d", what, swap ? " (swapped)" : "", (int)r.state,
+                     (int)st);
+        near(st == IMP_OVERLAP_APART ? r.distance : r.depth, amount, tol, what);
+        assert_true(st == IMP_OVERLAP_APART ? r.depth == 0 : r.distance == 0);
+        near_vec(r.normal, swap ? imp_neg(normal) : normal, fmax(tol, 1e-14), what);
+    }
+}
+
+static void test_known_answers_3d_polytopes(void **state) {
+    (void)state;
+    const imp_quat id = {1, 0, 0, 0};
+    const double s2 = sqrt(2.0), s3 = sqrt(3.0);
+    imp_vec3 o = imp_v3(0, 0, 0);
+    imp_shape bx = box3(1, 1, 1, id);
+    /* axis-aligned boxes: the smallest axis overlap (x) wins */
+    expect3(&bx, o, &bx, imp_v3(1.5, 0.2, 0.1), IMP_OVERLAP_OVERLAPPING, 0.5, imp_v3(1, 0, 0),
+            1e-15, "boxes overlapping on x");
+    expect3(&bx, o, &bx, imp_v3(0.3, -0.2, -1.9), IMP_OVERLAP_OVERLAPPING, 0.1, imp_v3(0, 0, -1),
+            1e-15, "boxes overlapping on -z");
+    expect3(&bx, o, &bx, imp_v3(3, 0.5, 0), IMP_OVERLAP_APART, 1, imp_v3(1, 0, 0), 1e-15,
+            "boxes apart on x");
+    expect3(&bx, o, &bx, imp_v3(3, 3, 3), IMP_OVERLAP_APART, s3, imp_v3(1 / s3, 1 / s3, 1 / s3),
+            1e-15, "boxes apart corner to corner");
+    /* boxes turned 45 degrees about z and about y: a vertical edge of a meets a
+     * horizontal edge of b; only the cross product of the two (x) gives the depth */
+    imp_shape bz = box3(1, 1, 1, axis_angle(imp_v3(0, 0, 1), PI / 4));
+    imp_shape by = box3(1, 1, 1, axis_angle(imp_v3(0, 1, 0), PI / 4));
+    expect3(&bz, o, &by, imp_v3(2 * s2 - 0.1, 0, 0), IMP_OVERLAP_OVERLAPPING, 0.1,
+            imp_v3(1, 0, 0), 1e-14, "edge to edge, crossing");
+    expect3(&bz, o, &by, imp_v3(2 * s2 + 0.1, 0, 0), IMP_OVERLAP_APART, 0.1, imp_v3(1, 0, 0),
+            1e-14, "edge to edge, apart");
+    expect3(&bz, o, &by, imp_v3(2 * s2 - 0.1, 0.05, -0.02), IMP_OVERLAP_OVERLAPPING, 0.1,
+            imp_v3(1, 0, 0), 1e-14, "edge to edge, off centre");
+    /* a box and a sphere at a face, an edge and a corner */
+    imp_shape ball = sphere(0.5);
+    expect3(&bx, o, &ball, imp_v3(1.3, 0.2, -0.4), IMP_OVERLAP_OVERLAPPING, 0.2, imp_v3(1, 0, 0),
+            1e-15, "sphere at a face");
+    expect3(&bx, o, &ball, imp_v3(0.2, -0.4, 1.7), IMP_OVERLAP_APART, 0.2, imp_v3(0, 0, 1),
+            1e-15, "sphere above a face");
+    expect3(&bx, o, &ball, imp_v3(1.3, 1.3, 0.1), IMP_OVERLAP_OVERLAPPING, 0.5 - 0.3 * s2,
+            imp_v3(1 / s2, 1 / s2, 0), 1e-15, "sphere at an edge");
+    expect3(&bx, o, &ball, imp_v3(1.5, 0.1, -1.5), IMP_OVERLAP_APART, 0.5 * s2 - 0.5,
+            imp_v3(1 / s2, 0, -1 / s2), 1e-15, "sphere off an edge");
+    expect3(&bx, o, &ball, imp_v3(1.2, 1.2, 1.2), IMP_OVERLAP_OVERLAPPING, 0.5 - 0.2 * s3,
+            imp_v3(1 / s3, 1 / s3, 1 / s3), 1e-15, "sphere at a corner");
+    expect3(&bx, o, &ball, imp_v3(-1.5, -1.5, 1.5), IMP_OVERLAP_APART, 0.5 * s3 - 0.5,
+            imp_v3(-1 / s3, -1 / s3, 1 / s3), 1e-15, "sphere off a corner");
+    expect3(&bx, o, &ball, imp_v3(0.1, 0.7, 0.2), IMP_OVERLAP_OVERLAPPING, 0.8, imp_v3(0, 1, 0),
+            1e-15, "sphere centre inside the box");
+    /* a tetrahedron and a box: its face x = 0 against the box's face x = 1 */
+    imp_vec3 tet[4] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    imp_shape th = {.type = IMP_SHAPE_POLYHEDRON, .verts = tet, .n_verts = 4};
+    expect3(&bx, o, &th, imp_v3(0.9, -0.5, -0.4), IMP_OVERLAP_OVERLAPPING, 0.1, imp_v3(1, 0, 0),
+            1e-15, "tetrahedron in a box's face");
+    expect3(&bx, o, &th, imp_v3(1.5, 0.2, 0.3), IMP_OVERLAP_APART, 0.5, imp_v3(1, 0, 0), 1e-15,
+            "tetrahedron beside a box");
+    /* the tetrahedron's slanted face towards the box's corner (1, 1, 1) */
+    expect3(&th, o, &bx, imp_v3(2, 2, 2), IMP_OVERLAP_APART, 2 / s3,
+            imp_v3(1 / s3, 1 / s3, 1 / s3), 1e-14, "box corner off a slanted face");
+    /* a capsule lying across a box: above the top face, then sunk into it */
+    imp_shape cap = capsule(imp_v3(-3, 0, 0), imp_v3(3, 0.5, 0), 0.25);
+    expect3(&bx, o, &cap, imp_v3(0, 0, 1.1), IMP_OVERLAP_OVERLAPPING, 0.15, imp_v3(0, 0, 1),
+            1e-15, "capsule across the top");
+    expect3(&bx, o, &cap, imp_v3(0, 0, 0.8), IMP_OVERLAP_OVERLAPPING, 0.45, imp_v3(0, 0, 1),
+            1e-15, "capsule sunk into the top");
+    expect3(&bx, o, &cap, imp_v3(0, 0, 1.5), IMP_OVERLAP_APART, 0.25, imp_v3(0, 0, 1), 1e-15,
+            "capsule above the top");
+    imp_shape seg = capsule(imp_v3(-3, 0, 0), imp_v3(3, 0, 0), 0);
+    expect3(&bx, o, &seg, imp_v3(0, 0.2, 0.9), IMP_OVERLAP_OVERLAPPING, 0.1, imp_v3(0, 0, 1),
+            1e-15, "segment through a box");
+    /* the same cube as a polyhedron (with inner points) agrees with the box */
+    imp_vec3 cube[10];
+    for (int i = 0; i < 8; ++i)
+        cube[i] = imp_v3(i & 1 ? 1 : -1, i & 2 ? 1 : -1, i & 4 ? 1 : -1);
+    cube[8] = imp_v3(0, 0, 0);
+    cube[9] = imp_v3(1, 0, 0);
+    imp_shape pc = {.type = IMP_SHAPE_POLYHEDRON, .verts = cube, .n_verts = 10};
+    expect3(&pc, o, &bx, imp_v3(1.5, 0.2, 0.1), IMP_OVERLAP_OVERLAPPING, 0.5, imp_v3(1, 0, 0),
+            1e-15, "polyhedron cube and box");
+    expect3(&pc, o, &pc, imp_v3(3, 3, 3), IMP_OVERLAP_APART, s3, imp_v3(1 / s3, 1 / s3, 1 / s3),
+            1e-15, "polyhedron cubes apart");
+    /* touching faces: overlapping with depth 0 */
+    expect3(&bx, o, &bx, imp_v3(2, 0.5, 0.5), IMP_OVERLAP_OVERLAPPING, 0, imp_v3(1, 0, 0), 1e-15,
+            "boxes touching");
+    /* a halfspace still decides alone, and two are still unsupported */
+    imp_shape hs = halfspace(imp_v3(0, 0, 1), 0);
+    assert_int_equal(imp_overlap(&hs, o, &hs, o, 3).state, IMP_OVERLAP_UNSUPPORTED);
+}
+
+/* ---- independent 3D signed distance and surface samples ---------------------------------- */
+
+typedef struct facet {
+    imp_vec3 n; /* outward unit normal */
+    double d;
+    imp_vec3 t[3]; /* a triangle of input points on the facet */
+} facet;
+
+typedef struct test_poly {
+    facet f[64];
+    size_t nf;
+} test_poly;
+
+/* Facet triangles of the hull of p[0..n) by brute force: every triple whose
+ * plane has all points on one side (independent of core/hull.c). */
+static void brute_facets(const imp_vec3 *p, size_t n, test_poly *tp) {
+    tp->nf = 0;
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j)
+            for (size_t k = j + 1; k < n; ++k) {
+                imp_vec3 c = imp_cross(imp_sub(p[j], p[i]), imp_sub(p[k], p[i]));
+                if (imp_len(c) < 1e-9)
+                    continue;
+                c = imp_scale(c, 1 / imp_len(c));
+                double hi = -INFINITY, lo = INFINITY;
+                for (size_t m = 0; m < n; ++m) {
+                    double s = imp_dot(c, imp_sub(p[m], p[i]));
+                    hi = fmax(hi, s);
+                    lo = fmin(lo, s);
+                }
+                if (hi > 1e-12 && lo < -1e-12)
+                    continue;
+                if (hi > 1e-12)
+                    c = imp_neg(c);
+                assert_true(tp->nf < 64);
+                facet *f = &tp->f[tp->nf++];
+                f->n = c;
+                f->d = imp_dot(c, p[i]);
+                f->t[0] = p[i], f->t[1] = p[j], f->t[2] = p[k];
+            }
+}
+
+/* distance from x to triangle t: the plane when x projects inside, else the edges */
+static double tri_dist(imp_vec3 x, const imp_vec3 t[3], imp_vec3 n) {
+    double h = imp_dot(n, imp_sub(x, t[0]));
+    imp_vec3 y = imp_madd(x, n, -h);
+    int pos = 0, neg = 0; /* either winding: inside when no turn disagrees */
+    for (int e = 0; e < 3; ++e) {
+        double c = imp_dot(imp_cross(imp_sub(t[(e + 1) % 3], t[e]), imp_sub(y, t[e])), n);
+        pos |= c > 0;
+        neg |= c < 0;
+    }
+    if (!(pos && neg))
+        return fabs(h);
+    return fmin(seg_dist(x, t[0], t[1]), fmin(seg_dist(x, t[1], t[2]), seg_dist(x, t[2], t[0])));
+}
+
+static double sdf3(const imp_shape *s, const test_poly *tp, imp_vec3 pos, imp_vec3 x) {
+    imp_vec3 l = imp_sub(x, pos);
+    switch (s->type) {
+    case IMP_SHAPE_SPHERE: return imp_len(l) - s->radius;
+    case IMP_SHAPE_CAPSULE:
+    case IMP_SHAPE_SEGMENT: return seg_dist(l, s->a, s->b) - s->radius;
+    case IMP_SHAPE_BOX: {
+        imp_quat inv = {s->rot.w, -s->rot.x, -s->rot.y, -s->rot.z};
+        imp_vec3 q = imp_quat_rotate(inv, l);
+        imp_vec3 e = imp_v3(fabs(q.x) - s->half.x, fabs(q.y) - s->half.y, fabs(q.z) - s->half.z);
+        imp_vec3 out = imp_v3(fmax(e.x, 0), fmax(e.y, 0), fmax(e.z, 0));
+        return imp_len(out) + fmin(fmax(e.x, fmax(e.y, e.z)), 0);
+    }
+    case IMP_SHAPE_POLYHEDRON: {
+        double inside = -INFINITY;
+        for (size_t i = 0; i < tp->nf; ++i)
+            inside = fmax(inside, imp_dot(tp->f[i].n, l) - tp->f[i].d);
+        if (inside <= 0)
+            return inside;
+        double out = INFINITY;
+        for (size_t i = 0; i < tp->nf; ++i)
+            out = fmin(out, tri_dist(l, tp->f[i].t, tp->f[i].n));
+        return out;
+    }
+    default: return NAN;
+    }
+}
+
+static size_t add_sample(imp_vec3 *out, size_t n, size_t cap, imp_vec3 x) {
+    if (n < cap)
+        out[n++] = x;
+    return n;
+}
+
+/* points on a sphere of radius r about c, about `step` apart (Fibonacci) */
+static size_t sphere_samples(imp_vec3 c, double r, double step, imp_vec3 *out, size_t n,
+                             size_t cap) {
+    size_t m = (size_t)(4 * PI * r * r / (step * step)) + 12;
+    for (size_t i = 0; i < m; ++i) {
+        double z = 1 - 2 * ((double)i + 0.5) / (double)m, rho = sqrt(fmax(0, 1 - z * z));
+        double ph = (double)i * PI * (3 - sqrt(5.0));
+        n = add_sample(out, n, cap, imp_add(c, imp_scale(imp_v3(rho * cos(ph), rho * sin(ph), z), r)));
+    }
+    return n;
+}
+
+/* points of triangle a b c (its edges and vertices included), `step` apart */
+static size_t tri_samples(imp_vec3 a, imp_vec3 b, imp_vec3 c, double step, imp_vec3 *out,
+                          size_t n, size_t cap) {
+    double l = fmax(imp_len(imp_sub(b, a)), fmax(imp_len(imp_sub(c, b)), imp_len(imp_sub(a, c))));
+    size_t k = (size_t)(l / step) + 1;
+    for (size_t i = 0; i <= k; ++i)
+        for (size_t j = 0; i + j <= k; ++j) {
+            double u = (double)i / (double)k, v = (double)j / (double)k;
+            n = add_sample(out, n, cap,
+                           imp_add(a, imp_add(imp_scale(imp_sub(b, a), u), imp_scale(imp_sub(c, a), v))));
+        }
+    return n;
+}
+
+/* Points of a placed 3D shape covering its surface about `step` apart. */
+static size_t samples3(const imp_shape *s, const test_poly *tp, imp_vec3 pos, double step,
+                       imp_vec3 *out, size_t cap) {
+    size_t n = 0;
+    switch (s->type) {
+    case IMP_SHAPE_SPHERE: return sphere_samples(pos, s->radius, step, out, 0, cap);
+    case IMP_SHAPE_CAPSULE:
+    case IMP_SHAPE_SEGMENT: {
+        imp_vec3 a = imp_add(pos, s->a), b = imp_add(pos, s->b), d = imp_sub(b, a);
+        double r = s->radius, len = imp_len(d);
+        size_t k = (size_t)(len / step) + 1;
+        if (r == 0) {
+            for (size_t i = 0; i <= k; ++i)
+                n = add_sample(out, n, cap, imp_madd(a, d, (double)i / (double)k));
+            return n;
+        }
+        n = sphere_samples(a, r, step, out, n, cap);
+        n = sphere_samples(b, r, step, out, n, cap);
+        imp_vec3 u = imp_scale(d, 1 / len);
+        imp_vec3 e1 = imp_cross(u, fabs(u.x) < 0.6 ? imp_v3(1, 0, 0) : imp_v3(0, 1, 0));
+        e1 = imp_scale(e1, 1 / imp_len(e1));
+        imp_vec3 e2 = imp_cross(u, e1);
+        size_t m = (size_t)(2 * PI * r / step) + 8;
+        for (size_t i = 0; i <= k; ++i)
+            for (size_t j = 0; j < m; ++j) {
+                double t = 2 * PI * (double)j / (double)m;
+                imp_vec3 c = imp_madd(a, d, (double)i / (double)k);
+                n = add_sample(out, n, cap,
+                               imp_add(c, imp_add(imp_scale(e1, r * cos(t)), imp_scale(e2, r * sin(t)))));
+            }
+        return n;
+    }
+    case IMP_SHAPE_BOX: {
+        imp_vec3 ax[3] = {imp_quat_rotate(s->rot, imp_v3(s->half.x, 0, 0)),
+                          imp_quat_rotate(s->rot, imp_v3(0, s->half.y, 0)),
+                          imp_quat_rotate(s->rot, imp_v3(0, 0, s->half.z))};
+        for (int k = 0; k < 3; ++k)
+            for (int sg = -1; sg <= 1; sg += 2) {
+                imp_vec3 c = imp_madd(pos, ax[k], sg), u = ax[(k + 1) % 3], v = ax[(k + 2) % 3];
+                size_t mu = (size_t)(2 * imp_len(u) / step) + 1, mv = (size_t)(2 * imp_len(v) / step) + 1;
+                for (size_t i = 0; i <= mu; ++i)
+                    for (size_t j = 0; j <= mv; ++j)
+                        n = add_sample(out, n, cap,
+                                       imp_add(c, imp_add(imp_scale(u, 2.0 * (double)i / (double)mu - 1),
+                                                          imp_scale(v, 2.0 * (double)j / (double)mv - 1))));
+            }
+        return n;
+    }
+    case IMP_SHAPE_POLYHEDRON:
+        for (size_t i = 0; i < tp->nf; ++i)
+            n = tri_samples(imp_add(pos, tp->f[i].t[0]), imp_add(pos, tp->f[i].t[1]),
+                            imp_add(pos, tp->f[i].t[2]), step, out, n, cap);
+        return n;
+    default: return 0;
+    }
+}
+
+static imp_shape random_shape3(uint64_t *rng, imp_vec3 *vbuf, test_poly *tp) {
+    int kind = (int)(imp_rng_unit(rng) * 6);
+    double size = imp_rng_uniform(rng, 0.2, 1.5);
+    switch (kind) {
+    case 0: return sphere(size);
+    case 1:
+    case 4: {
+        imp_quat q = {imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
+                      imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1)};
+        imp_quat u;
+        if (imp_quat_normalize(q, &u) != 0)
+            u = (imp_quat){1, 0, 0, 0};
+        return box3(size, imp_rng_uniform(rng, 0.2, 1.5), imp_rng_uniform(rng, 0.2, 1.5), u);
+    }
+    case 2:
+    case 5: {
+        size_t n;
+        do {
+            n = 4 + (size_t)(imp_rng_unit(rng) * 5);
+            for (size_t i = 0; i < n; ++i)
+                vbuf[i] = imp_v3(imp_rng_uniform(rng, -size, size), imp_rng_uniform(rng, -size, size),
+                                 imp_rng_uniform(rng, -size, size));
+        } while (imp_polyhedron_check(vbuf, n) != 0);
+        brute_facets(vbuf, n, tp);
+        imp_shape s = {.type = IMP_SHAPE_POLYHEDRON, .verts = vbuf, .n_verts = n};
+        return s;
+    }
+    default: {
+        imp_vec3 d = imp_v3(imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
+                            imp_rng_uniform(rng, -1, 1));
+        d = imp_scale(d, size / fmax(imp_len(d), 1e-3));
+        return capsule(imp_neg(d), d, imp_rng_unit(rng) < 0.2 ? 0 : imp_rng_uniform(rng, 0.05, 1));
+    }
+    }
+}
+
+static void test_random_pairs_3d_against_sdf(void **state) {
+    (void)state;
+    const uint64_t seed = 0x3D3D;
+    uint64_t rng = seed;
+    imp_vec3 *pts = malloc(MAX_SAMPLES * sizeof *pts);
+    assert_non_null(pts);
+    const double step = 0.09;
+    int apart = 0, overlapping = 0, polytopes = 0;
+    for (int k = 0; k < 20000; ++k) {
+        imp_vec3 va[8], vb[8];
+        test_poly ta, tb;
+        imp_shape a = random_shape3(&rng, va, &ta), b = random_shape3(&rng, vb, &tb);
+        imp_vec3 pa = imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
+                             imp_rng_uniform(&rng, -1, 1));
+        imp_vec3 pb = imp_v3(imp_rng_uniform(&rng, -2.5, 2.5), imp_rng_uniform(&rng, -2.5, 2.5),
+                             imp_rng_uniform(&rng, -2.5, 2.5));
+        imp_overlap_result r = imp_overlap(&a, pa, &b, pb, 3);
+        imp_overlap_result s = imp_overlap(&b, pb, &a, pa, 3);
+        polytopes += a.type == IMP_SHAPE_BOX || a.type == IMP_SHAPE_POLYHEDRON ||
+                     b.type == IMP_SHAPE_BOX || b.type == IMP_SHAPE_POLYHEDRON;
+        if (r.state != s.state || fabs(r.depth - s.depth) > 1e-9 ||
+            fabs(r.distance - s.distance) > 1e-9 ||
+            (r.depth > 1e-6 && imp_len(imp_add(r.normal, s.normal)) > 1e-6))
+            fail_msg("seed %#llx case %d: not symmetric (state %d/%d, depth %.17g/%.17g, "
+                     "distance %.17g/%.17g)",
+                     (unsigned long long)seed, k, (int)r.state, (int)s.state, r.depth, s.depth,
+                     r.distance, s.distance);
+        if (!(fabs(imp_len(r.normal) - 1) < 1e-12))
+            fail_msg("seed %#llx case %d: |normal| = %.17g", (unsigned long long)seed, k,
+                     imp_len(r.normal));
+        if (r.state == IMP_OVERLAP_APART) {
+            ++apart;
+            /* no sample of b closer to a than the distance, the closest within a step */
+            size_t n = samples3(&b, &tb, pb, step, pts, MAX_SAMPLES);
+            double least = INFINITY;
+            for (size_t i = 0; i < n; ++i)
+                least = fmin(least, sdf3(&a, &ta, pa, pts[i]));
+            if (least < r.distance - 1e-9 || least > r.distance + step)
+                fail_msg("seed %#llx case %d (types %d, %d): distance %.17g, samples reach %.17g",
+                         (unsigned long long)seed, k, (int)a.type, (int)b.type, r.distance, least);
+            /* the normal separates: b's samples lie beyond a's support plane */
+            size_t na = samples3(&a, &ta, pa, step, pts, MAX_SAMPLES);
+            double amax = -INFINITY;
+            for (size_t i = 0; i < na; ++i)
+                amax = fmax(amax, imp_dot(pts[i], r.normal));
+            n = samples3(&b, &tb, pb, step, pts, MAX_SAMPLES);
+            for (size_t i = 0; i < n; ++i)
+                if (imp_dot(pts[i], r.normal) < amax - 1e-9)
+                    fail_msg("seed %#llx case %d: normal does not separate",
+                             (unsigned long long)seed, k);
+        } else {
+            ++overlapping;
+            /* after b moves by the translation plus a hair, no sample of either is inside
+             * the other */
+            imp_vec3 pb2 = imp_add(pb, imp_scale(r.normal, r.depth + 1e-9));
+            size_t n = samples3(&b, &tb, pb2, step, pts, MAX_SAMPLES);
+            double least = INFINITY;
+            for (size_t i = 0; i < n; ++i)
+                least = fmin(least, sdf3(&a, &ta, pa, pts[i]));
+            n = samples3(&a, &ta, pa, step, pts, MAX_SAMPLES);
+            for (size_t i = 0; i < n; ++i)
+                least = fmin(least, sdf3(&b, &tb, pb2, pts[i]));
+            if (least < -1e-12)
+                fail_msg("seed %#llx case %d (types %d, %d): after the translation a sample is "
+                         "%.3g inside",
+                         (unsigned long long)seed, k, (int)a.type, (int)b.type, -least);
+        }
+    }
+    free(pts);
+    assert_true(apart > 3000 && overlapping > 3000 && polytopes > 12000);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_answers_2d),
         cmocka_unit_test(test_known_answers_3d),
         cmocka_unit_test(test_random_pairs_against_sdf),
+        cmocka_unit_test(test_known_answers_3d_polytopes),
+        cmocka_unit_test(test_random_pairs_3d_against_sdf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

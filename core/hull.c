@@ -1,0 +1,713 @@
+/*
+ * hull.c - convex hull of 3D points by Quickhull.
+ *
+ * DESIGN
+ * What: imp_hull_build, the convex hull of a polyhedron's points as
+ * polygonal faces with outward normals, edges with their two faces, and
+ * the unique edge directions: the axes of the 3D separating axis test.
+ * How: Quickhull (Barber, Dobkin, Huhdanpaa, "The Quickhull algorithm for
+ * convex hulls", ACM TOMS 22(4), 1996) on triangles. The points are
+ * centred on their bounding box, and one tolerance eps = IMP_HULL_PLANE_REL
+ * times their largest coordinate magnitude decides every orientation:
+ *   1. a starting tetrahedron from extreme points (the farthest pair of the
+ *      axis extremes, the point farthest from their line, the point
+ *      farthest from that plane; none beyond eps: degenerate input);
+ *   2. every point is put in the outside set of the face it is farthest
+ *      above, if more than eps above; points within eps of a face (on it,
+ *      duplicated, on an edge) are never outside, so they never become
+ *      vertices that a later point would have to remove;
+ *   3. repeatedly the farthest point of some outside set (the eye) is
+ *      added: the faces it sees by more than eps, grown from its face
+ *      across neighbours, are removed, their boundary (the horizon, which
+ *      must be one simple loop) is coned to the eye, and their outside
+ *      points are shared out among the new faces. If rounding ever makes
+ *      the horizon not a simple loop (possible only for points within a
+ *      few eps of several faces) the eye is dropped as if it were inside:
+ *      it lies within a few eps of the hull;
+ *   4. adjacent triangles are merged into one polygonal face by region
+ *      growing from the largest triangle left: a neighbour joins when its
+ *      vertices are within eps of the seed's plane (the seed's plane, not
+ *      its neighbour's, so merging cannot drift around a gently curved
+ *      surface). Each face's boundary is traced into a counter-clockwise
+ *      loop; vertices where only two faces meet (points on an edge that
+ *      became vertices early) are dropped from the loops;
+ *   5. edges are paired from the loops (sorting their vertex pairs) and
+ *      their directions deduplicated up to IMP_EDGE_PARALLEL_SIN, sorted by
+ *      one component so that only a narrow window is compared.
+ * Why: Quickhull only ever adds extreme points, and with one scale-relative
+ * tolerance applied the same way everywhere, grids, repeated points and
+ * points on faces or edges cost nothing and leave no sliver faces; merging
+ * after the fact (rather than during construction as qhull does) is
+ * simpler and enough because every non-convexity the construction can
+ * leave is below eps. Expected O(n log n); O(n^2) at worst (n at most
+ * IMP_SHAPE_MAX_VERTICES in the service).
+ */
+#include "hull.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tolerance.h"
+
+#define NONE ((size_t)-1)
+
+typedef struct tri {
+    size_t v[3];
+    size_t nb[3]; /* the face across edge v[i] -> v[i+1] */
+    imp_vec3 n;   /* outward unit normal */
+    double d;     /* plane offset: n . x = d */
+    size_t out;   /* head of the outside point list (through builder.next) */
+    size_t far;   /* farthest outside point */
+    double far_d;
+    unsigned seen, vis; /* stamps of the current eye's visibility search */
+    int alive;
+} tri;
+
+typedef struct szvec {
+    size_t *a;
+    size_t n, cap;
+} szvec;
+
+typedef struct builder {
+    const imp_vec3 *p;
+    size_t n;
+    imp_vec3 *q;  /* the points, centred */
+    size_t *next; /* outside lists */
+    size_t *slot; /* per point: horizon or boundary edge starting there */
+    tri *t;
+    size_t nt, cap;
+    double eps;
+    unsigned stamp;
+    szvec pending, stack, vis, hz_a, hz_b, hz_out, order, fresh;
+} builder;
+
+static int push(szvec *v, size_t x) {
+    if (v->n == v->cap) {
+        size_t c = v->cap ? 2 * v->cap : 64;
+        size_t *a = realloc(v->a, c * sizeof *a);
+        if (!a)
+            return -1;
+        v->a = a;
+        v->cap = c;
+    }
+    v->a[v->n++] = x;
+    return 0;
+}
+
+static double dist(const builder *b, size_t f, size_t i) {
+    return imp_dot(b->t[f].n, b->q[i]) - b->t[f].d;
+}
+
+/* Appends triangle (v0, v1, v2); NONE when out of memory. */
+static size_t new_tri(builder *b, size_t v0, size_t v1, size_t v2) {
+    if (b->nt == b->cap) {
+        size_t c = b->cap ? 2 * b->cap : 64;
+        tri *t = realloc(b->t, c * sizeof *t);
+        if (!t)
+            return NONE;
+        b->t = t;
+        b->cap = c;
+    }
+    tri *t = &b->t[b->nt];
+    memset(t, 0, sizeof *t);
+    t->v[0] = v0, t->v[1] = v1, t->v[2] = v2;
+    t->nb[0] = t->nb[1] = t->nb[2] = NONE;
+    imp_vec3 a = b->q[v0], c = b->q[v1], e = b->q[v2];
+    t->n = imp_normalize_or(imp_cross(imp_sub(c, a), imp_sub(e, a)), imp_v3(0, 0, 0));
+    t->d = imp_dot(t->n, imp_scale(imp_add(imp_add(a, c), e), 1.0 / 3.0));
+    t->out = t->far = NONE;
+    t->far_d = 0.0;
+    t->alive = 1;
+    return b->nt++;
+}
+
+/* Puts point i in the outside set of whichever of faces[0..nf) it is
+ * farthest above by more than eps; 0, or -1 when out of memory. */
+static int assign(builder *b, size_t i, const size_t *faces, size_t nf) {
+    size_t best = NONE;
+    double bd = b->eps;
+    for (size_t k = 0; k < nf; ++k) {
+        double d = dist(b, faces[k], i);
+        if (d > bd) {
+            bd = d;
+            best = faces[k];
+        }
+    }
+    if (best == NONE)
+        return 0;
+    tri *t = &b->t[best];
+    if (t->out == NONE && push(&b->pending, best) != 0)
+        return -1;
+    b->next[i] = t->out;
+    t->out = i;
+    if (t->far == NONE || bd > t->far_d) {
+        t->far = i;
+        t->far_d = bd;
+    }
+    return 0;
+}
+
+/* Index of the edge v[i] -> v[i+1] of face f that runs from x to y. */
+static size_t edge_index(const tri *t, size_t x, size_t y) {
+    for (size_t i = 0; i < 3; ++i)
+        if (t->v[i] == x && t->v[(i + 1) % 3] == y)
+            return i;
+    return NONE;
+}
+
+/* Starting tetrahedron; 0, 1 when the points do not span 3D, -1 on memory. */
+static int start(builder *b) {
+    const imp_vec3 *q = b->q;
+    size_t ext[6];
+    for (int k = 0; k < 6; ++k)
+        ext[k] = 0;
+    for (size_t i = 1; i < b->n; ++i) {
+        const double *c = &q[i].x, *lo0 = &q[ext[0]].x, *lo1 = &q[ext[1]].x, *lo2 = &q[ext[2]].x;
+        const double *hi0 = &q[ext[3]].x, *hi1 = &q[ext[4]].x, *hi2 = &q[ext[5]].x;
+        if (c[0] < lo0[0]) ext[0] = i;
+        if (c[1] < lo1[1]) ext[1] = i;
+        if (c[2] < lo2[2]) ext[2] = i;
+        if (c[0] > hi0[0]) ext[3] = i;
+        if (c[1] > hi1[1]) ext[4] = i;
+        if (c[2] > hi2[2]) ext[5] = i;
+    }
+    size_t i0 = 0, i1 = 0;
+    double best = 0.0;
+    for (int x = 0; x < 6; ++x)
+        for (int y = x + 1; y < 6; ++y) {
+            double d = imp_len(imp_sub(q[ext[x]], q[ext[y]]));
+            if (d > best) {
+                best = d;
+                i0 = ext[x];
+                i1 = ext[y];
+            }
+        }
+    if (!(best > b->eps))
+        return 1;
+    imp_vec3 u = imp_scale(imp_sub(q[i1], q[i0]), 1.0 / best);
+    size_t i2 = 0;
+    best = 0.0;
+    for (size_t i = 0; i < b->n; ++i) {
+        double d = imp_len(imp_cross(imp_sub(q[i], q[i0]), u));
+        if (d > best) {
+            best = d;
+            i2 = i;
+        }
+    }
+    if (!(best > b->eps))
+        return 1;
+    imp_vec3 nrm = imp_normalize_or(imp_cross(imp_sub(q[i1], q[i0]), imp_sub(q[i2], q[i0])),
+                                    imp_v3(0, 0, 0));
+    size_t i3 = 0;
+    best = 0.0;
+    for (size_t i = 0; i < b->n; ++i) {
+        double d = fabs(imp_dot(nrm, imp_sub(q[i], q[i0])));
+        if (d > best) {
+            best = d;
+            i3 = i;
+        }
+    }
+    if (!(best > b->eps))
+        return 1;
+    size_t v[4] = {i0, i1, i2, i3};
+    size_t f[4];
+    for (int k = 0; k < 4; ++k) {
+        /* the face without vertex k, oriented away from it */
+        size_t a = v[(k + 1) % 4], c = v[(k + 2) % 4], e = v[(k + 3) % 4];
+        imp_vec3 n = imp_cross(imp_sub(q[c], q[a]), imp_sub(q[e], q[a]));
+        if (imp_dot(n, imp_sub(q[v[k]], q[a])) > 0) {
+            size_t s = c;
+            c = e;
+            e = s;
+        }
+        f[k] = new_tri(b, a, c, e);
+        if (f[k] == NONE)
+            return -1;
+    }
+    for (int x = 0; x < 4; ++x)
+        for (size_t i = 0; i < 3; ++i) {
+            tri *t = &b->t[f[x]];
+            for (int y = 0; y < 4; ++y) {
+                size_t j = edge_index(&b->t[f[y]], t->v[(i + 1) % 3], t->v[i]);
+                if (y != x && j != NONE)
+                    t->nb[i] = f[y];
+            }
+        }
+    for (size_t i = 0; i < b->n; ++i)
+        if (i != i0 && i != i1 && i != i2 && i != i3 && assign(b, i, f, 4) != 0)
+            return -1;
+    return 0;
+}
+
+/* Removes point x from face f's outside set and refreshes its farthest. */
+static void drop_point(builder *b, size_t f, size_t x) {
+    tri *t = &b->t[f];
+    size_t *link = &t->out;
+    while (*link != NONE && *link != x)
+        link = &b->next[*link];
+    if (*link == x)
+        *link = b->next[x];
+    t->far = NONE;
+    t->far_d = 0.0;
+    for (size_t i = t->out; i != NONE; i = b->next[i]) {
+        double d = dist(b, f, i);
+        if (t->far == NONE || d > t->far_d) {
+            t->far = i;
+            t->far_d = d;
+        }
+    }
+}
+
+/* Adds the farthest point of face f's outside set. 0, 1 when the horizon
+ * is not a simple loop (nothing changed), -1 when out of memory. */
+static int add_eye(builder *b, size_t f) {
+    size_t eye = b->t[f].far;
+    unsigned s = ++b->stamp;
+    b->vis.n = b->stack.n = b->hz_a.n = b->hz_b.n = b->hz_out.n = 0;
+    b->t[f].seen = b->t[f].vis = s;
+    if (push(&b->vis, f) || push(&b->stack, f))
+        return -1;
+    while (b->stack.n > 0) {
+        size_t g = b->stack.a[--b->stack.n];
+        for (int i = 0; i < 3; ++i) {
+            size_t h = b->t[g].nb[i];
+            if (b->t[h].seen == s)
+                continue;
+            b->t[h].seen = s;
+            if (dist(b, h, eye) > b->eps) {
+                b->t[h].vis = s;
+                if (push(&b->vis, h) || push(&b->stack, h))
+                    return -1;
+            }
+        }
+    }
+    for (size_t k = 0; k < b->vis.n; ++k) {
+        const tri *g = &b->t[b->vis.a[k]];
+        for (int i = 0; i < 3; ++i)
+            if (b->t[g->nb[i]].vis != s &&
+                (push(&b->hz_a, g->v[i]) || push(&b->hz_b, g->v[(i + 1) % 3]) ||
+                 push(&b->hz_out, g->nb[i])))
+                return -1;
+    }
+    size_t H = b->hz_a.n;
+    int simple = H >= 3;
+    for (size_t k = 0; k < H; ++k) {
+        if (b->slot[b->hz_a.a[k]] != NONE)
+            simple = 0;
+        else
+            b->slot[b->hz_a.a[k]] = k;
+    }
+    b->order.n = 0;
+    if (simple) {
+        size_t k = 0;
+        do {
+            if (push(&b->order, k))
+                return -1;
+            k = b->slot[b->hz_b.a[k]];
+        } while (k != NONE && k != 0 && b->order.n <= H);
+        simple = k == 0 && b->order.n == H;
+    }
+    for (size_t k = 0; k < H; ++k)
+        if (b->slot[b->hz_a.a[k]] == k)
+            b->slot[b->hz_a.a[k]] = NONE;
+    if (!simple)
+        return 1;
+    b->fresh.n = 0;
+    for (size_t j = 0; j < H; ++j) {
+        size_t k = b->order.a[j];
+        size_t nf = new_tri(b, b->hz_a.a[k], b->hz_b.a[k], eye);
+        if (nf == NONE || push(&b->fresh, nf))
+            return -1;
+        tri *o = &b->t[b->hz_out.a[k]];
+        b->t[nf].nb[0] = b->hz_out.a[k];
+        o->nb[edge_index(o, b->hz_b.a[k], b->hz_a.a[k])] = nf;
+    }
+    for (size_t j = 0; j < H; ++j) {
+        tri *t = &b->t[b->fresh.a[j]];
+        t->nb[1] = b->fresh.a[(j + 1) % H];
+        t->nb[2] = b->fresh.a[(j + H - 1) % H];
+    }
+    for (size_t k = 0; k < b->vis.n; ++k) {
+        size_t g = b->vis.a[k];
+        size_t i = b->t[g].out;
+        b->t[g].out = NONE;
+        b->t[g].alive = 0;
+        while (i != NONE) {
+            size_t nx = b->next[i];
+            if (i != eye && assign(b, i, b->fresh.a, H) != 0)
+                return -1;
+            i = nx;
+        }
+    }
+    return 0;
+}
+
+/* Quickhull proper: 0, 1 for degenerate input, -1 when out of memory. */
+static int run(builder *b) {
+    imp_vec3 lo = b->p[0], hi = b->p[0];
+    for (size_t i = 1; i < b->n; ++i) {
+        lo = imp_v3(fmin(lo.x, b->p[i].x), fmin(lo.y, b->p[i].y), fmin(lo.z, b->p[i].z));
+        hi = imp_v3(fmax(hi.x, b->p[i].x), fmax(hi.y, b->p[i].y), fmax(hi.z, b->p[i].z));
+    }
+    imp_vec3 c = imp_scale(imp_add(lo, hi), 0.5);
+    double scale = 0.0;
+    for (size_t i = 0; i < b->n; ++i) {
+        b->q[i] = imp_sub(b->p[i], c);
+        b->next[i] = b->slot[i] = NONE;
+        scale = fmax(scale, imp_max_abs(b->q[i]));
+    }
+    if (!(scale > 0.0) || !isfinite(scale))
+        return 1;
+    b->eps = IMP_HULL_PLANE_REL * scale;
+    int rc = start(b);
+    if (rc != 0)
+        return rc;
+    while (b->pending.n > 0) {
+        size_t f = b->pending.a[b->pending.n - 1];
+        if (!b->t[f].alive || b->t[f].out == NONE) {
+            --b->pending.n;
+            continue;
+        }
+        rc = add_eye(b, f);
+        if (rc < 0)
+            return -1;
+        if (rc == 1)
+            drop_point(b, f, b->t[f].far);
+    }
+    return 0;
+}
+
+/* ---- from triangles to the polygonal hull --------------------------------------------- */
+
+typedef struct edge_rec {
+    size_t lo, hi, from, face;
+} edge_rec;
+
+static int cmp_edge(const void *x, const void *y) {
+    const edge_rec *a = x, *b = y;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    if (a->hi != b->hi)
+        return a->hi < b->hi ? -1 : 1;
+    return a->face < b->face ? -1 : a->face > b->face;
+}
+
+typedef struct area_rec {
+    double area;
+    size_t f;
+} area_rec;
+
+static int cmp_area(const void *x, const void *y) {
+    const area_rec *a = x, *b = y;
+    if (a->area != b->area)
+        return a->area > b->area ? -1 : 1;
+    return a->f < b->f ? -1 : a->f > b->f;
+}
+
+static int cmp_dir_x(const void *x, const void *y) {
+    const imp_vec3 *a = x, *b = y;
+    return a->x < b->x ? -1 : a->x > b->x;
+}
+
+/* Unit direction with a canonical sign: the first component of magnitude
+ * above 1/2 (there always is one) positive. */
+static imp_vec3 canonical(imp_vec3 d) {
+    double c = fabs(d.x) > 0.5 ? d.x : fabs(d.y) > 0.5 ? d.y : d.z;
+    return c < 0 ? imp_neg(d) : d;
+}
+
+typedef struct loops {
+    szvec start, verts; /* loop k is verts[start[k] .. start[k+1]) */
+} loops;
+
+/* Traces the boundary of the triangles whose group is g (members listed)
+ * into one loop appended to L; 0, 1 when it is not one simple loop, -1 on
+ * memory. */
+static int trace_group(builder *b, const size_t *group, const szvec *members, size_t g,
+                       loops *L) {
+    szvec ea = {0}, eb = {0};
+    int rc = 0;
+    for (size_t k = 0; k < members->n && rc == 0; ++k) {
+        const tri *t = &b->t[members->a[k]];
+        for (int i = 0; i < 3; ++i)
+            if (group[t->nb[i]] != g && (push(&ea, t->v[i]) || push(&eb, t->v[(i + 1) % 3])))
+                rc = -1;
+    }
+    size_t E = ea.n;
+    if (rc == 0) {
+        for (size_t k = 0; k < E; ++k) {
+            if (b->slot[ea.a[k]] != NONE)
+                rc = 1;
+            else
+                b->slot[ea.a[k]] = k;
+        }
+    }
+    size_t before = L->verts.n;
+    if (rc == 0 && E >= 3) {
+        size_t k = 0, cnt = 0;
+        do {
+            if (push(&L->verts, ea.a[k])) {
+                rc = -1;
+                break;
+            }
+            ++cnt;
+            k = b->slot[eb.a[k]];
+        } while (k != NONE && k != 0 && cnt <= E);
+        if (rc == 0 && !(k == 0 && cnt == E))
+            rc = 1;
+    } else if (rc == 0) {
+        rc = 1;
+    }
+    for (size_t k = 0; k < E; ++k)
+        if (b->slot[ea.a[k]] == k)
+            b->slot[ea.a[k]] = NONE;
+    if (rc == 0 && push(&L->start, L->verts.n))
+        rc = -1;
+    if (rc != 0)
+        L->verts.n = before;
+    free(ea.a);
+    free(eb.a);
+    return rc;
+}
+
+void imp_hull_destroy(imp_hull *h) {
+    if (!h)
+        return;
+    free(h->verts);
+    free(h->input);
+    free(h->face_start);
+    free(h->face_verts);
+    free(h->normals);
+    free(h->offsets);
+    free(h->edges);
+    free(h->dirs);
+    free(h);
+}
+
+/* Merges, traces and packs the triangles of b into *out; 0 or -1 (memory). */
+static int extract(builder *b, imp_hull **out) {
+    int rc = -1;
+    size_t nt = b->nt;
+    size_t *group = malloc(nt * sizeof *group);
+    area_rec *ar = malloc(nt * sizeof *ar);
+    size_t *deg = calloc(b->n, sizeof *deg);
+    size_t *vmap = malloc(b->n * sizeof *vmap);
+    loops L = {{0}, {0}};
+    szvec members = {0}, queue = {0}, fin_start = {0}, fin_verts = {0};
+    edge_rec *er = NULL;
+    imp_vec3 *dirs = NULL;
+    imp_hull *h = NULL;
+    if (!group || !ar || !deg || !vmap || push(&L.start, 0))
+        goto done;
+    size_t na = 0;
+    for (size_t f = 0; f < nt; ++f) {
+        group[f] = NONE;
+        if (!b->t[f].alive)
+            continue;
+        const tri *t = &b->t[f];
+        ar[na].area = imp_len(imp_cross(imp_sub(b->q[t->v[1]], b->q[t->v[0]]),
+                                        imp_sub(b->q[t->v[2]], b->q[t->v[0]])));
+        ar[na++].f = f;
+    }
+    qsort(ar, na, sizeof *ar, cmp_area);
+    size_t ng = 0;
+    for (size_t k = 0; k < na; ++k) {
+        size_t seed = ar[k].f;
+        if (group[seed] != NONE)
+            continue;
+        size_t g = ng++;
+        const tri *s = &b->t[seed];
+        members.n = queue.n = 0;
+        group[seed] = g;
+        if (push(&members, seed) || push(&queue, seed))
+            goto done;
+        for (size_t qi = 0; qi < queue.n; ++qi) {
+            const tri *t = &b->t[queue.a[qi]];
+            for (int i = 0; i < 3; ++i) {
+                size_t x = t->nb[i];
+                const tri *u = &b->t[x];
+                if (group[x] != NONE || imp_dot(u->n, s->n) <= 0.0)
+                    continue;
+                int flat = 1;
+                for (int j = 0; j < 3; ++j)
+                    if (fabs(imp_dot(s->n, b->q[u->v[j]]) - s->d) > b->eps)
+                        flat = 0;
+                if (!flat)
+                    continue;
+                group[x] = g;
+                if (push(&members, x) || push(&queue, x))
+                    goto done;
+            }
+        }
+        int tr = trace_group(b, group, &members, g, &L);
+        if (tr < 0)
+            goto done;
+        if (tr == 1) {
+            /* not one simple loop: keep this group's triangles as faces */
+            for (size_t m = 0; m < members.n; ++m)
+                group[members.a[m]] = NONE;
+            for (size_t m = 0; m < members.n; ++m) {
+                size_t f = members.a[m];
+                group[f] = ng++;
+                const tri *t = &b->t[f];
+                for (int i = 0; i < 3; ++i)
+                    if (push(&L.verts, t->v[i]))
+                        goto done;
+                if (push(&L.start, L.verts.n))
+                    goto done;
+            }
+        }
+    }
+    size_t nf = L.start.n - 1;
+    for (size_t k = 0; k < L.verts.n; ++k)
+        ++deg[L.verts.a[k]];
+    /* drop vertices where only two faces meet (unless a loop would fall below 3) */
+    if (push(&fin_start, 0))
+        goto done;
+    for (size_t f = 0; f < nf; ++f) {
+        size_t s0 = L.start.a[f], s1 = L.start.a[f + 1], keep = 0;
+        for (size_t k = s0; k < s1; ++k)
+            keep += deg[L.verts.a[k]] > 2;
+        for (size_t k = s0; k < s1; ++k)
+            if ((keep < 3 || deg[L.verts.a[k]] > 2) && push(&fin_verts, L.verts.a[k]))
+                goto done;
+        if (push(&fin_start, fin_verts.n))
+            goto done;
+    }
+    for (size_t i = 0; i < b->n; ++i)
+        vmap[i] = NONE;
+    size_t nv = 0;
+    for (size_t k = 0; k < fin_verts.n; ++k)
+        if (vmap[fin_verts.a[k]] == NONE)
+            vmap[fin_verts.a[k]] = nv++;
+    size_t nfv = fin_verts.n;
+    er = malloc((nfv ? nfv : 1) * sizeof *er);
+    h = calloc(1, sizeof *h);
+    if (!er || !h)
+        goto done;
+    h->n_verts = nv;
+    h->n_faces = nf;
+    h->verts = malloc(nv * sizeof *h->verts);
+    h->input = malloc(nv * sizeof *h->input);
+    h->face_start = malloc((nf + 1) * sizeof *h->face_start);
+    h->face_verts = malloc(nfv * sizeof *h->face_verts);
+    h->normals = malloc(nf * sizeof *h->normals);
+    h->offsets = malloc(nf * sizeof *h->offsets);
+    if (!h->verts || !h->input || !h->face_start || !h->face_verts || !h->normals || !h->offsets)
+        goto done;
+    for (size_t i = 0; i < b->n; ++i)
+        if (vmap[i] != NONE) {
+            h->verts[vmap[i]] = b->p[i];
+            h->input[vmap[i]] = i;
+        }
+    for (size_t f = 0; f <= nf; ++f)
+        h->face_start[f] = fin_start.a[f];
+    for (size_t f = 0; f < nf; ++f) {
+        size_t s0 = fin_start.a[f], s1 = fin_start.a[f + 1];
+        imp_vec3 nw = imp_v3(0, 0, 0); /* Newell's normal of the loop */
+        for (size_t k = s0; k < s1; ++k) {
+            imp_vec3 u = b->q[fin_verts.a[k]], w = b->q[fin_verts.a[k + 1 < s1 ? k + 1 : s0]];
+            nw = imp_add(nw, imp_v3((u.y - w.y) * (u.z + w.z), (u.z - w.z) * (u.x + w.x),
+                                    (u.x - w.x) * (u.y + w.y)));
+        }
+        imp_vec3 n = imp_normalize_or(nw, imp_v3(0, 0, 1));
+        double off = -INFINITY;
+        for (size_t k = s0; k < s1; ++k) {
+            size_t v = fin_verts.a[k], nx = fin_verts.a[k + 1 < s1 ? k + 1 : s0];
+            h->face_verts[k] = vmap[v];
+            off = fmax(off, imp_dot(n, b->p[v]));
+            er[k].lo = v < nx ? v : nx;
+            er[k].hi = v < nx ? nx : v;
+            er[k].from = v;
+            er[k].face = f;
+        }
+        h->normals[f] = n;
+        h->offsets[f] = off;
+    }
+    qsort(er, nfv, sizeof *er, cmp_edge);
+    h->edges = malloc((nfv ? nfv : 1) * sizeof *h->edges);
+    dirs = malloc((nfv ? nfv : 1) * sizeof *dirs);
+    h->dirs = malloc((nfv ? nfv : 1) * sizeof *h->dirs);
+    if (!h->edges || !dirs || !h->dirs)
+        goto done;
+    size_t ne = 0;
+    for (size_t k = 0; k < nfv;) {
+        imp_hull_edge e;
+        size_t to = er[k].from == er[k].lo ? er[k].hi : er[k].lo;
+        e.v[0] = vmap[er[k].from];
+        e.v[1] = vmap[to];
+        e.face[0] = er[k].face;
+        e.face[1] = IMP_HULL_NONE;
+        if (k + 1 < nfv && er[k + 1].lo == er[k].lo && er[k + 1].hi == er[k].hi) {
+            e.face[1] = er[k + 1].face;
+            k += 2;
+        } else {
+            k += 1;
+        }
+        h->edges[ne++] = e;
+    }
+    for (size_t k = 0; k < ne; ++k)
+        dirs[k] = canonical(imp_normalize_or(
+            imp_sub(b->q[h->input[h->edges[k].v[1]]], b->q[h->input[h->edges[k].v[0]]]),
+            imp_v3(1, 0, 0)));
+    h->n_edges = ne;
+    qsort(dirs, ne, sizeof *dirs, cmp_dir_x);
+    size_t nd = 0;
+    for (size_t k = 0; k < ne; ++k) {
+        int dup = 0;
+        for (size_t j = nd; j-- > 0 && h->dirs[j].x >= dirs[k].x - 4 * IMP_EDGE_PARALLEL_SIN;)
+            if (imp_len(imp_cross(h->dirs[j], dirs[k])) <= IMP_EDGE_PARALLEL_SIN) {
+                dup = 1;
+                break;
+            }
+        if (!dup)
+            h->dirs[nd++] = dirs[k];
+    }
+    h->n_dirs = nd;
+    *out = h;
+    h = NULL;
+    rc = 0;
+done:
+    imp_hull_destroy(h);
+    free(group);
+    free(ar);
+    free(deg);
+    free(vmap);
+    free(L.start.a);
+    free(L.verts.a);
+    free(members.a);
+    free(queue.a);
+    free(fin_start.a);
+    free(fin_verts.a);
+    free(er);
+    free(dirs);
+    return rc;
+}
+
+imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out) {
+    *out = NULL;
+    if (n < 4)
+        return IMP_HULL_DEGENERATE;
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.p = p;
+    b.n = n;
+    b.q = malloc(n * sizeof *b.q);
+    b.next = malloc(n * sizeof *b.next);
+    b.slot = malloc(n * sizeof *b.slot);
+    int rc = -1;
+    if (b.q && b.next && b.slot) {
+        rc = run(&b);
+        if (rc == 0)
+            rc = extract(&b, out);
+    }
+    free(b.q);
+    free(b.next);
+    free(b.slot);
+    free(b.t);
+    szvec *vs[] = {&b.pending, &b.stack, &b.vis, &b.hz_a, &b.hz_b, &b.hz_out, &b.order, &b.fresh};
+    for (size_t k = 0; k < sizeof vs / sizeof vs[0]; ++k)
+        free(vs[k]->a);
+    return rc == 0 ? IMP_HULL_OK : rc == 1 ? IMP_HULL_DEGENERATE : IMP_HULL_NOMEM;
+}
