@@ -33,6 +33,7 @@ static const struct {
     {"paths/intersect", imp_ep_paths_intersect},
     {"overlap", imp_ep_overlap},
     {"respond", imp_ep_respond},
+    {"validate", imp_ep_validate},
 };
 
 static const char PROBLEM_CT[] = "application/problem+json";

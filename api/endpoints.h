@@ -20,6 +20,7 @@ int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp);
 int imp_ep_paths_intersect(const json_t *req, imp_dec *d, json_t **resp);
 int imp_ep_overlap(const json_t *req, imp_dec *d, json_t **resp);
 int imp_ep_respond(const json_t *req, imp_dec *d, json_t **resp);
+int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp);
 
 /* The endpoint function for an operation name, or NULL. */
 imp_endpoint_fn imp_api_find_op(const char *op);

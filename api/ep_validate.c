@@ -1,0 +1,239 @@
+/*
+ * ep_validate.c - POST /v1/validate: check a client's reported move against
+ * the world, and the server's corrected outcome.
+ *
+ * DESIGN
+ * What: decodes the mover (`body`: its position is the start; its velocity
+ * and acceleration are read and ignored, the move is the straight path to
+ * `to`), `to`, `dt`, the obstacles (`world`, at most ctx->max_bodies),
+ * `max_speed` and `max_iterations`; runs imp_validate_move; encodes
+ * valid, violations, position and velocity (plus iterations and blocked).
+ * How: every number is checked before core sees it: dt finite > 0, and the
+ * claimed speed |to - position| / dt at most IMP_API_MAX_MAGNITUDE (a tiny
+ * dt would otherwise make it infinite); max_speed finite >= 0;
+ * max_iterations an integer in [0, IMP_VALIDATE_MAX_ITERATIONS]. A pair
+ * the time-of-impact solvers do not handle is a 422 at the shape type at
+ * fault: the body's own when it cannot pair even with a sphere (a 3D box,
+ * polyhedron, capsule or segment) or is a halfspace (a halfspace cannot
+ * move), else the obstacle's (/world/i/shape/type). A request whose
+ * numbers are each in range but whose motion over dt overflows double
+ * precision (an acceleration of 1e60 for 1e60 s) is a 422 at /dt, found by
+ * checking that every number of the answer is finite.
+ * Why: a problem at the field is worth more to a game server than a
+ * partial answer.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/encode.h"
+#include "api/endpoints.h"
+#include "core/toi_shapes.h"
+#include "core/validate.h"
+
+static const char UNSUPPORTED_MSG[] =
+    "is not supported by /v1/validate for this pair yet: in 3D only spheres with each other; in "
+    "2D every shape; any shape with one halfspace";
+
+/* 422 at key/shape/type under the current pointer. */
+static int fail_type(imp_dec *d, const char *key, const char *msg) {
+    size_t s1 = key ? imp_dec_push_key(d, key) : d->len;
+    size_t s2 = imp_dec_push_key(d, "shape");
+    size_t s3 = imp_dec_push_key(d, "type");
+    imp_dec_fail(d, IMP_E_VALUE, msg);
+    imp_dec_pop(d, s3);
+    imp_dec_pop(d, s2);
+    imp_dec_pop(d, s1);
+    return -1;
+}
+
+/* Optional max_iterations: an integer in [0, IMP_VALIDATE_MAX_ITERATIONS]. */
+static int dec_iterations(imp_dec *d, const json_t *req, int *out) {
+    static const char MSG[] = "must be an integer in [0, 64]";
+    double x = *out;
+    if (imp_dec_number(d, req, "max_iterations", 0, 0.0, 0, IMP_VALIDATE_MAX_ITERATIONS, MSG, &x))
+        return -1;
+    if (x != floor(x)) {
+        size_t saved = imp_dec_push_key(d, "max_iterations");
+        imp_dec_fail(d, IMP_E_TYPE, MSG);
+        imp_dec_pop(d, saved);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+/* Decodes "world" into *bodies (malloc'd, *n of them, each to be freed with
+ * imp_body_free; caller frees the array even on failure), checking each
+ * against the mover. */
+static int dec_world(imp_dec *d, const json_t *req, const imp_body *mover, imp_body **bodies,
+                     size_t *n) {
+    const json_t *arr = json_object_get(req, "world");
+    size_t saved = imp_dec_push_key(d, "world");
+    *n = 0;
+    if (!arr) return imp_dec_fail(d, IMP_E_MISSING, "is required");
+    if (!json_is_array(arr)) return imp_dec_fail(d, IMP_E_TYPE, "must be an array of bodies");
+    size_t total = json_array_size(arr);
+    if (total > d->ctx->max_bodies) {
+        snprintf(d->detail, sizeof d->detail, "%zu bodies, the limit is %zu", total,
+                 d->ctx->max_bodies);
+        return imp_dec_fail(d, IMP_E_LIMIT, "has more bodies than this server accepts");
+    }
+    *bodies = malloc((total ? total : 1) * sizeof **bodies);
+    if (!*bodies) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    imp_shape sphere = {.type = IMP_SHAPE_SPHERE};
+    for (size_t i = 0; i < total; ++i) {
+        size_t s2 = imp_dec_push_index(d, i);
+        if (imp_dec_body_value(d, json_array_get(arr, i), i, &(*bodies)[i])) return -1;
+        *n = i + 1;
+        const imp_shape *sh = &(*bodies)[i].shape;
+        if (!imp_toi_shapes_supported(&mover->shape, sh, d->dim)) {
+            if (!imp_toi_shapes_supported(&mover->shape, &sphere, d->dim)) {
+                imp_dec_pop(d, 0);
+                return fail_type(d, "body", UNSUPPORTED_MSG);
+            }
+            return fail_type(d, NULL, UNSUPPORTED_MSG);
+        }
+        imp_dec_pop(d, s2);
+    }
+    imp_dec_pop(d, saved);
+    return 0;
+}
+
+static const char *kind_name(imp_validate_kind k) {
+    switch (k) {
+    case IMP_VALIDATE_SPEED: return "speed";
+    case IMP_VALIDATE_TUNNELING: return "tunneling";
+    default: return "penetration";
+    }
+}
+
+static json_t *enc_violation(const imp_validate_violation *v, const imp_body *world, int dim) {
+    json_t *o = json_object();
+    int ok = o != NULL;
+    if (!ok) return NULL;
+    imp_put(o, "kind", json_string(kind_name(v->kind)), &ok);
+    if (v->kind == IMP_VALIDATE_SPEED) {
+        imp_put_real(o, "speed", v->speed, &ok);
+    } else {
+        imp_put_real(o, "time", v->time, &ok);
+        imp_put(o, "obstacle", imp_enc_id(&world[v->obstacle]), &ok);
+        imp_put(o, "point", imp_enc_vec(v->point, dim), &ok);
+        imp_put(o, "normal", imp_enc_vec(v->normal, dim), &ok);
+        if (v->has_depth) imp_put_real(o, "depth", v->depth, &ok);
+    }
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int vec_finite(imp_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+
+/* Every number the response would carry is finite. Each input is at most
+ * 1e60, but an acceleration of 1e60 over a dt of 1e60 carries an obstacle
+ * 1e180 away, whose square no longer fits a double: such a request gets a
+ * 422, never a NaN in the response (or a 500). */
+static int result_finite(const imp_validate_result *r) {
+    if (!vec_finite(r->position) || !vec_finite(r->velocity)) return 0;
+    for (size_t i = 0; i < r->n_violations; ++i) {
+        const imp_validate_violation *v = &r->violations[i];
+        if (!isfinite(v->time) || !vec_finite(v->point) || !vec_finite(v->normal) ||
+            !isfinite(v->depth) || !isfinite(v->speed))
+            return 0;
+    }
+    return 1;
+}
+
+static void free_world(imp_body *world, size_t n) {
+    for (size_t i = 0; i < n; ++i) imp_body_free(&world[i]);
+    free(world);
+}
+
+int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
+    imp_body body;
+    imp_body *world = NULL;
+    size_t n = 0;
+    imp_vec3 to = {0, 0, 0};
+    double dt = 0.0, max_speed = INFINITY;
+    int max_iterations = IMP_VALIDATE_DEFAULT_ITERATIONS;
+    memset(&body, 0, sizeof body);
+    int rc = imp_dec_object(d, req) || imp_dec_body(d, req, "body", 0, &body);
+    if (!rc && body.shape.type == IMP_SHAPE_HALFSPACE)
+        rc = fail_type(d, "body", "must not be halfspace for the moving body: a halfspace "
+                                  "cannot move");
+    rc = rc || imp_dec_vec(d, req, "to", 1, &to) ||
+         imp_dec_number(d, req, "dt", 1, 0.0, 1, INFINITY, "must be a finite number > 0", &dt);
+    if (!rc && !(imp_len(imp_sub(to, body.m.p)) / dt <= IMP_API_MAX_MAGNITUDE)) {
+        size_t saved = imp_dec_push_key(d, "dt");
+        rc = imp_dec_fail(d, IMP_E_VALUE,
+                          "is too small for the move: |to - position| / dt must be <= 1e60");
+        imp_dec_pop(d, saved);
+    }
+    rc = rc || dec_world(d, req, &body, &world, &n) ||
+         imp_dec_number(d, req, "max_speed", 0, 0.0, 0, INFINITY,
+                        "must be a finite number >= 0", &max_speed) ||
+         dec_iterations(d, req, &max_iterations);
+    if (rc) {
+        imp_body_free(&body);
+        free_world(world, n);
+        return -1;
+    }
+    int dim = d->dim;
+
+    imp_validate_obstacle *obs = malloc((n ? n : 1) * sizeof *obs);
+    if (!obs) {
+        imp_body_free(&body);
+        free_world(world, n);
+        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; ++i) obs[i] = (imp_validate_obstacle){&world[i].shape, world[i].m};
+    imp_validate_input in = {&body.shape, body.m.p, to, dt, obs, n, dim, max_speed, max_iterations};
+    imp_validate_result *r = malloc(sizeof *r);
+    if (r) *r = imp_validate_move(&in);
+    free(obs);
+    imp_body_free(&body);
+    if (!r || r->state != IMP_VALIDATE_OK) {
+        free(r);
+        free_world(world, n);
+        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    }
+
+    if (!result_finite(r)) {
+        imp_validate_result_free(r);
+        free(r);
+        free_world(world, n);
+        imp_dec_pop(d, 0);
+        imp_dec_push_key(d, "dt");
+        return imp_dec_fail(d, IMP_E_VALUE,
+                            "makes the motion too large to compute: positions and velocities "
+                            "over [0, dt] overflow double precision");
+    }
+
+    int ok = 1;
+    json_t *o = json_object(), *list = json_array();
+    if (!o || !list) ok = 0;
+    for (size_t i = 0; ok && i < r->n_violations; ++i)
+        if (json_array_append_new(list, enc_violation(&r->violations[i], world, dim)) != 0) ok = 0;
+    if (ok) {
+        imp_put(o, "valid", json_boolean(r->valid), &ok);
+        imp_put(o, "violations", list, &ok);
+        list = NULL;
+        imp_put(o, "position", imp_enc_vec(r->position, dim), &ok);
+        imp_put(o, "velocity", imp_enc_vec(r->velocity, dim), &ok);
+        imp_put(o, "iterations", json_integer(r->iterations), &ok);
+        imp_put(o, "blocked", json_boolean(r->blocked), &ok);
+    }
+    json_decref(list);
+    imp_validate_result_free(r);
+    free(r);
+    free_world(world, n);
+    if (!ok) {
+        json_decref(o);
+        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    }
+    *resp = o;
+    return 0;
+}

@@ -1,0 +1,634 @@
+/*
+ * test_validate.c - move validation (core/validate.c): named moves with
+ * exact answers, the edge rules, and a property test over random 2D scenes.
+ *
+ * DESIGN
+ * Known answers: contact times and points are those of the exact pairwise
+ * solvers (to a few ulps); corrected positions are the contact backed off
+ * by the documented skin (IMP_VALIDATE_SKIN_REL of the move's scale) along
+ * the path, so they are checked against that formula.
+ * The property test does not trust the solver it checks: it samples the
+ * straight path and every leg of the corrected path densely and measures
+ * overlap with imp_overlap (SAT and closest features, a different method
+ * from the swept time of impact), with obstacles placed by their own
+ * parabolas. Scenes start clear: the mover at its start position is not
+ * touched by any obstacle during the window (so "blocked: stay at the
+ * start" is safe), which is what a game server sees from an honest
+ * previous step.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "core/overlap.h"
+#include "core/toi_shapes.h"
+#include "core/validate.h"
+#include "tests/rng.h"
+
+#define V(x, y, z) imp_v3((x), (y), (z))
+#define PI 3.14159265358979323846
+
+static imp_shape sphere(double r) {
+    imp_shape s = {.type = IMP_SHAPE_SPHERE, .radius = r, .rot = {1, 0, 0, 0}};
+    return s;
+}
+static imp_shape box2(double hx, double hy, double angle) {
+    imp_shape s = {.type = IMP_SHAPE_BOX, .half = V(hx, hy, 0), .rot = imp_quat_from_angle(angle)};
+    return s;
+}
+static imp_shape segment(imp_vec3 a, imp_vec3 b) {
+    imp_shape s = {.type = IMP_SHAPE_SEGMENT, .a = a, .b = b, .rot = {1, 0, 0, 0}};
+    return s;
+}
+static imp_shape capsule(imp_vec3 a, imp_vec3 b, double r) {
+    imp_shape s = {.type = IMP_SHAPE_CAPSULE, .a = a, .b = b, .radius = r, .rot = {1, 0, 0, 0}};
+    return s;
+}
+static imp_shape halfspace(imp_vec3 n, double offset) {
+    imp_shape s = {.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset, .rot = {1, 0, 0, 0}};
+    return s;
+}
+static imp_validate_obstacle still(const imp_shape *s, imp_vec3 p) {
+    imp_validate_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}};
+    return o;
+}
+
+static imp_validate_result run(const imp_shape *mover, imp_vec3 from, imp_vec3 to, double dt,
+                               const imp_validate_obstacle *obs, size_t n, int dim,
+                               double max_speed, int iterations) {
+    imp_validate_input in = {mover, from, to, dt, obs, n, dim, max_speed, iterations};
+    imp_validate_result r = imp_validate_move(&in);
+    assert_int_equal(r.state, IMP_VALIDATE_OK);
+    return r;
+}
+
+static void near(double got, double want, double tol, const char *what) {
+    if (!(fabs(got - want) <= tol)) fail_msg("%s: got %.17g, want %.17g (+- %g)", what, got, want, tol);
+}
+
+#define assert_vec_near(got, ex, ey, ez, tol)                                                  \
+    do {                                                                                       \
+        imp_vec3 g_ = (got);                                                                   \
+        if (!(fabs(g_.x - (ex)) <= (tol) && fabs(g_.y - (ey)) <= (tol) &&                      \
+              fabs(g_.z - (ez)) <= (tol)))                                                     \
+            fail_msg("%s = (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g) +- %g", #got,     \
+                     g_.x, g_.y, g_.z, (double)(ex), (double)(ey), (double)(ez), (double)(tol)); \
+    } while (0)
+
+#define assert_vec_eq(got, ex, ey, ez) assert_vec_near(got, ex, ey, ez, 0.0)
+
+/* ---- known answers ------------------------------------------------------------------------- */
+
+/* A circle of radius 0.05 fired at 100 units/s through a wall at x = 5. */
+static void check_bullet(const imp_shape *wall, double face_x) {
+    imp_shape bullet = sphere(0.05);
+    imp_validate_obstacle w = still(wall, V(5, 0, 0));
+    imp_validate_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 0.1, &w, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 1);
+    const imp_validate_violation *v = &r.violations[0];
+    assert_int_equal(v->kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(v->obstacle, 0);
+    near(v->time, (face_x - 0.05) / 100.0, 1e-17, "contact time");
+    assert_vec_near(v->point, face_x, 0, 0, 1e-15);
+    assert_vec_eq(v->normal, 1, 0, 0);
+    /* stopped at the wall, backed off by the skin (scale 10), head-on: no slide */
+    double skin = IMP_VALIDATE_SKIN_REL * 10.0;
+    assert_vec_near(r.position, face_x - 0.05 - skin, 0, 0, 1e-14);
+    assert_true(r.position.x < face_x - 0.05);
+    assert_vec_eq(r.velocity, 0, 0, 0);
+    assert_int_equal(r.iterations, 1);
+    assert_false(r.blocked);
+    imp_validate_result_free(&r);
+}
+
+static void test_bullet_through_thin_segment_wall(void **state) {
+    (void)state;
+    imp_shape wall = segment(V(0, -1, 0), V(0, 1, 0));
+    check_bullet(&wall, 5.0);
+}
+
+static void test_bullet_through_thin_box_wall(void **state) {
+    (void)state;
+    imp_shape wall = box2(0.01, 1, 0);
+    check_bullet(&wall, 4.99);
+}
+
+static void test_max_iterations_zero_stays_at_start(void **state) {
+    (void)state;
+    imp_shape bullet = sphere(0.05), wall = segment(V(0, -1, 0), V(0, 1, 0));
+    imp_validate_obstacle w = still(&wall, V(5, 0, 0));
+    imp_validate_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 0.1, &w, 1, 2, INFINITY, 0);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 1);
+    assert_true(r.blocked);
+    assert_int_equal(r.iterations, 0);
+    assert_vec_eq(r.position, 0, 0, 0);
+    assert_vec_eq(r.velocity, 0, 0, 0);
+    imp_validate_result_free(&r);
+    /* a clear move is still granted with no iterations */
+    r = run(&bullet, V(0, 0, 0), V(4, 0.5, 0), 0.1, &w, 1, 2, INFINITY, 0);
+    assert_true(r.valid);
+    assert_vec_eq(r.position, 4, 0.5, 0);
+    assert_vec_eq(r.velocity, 40, 5, 0);
+    imp_validate_result_free(&r);
+}
+
+/* A circle of radius 0.5 at the origin heading for (3, 2) in a
+ * corner of walls x = 2 and y = 2: hits x = 2 at t = 0.5, slides up, hits
+ * y = 2 at t = 0.75 and stops in the corner. */
+static void test_corner_slides_then_stops(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5), right = segment(V(0, -5, 0), V(0, 5, 0)),
+              top = segment(V(-5, 0, 0), V(5, 0, 0));
+    imp_validate_obstacle w[2] = {still(&right, V(2, 0, 0)), still(&top, V(0, 2, 0))};
+    imp_validate_result r = run(&ball, V(0, 0, 0), V(3, 2, 0), 1.0, w, 2, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 3);
+    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[0].obstacle, 0);
+    near(r.violations[0].time, 0.5, 1e-15, "first wall");
+    assert_vec_near(r.violations[0].point, 2, 1, 0, 1e-15);
+    assert_int_equal(r.violations[1].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[1].obstacle, 1);
+    near(r.violations[1].time, 0.75, 1e-15, "second wall on the straight path");
+    assert_int_equal(r.violations[2].kind, IMP_VALIDATE_PENETRATION);
+    assert_int_equal(r.violations[2].obstacle, 1);
+    near(r.violations[2].depth, 0.5, 1e-15, "to sits on the top wall");
+
+    double s13 = sqrt(13.0), skin = IMP_VALIDATE_SKIN_REL * s13; /* scale |to - from| */
+    assert_vec_near(r.position, 1.5 - skin * 3 / s13, 1.5 - skin, 0, 1e-14);
+    assert_true(r.position.x < 1.5 && r.position.y < 1.5);
+    assert_vec_eq(r.velocity, 0, 0, 0);
+    assert_int_equal(r.iterations, 2);
+    assert_int_equal(r.n_legs, 3);
+    near(r.legs[1].t0, 0.5, 1e-15, "slide starts");
+    assert_vec_near(r.legs[1].v, 0, 2, 0, 1e-15);
+    near(r.legs[2].t0, 0.75, 1e-9, "stop");
+    imp_validate_result_free(&r);
+}
+
+/* A wedge narrower than 90 degrees: sliding along one wall runs into the
+ * other, so the body stops at the first contact instead of zig-zagging until
+ * the iterations run out (the crease rule). */
+static void test_acute_wedge_stops_in_crease(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5), upper = segment(V(5, 0, 0), V(-5, 4, 0)),
+              lower = segment(V(5, 0, 0), V(-5, -4, 0));
+    imp_validate_obstacle w[2] = {still(&upper, V(0, 0, 0)), still(&lower, V(0, 0, 0))};
+    imp_validate_result r = run(&ball, V(0, 0, 0), V(10, 0, 0), 1.0, w, 2, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_false(r.blocked);
+    assert_int_equal(r.iterations, 1);
+    assert_vec_eq(r.velocity, 0, 0, 0);
+    /* centre 0.5 from both walls: x = 5 - 0.5 / sin(atan(0.4)) */
+    double xc = 5.0 - 0.5 * sqrt(116.0) / 4.0;
+    assert_vec_near(r.position, xc - IMP_VALIDATE_SKIN_REL * 10.0, 0, 0, 1e-12);
+    imp_validate_result_free(&r);
+}
+
+/* Touching a floor and moving parallel to it: valid, `to` bit for bit. */
+static void test_grazing_along_wall_is_valid(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5), seg = segment(V(-5, 0, 0), V(5, 0, 0)), slab = box2(5, 0.5, 0),
+              floor = halfspace(V(0, 1, 0), 0);
+    imp_shape square = box2(0.5, 0.5, 0);
+    imp_validate_obstacle w[3] = {still(&seg, V(0, 0, 0)), still(&slab, V(0, -0.5, 0)),
+                                  still(&floor, V(0, 0, 0))};
+    const imp_shape *movers[2] = {&ball, &square};
+    for (int k = 0; k < 2; ++k) {
+        imp_validate_result r =
+            run(movers[k], V(0, 0.5, 0), V(3, 0.5, 0), 0.5, w, 3, 2, INFINITY, 5);
+        assert_true(r.valid);
+        assert_int_equal(r.n_violations, 0);
+        assert_vec_eq(r.position, 3, 0.5, 0);
+        assert_vec_eq(r.velocity, 6, 0, 0);
+        imp_validate_result_free(&r);
+    }
+}
+
+/* Resting on a floor: moving away is valid; moving into it is tunnelling at
+ * t = 0 and the correction slides along the floor. */
+static void test_start_in_contact(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5), seg = segment(V(-5, 0, 0), V(5, 0, 0));
+    imp_validate_obstacle w = still(&seg, V(0, 0, 0));
+    imp_validate_result r = run(&ball, V(0, 0.5, 0), V(1, 2, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    assert_true(r.valid);
+    assert_vec_eq(r.position, 1, 2, 0);
+    imp_validate_result_free(&r);
+
+    r = run(&ball, V(0, 0.5, 0), V(1, 0.3, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 2);
+    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_true(r.violations[0].time == 0.0);
+    assert_vec_near(r.violations[0].normal, 0, -1, 0, 1e-15);
+    assert_int_equal(r.violations[1].kind, IMP_VALIDATE_PENETRATION);
+    near(r.violations[1].depth, 0.2, 1e-15, "depth at to");
+    assert_vec_near(r.position, 1, 0.5, 0, 1e-15);
+    assert_vec_near(r.velocity, 1, 0, 0, 1e-15);
+    assert_int_equal(r.iterations, 1);
+    imp_validate_result_free(&r);
+}
+
+/* Starting inside (by 0.1) and moving out is let go; pushing deeper is
+ * tunnelling at t = 0 with the starting depth. */
+static void test_start_overlapping(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5), slab = box2(5, 0.5, 0);
+    imp_validate_obstacle w = still(&slab, V(0, -0.5, 0));
+    imp_validate_result r = run(&ball, V(0, 0.4, 0), V(0.5, 2, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    assert_true(r.valid);
+    assert_vec_eq(r.position, 0.5, 2, 0);
+    imp_validate_result_free(&r);
+
+    r = run(&ball, V(0, 0.4, 0), V(1, 0.3, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_true(r.violations[0].time == 0.0);
+    assert_true(r.violations[0].has_depth);
+    near(r.violations[0].depth, 0.1, 1e-15, "starting depth");
+    imp_validate_result_free(&r);
+}
+
+/* A door (box 0.2 x 1) sliding down across a corridor at 4 units/s: clear
+ * of the path at t = 0 (y in [1.5, 2.5]) and at t = dt (y in [-2.5, -1.5]),
+ * but the ball (radius 0.5, 4 units/s along x) meets its face x = 2.9 at
+ * t = 0.6, when the door spans y in [-0.9, 0.1]. */
+static void test_moving_door_is_caught(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5), door = box2(0.1, 0.5, 0);
+    imp_validate_obstacle w = {&door, {V(3, 2, 0), V(0, -4, 0), V(0, 0, 0)}};
+    imp_validate_result r = run(&ball, V(0, 0, 0), V(4, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 1);
+    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    near(r.violations[0].time, 0.6, 1e-15, "door contact");
+    assert_vec_near(r.violations[0].point, 2.9, 0, 0, 1e-15);
+    assert_vec_eq(r.violations[0].normal, 1, 0, 0);
+    /* head-on: stops at the door; the door then slides past along its face */
+    assert_vec_near(r.position, 2.4 - IMP_VALIDATE_SKIN_REL * 4.0, 0, 0, 1e-14);
+    assert_vec_eq(r.velocity, 0, 0, 0);
+    assert_false(r.blocked);
+    imp_validate_result_free(&r);
+
+    /* the same door checked only at t = 0 and t = dt would have let it pass */
+    imp_vec3 end = imp_path_at(w.m.p, w.m.v, w.m.a, 1.0);
+    assert_int_equal(imp_overlap(&ball, V(4, 0, 0), &door, end, 2).state, IMP_OVERLAP_APART);
+}
+
+/* 3D: a unit sphere dropping onto the floor y = 0 while moving along x:
+ * touches at t = 1 at (2, 0, 0) and slides for the second that is left. */
+static void test_halfspace_floor_3d(void **state) {
+    (void)state;
+    imp_shape ball = sphere(1), floor = halfspace(V(0, 1, 0), 0);
+    imp_validate_obstacle w = still(&floor, V(0, 0, 0));
+    imp_validate_result r = run(&ball, V(0, 5, 0), V(4, -3, 0), 2.0, &w, 1, 3, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 2);
+    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    near(r.violations[0].time, 1.0, 1e-15, "floor contact");
+    assert_vec_near(r.violations[0].point, 2, 0, 0, 1e-15);
+    assert_vec_near(r.violations[0].normal, 0, -1, 0, 1e-15);
+    assert_int_equal(r.violations[1].kind, IMP_VALIDATE_PENETRATION);
+    near(r.violations[1].depth, 4.0, 1e-15, "depth at to");
+    near(r.violations[1].time, 2.0, 0, "penetration at dt");
+    double skin = IMP_VALIDATE_SKIN_REL * sqrt(80.0), s5 = sqrt(5.0);
+    assert_vec_near(r.position, 4 - skin / s5, 1 + 2 * skin / s5, 0, 1e-14);
+    assert_vec_near(r.velocity, 2, 0, 0, 1e-15);
+    assert_int_equal(r.iterations, 1);
+    imp_validate_result_free(&r);
+
+    /* two spheres in 3D: a moving one in the way */
+    imp_shape other = sphere(1);
+    imp_validate_obstacle o = {&other, {V(5, 3, 0), V(0, -2, 0), V(0, 0, 0)}};
+    r = run(&ball, V(0, 0, 0), V(10, 0, 0), 1.0, &o, 1, 3, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    imp_validate_result_free(&r);
+}
+
+/* `to` inside a box: tunnelling where the path meets its face and
+ * penetration at `to` with the depth along x. */
+static void test_penetration_inside_box(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.25), crate = box2(1, 1, 0);
+    imp_validate_obstacle w = still(&crate, V(5, 0, 0));
+    imp_validate_result r = run(&ball, V(0, 0, 0), V(4.5, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 2);
+    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    near(r.violations[0].time, 3.75 / 4.5, 1e-15, "face contact");
+    const imp_validate_violation *p = &r.violations[1];
+    assert_int_equal(p->kind, IMP_VALIDATE_PENETRATION);
+    assert_int_equal(p->obstacle, 0);
+    near(p->time, 1.0, 0, "at dt");
+    near(p->depth, 0.75, 1e-15, "depth");
+    assert_vec_near(p->normal, 1, 0, 0, 1e-15);
+    assert_vec_near(p->point, 4.375, 0, 0, 1e-15);
+    assert_vec_near(r.position, 3.75 - IMP_VALIDATE_SKIN_REL * 4.5, 0, 0, 1e-14);
+    imp_validate_result_free(&r);
+
+    /* arriving exactly at the face is no violation */
+    r = run(&ball, V(0, 0, 0), V(3.75, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    assert_true(r.valid);
+    assert_vec_eq(r.position, 3.75, 0, 0);
+    imp_validate_result_free(&r);
+}
+
+static void test_speed_violation_clamps(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5);
+    imp_validate_result r = run(&ball, V(0, 0, 0), V(6, 8, 0), 1.0, NULL, 0, 2, 5.0, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 1);
+    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_SPEED);
+    near(r.violations[0].speed, 10.0, 0, "speed");
+    assert_vec_near(r.position, 3, 4, 0, 1e-15);
+    assert_vec_near(r.velocity, 3, 4, 0, 1e-15);
+    imp_validate_result_free(&r);
+
+    /* exactly at the limit is fine */
+    r = run(&ball, V(0, 0, 0), V(3, 4, 0), 1.0, NULL, 0, 2, 5.0, 5);
+    assert_true(r.valid);
+    imp_validate_result_free(&r);
+    /* max_speed 0: standing still only */
+    r = run(&ball, V(1, 1, 0), V(1, 2, 0), 1.0, NULL, 0, 2, 0.0, 5);
+    assert_false(r.valid);
+    assert_vec_eq(r.position, 1, 1, 0);
+    assert_vec_eq(r.velocity, 0, 0, 0);
+    imp_validate_result_free(&r);
+}
+
+/* Every obstacle on the path is reported, in time order; far ones are not. */
+static void test_every_obstacle_reported(void **state) {
+    (void)state;
+    imp_shape bullet = sphere(0.1), wall = segment(V(0, -1, 0), V(0, 1, 0)),
+              pill = capsule(V(0, -1, 0), V(0, 1, 0), 0.2);
+    imp_validate_obstacle w[4] = {still(&wall, V(7, 0, 0)), still(&pill, V(3, 0, 0)),
+                                  still(&wall, V(5, 50, 0)), still(&wall, V(-2, 0, 0))};
+    imp_validate_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 1.0, w, 4, 2, INFINITY, 5);
+    assert_int_equal(r.n_violations, 2);
+    assert_int_equal(r.violations[0].obstacle, 1);
+    near(r.violations[0].time, 0.27, 1e-15, "capsule");
+    assert_int_equal(r.violations[1].obstacle, 0);
+    near(r.violations[1].time, 0.69, 1e-15, "wall");
+    imp_validate_result_free(&r);
+}
+
+/* ---- property test ------------------------------------------------------------------------- */
+
+#define N_SCENES 10000
+#define MAX_OBS 6
+#define PATH_SAMPLES 64
+#define LEG_SAMPLES 32
+
+typedef struct scene {
+    imp_shape mover;
+    imp_vec3 mover_verts[8];
+    imp_shape shapes[MAX_OBS];
+    imp_vec3 verts[MAX_OBS][8];
+    imp_validate_obstacle obs[MAX_OBS];
+    size_t n;
+    imp_vec3 from, to;
+    double dt, max_speed;
+    int iterations;
+    double scale;
+} scene;
+
+static imp_shape random_shape(uint64_t *rng, imp_vec3 *vbuf, int allow_halfspace) {
+    int kind = (int)(imp_rng_unit(rng) * (allow_halfspace ? 6 : 5));
+    double size = imp_rng_uniform(rng, 0.1, 1.5);
+    switch (kind) {
+    case 0: return sphere(size);
+    case 1: return box2(size, imp_rng_uniform(rng, 0.05, 1.5), imp_rng_uniform(rng, -PI, PI));
+    case 2: {
+        size_t n = 3 + (size_t)(imp_rng_unit(rng) * 5);
+        double a0 = imp_rng_uniform(rng, 0, 2 * PI);
+        for (size_t i = 0; i < n; ++i) {
+            double a = a0 + 2 * PI * ((double)i + imp_rng_uniform(rng, 0.1, 0.9)) / (double)n;
+            vbuf[i] = V(size * cos(a), size * sin(a), 0);
+        }
+        imp_shape s = {.type = IMP_SHAPE_POLYGON, .verts = vbuf, .n_verts = n, .rot = {1, 0, 0, 0}};
+        return s;
+    }
+    case 3: {
+        double a = imp_rng_uniform(rng, -PI, PI);
+        imp_vec3 e = V(size * cos(a), size * sin(a), 0);
+        return capsule(imp_neg(e), e, imp_rng_uniform(rng, 0.01, 0.6));
+    }
+    case 4: {
+        double a = imp_rng_uniform(rng, -PI, PI), l = imp_rng_uniform(rng, 0.5, 4);
+        imp_vec3 e = V(l * cos(a), l * sin(a), 0);
+        return segment(imp_neg(e), e);
+    }
+    default: {
+        double a = imp_rng_uniform(rng, -PI, PI);
+        return halfspace(V(cos(a), sin(a), 0), imp_rng_uniform(rng, -14, -6));
+    }
+    }
+}
+
+static imp_vec3 rvec(uint64_t *rng, double lo, double hi) {
+    return V(imp_rng_uniform(rng, lo, hi), imp_rng_uniform(rng, lo, hi), 0);
+}
+
+/* Obstacle i placed at time t: shape copy (halfspace offset moved) and position. */
+static void place(const imp_validate_obstacle *o, double t, imp_shape *s, imp_vec3 *p) {
+    *s = *o->shape;
+    *p = imp_path_at(o->m.p, o->m.v, o->m.a, t);
+    if (s->type == IMP_SHAPE_HALFSPACE)
+        s->offset += imp_dot(s->normal, imp_path_at(V(0, 0, 0), o->m.v, o->m.a, t));
+}
+
+/* Deepest overlap of the mover at p with any obstacle at time t (0 when apart). */
+static double depth_at(const scene *sc, imp_vec3 p, double t, size_t *which) {
+    double worst = 0.0;
+    for (size_t i = 0; i < sc->n; ++i) {
+        imp_shape s;
+        imp_vec3 q;
+        place(&sc->obs[i], t, &s, &q);
+        imp_overlap_result o = imp_overlap(&sc->mover, p, &s, q, 2);
+        assert_int_not_equal(o.state, IMP_OVERLAP_UNSUPPORTED);
+        if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > worst) {
+            worst = o.depth;
+            *which = i;
+        }
+    }
+    return worst;
+}
+
+/* A random scene whose start position no obstacle touches during [0, dt]. */
+static void make_scene(uint64_t *rng, scene *sc) {
+    for (;;) {
+        sc->mover = random_shape(rng, sc->mover_verts, 0);
+        sc->from = rvec(rng, -8, 8);
+        sc->to = imp_add(sc->from, rvec(rng, -8, 8));
+        sc->dt = imp_rng_uniform(rng, 0.05, 2);
+        sc->n = 1 + (size_t)(imp_rng_unit(rng) * MAX_OBS);
+        sc->iterations = (int)(imp_rng_unit(rng) * 8);
+        sc->max_speed = imp_rng_unit(rng) < 0.2 ? imp_rng_uniform(rng, 0, 10) : INFINITY;
+        int clear = 1;
+        for (size_t i = 0; i < sc->n && clear; ++i) {
+            sc->shapes[i] = random_shape(rng, sc->verts[i], 1);
+            imp_motion m = {rvec(rng, -8, 8), V(0, 0, 0), V(0, 0, 0)};
+            if (imp_rng_unit(rng) < 0.3) m.v = rvec(rng, -6, 6);
+            if (imp_rng_unit(rng) < 0.15) m.a = rvec(rng, -6, 6);
+            /* obstacles near the path now and then, so that most scenes collide */
+            if (imp_rng_unit(rng) < 0.5) {
+                double s = imp_rng_unit(rng);
+                m.p = imp_add(imp_madd(sc->from, imp_sub(sc->to, sc->from), s), rvec(rng, -1, 1));
+            }
+            sc->obs[i] = (imp_validate_obstacle){&sc->shapes[i], m};
+            imp_motion rest = {sc->from, V(0, 0, 0), V(0, 0, 0)};
+            imp_toi_result r = imp_toi_shapes(&sc->mover, &rest, &sc->shapes[i], &m, 2, sc->dt);
+            clear = r.state == IMP_TOI_NONE;
+        }
+        if (!clear) continue;
+        double scale = fmax(imp_max_abs(sc->from), imp_max_abs(sc->to)) + 2.0;
+        for (size_t i = 0; i < sc->n; ++i) {
+            imp_shape s;
+            imp_vec3 q0, q1;
+            place(&sc->obs[i], 0, &s, &q0);
+            place(&sc->obs[i], sc->dt, &s, &q1);
+            scale = fmax(scale, fmax(imp_max_abs(q0), imp_max_abs(q1)) + 5.0);
+            if (s.type == IMP_SHAPE_HALFSPACE) scale = fmax(scale, fabs(s.offset));
+        }
+        sc->scale = scale;
+        return;
+    }
+}
+
+static void test_property_random_scenes(void **state) {
+    (void)state;
+    const uint64_t seed = 0x5eed0f7a11dULL;
+    uint64_t rng = seed;
+    size_t n_valid = 0, n_blocked = 0, n_slid = 0, n_tunnel = 0;
+    for (int k = 0; k < N_SCENES; ++k) {
+        uint64_t scene_seed = rng;
+        scene sc;
+        make_scene(&rng, &sc);
+        imp_validate_input in = {&sc.mover, sc.from,         sc.to,        sc.dt,
+                                 sc.obs,    sc.n,            2,            sc.max_speed,
+                                 sc.iterations};
+        imp_validate_result r = imp_validate_move(&in);
+        if (r.state != IMP_VALIDATE_OK)
+            fail_msg("scene %d (seed %#llx, scene rng %#llx): failed", k,
+                     (unsigned long long)seed, (unsigned long long)scene_seed);
+        const double tol = 1e-9 * sc.scale;
+        size_t which = 0;
+        double dep;
+        /* 1. the outcome overlaps nothing at t = dt */
+        dep = depth_at(&sc, r.position, sc.dt, &which);
+        if (dep > tol)
+            fail_msg("scene %d (seed %#llx, scene rng %#llx): outcome overlaps obstacle %zu by "
+                     "%.3g",
+                     k, (unsigned long long)seed, (unsigned long long)scene_seed, which, dep);
+        /* 2. a valid move: `to` unchanged and the straight path clear */
+        imp_vec3 d = imp_sub(sc.to, sc.from);
+        if (r.valid) {
+            ++n_valid;
+            assert_true(r.position.x == sc.to.x && r.position.y == sc.to.y);
+            for (int j = 0; j <= PATH_SAMPLES; ++j) {
+                double s = (double)j / PATH_SAMPLES;
+                dep = depth_at(&sc, imp_madd(sc.from, d, s), s * sc.dt, &which);
+                if (dep > tol)
+                    fail_msg("scene %d (seed %#llx, scene rng %#llx): valid, but the path "
+                             "overlaps obstacle %zu by %.3g at s = %g",
+                             k, (unsigned long long)seed, (unsigned long long)scene_seed, which,
+                             dep, s);
+            }
+        }
+        /* 3. the corrected path passes through nothing */
+        if (r.blocked) {
+            ++n_blocked;
+            assert_true(r.position.x == sc.from.x && r.position.y == sc.from.y);
+            assert_true(r.velocity.x == 0 && r.velocity.y == 0);
+            for (int j = 0; j <= LEG_SAMPLES; ++j) {
+                double t = sc.dt * j / LEG_SAMPLES;
+                dep = depth_at(&sc, sc.from, t, &which);
+                if (dep > tol)
+                    fail_msg("scene %d (seed %#llx): blocked start overlaps %zu", k,
+                             (unsigned long long)seed, which);
+            }
+        } else {
+            if (r.iterations > 0) ++n_slid;
+            assert_true(r.n_legs >= 1);
+            assert_true(r.iterations <= sc.iterations);
+            for (int l = 0; l < r.n_legs; ++l) {
+                const imp_validate_leg *leg = &r.legs[l];
+                double t1 = l + 1 < r.n_legs ? r.legs[l + 1].t0 : sc.dt;
+                assert_true(t1 >= leg->t0);
+                for (int j = 0; j <= LEG_SAMPLES; ++j) {
+                    double u = (t1 - leg->t0) * j / LEG_SAMPLES;
+                    dep = depth_at(&sc, imp_madd(leg->start, leg->v, u), leg->t0 + u, &which);
+                    if (dep > tol)
+                        fail_msg("scene %d (seed %#llx, scene rng %#llx): leg %d passes through "
+                                 "obstacle %zu (depth %.3g at t = %g)",
+                                 k, (unsigned long long)seed, (unsigned long long)scene_seed, l,
+                                 which, dep, leg->t0 + u);
+                }
+            }
+            /* the last leg ends where the outcome is */
+            const imp_validate_leg *last = &r.legs[r.n_legs - 1];
+            imp_vec3 end = imp_madd(last->start, last->v, sc.dt - last->t0);
+            if (imp_len(imp_sub(end, r.position)) > 1e-9 * sc.scale)
+                fail_msg("scene %d (seed %#llx): last leg ends away from the outcome", k,
+                         (unsigned long long)seed);
+            /* never faster than the claim */
+            if (imp_len(r.velocity) > imp_len(d) / sc.dt * (1 + 1e-12) + 1e-300)
+                fail_msg("scene %d (seed %#llx): corrected velocity above the claim", k,
+                         (unsigned long long)seed);
+        }
+        /* 4. tunnelling contacts are real contacts */
+        for (size_t i = 0; i < r.n_violations; ++i) {
+            const imp_validate_violation *v = &r.violations[i];
+            if (v->kind != IMP_VALIDATE_TUNNELING) continue;
+            ++n_tunnel;
+            imp_shape s;
+            imp_vec3 q;
+            place(&sc.obs[v->obstacle], v->time, &s, &q);
+            imp_overlap_result o =
+                imp_overlap(&sc.mover, imp_madd(sc.from, d, v->time / sc.dt), &s, q, 2);
+            double gap = o.state == IMP_OVERLAP_APART ? o.distance : o.depth;
+            if (gap > 1e-6 * sc.scale)
+                fail_msg("scene %d (seed %#llx): tunnelling at %g is %g away from contact", k,
+                         (unsigned long long)seed, v->time, gap);
+        }
+        /* 5. valid if and only if there is nothing to report */
+        assert_int_equal(r.valid, r.n_violations == 0);
+        imp_validate_result_free(&r);
+    }
+    print_message("%d scenes: %zu valid, %zu slid, %zu blocked, %zu tunnelling contacts\n",
+                  N_SCENES, n_valid, n_slid, n_blocked, n_tunnel);
+    /* the generator must exercise every branch */
+    assert_true(n_valid > N_SCENES / 20);
+    assert_true(n_slid > N_SCENES / 20);
+    assert_true(n_blocked > N_SCENES / 100);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bullet_through_thin_segment_wall),
+        cmocka_unit_test(test_bullet_through_thin_box_wall),
+        cmocka_unit_test(test_max_iterations_zero_stays_at_start),
+        cmocka_unit_test(test_corner_slides_then_stops),
+        cmocka_unit_test(test_acute_wedge_stops_in_crease),
+        cmocka_unit_test(test_grazing_along_wall_is_valid),
+        cmocka_unit_test(test_start_in_contact),
+        cmocka_unit_test(test_start_overlapping),
+        cmocka_unit_test(test_moving_door_is_caught),
+        cmocka_unit_test(test_halfspace_floor_3d),
+        cmocka_unit_test(test_penetration_inside_box),
+        cmocka_unit_test(test_speed_violation_clamps),
+        cmocka_unit_test(test_every_obstacle_reported),
+        cmocka_unit_test(test_property_random_scenes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
