@@ -30,6 +30,7 @@ static const struct {
     {"toi", imp_ep_toi},
     {"batch", imp_ep_batch},
     {"scenes/predict", imp_ep_scenes_predict},
+    {"scenes/simulate", imp_ep_scenes_simulate},
     {"paths/intersect", imp_ep_paths_intersect},
     {"overlap", imp_ep_overlap},
     {"respond", imp_ep_respond},

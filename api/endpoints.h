@@ -17,6 +17,7 @@ typedef int (*imp_endpoint_fn)(const json_t *req, imp_dec *d, json_t **resp);
 int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp);
 int imp_ep_batch(const json_t *req, imp_dec *d, json_t **resp);
 int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp);
+int imp_ep_scenes_simulate(const json_t *req, imp_dec *d, json_t **resp);
 int imp_ep_paths_intersect(const json_t *req, imp_dec *d, json_t **resp);
 int imp_ep_overlap(const json_t *req, imp_dec *d, json_t **resp);
 int imp_ep_respond(const json_t *req, imp_dec *d, json_t **resp);

@@ -24,10 +24,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/bodies.h"
 #include "api/encode.h"
 #include "api/endpoints.h"
 #include "core/scene.h"
-#include "core/toi_shapes.h"
 
 /* Most candidate pairs one request may examine (8 bytes each in the broadphase's list,
  * plus its working memory, and a pairwise solve each). */
@@ -80,55 +80,18 @@ static int dec_count(imp_dec *d, const json_t *req, const char *key, size_t *out
     return 0;
 }
 
-static void free_bodies(imp_body *bodies, size_t n) {
-    for (size_t i = 0; bodies && i < n; ++i) imp_body_free(&bodies[i]);
-    free(bodies);
-}
-
-/* 0 when the body's shape pairs with every other body this endpoint takes:
- * every shape in 2D; spheres and halfspaces in 3D (imp_toi_shapes). Else 422
- * at its shape/type (the current pointer is the body's). */
-static int scene_shape(imp_dec *d, const imp_body *b) {
-    imp_shape sphere = {.type = IMP_SHAPE_SPHERE};
-    if (imp_toi_shapes_supported(&b->shape, &sphere, d->dim)) return 0;
-    size_t saved = imp_dec_push_key(d, "shape");
-    size_t s2 = imp_dec_push_key(d, "type");
-    imp_dec_fail(d, IMP_E_VALUE,
-                 "is not supported in 3D scenes yet (spheres and halfspaces; every shape in 2D)");
-    imp_dec_pop(d, s2);
-    imp_dec_pop(d, saved);
-    return -1;
-}
-
-/* Decodes "bodies" into *bodies (malloc'd; *decoded of them own their shapes:
- * free with free_bodies) and *scene, whose shapes point into *bodies. */
+/* Decodes "bodies" (api/bodies.h) into *bodies (*decoded of them own their shapes: free
+ * with imp_bodies_free) and *scene, whose shapes point into *bodies. */
 static int dec_bodies(imp_dec *d, const json_t *req, imp_body **bodies, imp_scene_body **scene,
                       size_t *n, size_t *decoded) {
-    const json_t *arr = json_object_get(req, "bodies");
-    size_t saved = imp_dec_push_key(d, "bodies");
-    *decoded = 0;
-    if (!arr) return imp_dec_fail(d, IMP_E_MISSING, "is required");
-    if (!json_is_array(arr)) return imp_dec_fail(d, IMP_E_TYPE, "must be an array of bodies");
-    *n = json_array_size(arr);
-    if (*n > d->ctx->max_bodies || *n > UINT32_MAX) {
-        snprintf(d->detail, sizeof d->detail, "%zu bodies, the limit is %zu", *n,
-                 d->ctx->max_bodies);
-        return imp_dec_fail(d, IMP_E_LIMIT, "has more bodies than this server accepts");
-    }
-    *bodies = malloc((*n ? *n : 1) * sizeof **bodies);
+    if (imp_dec_scene_bodies(d, req, bodies, n, decoded)) return -1;
     *scene = malloc((*n ? *n : 1) * sizeof **scene);
-    if (!*bodies || !*scene) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    if (!*scene) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     for (size_t i = 0; i < *n; ++i) {
-        imp_body *b = &(*bodies)[i];
-        size_t s2 = imp_dec_push_index(d, i);
-        if (imp_dec_body_value(d, json_array_get(arr, i), i, b)) return -1;
-        ++*decoded;
-        if (scene_shape(d, b)) return -1;
-        imp_dec_pop(d, s2);
+        const imp_body *b = &(*bodies)[i];
         (*scene)[i] = (imp_scene_body){b->m, b->shape.radius, b->is_static,
                                        b->shape.type == IMP_SHAPE_SPHERE ? NULL : &b->shape};
     }
-    imp_dec_pop(d, saved);
     return 0;
 }
 
@@ -182,7 +145,7 @@ int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
                             &horizon) ||
              dec_kind(d, req, &kind) || dec_count(d, req, "max_results", &max_results);
     if (rc) {
-        free_bodies(bodies, decoded);
+        imp_bodies_free(bodies, decoded);
         free(scene);
         return -1;
     }
@@ -196,7 +159,7 @@ int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(scene);
     if (st != IMP_SCENE_OK) {
-        free_bodies(bodies, n);
+        imp_bodies_free(bodies, n);
         if (st == IMP_SCENE_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
         imp_dec_pop(d, 0);
         imp_dec_push_key(d, "bodies");
@@ -228,7 +191,7 @@ int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
     }
     json_decref(stats);
     imp_scene_output_free(&out);
-    free_bodies(bodies, n);
+    imp_bodies_free(bodies, n);
     if (!ok) {
         json_decref(o);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");

@@ -1,0 +1,194 @@
+/*
+ * ep_scenes_simulate.c - POST /v1/scenes/simulate: event-driven simulation
+ * with collision response.
+ *
+ * DESIGN
+ * What: decodes the bodies (api/bodies.h: the same bodies, limits and errors
+ * as /v1/scenes/predict), the horizon, gravity, max_events and record; runs
+ * imp_sim_run (core/simulate.h); encodes the stop time, the contacts in time
+ * order (unless record is "none"), every body's final position and velocity
+ * and stats.
+ * How: max_events defaults to the server's --max-events and may not exceed
+ * it (422), so one request's work and its event list are bounded by
+ * configuration. elapsed_ms is the simulation alone (monotonic clock).
+ * Why: the simulation runs on one worker; its cost is proportional to the
+ * events processed (core/simulate.c keeps the cost per event flat in n), so
+ * max_events is the knob that bounds it.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/bodies.h"
+#include "api/encode.h"
+#include "api/endpoints.h"
+#include "core/simulate.h"
+
+/* "max_events": an integer in [0, ctx->max_events]; absent: ctx->max_events. */
+static int dec_max_events(imp_dec *d, const json_t *req, size_t *out) {
+    *out = d->ctx->max_events;
+    const json_t *v = json_object_get(req, "max_events");
+    if (!v) return 0;
+    size_t saved = imp_dec_push_key(d, "max_events");
+    int rc = 0;
+    if (!json_is_number(v)) {
+        rc = imp_dec_fail(d, IMP_E_TYPE, "must be an integer >= 0");
+    } else {
+        double x = json_number_value(v);
+        if (!isfinite(x) || x != floor(x)) {
+            rc = imp_dec_fail(d, IMP_E_TYPE, "must be an integer >= 0");
+        } else if (x < 0) {
+            rc = imp_dec_fail(d, IMP_E_VALUE, "must be an integer >= 0");
+        } else if (x > (double)d->ctx->max_events) {
+            snprintf(d->detail, sizeof d->detail, "the limit is %zu", d->ctx->max_events);
+            rc = imp_dec_fail(d, IMP_E_LIMIT, "is more than this server's --max-events");
+        } else {
+            *out = (size_t)x;
+        }
+    }
+    imp_dec_pop(d, saved);
+    return rc;
+}
+
+/* "record": "events" (default) or "none". */
+static int dec_record(imp_dec *d, const json_t *req, int *out) {
+    *out = 1;
+    const json_t *v = json_object_get(req, "record");
+    if (!v) return 0;
+    size_t saved = imp_dec_push_key(d, "record");
+    int rc = 0;
+    if (!json_is_string(v))
+        rc = imp_dec_fail(d, IMP_E_TYPE, "must be a string");
+    else if (strcmp(json_string_value(v), "events") == 0)
+        *out = 1;
+    else if (strcmp(json_string_value(v), "none") == 0)
+        *out = 0;
+    else
+        rc = imp_dec_fail(d, IMP_E_VALUE, "must be one of: events, none");
+    imp_dec_pop(d, saved);
+    return rc;
+}
+
+static json_t *enc_event(const imp_sim_event *e, const imp_body *bodies, int dim) {
+    json_t *o = json_object();
+    int ok = o != NULL;
+    if (!ok) return NULL;
+    imp_put_real(o, "time", e->time, &ok);
+    imp_put(o, "a", imp_enc_id(&bodies[e->a]), &ok);
+    imp_put(o, "b", imp_enc_id(&bodies[e->b]), &ok);
+    imp_put(o, "point", imp_enc_vec(e->point, dim), &ok);
+    imp_put(o, "normal", imp_enc_vec(e->normal, dim), &ok);
+    imp_put(o, "impulse", imp_enc_vec(e->impulse, dim), &ok);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *enc_state(const imp_sim_state *st, const imp_body *b, int dim) {
+    json_t *o = json_object();
+    int ok = o != NULL;
+    if (!ok) return NULL;
+    imp_put(o, "id", imp_enc_id(b), &ok);
+    imp_put(o, "position", imp_enc_vec(st->p, dim), &ok);
+    imp_put(o, "velocity", imp_enc_vec(st->v, dim), &ok);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, size_t n, int dim,
+                            int record, double ms) {
+    int ok = 1;
+    json_t *o = json_object(), *events = record ? json_array() : NULL, *states = json_array(),
+           *stats = json_object();
+    if (!o || (record && !events) || !states || !stats) ok = 0;
+    for (size_t i = 0; ok && record && i < out->n_events; ++i)
+        if (json_array_append_new(events, enc_event(&out->events[i], bodies, dim)) != 0) ok = 0;
+    for (size_t i = 0; ok && i < n; ++i)
+        if (json_array_append_new(states, enc_state(&out->bodies[i], &bodies[i], dim)) != 0) ok = 0;
+    if (ok) {
+        imp_put_real(o, "time", out->time, &ok);
+        if (record) {
+            imp_put(o, "events", events, &ok);
+            events = NULL;
+        }
+        imp_put(o, "bodies", states, &ok);
+        states = NULL;
+        imp_put(stats, "events", json_integer((json_int_t)out->stats.events), &ok);
+        imp_put(stats, "stopped",
+                json_string(out->stopped == IMP_SIM_STOP_MAX_EVENTS ? "max_events" : "horizon"),
+                &ok);
+        imp_put_real(stats, "elapsed_ms", ms, &ok);
+        imp_put(stats, "bodies", json_integer((json_int_t)n), &ok);
+        imp_put(stats, "cell_crossings", json_integer((json_int_t)out->stats.crossings), &ok);
+        imp_put(stats, "slow_contacts", json_integer((json_int_t)out->stats.slow_contacts), &ok);
+        imp_put(stats, "rests", json_integer((json_int_t)out->stats.rests), &ok);
+        imp_put(o, "stats", stats, &ok);
+        stats = NULL;
+    }
+    json_decref(events);
+    json_decref(states);
+    json_decref(stats);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static double ms_between(const struct timespec *t0, const struct timespec *t1) {
+    return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int imp_ep_scenes_simulate(const json_t *req, imp_dec *d, json_t **resp) {
+    imp_body *bodies = NULL;
+    size_t n = 0, decoded = 0, max_events = 0;
+    double horizon = 0;
+    imp_vec3 gravity = imp_v3(0, 0, 0);
+    int record = 1;
+    int rc = imp_dec_object(d, req) || imp_dec_scene_bodies(d, req, &bodies, &n, &decoded) ||
+             imp_dec_number(d, req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
+                            &horizon) ||
+             imp_dec_vec(d, req, "gravity", 0, &gravity) || dec_max_events(d, req, &max_events) ||
+             dec_record(d, req, &record);
+    if (rc) {
+        imp_bodies_free(bodies, decoded);
+        return -1;
+    }
+    int dim = d->dim ? d->dim : 2; /* no vector at all: an empty scene */
+
+    imp_sim_body *sb = malloc((n ? n : 1) * sizeof *sb);
+    if (!sb) {
+        imp_bodies_free(bodies, n);
+        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const imp_body *b = &bodies[i];
+        sb[i] = (imp_sim_body){b->m, &b->shape, b->mass, b->is_static, b->restitution,
+                               b->tangential};
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    imp_sim_input in = {sb, n, dim, horizon, gravity, max_events, record, 0};
+    imp_sim_output out;
+    imp_sim_status st = imp_sim_run(&in, &out);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    free(sb);
+    if (st != IMP_SIM_OK) {
+        imp_bodies_free(bodies, n);
+        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    }
+    json_t *o = enc_response(&out, bodies, n, dim, record, ms_between(&t0, &t1));
+    imp_sim_output_free(&out);
+    imp_bodies_free(bodies, n);
+    if (!o) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    *resp = o;
+    return 0;
+}

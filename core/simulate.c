@@ -1,0 +1,769 @@
+/*
+ * simulate.c - event-driven (collision-driven) simulation of bodies on
+ * exact parabolic paths.
+ *
+ * DESIGN
+ * What: bodies move on p + v t + a t^2/2 from contact to contact; every
+ * contact is resolved by imp_respond_resolve; nothing is time-stepped.
+ *
+ * How (Lubachevsky 1991, "How to simulate billiards and similar systems",
+ * J. Comput. Phys. 94: one pending event per body, bodies advanced lazily;
+ * Donev, Torquato, Stillinger 2005, "Neighbor-list collision-driven
+ * molecular dynamics simulation for nonspherical hard particles",
+ * J. Comput. Phys. 202: cell-crossing events, lazy invalidation):
+ *  - Each body keeps its own reference time t_ref and its state there; its
+ *    position at any later time is its path evaluated at t - t_ref. Only
+ *    the bodies of an event are moved to the event's time.
+ *  - Prediction of body i at time `now` asks imp_toi_shapes for the first
+ *    contact of i with each body near it (window [now, min(best, horizon)]),
+ *    and, for a body in the grid, for the time it leaves its cell; the
+ *    earliest of these is i's one pending event, pushed on a binary heap
+ *    ordered by (time, owner). Its contact point and normal are kept with
+ *    the body, not in the heap (24-byte heap entries).
+ *  - Lazy invalidation: body i has two counters: seq (bumped at every
+ *    prediction of i) and traj (bumped whenever i's path changes). An
+ *    event stores its owner's seq and its partner's traj. Popped with a
+ *    stale seq it is dropped (the owner has a newer event); with a current
+ *    seq but a stale partner it is dropped and its owner predicted again at
+ *    that time. This is enough: a partner whose path changed was predicted
+ *    against everything near it, so any earlier contact with the owner is
+ *    in the queue as the partner's own event or found before it happens.
+ *  - After a contact only the two bodies whose paths changed are predicted
+ *    again (a static partner's path does not change).
+ *  - Grid: a uniform grid of cubic cells of edge L >= the largest diameter
+ *    of the bodies in it (plus IMP_SIM_CELL_SLACK), hashed into a table of
+ *    about 2n buckets (unbounded space, no allocation per cell). Two
+ *    touching bodies are then in the same or adjacent cells, so a body is
+ *    predicted against the 3^dim cells around its own, and a cell-crossing
+ *    event moves it when its path reaches a cell face (per axis, the root of
+ *    x(t) = face with the velocity pointing out of the cell: a quadratic
+ *    under acceleration, whose root at the face just entered is excluded by
+ *    that sign). Cell indices are clamped to +-2^40: the outermost cells
+ *    reach to infinity, so far-flung bodies share them (correct, slower).
+ *  - Cell size: L = 2 r_cut (1 + slack), where r_cut is the bounding radius
+ *    of the (K+1)-th largest body, K = min(IMP_SIM_MAX_GLOBAL, n/100); the K
+ *    or fewer larger bodies and all halfspaces are "global": kept out of
+ *    the grid, every grid body is predicted against them and a moving
+ *    global body against every body. A sparse scene gets larger cells, up
+ *    to about one body per cell (extent / n^(1/dim), at most 4 times the
+ *    minimum), which cuts crossings without crowding cells. Per event the
+ *    work is then the bodies of 3^dim cells plus at most 64 globals (plus
+ *    the halfspaces), independent of n.
+ *  - Kinematic static bodies live in the grid like the rest (with crossing
+ *    events) and predict against non-static neighbours; still static bodies
+ *    never own events; halfspaces never do (static, and everyone predicts
+ *    against them). A moving halfspace is evaluated by shifting its offset
+ *    along its normal.
+ *  - Guards (Mirtich 2000, "Timewarp rigid body simulation", SIGGRAPH, on
+ *    why resting and persistent contact must leave the pure event loop):
+ *    (1) collapse: a contact approaching slower than IMP_SIM_SLOW_REL V is
+ *    resolved with e = 0, so a chain of ever slower contacts (inelastic
+ *    collapse, zero-time chains between equal pairs) ends with the pair
+ *    sliding, which imp_toi_shapes does not report as a contact;
+ *    (2) resting: a non-static body leaving a still static halfspace whose
+ *    next hop would be lower than IMP_SIM_REST_REL S rests on it: its normal
+ *    velocity and the normal part of its acceleration are removed (the
+ *    halfspace's normal force) and the pair is not predicted while it rests;
+ *    a later contact lifts it off when it leaves faster than that, else it
+ *    keeps resting. Resting on anything but a still halfspace (stacks,
+ *    static boxes) is not modelled: such a body is pushed back at each
+ *    zero-time contact, bounded by (3);
+ *    (3) max_events bounds the contacts processed; the run stops before the
+ *    contact that would exceed it.
+ *  - Pairs found interpenetrating (by more than the solvers' contact
+ *    tolerance) are resolved at once when approaching along the overlap
+ *    normal and otherwise left to separate.
+ * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
+ * times are the exact roots the pairwise solvers give (no step error), and
+ * the heap's stale entries are compacted when they outnumber live ones 4:1.
+ */
+#include "simulate.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "respond.h"
+#include "toi_shapes.h"
+
+#define NONE UINT32_MAX
+#define CROSS (UINT32_MAX - 1)
+#define CELL_CLAMP ((int64_t)1 << 40)
+
+/* How much larger than the minimum a sparse scene's cells may grow. */
+#define SPARSE_CELL_MAX_FACTOR 4.0
+
+typedef struct qev {
+    double t;
+    uint32_t owner, partner; /* partner: a body, or CROSS */
+    uint32_t seq, traj;
+} qev;
+
+enum { F_STATIC = 1, F_HALFSPACE = 2, F_STILL = 4, F_GLOBAL = 8, F_OWNER = 16 };
+
+struct imp_sim {
+    const imp_sim_body *b;
+    size_t n;
+    int dim;
+    double horizon, now;
+    size_t max_events;
+    int record, failed;
+    /* per body */
+    double *tref;
+    imp_vec3 *p, *v, *a, *a_full;
+    uint32_t *seq, *traj, *support;
+    double *br;
+    uint8_t *flags;
+    imp_vec3 *ev_point, *ev_normal;
+    uint8_t *ev_axis;
+    int8_t *ev_dir;
+    /* grid */
+    double L;
+    int64_t *cell; /* 3 per body */
+    uint32_t *next, *prev, *head;
+    size_t mask;
+    uint32_t *globals;
+    size_t n_globals;
+    /* queue */
+    qev *heap;
+    size_t hn, hcap;
+    /* record */
+    imp_sim_event *rec;
+    size_t nrec, rcap;
+    imp_sim_stats st;
+    double S, V, u_slow, h_rest;
+};
+
+/* ---- heap ------------------------------------------------------------------------------- */
+
+static int qless(const qev *x, const qev *y) {
+    return x->t < y->t || (x->t == y->t && x->owner < y->owner);
+}
+
+static void sift_down(qev *h, size_t n, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && qless(&h[l], &h[m])) m = l;
+        if (l + 1 < n && qless(&h[l + 1], &h[m])) m = l + 1;
+        if (m == i) return;
+        qev tmp = h[i];
+        h[i] = h[m];
+        h[m] = tmp;
+        i = m;
+    }
+}
+
+static void compact(imp_sim *s) {
+    size_t k = 0;
+    for (size_t i = 0; i < s->hn; ++i)
+        if (s->heap[i].seq == s->seq[s->heap[i].owner]) s->heap[k++] = s->heap[i];
+    s->st.stale += s->hn - k;
+    s->hn = k;
+    for (size_t i = k / 2; i-- > 0;) sift_down(s->heap, k, i);
+}
+
+static void push(imp_sim *s, qev e) {
+    if (s->hn == s->hcap) {
+        if (s->hn > 4 * s->n + 1024) compact(s);
+        if (s->hn == s->hcap) {
+            size_t cap = s->hcap ? 2 * s->hcap : 1024;
+            qev *h = realloc(s->heap, cap * sizeof *h);
+            if (!h) {
+                s->failed = 1;
+                return;
+            }
+            s->heap = h;
+            s->hcap = cap;
+        }
+    }
+    size_t i = s->hn++;
+    s->heap[i] = e;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (!qless(&s->heap[i], &s->heap[up])) break;
+        qev tmp = s->heap[i];
+        s->heap[i] = s->heap[up];
+        s->heap[up] = tmp;
+        i = up;
+    }
+}
+
+static void pop(imp_sim *s) {
+    s->heap[0] = s->heap[--s->hn];
+    sift_down(s->heap, s->hn, 0);
+}
+
+/* ---- grid ------------------------------------------------------------------------------- */
+
+static size_t bucket_of(const imp_sim *s, const int64_t c[3]) {
+    uint64_t h = (uint64_t)c[0] * 0x9E3779B97F4A7C15ull ^ (uint64_t)c[1] * 0xC2B2AE3D27D4EB4Full ^
+                 (uint64_t)c[2] * 0x165667B19E3779F9ull;
+    h ^= h >> 29;
+    return (size_t)(h & s->mask);
+}
+
+static void grid_insert(imp_sim *s, uint32_t i) {
+    size_t k = bucket_of(s, &s->cell[3 * (size_t)i]);
+    s->prev[i] = NONE;
+    s->next[i] = s->head[k];
+    if (s->head[k] != NONE) s->prev[s->head[k]] = i;
+    s->head[k] = i;
+}
+
+static void grid_remove(imp_sim *s, uint32_t i) {
+    if (s->prev[i] != NONE)
+        s->next[s->prev[i]] = s->next[i];
+    else
+        s->head[bucket_of(s, &s->cell[3 * (size_t)i])] = s->next[i];
+    if (s->next[i] != NONE) s->prev[s->next[i]] = s->prev[i];
+}
+
+static int64_t cell_index(double x, double L) {
+    double c = floor(x / L);
+    if (!(c > -(double)CELL_CLAMP)) return -CELL_CLAMP;
+    if (c > (double)CELL_CLAMP) return CELL_CLAMP;
+    return (int64_t)c;
+}
+
+/* ---- paths ------------------------------------------------------------------------------ */
+
+static imp_motion motion_at(const imp_sim *s, uint32_t i, double t) {
+    double dt = t - s->tref[i];
+    imp_motion m = {imp_path_at(s->p[i], s->v[i], s->a[i], dt), imp_path_vel(s->v[i], s->a[i], dt),
+                    s->a[i]};
+    return m;
+}
+
+/* A halfspace's shape and motion referenced at time t (its offset moves along its normal). */
+static void halfspace_at(const imp_sim *s, uint32_t h, double t, imp_shape *sh, imp_motion *m) {
+    *sh = *s->b[h].shape;
+    *m = s->b[h].m;
+    if (!(s->flags[h] & F_STILL)) {
+        imp_vec3 d = imp_path_at(imp_v3(0, 0, 0), m->v, m->a, t);
+        sh->offset += imp_dot(sh->normal, d);
+        m->v = imp_path_vel(m->v, m->a, t);
+    }
+}
+
+static void body_at(const imp_sim *s, uint32_t i, double t, imp_shape *tmp, const imp_shape **sh,
+                    imp_motion *m) {
+    if (s->flags[i] & F_HALFSPACE) {
+        halfspace_at(s, i, t, tmp, m);
+        *sh = tmp;
+    } else {
+        *m = motion_at(s, i, t);
+        *sh = s->b[i].shape;
+    }
+}
+
+/* ---- prediction ------------------------------------------------------------------------- */
+
+typedef struct best_ev {
+    double t;
+    uint32_t partner;
+    imp_vec3 point, normal;
+    int axis, dir;
+} best_ev;
+
+/* Earliest tau >= 0 at which x + v tau + a tau^2/2 reaches `face` moving outward (dir +1:
+ * increasing through it, -1: decreasing); INFINITY when never. */
+static double face_time(double x, double v, double a, double face, int dir) {
+    double c = x - face;
+    /* already beyond the face and moving out: cross now */
+    if (dir * c >= 0 && (dir * v > 0 || (v == 0 && dir * a > 0))) return 0.0;
+    double A = 0.5 * a, B = v, best = INFINITY;
+    double r[2];
+    int nr = 0;
+    if (A == 0) {
+        if (B != 0) r[nr++] = -c / B;
+    } else {
+        double disc = B * B - 4 * A * c;
+        if (disc < 0) return INFINITY;
+        double q = -0.5 * (B + copysign(sqrt(disc), B));
+        r[nr++] = q / A;
+        if (q != 0) r[nr++] = c / q;
+    }
+    for (int k = 0; k < nr; ++k) {
+        double tau = r[k];
+        if (!(tau >= 0) || tau >= best) continue;
+        if (dir * (v + a * tau) > 0) best = tau;
+    }
+    return best;
+}
+
+static void predict_crossing(const imp_sim *s, uint32_t i, best_ev *be) {
+    imp_motion m = motion_at(s, i, s->now);
+    const int64_t *c = &s->cell[3 * (size_t)i];
+    const double *x = &m.p.x, *v = &m.v.x, *a = &m.a.x;
+    for (int k = 0; k < s->dim; ++k) {
+        if (c[k] < CELL_CLAMP) {
+            double tau = face_time(x[k], v[k], a[k], (double)(c[k] + 1) * s->L, 1);
+            if (s->now + tau < be->t) {
+                be->t = s->now + tau;
+                be->partner = CROSS;
+                be->axis = k;
+                be->dir = 1;
+            }
+        }
+        if (c[k] > -CELL_CLAMP) {
+            double tau = face_time(x[k], v[k], a[k], (double)c[k] * s->L, -1);
+            if (s->now + tau < be->t) {
+                be->t = s->now + tau;
+                be->partner = CROSS;
+                be->axis = k;
+                be->dir = -1;
+            }
+        }
+    }
+}
+
+static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *shi,
+                         const imp_motion *mi, best_ev *be) {
+    if (i == j) return;
+    uint8_t fi = s->flags[i], fj = s->flags[j];
+    if ((fi & F_STATIC) && (fj & F_STATIC)) return;
+    if (s->support[i] == j || s->support[j] == i) return;
+    double window = fmin(be->t, s->horizon) - s->now;
+    if (!(window > 0)) return;
+    imp_shape tmp;
+    const imp_shape *shj;
+    imp_motion mj;
+    body_at(s, j, s->now, &tmp, &shj, &mj);
+    s->st.predictions++;
+    imp_toi_result r = imp_toi_shapes(shi, mi, shj, &mj, s->dim, window);
+    double t;
+    if (r.state == IMP_TOI_HIT) {
+        t = s->now + r.time;
+    } else if (r.state == IMP_TOI_OVERLAPPING) {
+        if (!(imp_dot(imp_sub(mj.v, mi->v), r.normal) < 0)) return;
+        t = s->now;
+    } else {
+        return;
+    }
+    if (t < be->t) {
+        be->t = t;
+        be->partner = j;
+        be->point = r.point;
+        be->normal = r.normal;
+    }
+}
+
+static void predict(imp_sim *s, uint32_t i) {
+    s->seq[i]++;
+    best_ev be = {.t = INFINITY, .partner = NONE};
+    uint8_t fi = s->flags[i];
+    if (!(fi & F_GLOBAL)) predict_crossing(s, i, &be);
+    imp_shape tmp;
+    const imp_shape *shi;
+    imp_motion mi;
+    body_at(s, i, s->now, &tmp, &shi, &mi);
+    if (fi & F_GLOBAL) {
+        for (uint32_t j = 0; j < (uint32_t)s->n; ++j) predict_pair(s, i, j, shi, &mi, &be);
+    } else {
+        const int64_t *c = &s->cell[3 * (size_t)i];
+        int zr = s->dim == 3 ? 1 : 0;
+        for (int dx = -1; dx <= 1; ++dx)
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dz = -zr; dz <= zr; ++dz) {
+                    int64_t nc[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
+                    for (uint32_t j = s->head[bucket_of(s, nc)]; j != NONE; j = s->next[j]) {
+                        const int64_t *cj = &s->cell[3 * (size_t)j];
+                        if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
+                        predict_pair(s, i, j, shi, &mi, &be);
+                    }
+                }
+        for (size_t g = 0; g < s->n_globals; ++g) predict_pair(s, i, s->globals[g], shi, &mi, &be);
+    }
+    if (be.partner == NONE || !(be.t <= s->horizon)) return;
+    s->ev_point[i] = be.point;
+    s->ev_normal[i] = be.normal;
+    s->ev_axis[i] = (uint8_t)be.axis;
+    s->ev_dir[i] = (int8_t)be.dir;
+    qev e = {be.t, i, be.partner, s->seq[i], be.partner == CROSS ? 0 : s->traj[be.partner]};
+    push(s, e);
+}
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+static void move_to(imp_sim *s, uint32_t i, double t) {
+    imp_motion m = motion_at(s, i, t);
+    s->p[i] = m.p;
+    s->v[i] = m.v;
+    s->tref[i] = t;
+}
+
+/* Squared normal speed below which body i, leaving halfspace normal n, rests on it. */
+static double rest_speed2(const imp_sim *s, uint32_t i, imp_vec3 n) {
+    double an = imp_dot(s->a_full[i], n);
+    return an < 0 ? -2.0 * an * s->h_rest : -1.0;
+}
+
+/* After a contact of non-static body i with `other` (normals unit, out of the halfspace when
+ * other is one): rest, keep resting, or lift off. Returns 1 when i's acceleration changed. */
+static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
+    uint32_t h = s->support[i];
+    if (h == NONE) {
+        if ((s->flags[other] & (F_HALFSPACE | F_STILL)) != (F_HALFSPACE | F_STILL)) return 0;
+        imp_vec3 n = s->b[other].shape->normal;
+        double w = imp_dot(s->v[i], n), w2 = rest_speed2(s, i, n);
+        if (!(w2 >= 0) || w * w > w2) return 0;
+        s->support[i] = other;
+        s->v[i] = imp_madd(s->v[i], n, -w);
+        s->a[i] = imp_madd(s->a_full[i], n, -imp_dot(s->a_full[i], n));
+        s->st.rests++;
+        return 1;
+    }
+    imp_vec3 n = s->b[h].shape->normal;
+    double w = imp_dot(s->v[i], n), w2 = rest_speed2(s, i, n);
+    if (w * w <= w2) {
+        s->v[i] = imp_madd(s->v[i], n, -w);
+        return 0;
+    }
+    s->support[i] = NONE;
+    s->a[i] = s->a_full[i];
+    return 1;
+}
+
+static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
+    int si = (s->flags[i] & F_STATIC) != 0, sj = (s->flags[j] & F_STATIC) != 0;
+    if (!si) move_to(s, i, t);
+    if (!sj && !(s->flags[j] & F_HALFSPACE)) move_to(s, j, t);
+    imp_shape tmp;
+    const imp_shape *sh;
+    imp_motion mi, mj;
+    body_at(s, i, t, &tmp, &sh, &mi);
+    body_at(s, j, t, &tmp, &sh, &mj);
+    const imp_sim_body *bi = &s->b[i], *bj = &s->b[j];
+    imp_respond_input in = {
+        {mi.v, bi->mass, si, bi->restitution, bi->tangential},
+        {mj.v, bj->mass, sj, bj->restitution, bj->tangential},
+        s->ev_normal[i],
+    };
+    double u = -imp_dot(imp_sub(mj.v, mi.v), s->ev_normal[i]);
+    if (u < s->u_slow && in.a.restitution * in.b.restitution > 0) {
+        in.a.restitution = 0;
+        s->st.slow_contacts++;
+    }
+    imp_respond_result r = imp_respond_resolve(&in);
+    int changed_i = 0, changed_j = 0;
+    if (r.state == IMP_RESPOND_RESOLVED) {
+        if (!si) {
+            s->v[i] = r.va;
+            changed_i = 1;
+        }
+        if (!sj) {
+            s->v[j] = r.vb;
+            changed_j = 1;
+        }
+    }
+    if (!si) changed_i |= update_support(s, i, j);
+    if (!sj) changed_j |= update_support(s, j, i);
+    s->st.events++;
+    if (s->record) {
+        if (s->nrec == s->rcap) {
+            size_t cap = s->rcap ? 2 * s->rcap : 256;
+            imp_sim_event *e = realloc(s->rec, cap * sizeof *e);
+            if (!e) {
+                s->failed = 1;
+                return;
+            }
+            s->rec = e;
+            s->rcap = cap;
+        }
+        imp_sim_event *e = &s->rec[s->nrec++];
+        e->time = t;
+        e->point = s->ev_point[i];
+        if (i < j) {
+            e->a = i;
+            e->b = j;
+            e->normal = s->ev_normal[i];
+            e->impulse = r.impulse;
+        } else {
+            e->a = j;
+            e->b = i;
+            e->normal = imp_neg(s->ev_normal[i]);
+            e->impulse = imp_neg(r.impulse);
+        }
+    }
+    if (changed_i) s->traj[i]++;
+    if (changed_j) s->traj[j]++;
+    predict(s, i);
+    if (changed_j && (s->flags[j] & F_OWNER)) predict(s, j);
+}
+
+static void crossing(imp_sim *s, uint32_t i) {
+    int k = s->ev_axis[i];
+    int64_t *c = &s->cell[3 * (size_t)i];
+    grid_remove(s, i);
+    c[k] += s->ev_dir[i];
+    grid_insert(s, i);
+    s->st.crossings++;
+    predict(s, i);
+}
+
+int imp_sim_advance(imp_sim *s, double until) {
+    assert(s);
+    if (s->failed) return -1;
+    until = fmin(until, s->horizon);
+    while (s->hn > 0 && s->heap[0].t <= until) {
+        qev e = s->heap[0];
+        if (e.seq != s->seq[e.owner]) {
+            pop(s);
+            s->st.stale++;
+            continue;
+        }
+        if (e.partner != CROSS && e.traj != s->traj[e.partner]) {
+            pop(s);
+            s->st.stale++;
+            if (e.t > s->now) s->now = e.t;
+            predict(s, e.owner);
+        } else if (e.partner == CROSS) {
+            pop(s);
+            if (e.t > s->now) s->now = e.t;
+            crossing(s, e.owner);
+        } else {
+            if (s->st.events >= s->max_events) {
+                if (e.t > s->now) s->now = e.t;
+                return IMP_SIM_STOP_MAX_EVENTS;
+            }
+            pop(s);
+            if (e.t > s->now) s->now = e.t;
+            contact(s, e.owner, e.partner, s->now);
+        }
+        if (s->failed) return -1;
+    }
+    if (until > s->now) s->now = until;
+    return IMP_SIM_STOP_HORIZON;
+}
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+static double bounding_radius(const imp_shape *sh, int dim) {
+    if (sh->type == IMP_SHAPE_HALFSPACE) return INFINITY;
+    if (sh->type == IMP_SHAPE_SPHERE) return sh->radius;
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double r = 0;
+    size_t k = imp_shape_points(sh, dim, buf, &pts, &r);
+    double m = 0;
+    for (size_t q = 0; q < k; ++q) m = fmax(m, imp_len(pts[q]));
+    return m + r;
+}
+
+static int cmp_desc(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a < b) - (a > b);
+}
+
+#define ALLOC(ptr, count)                                                   \
+    do {                                                                    \
+        (ptr) = calloc((count) > 0 ? (count) : 1, sizeof *(ptr));           \
+        if (!(ptr)) goto nomem;                                             \
+    } while (0)
+
+imp_sim *imp_sim_create(const imp_sim_input *in) {
+    assert(in && (in->dim == 2 || in->dim == 3) && in->horizon > 0 && isfinite(in->horizon));
+    assert(in->n < UINT32_MAX - 1);
+    imp_sim *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    size_t n = in->n;
+    double *sorted = NULL;
+    s->b = in->bodies;
+    s->n = n;
+    s->dim = in->dim;
+    s->horizon = in->horizon;
+    s->max_events = in->max_events;
+    s->record = in->record;
+    ALLOC(s->tref, n);
+    ALLOC(s->p, n);
+    ALLOC(s->v, n);
+    ALLOC(s->a, n);
+    ALLOC(s->a_full, n);
+    ALLOC(s->seq, n);
+    ALLOC(s->traj, n);
+    ALLOC(s->support, n);
+    ALLOC(s->br, n);
+    ALLOC(s->flags, n);
+    ALLOC(s->ev_point, n);
+    ALLOC(s->ev_normal, n);
+    ALLOC(s->ev_axis, n);
+    ALLOC(s->ev_dir, n);
+    ALLOC(s->cell, 3 * n);
+    ALLOC(s->next, n);
+    ALLOC(s->prev, n);
+    ALLOC(s->globals, n);
+    ALLOC(sorted, n);
+
+    size_t n_local = 0;
+    double S = 0, amax = 0, vmax = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const imp_sim_body *b = &in->bodies[i];
+        assert(b->shape);
+        int hs = b->shape->type == IMP_SHAPE_HALFSPACE;
+        assert(!hs || b->is_static);
+        s->p[i] = b->m.p;
+        s->v[i] = b->m.v;
+        s->a_full[i] = b->is_static ? b->m.a : imp_add(b->m.a, in->gravity);
+        s->a[i] = s->a_full[i];
+        s->support[i] = NONE;
+        s->br[i] = bounding_radius(b->shape, in->dim);
+        uint8_t f = 0;
+        if (b->is_static) f |= F_STATIC;
+        if (hs) f |= F_HALFSPACE;
+        int still = imp_max_abs(b->m.v) == 0 && imp_max_abs(b->m.a) == 0;
+        if (b->is_static && still) f |= F_STILL;
+        if (!hs && !(b->is_static && still)) f |= F_OWNER;
+        s->flags[i] = f;
+        if (hs) {
+            S = fmax(S, fabs(b->shape->offset));
+        } else {
+            sorted[n_local++] = s->br[i];
+            S = fmax(S, imp_max_abs(b->m.p) + s->br[i]);
+        }
+        vmax = fmax(vmax, imp_len(b->m.v));
+        amax = fmax(amax, imp_len(s->a_full[i]));
+    }
+    S = fmax(S, 1e-300);
+    s->S = S;
+    s->V = fmax(vmax, sqrt(amax * S));
+    s->u_slow = IMP_SIM_SLOW_REL * s->V;
+    s->h_rest = IMP_SIM_REST_REL * S;
+
+    /* cell size and the global bodies */
+    double r_cut = 0;
+    if (!in->no_grid && n_local > 0) {
+        size_t K = n_local / 100;
+        if (K > IMP_SIM_MAX_GLOBAL) K = IMP_SIM_MAX_GLOBAL;
+        qsort(sorted, n_local, sizeof *sorted, cmp_desc);
+        r_cut = sorted[K < n_local ? K : n_local - 1];
+    }
+    free(sorted);
+    sorted = NULL;
+    imp_vec3 lo = imp_v3(INFINITY, INFINITY, INFINITY), hi = imp_neg(lo);
+    size_t n_grid = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if ((s->flags[i] & F_HALFSPACE) || in->no_grid || s->br[i] > r_cut) {
+            s->flags[i] |= F_GLOBAL;
+            s->globals[s->n_globals++] = (uint32_t)i;
+            continue;
+        }
+        ++n_grid;
+        lo = imp_v3(fmin(lo.x, s->p[i].x), fmin(lo.y, s->p[i].y), fmin(lo.z, s->p[i].z));
+        hi = imp_v3(fmax(hi.x, s->p[i].x), fmax(hi.y, s->p[i].y), fmax(hi.z, s->p[i].z));
+    }
+    s->st.global = s->n_globals;
+    if (n_grid > 0) {
+        double L = 2.0 * r_cut * (1.0 + IMP_SIM_CELL_SLACK);
+        double ext = fmax(hi.x - lo.x, fmax(hi.y - lo.y, in->dim == 3 ? hi.z - lo.z : 0.0));
+        double per_side = in->dim == 3 ? cbrt((double)n_grid) : sqrt((double)n_grid);
+        double sparse = ext / ceil(per_side);
+        if (sparse > L) L = L > 0 ? fmin(sparse, SPARSE_CELL_MAX_FACTOR * L) : sparse;
+        if (!(L > 0) || !isfinite(L)) L = L > 0 ? L : 1.0;
+        s->L = L;
+        s->st.cell_size = L;
+        size_t nb = 16;
+        while (nb < 2 * n_grid) nb *= 2;
+        s->mask = nb - 1;
+        ALLOC(s->head, nb);
+        for (size_t k = 0; k < nb; ++k) s->head[k] = NONE;
+        for (size_t i = 0; i < n; ++i) {
+            if (s->flags[i] & F_GLOBAL) continue;
+            int64_t *c = &s->cell[3 * i];
+            c[0] = cell_index(s->p[i].x, L);
+            c[1] = cell_index(s->p[i].y, L);
+            c[2] = in->dim == 3 ? cell_index(s->p[i].z, L) : 0;
+            grid_insert(s, (uint32_t)i);
+        }
+    } else {
+        ALLOC(s->head, 1);
+        s->head[0] = NONE;
+    }
+    for (size_t i = 0; i < n; ++i)
+        if (s->flags[i] & F_OWNER) predict(s, (uint32_t)i);
+    if (s->failed) goto nomem;
+    return s;
+nomem:
+    free(sorted);
+    imp_sim_destroy(s);
+    return NULL;
+}
+
+void imp_sim_destroy(imp_sim *s) {
+    if (!s) return;
+    free(s->tref);
+    free(s->p);
+    free(s->v);
+    free(s->a);
+    free(s->a_full);
+    free(s->seq);
+    free(s->traj);
+    free(s->support);
+    free(s->br);
+    free(s->flags);
+    free(s->ev_point);
+    free(s->ev_normal);
+    free(s->ev_axis);
+    free(s->ev_dir);
+    free(s->cell);
+    free(s->next);
+    free(s->prev);
+    free(s->head);
+    free(s->globals);
+    free(s->heap);
+    free(s->rec);
+    free(s);
+}
+
+double imp_sim_time(const imp_sim *s) { return s->now; }
+
+void imp_sim_body_state(const imp_sim *s, size_t i, double t, imp_vec3 *p, imp_vec3 *v) {
+    assert(s && i < s->n);
+    if (s->flags[i] & F_HALFSPACE) {
+        const imp_motion *m = &s->b[i].m;
+        *p = imp_path_at(m->p, m->v, m->a, t);
+        *v = imp_path_vel(m->v, m->a, t);
+        return;
+    }
+    imp_motion m = motion_at(s, (uint32_t)i, t);
+    *p = m.p;
+    *v = m.v;
+}
+
+const imp_sim_stats *imp_sim_get_stats(const imp_sim *s) { return &s->st; }
+
+const imp_sim_event *imp_sim_events(const imp_sim *s, size_t *n) {
+    *n = s->nrec;
+    return s->rec;
+}
+
+imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out) {
+    memset(out, 0, sizeof *out);
+    imp_sim *s = imp_sim_create(in);
+    if (!s) return IMP_SIM_NOMEM;
+    int st = imp_sim_advance(s, in->horizon);
+    imp_sim_state *bodies = st < 0 ? NULL : malloc((in->n ? in->n : 1) * sizeof *bodies);
+    if (!bodies) {
+        imp_sim_destroy(s);
+        return IMP_SIM_NOMEM;
+    }
+    out->time = s->now;
+    out->stopped = (imp_sim_stop)st;
+    for (size_t i = 0; i < in->n; ++i) imp_sim_body_state(s, i, s->now, &bodies[i].p, &bodies[i].v);
+    out->bodies = bodies;
+    out->events = s->rec;
+    out->n_events = s->nrec;
+    s->rec = NULL;
+    out->stats = s->st;
+    imp_sim_destroy(s);
+    return IMP_SIM_OK;
+}
+
+void imp_sim_output_free(imp_sim_output *out) {
+    if (!out) return;
+    free(out->bodies);
+    free(out->events);
+    out->bodies = NULL;
+    out->events = NULL;
+    out->n_events = 0;
+}

@@ -1,0 +1,160 @@
+/*
+ * simulate.h - event-driven simulation of bodies that move on exact
+ * parabolic paths from contact to contact (POST /v1/scenes/simulate).
+ *
+ * Bodies are any shapes imp_toi_shapes pairs with each other (spheres in
+ * 2D and 3D, every 2D shape, static halfspaces as walls). Each contact is
+ * resolved by imp_respond_resolve (efficiencies multiplied, static bodies
+ * have infinite mass and may be kinematic). Between contacts nothing is
+ * stepped: every body keeps the time its path starts at and is evaluated
+ * there when an event needs it.
+ *
+ * Guards (see simulate.c's DESIGN block for the reasons):
+ *  - a contact whose approach speed is below IMP_SIM_SLOW_REL of the
+ *    scene's speed scale is resolved with e = 0 (inelastic collapse);
+ *  - a body that leaves a still static halfspace too slowly to rise more
+ *    than IMP_SIM_REST_REL of the scene scale against its acceleration rests
+ *    on it: normal velocity and the normal part of its acceleration are
+ *    removed until a later contact lifts it off;
+ *  - max_events bounds the contacts processed.
+ *
+ * Memory: imp_sim_create allocates everything the simulation needs (about
+ * 200 bytes per body plus the event queue); imp_sim_destroy frees it and
+ * accepts NULL. imp_sim_run's output arrays are freed by
+ * imp_sim_output_free (accepts a zeroed output).
+ * Thread-safety: a simulation belongs to one thread; no global state.
+ * Preconditions (asserted): finite inputs, dim 2 or 3, horizon > 0 and
+ * finite, mass > 0 for non-static bodies, efficiencies in [0, 1],
+ * halfspaces static, every pair of shapes supported by imp_toi_shapes.
+ */
+#ifndef IMP_CORE_SIMULATE_H
+#define IMP_CORE_SIMULATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shape.h"
+#include "toi.h"
+
+/* Approach speeds below this fraction of the scene's speed scale V (the
+ * largest initial speed, or sqrt(|acceleration| S) when larger) are
+ * resolved with e = 0 (dimensionless). Inelastic collapse drives approach
+ * speeds geometrically to zero in finitely many time units but infinitely
+ * many events; cutting at 1e-9 V ends it after a few dozen rounds while the
+ * energy such a contact could still lose (about (1e-9 V)^2 relative) is far
+ * below anything a caller can measure. */
+#define IMP_SIM_SLOW_REL 1e-9
+
+/* Resting height (dimensionless, relative to the scene scale S: the largest
+ * |coordinate| plus bounding radius at t = 0). A body leaving a still
+ * halfspace with normal speed w rests on it when w^2 <= 2 |a_n| REST_REL S,
+ * i.e. when its next hop would rise less than 1e-9 S, three orders above
+ * the positional noise of evaluated paths (about 1e-15 S) and at the
+ * contract's interpenetration bound. Hops shrink by e^2 each, so this ends
+ * the Zeno sequence of a ball bouncing to rest after finitely many events. */
+#define IMP_SIM_REST_REL 1e-9
+
+/* Relative slack of the grid's cell size over the largest local body
+ * diameter (dimensionless): positions on a cell boundary are evaluated
+ * with a few ulps of error, so a body may sit a hair outside its cell. */
+#define IMP_SIM_CELL_SLACK 1e-6
+
+/* Most bodies treated as global because they are larger than the grid's
+ * bodies (count); never more than 1% of the bodies. */
+#define IMP_SIM_MAX_GLOBAL 64
+
+typedef struct imp_sim_body {
+    imp_motion m;           /* at t = 0; m.a is the body's own acceleration */
+    const imp_shape *shape; /* borrowed for the simulation's lifetime */
+    double mass;            /* > 0; ignored when static */
+    int is_static;          /* infinite mass; may move (kinematic); gravity not added */
+    double restitution;     /* [0, 1] */
+    double tangential;      /* [0, 1] */
+} imp_sim_body;
+
+typedef struct imp_sim_input {
+    const imp_sim_body *bodies; /* borrowed for the simulation's lifetime */
+    size_t n;                   /* < UINT32_MAX */
+    int dim;                    /* 2 or 3 */
+    double horizon;             /* > 0, finite: the simulation ends there */
+    imp_vec3 gravity;           /* added to every non-static body's acceleration */
+    size_t max_events;          /* most contacts processed */
+    int record;                 /* keep the list of contacts */
+    int no_grid;                /* 1: predict every body against every other (benchmark
+                                   reference); 0: the cell grid */
+} imp_sim_input;
+
+typedef struct imp_sim_event {
+    double time;
+    uint32_t a, b;    /* body indices, a < b */
+    imp_vec3 point;   /* contact point */
+    imp_vec3 normal;  /* unit, from a towards b */
+    imp_vec3 impulse; /* applied to b (a received its negative) */
+} imp_sim_event;
+
+typedef enum imp_sim_stop {
+    IMP_SIM_STOP_HORIZON = 0, /* reached the requested time */
+    IMP_SIM_STOP_MAX_EVENTS   /* the next contact would exceed max_events */
+} imp_sim_stop;
+
+typedef struct imp_sim_stats {
+    size_t events;       /* contacts processed */
+    size_t crossings;    /* cell-crossing events */
+    size_t stale;        /* invalidated events dropped from the queue */
+    size_t predictions;  /* pairwise time-of-impact calls */
+    size_t slow_contacts; /* contacts resolved with e = 0 by the collapse guard */
+    size_t rests;        /* times a body came to rest on a halfspace */
+    size_t global;       /* bodies predicted against everyone (halfspaces, huge bodies) */
+    double cell_size;    /* grid cell edge (0 without the grid) */
+} imp_sim_stats;
+
+typedef struct imp_sim imp_sim;
+
+/* Creates the simulation at t = 0 and predicts every body's first event.
+ * Returns NULL on allocation failure. */
+imp_sim *imp_sim_create(const imp_sim_input *in);
+
+void imp_sim_destroy(imp_sim *s);
+
+/*
+ * Processes events up to time `until` (clamped to the horizon; never
+ * backwards). Returns IMP_SIM_STOP_MAX_EVENTS when the next contact would
+ * exceed max_events (the simulation then stays at that contact's time,
+ * before it), else IMP_SIM_STOP_HORIZON with the time at `until`.
+ * Returns -1 on allocation failure (the simulation is then unusable).
+ */
+int imp_sim_advance(imp_sim *s, double until);
+
+/* The simulation's current time. */
+double imp_sim_time(const imp_sim *s);
+
+/* Body i's position and velocity at time t (>= its last contact; any t
+ * not earlier than the current time is exact on its path). */
+void imp_sim_body_state(const imp_sim *s, size_t i, double t, imp_vec3 *p, imp_vec3 *v);
+
+const imp_sim_stats *imp_sim_get_stats(const imp_sim *s);
+
+/* The recorded contacts so far, in time order (empty unless record). */
+const imp_sim_event *imp_sim_events(const imp_sim *s, size_t *n);
+
+typedef struct imp_sim_state {
+    imp_vec3 p, v;
+} imp_sim_state;
+
+typedef struct imp_sim_output {
+    double time;           /* when it stopped */
+    imp_sim_stop stopped;
+    imp_sim_state *bodies; /* n, at `time` */
+    imp_sim_event *events; /* n_events (record) or NULL */
+    size_t n_events;
+    imp_sim_stats stats;
+} imp_sim_output;
+
+typedef enum imp_sim_status { IMP_SIM_OK = 0, IMP_SIM_NOMEM } imp_sim_status;
+
+/* Create, advance to the horizon, collect. On failure the output is empty. */
+imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out);
+
+void imp_sim_output_free(imp_sim_output *out);
+
+#endif
