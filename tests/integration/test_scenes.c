@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "replies.h"
 #include "tests/rng.h"
 
 static imp_test_daemon daemon_;
@@ -69,15 +70,7 @@ static json_t *body(double r, json_t *p, json_t *v) {
     return b;
 }
 
-static json_t *member(const json_t *o, const char *path) {
-    json_t *cur = (json_t *)o;
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
-        cur = json_is_array(cur) ? json_array_get(cur, (size_t)atoi(tok))
-                                 : json_object_get(cur, tok);
-    return cur;
-}
+static json_t *member(const json_t *o, const char *path) { return imp_test_member(o, path); }
 
 static void test_known_answer(void **state) {
     (void)state;
@@ -330,15 +323,8 @@ static void test_max_results(void **state) {
 }
 
 static void expect_problem(const char *json, long want_status, const char *want_pointer) {
-    long status;
-    json_error_t err;
-    json_t *doc = json_loads(json, 0, &err);
-    assert_non_null(doc);
-    json_t *r = post("/v1/scenes/predict", doc, &status);
-    const char *pointer = json_string_value(json_object_get(r, "pointer"));
-    if (status != want_status || !pointer || strcmp(pointer, want_pointer) != 0)
-        fail_msg("%s: got %ld %s", json, status, pointer ? pointer : "(no pointer)");
-    json_decref(r);
+    imp_test_expect_problem(&daemon_, "/v1/scenes/predict", json, want_status, NULL, want_pointer,
+                            NULL);
 }
 
 static void test_errors(void **state) {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "replies.h"
 
 static imp_test_daemon daemon_;
 
@@ -39,17 +40,8 @@ static int teardown(void **state) {
 /* POSTs `json` to /v1/scenes/simulate; returns the parsed reply (caller decrefs), its status
  * and content type. */
 static json_t *post(const char *json, long *status, char *ctype, size_t ctype_len) {
-    char url[160];
-    snprintf(url, sizeof url, "%s/v1/scenes/simulate", daemon_.url);
-    imp_http_result r;
-    assert_int_equal(imp_http(NULL, "POST", url, "application/json", json, strlen(json), &r), 0);
-    *status = r.status;
-    if (ctype) snprintf(ctype, ctype_len, "%s", r.content_type);
-    json_error_t err;
-    json_t *reply = json_loads(r.body, 0, &err);
-    if (!reply) fail_msg("reply is not JSON: %.200s", r.body);
-    imp_http_result_free(&r);
-    return reply;
+    return imp_test_post_json(&daemon_, "/v1/scenes/simulate", "application/json", json, status,
+                              ctype, ctype_len);
 }
 
 static double num(const json_t *o, const char *key) {
@@ -140,15 +132,8 @@ static void test_max_events_stop(void **state) {
 }
 
 static void expect_problem(const char *json, long want_status, const char *want_pointer) {
-    long status;
-    char ct[128];
-    json_t *r = post(json, &status, ct, sizeof ct);
-    const char *pointer = json_string_value(json_object_get(r, "pointer"));
-    if (status != want_status || !pointer || strcmp(pointer, want_pointer) != 0 ||
-        !strstr(ct, "application/problem+json") ||
-        json_integer_value(json_object_get(r, "status")) != want_status)
-        fail_msg("%s: got %ld %s (%s)", json, status, pointer ? pointer : "(no pointer)", ct);
-    json_decref(r);
+    imp_test_expect_problem(&daemon_, "/v1/scenes/simulate", json, want_status, NULL,
+                            want_pointer, NULL);
 }
 
 static void test_errors(void **state) {

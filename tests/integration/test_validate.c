@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "replies.h"
 
 /* The skin of core/validate.h (relative to the move's scale); the corrected
  * positions below are the contact backed off by it. */
@@ -44,17 +45,7 @@ static int teardown(void **state) {
 
 static json_t *post_text(const char *path, const char *ct, const char *body, long *status,
                          char *content_type, size_t ct_cap) {
-    char url[160];
-    snprintf(url, sizeof url, "%s%s", daemon_.url, path);
-    imp_http_result r;
-    assert_int_equal(imp_http(NULL, "POST", url, ct, body, strlen(body), &r), 0);
-    *status = r.status;
-    if (content_type) snprintf(content_type, ct_cap, "%s", r.content_type);
-    json_error_t err;
-    json_t *reply = json_loads(r.body, 0, &err);
-    if (!reply) fail_msg("reply to %.200s is not JSON: %.200s", body, r.body);
-    imp_http_result_free(&r);
-    return reply;
+    return imp_test_post_json(&daemon_, path, ct, body, status, content_type, ct_cap);
 }
 
 static json_t *validate_ok(const char *body) {
@@ -69,35 +60,15 @@ static json_t *validate_ok(const char *body) {
     return r;
 }
 
-static json_t *member(const json_t *o, const char *path) {
-    json_t *cur = (json_t *)o;
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
-        cur = json_is_array(cur) ? json_array_get(cur, (size_t)atoi(tok))
-                                 : json_object_get(cur, tok);
-    return cur;
-}
+static json_t *member(const json_t *o, const char *path) { return imp_test_member(o, path); }
 
 static void expect_vec(const json_t *r, const char *path, const double *want, size_t n,
                        double tol) {
-    const json_t *v = member(r, path);
-    if (!json_is_array(v) || json_array_size(v) != n)
-        fail_msg("%s is not an array of %zu numbers", path, n);
-    for (size_t i = 0; i < n; ++i) {
-        const json_t *x = json_array_get(v, i);
-        if (!json_is_number(x)) fail_msg("%s[%zu] is not a number", path, i);
-        double got = json_number_value(x);
-        if (!(fabs(got - want[i]) <= tol))
-            fail_msg("%s[%zu] = %.17g, want %.17g (+- %g)", path, i, got, want[i], tol);
-    }
+    imp_test_expect_vec(r, path, want, n, tol);
 }
 
 static void expect_real(const json_t *r, const char *path, double want, double tol) {
-    const json_t *x = member(r, path);
-    if (!json_is_number(x)) fail_msg("%s is not a number", path);
-    double got = json_number_value(x);
-    if (!(fabs(got - want) <= tol)) fail_msg("%s = %.17g, want %.17g", path, got, want);
+    imp_test_expect_real(r, path, want, tol);
 }
 
 static void expect_str(const json_t *r, const char *path, const char *want) {
@@ -273,20 +244,8 @@ static void test_in_batch(void **state) {
 
 static void expect_problem(const char *json, long want_status, const char *want_type,
                            const char *want_pointer, const char *want_detail) {
-    long status;
-    char ct[128];
-    json_t *r = post_text("/v1/validate", "application/json", json, &status, ct, sizeof ct);
-    const char *pointer = json_string_value(json_object_get(r, "pointer"));
-    const char *type = json_string_value(json_object_get(r, "type"));
-    const char *detail = json_string_value(json_object_get(r, "detail"));
-    if (status != want_status || strcmp(ct, "application/problem+json") != 0 || !type ||
-        strcmp(type, want_type) != 0 ||
-        (want_pointer ? !pointer || strcmp(pointer, want_pointer) != 0 : pointer != NULL) ||
-        json_integer_value(json_object_get(r, "status")) != want_status ||
-        (want_detail && (!detail || !strstr(detail, want_detail))))
-        fail_msg("%s: got %ld %s %s pointer %s detail %s", json, status, ct, type ? type : "-",
-                 pointer ? pointer : "(none)", detail ? detail : "(none)");
-    json_decref(r);
+    imp_test_expect_problem(&daemon_, "/v1/validate", json, want_status, want_type, want_pointer,
+                            want_detail);
 }
 
 static void test_errors_400(void **state) {
