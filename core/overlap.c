@@ -522,11 +522,21 @@ static double push_along(const poly3 *A, const poly3 *B, imp_vec3 n) {
     return support(A, n, NULL) + support(B, imp_neg(n), NULL);
 }
 
-static void consider(const poly3 *A, const poly3 *B, imp_vec3 n, double *best, imp_vec3 *bn) {
-    double x = push_along(A, B, n);
-    if (x < *best) {
-        *best = x;
-        *bn = n;
+/* A visitor of candidate axes (unit, oriented from a towards b). */
+typedef void (*axis_fn)(void *ctx, imp_vec3 n);
+
+typedef struct depth_ctx {
+    const poly3 *A, *B;
+    double best;
+    imp_vec3 bn;
+} depth_ctx;
+
+static void consider(void *ctx, imp_vec3 n) {
+    depth_ctx *c = ctx;
+    double x = push_along(c->A, c->B, n);
+    if (x < c->best) {
+        c->best = x;
+        c->bn = n;
     }
 }
 
@@ -569,7 +579,7 @@ static int straddles(imp_vec3 d, imp_vec3 n0, imp_vec3 n1) {
  * great arcs cross only if each one's end points straddle the other's
  * plane, which rejects most pairs with four dot products. 0, or -1 when out
  * of memory. */
-static int sat_gauss(const poly3 *A, const poly3 *B, double *best, imp_vec3 *bn) {
+static int sat_gauss(const poly3 *A, const poly3 *B, axis_fn fn, void *ctx) {
     gauss_edge *gb = malloc(B->ne * sizeof *gb);
     if (!gb)
         return -1;
@@ -588,14 +598,14 @@ static int sat_gauss(const poly3 *A, const poly3 *B, double *best, imp_vec3 *bn)
                 continue;
             imp_vec3 n = imp_scale(c, 1.0 / l);
             if (open) { /* no arc to test: both directions */
-                consider(A, B, n, best, bn);
-                consider(A, B, imp_neg(n), best, bn);
+                fn(ctx, n);
+                fn(ctx, imp_neg(n));
                 continue;
             }
             if (imp_dot(n, imp_add(ga.n0, ga.n1)) < 0.0)
                 n = imp_neg(n);
             if (on_arc(n, ga.n0, ga.n1) && on_arc(n, g->n0, g->n1))
-                consider(A, B, n, best, bn);
+                fn(ctx, n);
         }
     }
     free(gb);
@@ -610,30 +620,106 @@ static int sat_gauss(const poly3 *A, const poly3 *B, double *best, imp_vec3 *bn)
  * of both (b's reversed) and the edge-direction cross products, and the
  * direction from a towards b that removes it (Ericson 4.4 / 5.2.1 in 3D).
  * 0, or -1 when out of memory. */
-static int sat_depth_3d(const poly3 *A, const poly3 *B, double *depth, imp_vec3 *normal) {
-    double best = INFINITY;
-    *normal = imp_v3(1, 0, 0);
+/* Every candidate separating axis of two 3D cores, to fn: the face normals
+ * of both (b's reversed) and the edge-direction cross products that can be
+ * faces of their Minkowski difference (all of them, both signs, for few
+ * directions; the Gauss map test otherwise). 0, or -1 when out of memory. */
+static int sat_axes_3d(const poly3 *A, const poly3 *B, axis_fn fn, void *ctx) {
     for (size_t i = 0; i < A->nf; ++i)
-        consider(A, B, A->fn[i], &best, normal);
+        fn(ctx, A->fn[i]);
     for (size_t i = 0; i < B->nf; ++i)
-        consider(A, B, imp_neg(B->fn[i]), &best, normal);
-    if (A->ne > 0 && B->ne > 0 && A->nd * B->nd > SAT_DIRECT_PAIRS) {
-        if (sat_gauss(A, B, &best, normal) != 0)
-            return -1;
-    } else {
-        for (size_t i = 0; i < A->nd; ++i)
-            for (size_t j = 0; j < B->nd; ++j) {
-                imp_vec3 c = imp_cross(A->dirs[i], B->dirs[j]);
-                double l = imp_len(c);
-                if (!(l > IMP_EDGE_PARALLEL_SIN))
-                    continue;
-                imp_vec3 n = imp_scale(c, 1.0 / l);
-                consider(A, B, n, &best, normal);
-                consider(A, B, imp_neg(n), &best, normal);
-            }
-    }
-    *depth = best == INFINITY ? 0.0 : fmax(best, 0.0);
+        fn(ctx, imp_neg(B->fn[i]));
+    if (A->ne > 0 && B->ne > 0 && A->nd * B->nd > SAT_DIRECT_PAIRS)
+        return sat_gauss(A, B, fn, ctx);
+    for (size_t i = 0; i < A->nd; ++i)
+        for (size_t j = 0; j < B->nd; ++j) {
+            imp_vec3 c = imp_cross(A->dirs[i], B->dirs[j]);
+            double l = imp_len(c);
+            if (!(l > IMP_EDGE_PARALLEL_SIN))
+                continue;
+            imp_vec3 n = imp_scale(c, 1.0 / l);
+            fn(ctx, n);
+            fn(ctx, imp_neg(n));
+        }
     return 0;
+}
+
+static int sat_depth_3d(const poly3 *A, const poly3 *B, double *depth, imp_vec3 *normal) {
+    depth_ctx c = {A, B, INFINITY, imp_v3(1, 0, 0)};
+    if (sat_axes_3d(A, B, consider, &c) != 0)
+        return -1;
+    *normal = c.bn;
+    *depth = c.best == INFINITY ? 0.0 : fmax(c.best, 0.0);
+    return 0;
+}
+
+/* ---- the pair for the swept test ------------------------------------------------------- */
+
+typedef struct collect_ctx {
+    imp_vec3 *axes;
+    size_t n, cap;
+    int nomem;
+} collect_ctx;
+
+static void collect(void *ctx, imp_vec3 n) {
+    collect_ctx *c = ctx;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        imp_vec3 *a = realloc(c->axes, cap * sizeof *a);
+        if (!a) {
+            c->nomem = 1;
+            return;
+        }
+        c->axes = a;
+        c->cap = cap;
+    }
+    c->axes[c->n++] = n;
+}
+
+static imp_vec3 *copy_points(const poly3 *p) {
+    imp_vec3 *v = malloc((p->n ? p->n : 1) * sizeof *v);
+    if (v)
+        for (size_t i = 0; i < p->n; ++i)
+            v[i] = p->local[i];
+    return v;
+}
+
+int imp_polytope_pair_build(const imp_shape *a, const imp_shape *b, imp_polytope_pair *out) {
+    memset(out, 0, sizeof *out);
+    poly3 A, B;
+    int rc = -1;
+    int okA = make_poly3(a, imp_v3(0, 0, 0), &A) == 0;
+    int okB = okA && make_poly3(b, imp_v3(0, 0, 0), &B) == 0;
+    if (okB && A.r == 0.0 && B.r == 0.0) {
+        collect_ctx c = {0};
+        if (sat_axes_3d(&A, &B, collect, &c) == 0 && !c.nomem) {
+            out->axes = c.axes;
+            out->n_axes = c.n;
+            out->va = copy_points(&A);
+            out->vb = copy_points(&B);
+            out->na = A.n;
+            out->nb = B.n;
+            rc = out->va && out->vb ? 0 : -1;
+        } else {
+            free(c.axes);
+        }
+    }
+    if (okA)
+        poly3_free(&A);
+    if (okB)
+        poly3_free(&B);
+    if (rc != 0)
+        imp_polytope_pair_free(out);
+    return rc;
+}
+
+void imp_polytope_pair_free(imp_polytope_pair *p) {
+    if (!p)
+        return;
+    free(p->va);
+    free(p->vb);
+    free(p->axes);
+    memset(p, 0, sizeof *p);
 }
 
 /* A 3D pair with a box or polyhedron (neither a halfspace): GJK distance of

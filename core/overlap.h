@@ -35,4 +35,21 @@ typedef struct imp_overlap_result {
 imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
                                int dim);
 
+/* Two 3D boxes or polyhedra prepared for the swept separating axis test
+ * (core/toi_polygon.c): their vertices relative to their positions (a
+ * polyhedron's hull vertices) and every candidate separating axis of the
+ * pair (unit; face normals and the edge-direction crosses that are faces
+ * of the Minkowski difference, which translation does not change). */
+typedef struct imp_polytope_pair {
+    imp_vec3 *va, *vb;
+    size_t na, nb;
+    imp_vec3 *axes;
+    size_t n_axes;
+} imp_polytope_pair;
+
+/* 0, or -1 (out of memory, or not two 3D boxes/polyhedra); free with
+ * imp_polytope_pair_free, which accepts NULL and a failed pair. */
+int imp_polytope_pair_build(const imp_shape *a, const imp_shape *b, imp_polytope_pair *out);
+void imp_polytope_pair_free(imp_polytope_pair *p);
+
 #endif

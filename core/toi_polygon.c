@@ -35,11 +35,13 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "overlap.h"
 #include "roots.h"
 #include "tolerance.h"
 
-/* At most: each axis gives up to 3 intervals; intersections stay that small. */
-#define MAX_INTERVALS 8
+/* Intervals kept per set (count): an axis gives at most 3, and intersecting
+ * sets sorted in time keeps the earliest ones, the only ones that matter. */
+#define MAX_INTERVALS 32
 
 typedef struct span {
     double lo, hi;
@@ -143,11 +145,22 @@ static double least_pen(const axis_band *bands, size_t nb, double t, size_t *whi
     return best;
 }
 
-/* Middle of the touching features along the contact line: the vertices of
- * a at its top along n and of b at its bottom (within tol), in world
+/* The swept test of two translating convex vertex sets over given axes. */
+typedef struct swept_in {
+    imp_motion a, b;
+    const imp_vec3 *va, *vb; /* relative to the positions */
+    size_t na, nb;
+    const imp_vec3 *axes;    /* unit candidate separating axes */
+    size_t n_axes;
+    double horizon;
+    int dim;
+} swept_in;
+
+/* Middle of the touching features along the contact line (2D): the vertices
+ * of a at its top along n and of b at its bottom (within tol), in world
  * coordinates at the moment of contact. */
-static imp_vec3 contact_point(const imp_toi_polygons_input *in, imp_vec3 pa, imp_vec3 pb,
-                              imp_vec3 n, double tol) {
+static imp_vec3 contact_point(const swept_in *in, imp_vec3 pa, imp_vec3 pb, imp_vec3 n,
+                              double tol) {
     double ha, hb, lo_unused, hi_unused;
     project(in->va, in->na, pa, n, &lo_unused, &ha);
     project(in->vb, in->nb, pb, n, &hb, &hi_unused);
@@ -172,8 +185,58 @@ static imp_vec3 contact_point(const imp_toi_polygons_input *in, imp_vec3 pa, imp
     return imp_add(imp_scale(n, 0.5 * (ha + hb)), imp_scale(u, mid));
 }
 
-imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
-    assert(in->na >= 3 && in->nb >= 3 && in->horizon > 0.0);
+/* Closest points of segments p0-p1 and q0-q1 (Ericson 5.1.9), their midpoint. */
+static imp_vec3 edges_midpoint(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1) {
+    imp_vec3 d1 = imp_sub(p1, p0), d2 = imp_sub(q1, q0), r = imp_sub(p0, q0);
+    double a = imp_dot(d1, d1), e = imp_dot(d2, d2), f = imp_dot(d2, r), c = imp_dot(d1, r);
+    double b = imp_dot(d1, d2), den = a * e - b * b;
+    double s = den > 0.0 ? fmin(fmax((b * f - c * e) / den, 0.0), 1.0) : 0.0;
+    double t = e > 0.0 ? (b * s + f) / e : 0.0;
+    if (t < 0.0 || t > 1.0) {
+        t = fmin(fmax(t, 0.0), 1.0);
+        s = a > 0.0 ? fmin(fmax((b * t - c) / a, 0.0), 1.0) : 0.0;
+    }
+    return imp_scale(imp_add(imp_madd(p0, d1, s), imp_madd(q0, d2, t)), 0.5);
+}
+
+/* The contact point in 3D: the touching features are a's vertices at its
+ * top along n and b's at its bottom (within tol). A vertex touches where it
+ * is; two edges where they cross; otherwise (a face involved) the centroid
+ * of the smaller feature, moved to the middle plane. */
+static imp_vec3 contact_point_3d(const swept_in *in, imp_vec3 pa, imp_vec3 pb, imp_vec3 n,
+                                 double tol) {
+    double ha, hb, unused;
+    project(in->va, in->na, pa, n, &unused, &ha);
+    project(in->vb, in->nb, pb, n, &hb, &unused);
+    imp_vec3 sa = imp_v3(0, 0, 0), sb = imp_v3(0, 0, 0), ea[2] = {sa, sa}, eb[2] = {sa, sa};
+    size_t ka = 0, kb = 0;
+    for (size_t i = 0; i < in->na; ++i) {
+        imp_vec3 w = imp_add(pa, in->va[i]);
+        if (imp_dot(w, n) >= ha - tol) {
+            if (ka < 2)
+                ea[ka] = w;
+            sa = imp_add(sa, w);
+            ++ka;
+        }
+    }
+    for (size_t i = 0; i < in->nb; ++i) {
+        imp_vec3 w = imp_add(pb, in->vb[i]);
+        if (imp_dot(w, n) <= hb + tol) {
+            if (kb < 2)
+                eb[kb] = w;
+            sb = imp_add(sb, w);
+            ++kb;
+        }
+    }
+    imp_vec3 c;
+    if (ka == 2 && kb == 2)
+        c = edges_midpoint(ea[0], ea[1], eb[0], eb[1]);
+    else
+        c = ka <= kb ? imp_scale(sa, 1.0 / (double)ka) : imp_scale(sb, 1.0 / (double)kb);
+    return imp_madd(c, n, 0.5 * (ha + hb) - imp_dot(c, n));
+}
+
+static imp_toi_result swept(const swept_in *in) {
     imp_toi_result r = {.state = IMP_TOI_NONE};
     imp_vec3 dp = imp_sub(in->b.p, in->a.p), dv = imp_sub(in->b.v, in->a.v);
     imp_vec3 da = imp_sub(in->b.a, in->a.a);
@@ -184,18 +247,15 @@ imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
         scale = fmax(scale, imp_max_abs(imp_add(dp, in->vb[i])));
     const double tol = IMP_CONTACT_REL * scale;
 
-    size_t nb = in->na + in->nb;
-    axis_band *bands = malloc(nb * sizeof *bands);
+    size_t nb = in->n_axes;
+    axis_band *bands = malloc((nb ? nb : 1) * sizeof *bands);
     if (!bands) {
         r.state = IMP_TOI_FAILED;
         return r;
     }
     for (size_t i = 0; i < nb; ++i) {
-        const imp_vec3 *v = i < in->na ? in->va : in->vb;
-        size_t n = i < in->na ? in->na : in->nb, k = i < in->na ? i : i - in->na;
-        imp_vec3 e = imp_sub(v[(k + 1) % n], v[k]);
         axis_band *b = &bands[i];
-        b->n = imp_normalize_or(imp_v3(e.y, -e.x, 0), imp_v3(1, 0, 0));
+        b->n = in->axes[i];
         double a0, a1, b0, b1;
         project(in->va, in->na, imp_v3(0, 0, 0), b->n, &a0, &a1);
         project(in->vb, in->nb, dp, b->n, &b0, &b1);
@@ -231,12 +291,46 @@ imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
         }
         r.time = t0;
         r.normal = plus ? bands[which].n : imp_neg(bands[which].n);
-        r.normal = imp_v3(r.normal.x + 0.0, r.normal.y + 0.0, 0.0);
+        r.normal = imp_v3(r.normal.x + 0.0, r.normal.y + 0.0, r.normal.z + 0.0);
         r.pa = imp_path_at(in->a.p, in->a.v, in->a.a, t0);
         r.pb = imp_path_at(in->b.p, in->b.v, in->b.a, t0);
-        r.point = contact_point(in, r.pa, r.pb, r.normal, fmax(tol, r.depth));
+        double ftol = fmax(tol, r.depth);
+        r.point = in->dim == 2 ? contact_point(in, r.pa, r.pb, r.normal, ftol)
+                               : contact_point_3d(in, r.pa, r.pb, r.normal, ftol);
         break;
     }
     free(bands);
+    return r;
+}
+
+imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
+    assert(in->na >= 3 && in->nb >= 3 && in->horizon > 0.0);
+    imp_toi_result r = {.state = IMP_TOI_FAILED};
+    size_t n = in->na + in->nb;
+    imp_vec3 *axes = malloc(n * sizeof *axes);
+    if (!axes)
+        return r;
+    for (size_t i = 0; i < n; ++i) { /* the edge normals of both */
+        const imp_vec3 *v = i < in->na ? in->va : in->vb;
+        size_t m = i < in->na ? in->na : in->nb, k = i < in->na ? i : i - in->na;
+        imp_vec3 e = imp_sub(v[(k + 1) % m], v[k]);
+        axes[i] = imp_normalize_or(imp_v3(e.y, -e.x, 0), imp_v3(1, 0, 0));
+    }
+    swept_in s = {in->a, in->b, in->va, in->vb, in->na, in->nb, axes, n, in->horizon, 2};
+    r = swept(&s);
+    free(axes);
+    return r;
+}
+
+imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                                    const imp_motion *mb, double horizon) {
+    assert(horizon > 0.0);
+    imp_toi_result r = {.state = IMP_TOI_FAILED};
+    imp_polytope_pair pair;
+    if (imp_polytope_pair_build(a, b, &pair) != 0)
+        return r;
+    swept_in s = {*ma, *mb, pair.va, pair.vb, pair.na, pair.nb, pair.axes, pair.n_axes, horizon, 3};
+    r = swept(&s);
+    imp_polytope_pair_free(&pair);
     return r;
 }

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "shape.h"
 #include "toi.h"
 
 typedef struct imp_toi_polygons_input {
@@ -25,5 +26,15 @@ typedef struct imp_toi_polygons_input {
  * has_closest is never set. Touching at t = 0 and separating or sliding is
  * no contact: the answer is the next touch. */
 imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in);
+
+/* The same for two translating 3D boxes or polyhedra (a polyhedron is its
+ * points' convex hull): swept separating axes over the face normals of
+ * both and the edge-direction cross products that are faces of their
+ * Minkowski difference. FAILED when memory runs out or either shape is
+ * not a box or polyhedron. The contact point is a touching vertex, the
+ * crossing of two touching edges, or the centroid of the smaller touching
+ * face or edge. */
+imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                                    const imp_motion *mb, double horizon);
 
 #endif

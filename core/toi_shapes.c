@@ -6,8 +6,8 @@
  * impact (/v1/toi, scenes, validation), so the choice of solver lives in
  * one place.
  * How: two spheres go to the centre-distance polynomial (toi_sphere.c,
- * which also gives the closest approach); two 2D polygons or boxes to the
- * swept separating axes (toi_polygon.c); a halfspace and anything to the
+ * which also gives the closest approach); two 2D polygons or boxes, and two
+ * 3D boxes or polyhedra, to the swept separating axes (toi_polygon.c); a halfspace and anything to the
  * lowest-point quadratic (toi_halfspace.c); every other 2D pair to the
  * rounded Minkowski-difference cast (toi_rounded.c).
  */
@@ -21,11 +21,16 @@ static int is_polygon_2d(const imp_shape *s, int dim) {
     return dim == 2 && (s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYGON);
 }
 
+static int is_polytope_3d(const imp_shape *s, int dim) {
+    return dim == 3 && (s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYHEDRON);
+}
+
 int imp_toi_shapes_supported(const imp_shape *a, const imp_shape *b, int dim) {
     int ha = a->type == IMP_SHAPE_HALFSPACE, hb = b->type == IMP_SHAPE_HALFSPACE;
     if (ha || hb)
         return !(ha && hb);
-    return dim == 2 || (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE);
+    return dim == 2 || (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE) ||
+           (is_polytope_3d(a, dim) && is_polytope_3d(b, dim));
 }
 
 imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
@@ -37,6 +42,8 @@ imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const im
         imp_toi_spheres_input in = {*ma, *mb, a->radius, b->radius, horizon};
         return imp_toi_spheres(&in);
     }
+    if (is_polytope_3d(a, dim) && is_polytope_3d(b, dim))
+        return imp_toi_polytopes_3d(a, ma, b, mb, horizon);
     if (is_polygon_2d(a, dim) && is_polygon_2d(b, dim)) {
         imp_vec3 box_a[4], box_b[4];
         imp_toi_polygons_input in = {.a = *ma, .b = *mb, .horizon = horizon};

@@ -2,8 +2,8 @@
  * toi_shapes.h - time of impact of any two placed shapes: picks the exact
  * solver for the pair.
  *
- * Solved: two spheres (2D and 3D); every pair of 2D shapes; any shape with
- * one halfspace (2D and 3D). imp_toi_shapes_supported says whether a pair
+ * Solved: two spheres (2D and 3D); every pair of 2D shapes; two 3D boxes or
+ * polyhedra; any shape with one halfspace (2D and 3D). imp_toi_shapes_supported says whether a pair
  * is; imp_toi_shapes returns state IMP_TOI_FAILED for a pair that is not
  * (and on allocation failure).
  * Thread-safety: pure and reentrant.

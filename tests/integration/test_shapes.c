@@ -157,9 +157,9 @@ static void test_geometry_errors(void **state) {
          "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0,0],\"b\":[1,0,0],\"radius\":1},"
          "\"position\":[0,0,0]}," SPHERE_B3 "}",
          422, "/a/shape/type"},
-        {"3D boxes in toi", "/v1/toi",
+        {"3D box against a sphere in toi", "/v1/toi",
          "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[0,0,0]},"
-         "\"b\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[5,0,0]}}",
+         "\"b\":{\"radius\":1,\"position\":[5,0,0]}}",
          422, "/a/shape/type"},
         {"3D box in a scene", "/v1/scenes/predict",
          "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0,0]},{\"shape\":{\"type\":"
@@ -258,6 +258,16 @@ static void test_overlap_endpoint(void **state) {
             "0.0,-1.0],\"a_position\":[0.0,0.0,1.0],\"b_position\":[0.0,0.0,0.0]}";
         if (r.status != 200 || strcmp(r.body, want_floor) != 0)
             fail_msg("toi ball/floor: %ld %s", r.status, r.body);
+        imp_http_result_free(&r);
+        /* two 3D boxes head-on: faces 3 apart closing at 1 */
+        static const char boxes[] =
+            "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[0,0,0],"
+            "\"velocity\":[1,0,0]},\"b\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},"
+            "\"position\":[5,0,0]}}";
+        assert_int_equal(imp_http(NULL, "POST", url, "application/json", boxes, strlen(boxes), &r),
+                         0);
+        if (r.status != 200 || !strstr(r.body, "\"time\":3.0,") || !strstr(r.body, "\"normal\":[1.0,0.0,0.0]"))
+            fail_msg("toi 3D boxes: %ld %s", r.status, r.body);
         imp_http_result_free(&r);
     }
     static const bad_case bad[] = {

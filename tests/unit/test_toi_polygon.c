@@ -169,10 +169,138 @@ static void test_random_against_static_overlap(void **state) {
     assert_true(hits > 1000 && nones > 1000 && overlaps > 100);
 }
 
+/* ---- 3D boxes and polyhedra ------------------------------------------------------------ */
+
+static imp_shape box3(double hx, double hy, double hz, imp_quat q) {
+    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, hz), .rot = q};
+    return s;
+}
+
+static imp_motion motion3(imp_vec3 p, imp_vec3 v, imp_vec3 a) {
+    imp_motion m = {p, v, a};
+    return m;
+}
+
+static void test_known_answers_3d(void **state) {
+    (void)state;
+    const imp_quat id = {1, 0, 0, 0};
+    imp_shape bx = box3(1, 1, 1, id);
+    imp_vec3 o = imp_v3(0, 0, 0);
+    /* head-on along x: faces 3 apart closing at 1 */
+    imp_motion ma = motion3(o, imp_v3(1, 0, 0), o), mb = motion3(imp_v3(5, 0.5, 0), o, o);
+    imp_toi_result r = imp_toi_polytopes_3d(&bx, &ma, &bx, &mb, INFINITY);
+    assert_true(r.state == IMP_TOI_HIT && r.time == 3 && r.normal.x == 1);
+    assert_true(fabs(r.point.x - 4) < 1e-15);
+    /* two boxes turned 45 degrees about different axes meet edge to edge: b's lowest edge
+     * (along x, sqrt 2 below its centre) on a's highest edge (along y, sqrt 2 above) */
+    double c = cos(3.14159265358979323846 / 8), s = sin(3.14159265358979323846 / 8);
+    imp_shape ay = box3(1, 1, 1, (imp_quat){c, 0, s, 0}), bxr = box3(1, 1, 1, (imp_quat){c, s, 0, 0});
+    mb = motion3(imp_v3(0, 0, 10), imp_v3(0, 0, -1), o);
+    ma = motion3(o, o, o);
+    r = imp_toi_polytopes_3d(&ay, &ma, &bxr, &mb, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    if (fabs(r.time - (10 - 2 * sqrt(2.0))) > 1e-14)
+        fail_msg("edge to edge: %.17g", r.time);
+    assert_true(fabs(r.normal.z - 1) < 1e-14);
+    assert_true(fabs(r.point.x) < 1e-14 && fabs(r.point.y) < 1e-14 && fabs(r.point.z - sqrt(2.0)) < 1e-14);
+    /* a tetrahedron dropped under gravity onto a box: its lowest vertex falls 9 - 1 = t^2 */
+    imp_vec3 tet[4] = {{0, 0, -1}, {1, 0, 1}, {-1, 1, 1}, {-1, -1, 1}};
+    imp_shape th = {.type = IMP_SHAPE_POLYHEDRON, .verts = tet, .n_verts = 4};
+    mb = motion3(imp_v3(0.3, 0.2, 10), o, imp_v3(0, 0, -2));
+    r = imp_toi_polytopes_3d(&bx, &ma, &th, &mb, 10);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(fabs(r.time - sqrt(8.0)) < 1e-15 && fabs(r.normal.z - 1) < 1e-15);
+    assert_true(fabs(r.point.x - 0.3) < 1e-14 && fabs(r.point.y - 0.2) < 1e-14 && fabs(r.point.z - 1) < 1e-14);
+    /* sliding along a face, a miss, overlapping */
+    mb = motion3(imp_v3(-5, 0, 2), imp_v3(1, 0, 0), o);
+    assert_int_equal(imp_toi_polytopes_3d(&bx, &ma, &bx, &mb, 10).state, IMP_TOI_NONE);
+    mb = motion3(imp_v3(-5, 3, 0), imp_v3(1, 0, 0), o);
+    assert_int_equal(imp_toi_polytopes_3d(&bx, &ma, &bx, &mb, 10).state, IMP_TOI_NONE);
+    mb = motion3(imp_v3(1.5, 0.2, 0.1), o, o);
+    r = imp_toi_polytopes_3d(&bx, &ma, &bx, &mb, 10);
+    assert_true(r.state == IMP_TOI_OVERLAPPING && r.depth == 0.5 && r.normal.x == 1);
+}
+
+static imp_shape random_polytope(uint64_t *rng, imp_vec3 *vbuf) {
+    if (imp_rng_unit(rng) < 0.5) {
+        imp_quat q = {imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
+                      imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1)}, u;
+        if (imp_quat_normalize(q, &u) != 0)
+            u = (imp_quat){1, 0, 0, 0};
+        return box3(imp_rng_uniform(rng, 0.2, 2), imp_rng_uniform(rng, 0.2, 2),
+                    imp_rng_uniform(rng, 0.2, 2), u);
+    }
+    size_t n = 4 + (size_t)(imp_rng_unit(rng) * 12);
+    double size = imp_rng_uniform(rng, 0.3, 2);
+    for (size_t i = 0; i < n; ++i) { /* points on a sphere */
+        double z = imp_rng_uniform(rng, -1, 1), a = imp_rng_uniform(rng, 0, 6.283185307179586);
+        double rr = sqrt(1 - z * z);
+        vbuf[i] = imp_v3(size * rr * cos(a), size * rr * sin(a), size * z);
+    }
+    imp_shape s = {.type = IMP_SHAPE_POLYHEDRON, .verts = vbuf, .n_verts = n};
+    return s;
+}
+
+static double penetration3(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                           const imp_motion *mb, double t) {
+    imp_overlap_result o = imp_overlap(a, imp_path_at(ma->p, ma->v, ma->a, t), b,
+                                       imp_path_at(mb->p, mb->v, mb->a, t), 3);
+    assert_true(o.state == IMP_OVERLAP_OVERLAPPING || o.state == IMP_OVERLAP_APART);
+    return o.state == IMP_OVERLAP_OVERLAPPING ? o.depth : -o.distance;
+}
+
+static void test_random_3d_against_static_overlap(void **state) {
+    (void)state;
+    const uint64_t seed = 0x3D5A7;
+    uint64_t rng = seed;
+    int hits = 0, nones = 0;
+    for (int k = 0; k < 4000; ++k) {
+        imp_vec3 va[16], vb[16];
+        imp_shape a = random_polytope(&rng, va), b = random_polytope(&rng, vb);
+        int accel = k % 2;
+        imp_motion m[2];
+        for (int j = 0; j < 2; ++j)
+            m[j] = motion3(imp_v3(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
+                                  imp_rng_uniform(&rng, -4, 4)),
+                           imp_v3(imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
+                                  imp_rng_uniform(&rng, -2, 2)),
+                           accel ? imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
+                                          imp_rng_uniform(&rng, -1, 1))
+                                 : imp_v3(0, 0, 0));
+        imp_toi_result r = imp_toi_polytopes_3d(&a, &m[0], &b, &m[1], 5);
+        assert_true(r.state != IMP_TOI_FAILED);
+        const double tol = 1e-9 * 20;
+        double end = 5;
+        if (r.state == IMP_TOI_OVERLAPPING)
+            continue;
+        if (r.state == IMP_TOI_HIT) {
+            ++hits;
+            double p = penetration3(&a, &m[0], &b, &m[1], r.time);
+            if (fabs(p) > tol)
+                fail_msg("seed %#llx case %d: gap %.3g at the hit t = %.17g",
+                         (unsigned long long)seed, k, p, r.time);
+            end = r.time;
+        } else {
+            ++nones;
+        }
+        for (int i = 0; i < 40; ++i) {
+            double t = end * (i + 0.5) / 40;
+            double p = penetration3(&a, &m[0], &b, &m[1], t);
+            if (p > tol)
+                fail_msg("seed %#llx case %d: inside by %.3g at t = %.17g before the answer",
+                         (unsigned long long)seed, k, p, t);
+        }
+    }
+    print_message("3D: hits %d, none %d\n", hits, nones);
+    assert_true(hits > 300 && nones > 300);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_answers),
         cmocka_unit_test(test_random_against_static_overlap),
+        cmocka_unit_test(test_known_answers_3d),
+        cmocka_unit_test(test_random_3d_against_static_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
