@@ -21,6 +21,7 @@
 #include "core/overlap.h"
 #include "core/toi_halfspace.h"
 #include "tests/rng.h"
+#include "tests/toi_check.h"
 
 static imp_motion motion(imp_vec3 p, imp_vec3 v, imp_vec3 a) {
     imp_motion m = {p, v, a};
@@ -116,27 +117,11 @@ static void test_random_against_static_overlap(void **state) {
                               acc);
         imp_toi_result r = solve(&s, m, n, offset, STILL, dim, 5);
         imp_shape h = {.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset};
-        const double tol = 1e-9 * 20;
-        double end = 5;
-        if (r.state == IMP_TOI_OVERLAPPING)
-            continue;
-        if (r.state == IMP_TOI_HIT) {
-            ++hits;
-            imp_overlap_result o = imp_overlap(&s, imp_path_at(m.p, m.v, m.a, r.time), &h, m.p, dim);
-            double p = o.state == IMP_OVERLAP_OVERLAPPING ? o.depth : -o.distance;
-            if (fabs(p) > tol)
-                fail_msg("seed %#llx case %d: gap %.3g at the hit", (unsigned long long)seed, k, p);
-            end = r.time;
-        } else {
-            ++nones;
-        }
-        for (int i = 0; i < 100; ++i) {
-            double t = end * (i + 0.5) / 100;
-            imp_overlap_result o = imp_overlap(&s, imp_path_at(m.p, m.v, m.a, t), &h, m.p, dim);
-            if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > tol)
-                fail_msg("seed %#llx case %d: inside by %.3g at t = %.17g before the answer",
-                         (unsigned long long)seed, k, o.depth, t);
-        }
+        const char *bad = imp_test_toi_check(&s, &m, &h, &STILL, dim, 5, &r, 1e-9 * 20, -1, 100);
+        if (bad)
+            fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
+        hits += r.state == IMP_TOI_HIT;
+        nones += r.state == IMP_TOI_NONE;
     }
     assert_true(hits > 1000 && nones > 1000);
 }

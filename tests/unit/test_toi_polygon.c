@@ -25,6 +25,7 @@
 #include "core/overlap.h"
 #include "core/toi_polygon.h"
 #include "tests/rng.h"
+#include "tests/toi_check.h"
 
 #define PI 3.14159265358979323846
 
@@ -106,14 +107,6 @@ static imp_shape random_polygon(uint64_t *rng, imp_vec3 *vbuf) {
     return s;
 }
 
-/* penetration of the placed shapes at time t (0 when apart) */
-static double penetration(const imp_shape *a, imp_motion ma, const imp_shape *b, imp_motion mb,
-                          double t) {
-    imp_overlap_result o = imp_overlap(a, imp_path_at(ma.p, ma.v, ma.a, t), b,
-                                       imp_path_at(mb.p, mb.v, mb.a, t), 2);
-    return o.state == IMP_OVERLAP_OVERLAPPING ? o.depth : -o.distance;
-}
-
 static void test_random_against_static_overlap(void **state) {
     (void)state;
     const uint64_t seed = 0x7011F;
@@ -133,37 +126,14 @@ static void test_random_against_static_overlap(void **state) {
                                accel ? imp_rng_uniform(&rng, -1, 1) : 0,
                                accel ? imp_rng_uniform(&rng, -1, 1) : 0);
         imp_toi_result r = solve(&a, ma, &b, mb, horizon);
-        const double tol = 1e-9 * 20; /* the scene's scale is about 20 */
-        double end = horizon;
-        if (r.state == IMP_TOI_OVERLAPPING) {
-            ++overlaps;
-            double p = penetration(&a, ma, &b, mb, 0);
-            if (fabs(p - r.depth) > 1e-12 * 20)
-                fail_msg("seed %#llx case %d: depth %.17g, static %.17g", (unsigned long long)seed,
-                         k, r.depth, p);
-            continue;
-        }
-        if (r.state == IMP_TOI_HIT) {
-            ++hits;
-            double p = penetration(&a, ma, &b, mb, r.time);
-            if (fabs(p) > tol)
-                fail_msg("seed %#llx case %d: at the hit t = %.17g the gap is %.3g",
-                         (unsigned long long)seed, k, r.time, p);
-            assert_true(fabs(imp_len(r.normal) - 1) < 1e-12);
-            end = r.time;
-        } else {
-            assert_int_equal(r.state, IMP_TOI_NONE);
-            ++nones;
-        }
-        /* before the hit (or in the whole window for none): never interpenetrating */
-        for (int i = 0; i < 100; ++i) {
-            double t = end * (i + 0.5) / 100;
-            double p = penetration(&a, ma, &b, mb, t);
-            if (p > tol)
-                fail_msg("seed %#llx case %d: %s, yet they interpenetrate by %.3g at t = %.17g",
-                         (unsigned long long)seed, k,
-                         r.state == IMP_TOI_HIT ? "a later hit" : "none", p, t);
-        }
+        /* the scene's scale is about 20 */
+        const char *bad =
+            imp_test_toi_check(&a, &ma, &b, &mb, 2, horizon, &r, 1e-9 * 20, 1e-12 * 20, 100);
+        if (bad)
+            fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
+        hits += r.state == IMP_TOI_HIT;
+        nones += r.state == IMP_TOI_NONE;
+        overlaps += r.state == IMP_TOI_OVERLAPPING;
     }
     print_message("hits %d, none %d, overlapping %d\n", hits, nones, overlaps);
     assert_true(hits > 1000 && nones > 1000 && overlaps > 100);
@@ -241,14 +211,6 @@ static imp_shape random_polytope(uint64_t *rng, imp_vec3 *vbuf) {
     return s;
 }
 
-static double penetration3(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
-                           const imp_motion *mb, double t) {
-    imp_overlap_result o = imp_overlap(a, imp_path_at(ma->p, ma->v, ma->a, t), b,
-                                       imp_path_at(mb->p, mb->v, mb->a, t), 3);
-    assert_true(o.state == IMP_OVERLAP_OVERLAPPING || o.state == IMP_OVERLAP_APART);
-    return o.state == IMP_OVERLAP_OVERLAPPING ? o.depth : -o.distance;
-}
-
 static void test_random_3d_against_static_overlap(void **state) {
     (void)state;
     const uint64_t seed = 0x3D5A7;
@@ -268,28 +230,11 @@ static void test_random_3d_against_static_overlap(void **state) {
                                           imp_rng_uniform(&rng, -1, 1))
                                  : imp_v3(0, 0, 0));
         imp_toi_result r = imp_toi_polytopes_3d(&a, &m[0], &b, &m[1], 5);
-        assert_true(r.state != IMP_TOI_FAILED);
-        const double tol = 1e-9 * 20;
-        double end = 5;
-        if (r.state == IMP_TOI_OVERLAPPING)
-            continue;
-        if (r.state == IMP_TOI_HIT) {
-            ++hits;
-            double p = penetration3(&a, &m[0], &b, &m[1], r.time);
-            if (fabs(p) > tol)
-                fail_msg("seed %#llx case %d: gap %.3g at the hit t = %.17g",
-                         (unsigned long long)seed, k, p, r.time);
-            end = r.time;
-        } else {
-            ++nones;
-        }
-        for (int i = 0; i < 40; ++i) {
-            double t = end * (i + 0.5) / 40;
-            double p = penetration3(&a, &m[0], &b, &m[1], t);
-            if (p > tol)
-                fail_msg("seed %#llx case %d: inside by %.3g at t = %.17g before the answer",
-                         (unsigned long long)seed, k, p, t);
-        }
+        const char *bad = imp_test_toi_check(&a, &m[0], &b, &m[1], 3, 5, &r, 1e-9 * 20, -1, 40);
+        if (bad)
+            fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
+        hits += r.state == IMP_TOI_HIT;
+        nones += r.state == IMP_TOI_NONE;
     }
     print_message("3D: hits %d, none %d\n", hits, nones);
     assert_true(hits > 300 && nones > 300);

@@ -25,6 +25,7 @@
 #include "core/toi_polygon.h"
 #include "core/toi_rounded.h"
 #include "tests/rng.h"
+#include "tests/toi_check.h"
 
 #define PI 3.14159265358979323846
 
@@ -182,13 +183,6 @@ static void test_polygons_match_swept_sat(void **state) {
     assert_true(hits > 500);
 }
 
-static double penetration(const imp_shape *a, imp_motion ma, const imp_shape *b, imp_motion mb,
-                          double t) {
-    imp_overlap_result o = imp_overlap(a, imp_path_at(ma.p, ma.v, ma.a, t), b,
-                                       imp_path_at(mb.p, mb.v, mb.a, t), 2);
-    return o.state == IMP_OVERLAP_OVERLAPPING ? o.depth : -o.distance;
-}
-
 static void test_every_pair_against_static_overlap(void **state) {
     (void)state;
     const uint64_t seed = 0x0DD5;
@@ -199,34 +193,12 @@ static void test_every_pair_against_static_overlap(void **state) {
         imp_shape a = random_shape(&rng, va, 4), b = random_shape(&rng, vb, 4);
         imp_motion ma = random_motion(&rng, k % 2), mb = random_motion(&rng, k % 2);
         imp_toi_result r = solve(&a, ma, &b, mb, 5);
-        const double tol = 1e-9 * 20;
-        double end = 5;
-        if (r.state == IMP_TOI_OVERLAPPING) {
-            double p = penetration(&a, ma, &b, mb, 0);
-            if (fabs(p - r.depth) > 1e-12 * 20)
-                fail_msg("seed %#llx case %d: depth %.17g, static %.17g", (unsigned long long)seed,
-                         k, r.depth, p);
-            continue;
-        }
-        if (r.state == IMP_TOI_HIT) {
-            ++hits;
-            double p = penetration(&a, ma, &b, mb, r.time);
-            if (fabs(p) > tol)
-                fail_msg("seed %#llx case %d (types %d, %d): at the hit t = %.17g the gap is %.3g",
-                         (unsigned long long)seed, k, a.type, b.type, r.time, p);
-            end = r.time;
-        } else {
-            ++nones;
-        }
-        for (int i = 0; i < 100; ++i) {
-            double t = end * (i + 0.5) / 100;
-            double p = penetration(&a, ma, &b, mb, t);
-            if (p > tol)
-                fail_msg("seed %#llx case %d (types %d, %d): %s, yet they interpenetrate by %.3g "
-                         "at t = %.17g",
-                         (unsigned long long)seed, k, a.type, b.type,
-                         r.state == IMP_TOI_HIT ? "a later hit" : "none", p, t);
-        }
+        const char *bad = imp_test_toi_check(&a, &ma, &b, &mb, 2, 5, &r, 1e-9 * 20, 1e-12 * 20, 100);
+        if (bad)
+            fail_msg("seed %#llx case %d (types %d, %d): %s", (unsigned long long)seed, k, a.type,
+                     b.type, bad);
+        hits += r.state == IMP_TOI_HIT;
+        nones += r.state == IMP_TOI_NONE;
     }
     print_message("hits %d, none %d\n", hits, nones);
     assert_true(hits > 1000 && nones > 1000);
