@@ -69,7 +69,12 @@
  *    static boxes) is not modelled: such a body is pushed back at each
  *    zero-time contact, bounded by (3);
  *    (3) max_events bounds the contacts processed; the run stops before the
- *    contact that would exceed it.
+ *    contact that would exceed it. The other queue entries (cell crossings,
+ *    re-predictions of stale events) are bounded too, by
+ *    IMP_SIM_WORK_PER_EVENT per allowed contact plus as many per body: a
+ *    degenerate run (a body pinned to a cell boundary by enormous gravity,
+ *    crossing back and forth without a contact) stops as max_events would
+ *    rather than spin.
  *  - Pairs found interpenetrating (by more than the solvers' contact
  *    tolerance) are resolved at once when approaching along the overlap
  *    normal and otherwise left to separate.
@@ -81,11 +86,13 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "respond.h"
 #include "toi_shapes.h"
+#include "tolerance.h"
 
 #define NONE UINT32_MAX
 #define CROSS (UINT32_MAX - 1)
@@ -108,6 +115,7 @@ struct imp_sim {
     int dim;
     double horizon, now;
     size_t max_events;
+    size_t max_work; /* crossings + stale re-predictions allowed (guard 3) */
     int record, failed;
     /* per body */
     double *tref;
@@ -532,6 +540,10 @@ int imp_sim_advance(imp_sim *s, double until) {
             contact(s, e.owner, e.partner, s->now);
         }
         if (s->failed) return -1;
+        if (s->st.crossings + s->st.stale > s->max_work) {
+            if (e.t > s->now) s->now = e.t;
+            return IMP_SIM_STOP_MAX_EVENTS;
+        }
     }
     if (until > s->now) s->now = until;
     return IMP_SIM_STOP_HORIZON;
@@ -574,6 +586,11 @@ imp_sim *imp_sim_create(const imp_sim_input *in) {
     s->dim = in->dim;
     s->horizon = in->horizon;
     s->max_events = in->max_events;
+    /* saturating: max_events may be SIZE_MAX */
+    size_t per = IMP_SIM_WORK_PER_EVENT;
+    size_t budget = in->max_events > (SIZE_MAX - per * in->n) / per ? SIZE_MAX
+                                                                     : per * (in->max_events + in->n);
+    s->max_work = budget;
     s->record = in->record;
     ALLOC(s->tref, n);
     ALLOC(s->p, n);

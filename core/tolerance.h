@@ -101,4 +101,22 @@
  * simplex so far is kept if the cap is ever reached. */
 #define IMP_GJK_MAX_ITER 256
 
+/* Most steps of conservative advancement (count; core/toi_advance.c). Each
+ * step costs one distance query. Against a transversal approach the
+ * separating-plane bound lands on the contact in one or two steps and a
+ * tangential (double-root) touch halves the remaining gap per step, so
+ * about 40 reach 1e-9 of the scale; 1000 leaves room for polytope
+ * feature changes and still bounds a request's work to a few milliseconds
+ * for game shapes. A run that reaches it reports `failed`, unless a bound
+ * proves the rest of the window free. */
+#define IMP_ADVANCE_MAX_ITER 1000
+
+/* Queue entries other than contacts (cell crossings, re-predictions of
+ * stale events) a simulation may process per allowed contact and per body
+ * (count). A hard-sphere gas needs about 2 crossings and 1-3 stale entries
+ * per contact (tests/bench/bench_simulate.c); 64 leaves a wide margin for
+ * sparse, fast scenes and still bounds a degenerate run that crosses cell
+ * boundaries without ever colliding. */
+#define IMP_SIM_WORK_PER_EVENT 64
+
 #endif

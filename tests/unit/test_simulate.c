@@ -25,6 +25,7 @@
 
 #include "core/overlap.h"
 #include "core/simulate.h"
+#include "core/tolerance.h"
 #include "tests/rng.h"
 
 #define MAXB 256
@@ -461,8 +462,31 @@ static void test_against_fixed_step(void **state) {
     }
 }
 
+/* Found by tests/fuzz/fuzz_api.c: a ball held against a tilted floor by enormous
+ * gravity made cell crossings (which are not contacts) without end, and the run
+ * never returned. The work guard stops it as max_events would. */
+static void test_degenerate_run_is_bounded(void **state) {
+    (void)state;
+    imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 1.5};
+    imp_shape floor_ = {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(5 / sqrt(26.0), 1 / sqrt(26.0), 0),
+                        .offset = 0};
+    imp_sim_body b[2] = {
+        {.m = {imp_v3(0, 3, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, .shape = &ball, .mass = 1,
+         .restitution = 1, .tangential = 1},
+        {.shape = &floor_, .is_static = 1, .mass = 1, .restitution = 1, .tangential = 1},
+    };
+    imp_sim_input in = {.bodies = b, .n = 2, .dim = 2, .horizon = 5,
+                        .gravity = imp_v3(0, -3333333335.81, 0), .max_events = 1000};
+    imp_sim_output out;
+    assert_int_equal(imp_sim_run(&in, &out), IMP_SIM_OK);
+    assert_true(out.stats.events <= 1000);
+    assert_true(out.stats.crossings + out.stats.stale <= IMP_SIM_WORK_PER_EVENT * (1000 + 2) + 1);
+    imp_sim_output_free(&out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_degenerate_run_is_bounded),
         cmocka_unit_test(test_newtons_cradle),
         cmocka_unit_test(test_head_on_exchange_3d),
         cmocka_unit_test(test_static_and_kinematic),
