@@ -29,7 +29,7 @@ void imp_bodies_free(imp_body *bodies, size_t n) {
  * at its shape/type (the current pointer is the body's). */
 static int scene_shape(imp_dec *d, const imp_body *b) {
     imp_shape sphere = {.type = IMP_SHAPE_SPHERE};
-    if (imp_toi_shapes_supported(&b->shape, &sphere, d->dim)) return 0;
+    if (imp_toi_shapes_closed_form(&b->shape, &sphere, d->dim)) return 0;
     size_t saved = imp_dec_push_key(d, "shape");
     size_t s2 = imp_dec_push_key(d, "type");
     imp_dec_fail(d, IMP_E_VALUE,

@@ -3,6 +3,7 @@
  * for the pair is chosen by core/toi_shapes.c).
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api/encode.h"
@@ -29,8 +30,7 @@ static int supported(imp_dec *d, const imp_body *a, const imp_body *b) {
     size_t s2 = imp_dec_push_key(d, "shape");
     size_t s3 = imp_dec_push_key(d, "type");
     imp_dec_fail(d, IMP_E_VALUE,
-                 "is not supported by /v1/toi yet: in 3D only spheres with each other; in 2D "
-                 "every shape; any shape with one halfspace");
+                 "is not supported by /v1/toi: two halfspaces");
     imp_dec_pop(d, s3);
     imp_dec_pop(d, s2);
     imp_dec_pop(d, saved);
@@ -54,6 +54,13 @@ int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp) {
     imp_toi_result r = imp_toi_shapes(&a.shape, &a.m, &b.shape, &b.m, d->dim, horizon);
     imp_body_free(&a);
     imp_body_free(&b);
+    if (r.state == IMP_TOI_FAILED && r.tolerance > 0.0) {
+        /* conservative advancement could not settle it within its step budget */
+        snprintf(d->detail, sizeof d->detail,
+                 "conservative advancement did not reach a gap of %.3g within its step budget",
+                 r.tolerance);
+        return imp_dec_fail(d, IMP_E_GEOMETRY, "could not be decided for this pair");
+    }
     if (r.state == IMP_TOI_FAILED) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
 
     int ok = 1, dim = d->dim;
@@ -69,6 +76,7 @@ int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp) {
         imp_put(o, "b_position", imp_enc_vec(r.pb, dim), &ok);
         if (r.state == IMP_TOI_OVERLAPPING) imp_put_real(o, "depth", r.depth, &ok);
     }
+    if (r.tolerance > 0.0) imp_put_real(o, "tolerance", r.tolerance, &ok);
     if (r.has_closest) {
         json_t *ca = json_object();
         if (ca) {

@@ -88,8 +88,9 @@ static int dec_world(imp_dec *d, const json_t *req, const imp_body *mover, imp_b
         if (imp_dec_body_value(d, json_array_get(arr, i), i, &(*bodies)[i])) return -1;
         *n = i + 1;
         const imp_shape *sh = &(*bodies)[i].shape;
-        if (!imp_toi_shapes_supported(&mover->shape, sh, d->dim)) {
-            if (!imp_toi_shapes_supported(&mover->shape, &sphere, d->dim)) {
+        /* closed-form pairs only: the slide needs exact contacts */
+        if (!imp_toi_shapes_closed_form(&mover->shape, sh, d->dim)) {
+            if (!imp_toi_shapes_closed_form(&mover->shape, &sphere, d->dim)) {
                 imp_dec_pop(d, 0);
                 return fail_type(d, "body", UNSUPPORTED_MSG);
             }

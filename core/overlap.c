@@ -442,13 +442,22 @@ static int closest_on_simplex(imp_vec3 *w, size_t *n, imp_vec3 *v) {
         *v = closest_on_triangle(w[0], w[1], w[2], &keep);
     } else {
         static const size_t face[4][4] = {{0, 1, 2, 3}, {0, 1, 3, 2}, {0, 2, 3, 1}, {1, 2, 3, 0}};
-        int inside = 1;
+        /* a nearly flat tetrahedron cannot say which side of a face the origin
+         * is on (the signs below are rounding): take it as not containing the
+         * origin and reduce it to its closest face instead */
+        double edge = 0.0;
+        for (int i = 1; i < 4; ++i)
+            edge = fmax(edge, imp_len(imp_sub(w[i], w[0])));
+        double vol = fabs(imp_dot(imp_cross(imp_sub(w[1], w[0]), imp_sub(w[2], w[0])),
+                                  imp_sub(w[3], w[0])));
+        int flat = !(vol > IMP_GJK_FLAT_REL * edge * edge * edge);
+        int inside = !flat;
         double best = INFINITY;
         for (int f = 0; f < 4; ++f) {
             imp_vec3 a = w[face[f][0]], b = w[face[f][1]], c = w[face[f][2]], o = w[face[f][3]];
             imp_vec3 nrm = imp_cross(imp_sub(b, a), imp_sub(c, a));
             double so = imp_dot(nrm, imp_sub(o, a)), sp = -imp_dot(nrm, a);
-            if (so != 0.0 && sp != 0.0 && (so > 0.0) == (sp > 0.0))
+            if (!flat && so != 0.0 && sp != 0.0 && (so > 0.0) == (sp > 0.0))
                 continue; /* the origin is strictly on the inner side of this face */
             inside = 0;
             unsigned k;
@@ -809,4 +818,169 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
         n = m;
     }
     return from_gap(d - rr, n);
+}
+
+/* ---- closest points (imp_overlap_closest) ---------------------------------------------- */
+
+/* The GJK loop of gjk() again, step for step (so it reaches the same v),
+ * but carrying with each simplex vertex w[i] = pb[i] - pa[i] the two
+ * support points it came from. The closest point v of the final simplex
+ * to the origin, in barycentric coordinates of that simplex, gives the
+ * witness points on the cores (van den Bergen 2004, 4.3.6). Returns |v|,
+ * or 0 (witnesses unset) when the cores intersect or touch within `tol`. */
+static double gjk_witness(const poly3 *A, const poly3 *B, double tol, imp_vec3 *wa, imp_vec3 *wb) {
+    imp_vec3 sa[4], sb[4], w[4];
+    sa[0] = imp_add(A->pos, A->local[0]);
+    sb[0] = imp_add(B->pos, B->local[0]);
+    w[0] = imp_sub(sb[0], sa[0]);
+    imp_vec3 v = w[0];
+    size_t n = 1; /* the simplex w[0..n) whose closest point is v */
+    for (int it = 0; it < IMP_GJK_MAX_ITER; ++it) {
+        double vv = imp_dot(v, v);
+        if (vv <= tol * tol)
+            return 0.0;
+        imp_vec3 pa, pb;
+        (void)support(A, v, &pa);
+        (void)support(B, imp_neg(v), &pb);
+        imp_vec3 x = imp_sub(pb, pa);
+        if (vv - imp_dot(v, x) <= fmax(IMP_GJK_REL * vv, tol * sqrt(vv)))
+            break;
+        int dup = 0;
+        for (size_t i = 0; i < n; ++i)
+            dup |= w[i].x == x.x && w[i].y == x.y && w[i].z == x.z;
+        if (dup || n == 4)
+            break;
+        imp_vec3 tw[4], nv;
+        memcpy(tw, w, n * sizeof *w);
+        tw[n] = x;
+        size_t m = n + 1;
+        if (closest_on_simplex(tw, &m, &nv))
+            return 0.0;
+        if (!(imp_dot(nv, nv) < vv))
+            break;
+        /* closest_on_simplex kept a subset of distinct points in order: match them */
+        imp_vec3 na[4], nb[4];
+        for (size_t i = 0; i < m; ++i) {
+            for (size_t j = 0; j <= n; ++j) {
+                imp_vec3 o = j < n ? w[j] : x;
+                if (o.x == tw[i].x && o.y == tw[i].y && o.z == tw[i].z) {
+                    na[i] = j < n ? sa[j] : pa;
+                    nb[i] = j < n ? sb[j] : pb;
+                    break;
+                }
+            }
+        }
+        memcpy(w, tw, m * sizeof *w);
+        memcpy(sa, na, m * sizeof *sa);
+        memcpy(sb, nb, m * sizeof *sb);
+        n = m;
+        v = nv;
+    }
+    /* barycentric coordinates of v in w[0..n) (least squares; clamped, since
+     * v lies on the simplex up to rounding) */
+    double l[3] = {1.0, 0.0, 0.0};
+    if (n == 2) {
+        imp_vec3 e = imp_sub(w[1], w[0]);
+        double ee = imp_dot(e, e), s = ee > 0.0 ? imp_dot(imp_sub(v, w[0]), e) / ee : 0.0;
+        s = fmin(fmax(s, 0.0), 1.0);
+        l[0] = 1.0 - s;
+        l[1] = s;
+    } else if (n >= 3) {
+        imp_vec3 e1 = imp_sub(w[1], w[0]), e2 = imp_sub(w[2], w[0]), r = imp_sub(v, w[0]);
+        double a11 = imp_dot(e1, e1), a12 = imp_dot(e1, e2), a22 = imp_dot(e2, e2);
+        double b1 = imp_dot(r, e1), b2 = imp_dot(r, e2), det = a11 * a22 - a12 * a12;
+        if (det > 0.0 && isfinite(det)) {
+            double s = fmax((b1 * a22 - b2 * a12) / det, 0.0);
+            double t = fmax((b2 * a11 - b1 * a12) / det, 0.0);
+            double sum = s + t;
+            if (sum > 1.0) {
+                s /= sum;
+                t /= sum;
+            }
+            l[0] = 1.0 - s - t;
+            l[1] = s;
+            l[2] = t;
+        } else if (a11 > 0.0) { /* flat triangle: its first edge */
+            double s = fmin(fmax(b1 / a11, 0.0), 1.0);
+            l[0] = 1.0 - s;
+            l[1] = s;
+        }
+    }
+    imp_vec3 ra = imp_v3(0, 0, 0), rb = imp_v3(0, 0, 0);
+    for (size_t i = 0; i < n && i < 3; ++i) {
+        ra = imp_madd(ra, sa[i], l[i]);
+        rb = imp_madd(rb, sb[i], l[i]);
+    }
+    *wa = ra;
+    *wb = rb;
+    return imp_len(v);
+}
+
+imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
+                                       imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
+    imp_overlap_result r = imp_overlap(a, pa, b, pb, dim);
+    if (r.state != IMP_OVERLAP_APART)
+        return r;
+    if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE) {
+        /* the shape's lowest point along the halfspace normal, and its foot on the plane */
+        int h_is_b = b->type == IMP_SHAPE_HALFSPACE;
+        const imp_shape *h = h_is_b ? b : a;
+        core c;
+        (void)make_core(h_is_b ? a : b, h_is_b ? pa : pb, dim, &c);
+        size_t lo = 0;
+        double low = INFINITY;
+        for (size_t i = 0; i < c.n; ++i) {
+            double x = imp_dot(vert(&c, i), h->normal);
+            if (x < low) {
+                low = x;
+                lo = i;
+            }
+        }
+        imp_vec3 on_shape = imp_madd(vert(&c, lo), h->normal, -c.r);
+        imp_vec3 on_plane = imp_madd(on_shape, h->normal, -(imp_dot(on_shape, h->normal) - h->offset));
+        *ca = h_is_b ? on_shape : on_plane;
+        *cb = h_is_b ? on_plane : on_shape;
+        return r;
+    }
+    imp_vec3 qa = pa, qb = pb;
+    double ra = 0.0, rb = 0.0;
+    if (dim == 3 && (a->type == IMP_SHAPE_BOX || a->type == IMP_SHAPE_POLYHEDRON ||
+                     b->type == IMP_SHAPE_BOX || b->type == IMP_SHAPE_POLYHEDRON)) {
+        poly3 A, B;
+        int ok = make_poly3(a, pa, &A) == 0;
+        ok = make_poly3(b, pb, &B) == 0 && ok;
+        if (ok) {
+            /* the scale and tolerance of overlap_polytope, so that GJK retraces its steps */
+            double scale = A.r + B.r;
+            const poly3 *ps[2] = {&A, &B};
+            for (int k = 0; k < 2; ++k)
+                for (size_t i = 0; i < ps[k]->n; ++i)
+                    scale = fmax(scale, imp_max_abs(imp_add(ps[k]->pos, ps[k]->local[i])));
+            if (!(gjk_witness(&A, &B, IMP_CONTACT_REL * scale, &qa, &qb) > 0.0))
+                ok = 0;
+            ra = A.r;
+            rb = B.r;
+        }
+        poly3_free(&A);
+        poly3_free(&B);
+        if (!ok) { /* cannot happen after imp_overlap built the same hulls; keep a defined answer */
+            r.state = IMP_OVERLAP_FAILED;
+            return r;
+        }
+    } else {
+        core A, B;
+        (void)make_core(a, pa, dim, &A);
+        (void)make_core(b, pb, dim, &B);
+        if (dim == 3)
+            closest_segments(vert(&A, 0), vert(&A, A.n - 1), vert(&B, 0), vert(&B, B.n - 1), &qa,
+                             &qb);
+        else
+            (void)core_distance(&A, &B, &qa, &qb);
+        ra = A.r;
+        rb = B.r;
+    }
+    /* from the cores' closest points out through the radii along the normal */
+    *ca = imp_madd(qa, r.normal, ra);
+    *cb = imp_madd(qb, r.normal, -rb);
+    return r;
 }

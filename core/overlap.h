@@ -52,4 +52,14 @@ typedef struct imp_polytope_pair {
 int imp_polytope_pair_build(const imp_shape *a, const imp_shape *b, imp_polytope_pair *out);
 void imp_polytope_pair_free(imp_polytope_pair *p);
 
+/* imp_overlap, and when the state is IMP_OVERLAP_APART also the closest
+ * points of the two shapes: *ca on a, *cb on b, with cb - ca = distance *
+ * normal up to rounding (for polytopes from the GJK simplex's barycentric
+ * coordinates; where the closest features are parallel, one pair of many).
+ * In any other state *ca and *cb are not written. The returned result is
+ * exactly imp_overlap's. Same thread-safety and allocation as imp_overlap;
+ * a polyhedron's hull is built a second time for the points. */
+imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
+                                       imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
+
 #endif

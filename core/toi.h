@@ -36,6 +36,8 @@ typedef struct imp_toi_result {
     int has_closest;    /* closest approach filled */
     double closest_time;     /* time in the window of least centre distance */
     double closest_distance; /* surface gap then; negative when overlapping */
+    double tolerance;   /* 0: the time is exact (a root); > 0: it came from conservative
+                           advancement, and the gap at `time` is within this length */
 } imp_toi_result;
 
 typedef struct imp_toi_spheres_input {

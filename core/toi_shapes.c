@@ -9,13 +9,21 @@
  * which also gives the closest approach); two 2D polygons or boxes, and two
  * 3D boxes or polyhedra, to the swept separating axes (toi_polygon.c); a halfspace and anything to the
  * lowest-point quadratic (toi_halfspace.c); every other 2D pair to the
- * rounded Minkowski-difference cast (toi_rounded.c).
+ * rounded Minkowski-difference cast (toi_rounded.c). The 3D pairs with no
+ * closed form here (spheres, capsules and segments against boxes and
+ * polyhedra, capsules and segments with each other) go to conservative
+ * advancement (toi_advance.c) to IMP_TOI_ADVANCE_REL of the pair's scale,
+ * which the result reports as its tolerance.
  */
 #include "toi_shapes.h"
 
+#include <math.h>
+
+#include "toi_advance.h"
 #include "toi_halfspace.h"
 #include "toi_polygon.h"
 #include "toi_rounded.h"
+#include "tolerance.h"
 
 static int is_polygon_2d(const imp_shape *s, int dim) {
     return dim == 2 && (s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYGON);
@@ -25,7 +33,7 @@ static int is_polytope_3d(const imp_shape *s, int dim) {
     return dim == 3 && (s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYHEDRON);
 }
 
-int imp_toi_shapes_supported(const imp_shape *a, const imp_shape *b, int dim) {
+int imp_toi_shapes_closed_form(const imp_shape *a, const imp_shape *b, int dim) {
     int ha = a->type == IMP_SHAPE_HALFSPACE, hb = b->type == IMP_SHAPE_HALFSPACE;
     if (ha || hb)
         return !(ha && hb);
@@ -33,11 +41,38 @@ int imp_toi_shapes_supported(const imp_shape *a, const imp_shape *b, int dim) {
            (is_polytope_3d(a, dim) && is_polytope_3d(b, dim));
 }
 
+int imp_toi_shapes_supported(const imp_shape *a, const imp_shape *b, int dim) {
+    (void)dim;
+    return !(a->type == IMP_SHAPE_HALFSPACE && b->type == IMP_SHAPE_HALFSPACE);
+}
+
+/* The pair's length scale: positions and the shapes' own extents. */
+static double pair_scale(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                         const imp_motion *mb, int dim) {
+    double s = fmax(imp_max_abs(ma->p), imp_max_abs(mb->p));
+    const imp_shape *sh[2] = {a, b};
+    for (int k = 0; k < 2; ++k) {
+        imp_vec3 buf[8];
+        const imp_vec3 *pts;
+        double r;
+        size_t n = imp_shape_points(sh[k], dim, buf, &pts, &r);
+        for (size_t i = 0; i < n; ++i)
+            s = fmax(s, imp_max_abs(pts[i]) + r);
+    }
+    return s > 0.0 ? s : 1.0;
+}
+
 imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                               const imp_motion *mb, int dim, double horizon) {
     imp_toi_result r = {.state = IMP_TOI_FAILED};
     if (!imp_toi_shapes_supported(a, b, dim))
         return r;
+    if (!imp_toi_shapes_closed_form(a, b, dim)) {
+        double tol = IMP_TOI_ADVANCE_REL * pair_scale(a, ma, b, mb, dim);
+        r = imp_toi_advance(a, ma, b, mb, dim, horizon, tol);
+        r.tolerance = tol;
+        return r;
+    }
     if (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE) {
         imp_toi_spheres_input in = {*ma, *mb, a->radius, b->radius, horizon};
         return imp_toi_spheres(&in);

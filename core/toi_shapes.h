@@ -2,10 +2,11 @@
  * toi_shapes.h - time of impact of any two placed shapes: picks the exact
  * solver for the pair.
  *
- * Solved: two spheres (2D and 3D); every pair of 2D shapes; two 3D boxes or
- * polyhedra; any shape with one halfspace (2D and 3D). imp_toi_shapes_supported says whether a pair
- * is; imp_toi_shapes returns state IMP_TOI_FAILED for a pair that is not
- * (and on allocation failure).
+ * Exact: two spheres (2D and 3D); every pair of 2D shapes; two 3D boxes or
+ * polyhedra; any shape with one halfspace (2D and 3D). Every other pair but
+ * two halfspaces: conservative advancement to a reported tolerance.
+ * imp_toi_shapes returns state IMP_TOI_FAILED for two halfspaces, on
+ * allocation failure, and when advancement could not decide.
  * Thread-safety: pure and reentrant.
  */
 #ifndef IMP_TOI_SHAPES_H
@@ -14,8 +15,13 @@
 #include "shape.h"
 #include "toi.h"
 
-/* 1 when imp_toi_shapes solves shapes a and b in `dim` dimensions. */
+/* 1 when imp_toi_shapes solves shapes a and b in `dim` dimensions: every
+ * pair but two halfspaces. */
 int imp_toi_shapes_supported(const imp_shape *a, const imp_shape *b, int dim);
+
+/* 1 when the pair is solved in closed form (exact roots); else by
+ * conservative advancement to a tolerance the result reports. */
+int imp_toi_shapes_closed_form(const imp_shape *a, const imp_shape *b, int dim);
 
 /* Shape a on motion ma, b on mb (the motion's p is the shape's position;
  * a halfspace ignores it but moves with v and a), over [0, horizon]. */

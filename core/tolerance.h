@@ -119,4 +119,19 @@
  * boundaries without ever colliding. */
 #define IMP_SIM_WORK_PER_EVENT 64
 
+/* Flat GJK tetrahedron (dimensionless: its volume times 6 over the cube of
+ * its longest edge). Below this the orientation tests that decide whether
+ * the origin lies inside are rounding noise (each carries about 1e-16 of
+ * the cube), so the tetrahedron is reduced to its closest face instead of
+ * declaring the shapes intersecting; 1e-10 keeps four orders of margin. A
+ * pair of boxes 4.7e-5 apart was reported touching before this. */
+#define IMP_GJK_FLAT_REL 1e-10
+
+/* Tolerance of the conservative-advancement fallback (dimensionless,
+ * relative to the pair's scale: positions and shape sizes): the contract's
+ * own bound, "a touch whose penetration would exceed 1e-9 of the scene
+ * scale is never reported as none"; the fallback stops within this gap and
+ * reports it, where closed forms are exact. */
+#define IMP_TOI_ADVANCE_REL 1e-9
+
 #endif

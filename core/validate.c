@@ -346,7 +346,7 @@ imp_validate_result imp_validate_move(const imp_validate_input *in) {
     res.violations = malloc((2 * n + 1) * sizeof *res.violations);
     if (!sv.cand || !planes || !res.violations) goto fail;
     for (size_t i = 0; i < n; ++i) {
-        assert(imp_toi_shapes_supported(in->shape, in->obstacles[i].shape, in->dim));
+        assert(imp_toi_shapes_closed_form(in->shape, in->obstacles[i].shape, in->dim));
         if (reachable(&sv, &in->obstacles[i])) sv.cand[sv.n_cand++] = i;
     }
 

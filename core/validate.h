@@ -16,7 +16,7 @@
  * Preconditions (asserted; api/ checks requests first): dim 2 or 3, finite
  * numbers, dt > 0, max_speed >= 0 (INFINITY: no limit), max_iterations in
  * [0, IMP_VALIDATE_MAX_ITERATIONS], the mover not a halfspace, and every
- * mover/obstacle pair supported by imp_toi_shapes_supported (an unsupported
+ * mover/obstacle pair solved in closed form (imp_toi_shapes_closed_form) (an unsupported
  * pair makes the result IMP_VALIDATE_FAILED, never a wrong answer).
  */
 #ifndef IMP_CORE_VALIDATE_H

@@ -694,8 +694,32 @@ static void test_random_pairs_3d_against_sdf(void **state) {
     assert_true(apart > 3000 && overlapping > 3000 && polytopes > 12000);
 }
 
+/* Two rotated boxes 4.7e-5 apart: GJK's last tetrahedron was nearly flat and
+ * its rounding said the origin was inside, so they came back touching.
+ * Found by the conservative-advancement tests. Moving b by 1e-9 must change
+ * the distance by at most that. */
+static void test_boxes_apart_through_a_flat_simplex(void **state) {
+    (void)state;
+    imp_quat qa = {-0.31487693746373002, 0.6114269680285298, -0.48992141536475553, 0.53571128771745724};
+    imp_quat qb = {0.49279607711141993, -0.56223212794615673, -0.62187790354731465, 0.23305564521875194};
+    imp_shape a = {.type = IMP_SHAPE_BOX,
+                   .half = imp_v3(0.4843881272845999, 0.81608082328606812, 0.94532854452452519),
+                   .rot = qa};
+    imp_shape b = {.type = IMP_SHAPE_BOX,
+                   .half = imp_v3(0.73331143575110302, 0.51050454386147748, 0.26822119346773593),
+                   .rot = qb};
+    imp_vec3 pa = imp_v3(-2.7063560404697937, -1.4640747845139508, -1.8873467830434818);
+    imp_vec3 pb = imp_v3(-3.2714169816270111, -2.9569785361758671, -2.4532179130103229);
+    imp_overlap_result r = imp_overlap(&a, pa, &b, pb, 3);
+    imp_overlap_result s = imp_overlap(&a, pa, &b, imp_v3(pb.x + 1e-9, pb.y, pb.z), 3);
+    assert_int_equal(r.state, IMP_OVERLAP_APART);
+    assert_int_equal(s.state, IMP_OVERLAP_APART);
+    assert_true(fabs(r.distance - s.distance) <= 1e-9 && r.distance > 4.6e-5);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_boxes_apart_through_a_flat_simplex),
         cmocka_unit_test(test_known_answers_2d),
         cmocka_unit_test(test_known_answers_3d),
         cmocka_unit_test(test_random_pairs_against_sdf),
