@@ -491,39 +491,70 @@ static int closest_on_simplex(imp_vec3 *w, size_t *n, imp_vec3 *v) {
  * from a towards b), or 0 when the origin is within `tol` of B - A
  * (intersecting or touching cores).
  */
-static double gjk(const poly3 *A, const poly3 *B, double tol, imp_vec3 *vout) {
-    imp_vec3 v = imp_sub(imp_add(B->pos, B->local[0]), imp_add(A->pos, A->local[0]));
-    imp_vec3 w[4] = {v};
-    size_t n = 1;
+/* GJK's state: the simplex w[0..n) of differences pb - pa with the two
+ * support points each came from, and its closest point v to the origin. */
+typedef struct gjk_simplex {
+    imp_vec3 w[4], sa[4], sb[4], v;
+    size_t n;
+} gjk_simplex;
+
+/* The GJK loop; fills *s and returns |v|, or 0 when the origin is within
+ * `tol` of B - A (then s->v is the last point reached). */
+static double gjk_run(const poly3 *A, const poly3 *B, double tol, gjk_simplex *s) {
+    s->sa[0] = imp_add(A->pos, A->local[0]);
+    s->sb[0] = imp_add(B->pos, B->local[0]);
+    s->w[0] = imp_sub(s->sb[0], s->sa[0]);
+    s->v = s->w[0];
+    s->n = 1;
     for (int it = 0; it < IMP_GJK_MAX_ITER; ++it) {
-        double vv = imp_dot(v, v);
-        if (vv <= tol * tol) {
-            *vout = v;
+        double vv = imp_dot(s->v, s->v);
+        if (vv <= tol * tol)
             return 0.0;
-        }
         imp_vec3 pa, pb;
-        (void)support(A, v, &pa);
-        (void)support(B, imp_neg(v), &pb);
+        (void)support(A, s->v, &pa);
+        (void)support(B, imp_neg(s->v), &pb);
         imp_vec3 x = imp_sub(pb, pa);
-        if (vv - imp_dot(v, x) <= fmax(IMP_GJK_REL * vv, tol * sqrt(vv)))
+        if (vv - imp_dot(s->v, x) <= fmax(IMP_GJK_REL * vv, tol * sqrt(vv)))
             break;
         int dup = 0;
-        for (size_t i = 0; i < n; ++i)
-            dup |= w[i].x == x.x && w[i].y == x.y && w[i].z == x.z;
-        if (dup || n == 4)
+        for (size_t i = 0; i < s->n; ++i)
+            dup |= s->w[i].x == x.x && s->w[i].y == x.y && s->w[i].z == x.z;
+        if (dup || s->n == 4)
             break;
-        w[n++] = x;
-        imp_vec3 nv;
-        if (closest_on_simplex(w, &n, &nv)) {
-            *vout = v;
+        imp_vec3 tw[4], nv;
+        memcpy(tw, s->w, s->n * sizeof *tw);
+        tw[s->n] = x;
+        size_t m = s->n + 1;
+        if (closest_on_simplex(tw, &m, &nv))
             return 0.0;
-        }
         if (!(imp_dot(nv, nv) < vv))
             break; /* no progress: rounding; v is the best point found */
-        v = nv;
+        /* closest_on_simplex kept a subset of distinct points in order: match them */
+        imp_vec3 na[4], nb[4];
+        for (size_t i = 0; i < m; ++i) {
+            for (size_t j = 0; j <= s->n; ++j) {
+                imp_vec3 o = j < s->n ? s->w[j] : x;
+                if (o.x == tw[i].x && o.y == tw[i].y && o.z == tw[i].z) {
+                    na[i] = j < s->n ? s->sa[j] : pa;
+                    nb[i] = j < s->n ? s->sb[j] : pb;
+                    break;
+                }
+            }
+        }
+        memcpy(s->w, tw, m * sizeof *tw);
+        memcpy(s->sa, na, m * sizeof *na);
+        memcpy(s->sb, nb, m * sizeof *nb);
+        s->n = m;
+        s->v = nv;
     }
-    *vout = v;
-    return imp_len(v);
+    return imp_len(s->v);
+}
+
+static double gjk(const poly3 *A, const poly3 *B, double tol, imp_vec3 *vout) {
+    gjk_simplex s;
+    double d = gjk_run(A, B, tol, &s);
+    *vout = s.v;
+    return d;
 }
 
 /* Overlap of b beyond a along unit n: how far b must move along n to clear a. */
@@ -822,60 +853,18 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
 
 /* ---- closest points (imp_overlap_closest) ---------------------------------------------- */
 
-/* The GJK loop of gjk() again, step for step (so it reaches the same v),
- * but carrying with each simplex vertex w[i] = pb[i] - pa[i] the two
- * support points it came from. The closest point v of the final simplex
- * to the origin, in barycentric coordinates of that simplex, gives the
- * witness points on the cores (van den Bergen 2004, 4.3.6). Returns |v|,
- * or 0 (witnesses unset) when the cores intersect or touch within `tol`. */
+/* Witness points of GJK's answer: the closest point v of the final simplex
+ * to the origin, in barycentric coordinates of that simplex, applied to the
+ * support points each vertex came from (van den Bergen 2004, 4.3.6).
+ * Returns |v|, or 0 (witnesses unset) when the cores intersect or touch
+ * within `tol`. */
 static double gjk_witness(const poly3 *A, const poly3 *B, double tol, imp_vec3 *wa, imp_vec3 *wb) {
-    imp_vec3 sa[4], sb[4], w[4];
-    sa[0] = imp_add(A->pos, A->local[0]);
-    sb[0] = imp_add(B->pos, B->local[0]);
-    w[0] = imp_sub(sb[0], sa[0]);
-    imp_vec3 v = w[0];
-    size_t n = 1; /* the simplex w[0..n) whose closest point is v */
-    for (int it = 0; it < IMP_GJK_MAX_ITER; ++it) {
-        double vv = imp_dot(v, v);
-        if (vv <= tol * tol)
-            return 0.0;
-        imp_vec3 pa, pb;
-        (void)support(A, v, &pa);
-        (void)support(B, imp_neg(v), &pb);
-        imp_vec3 x = imp_sub(pb, pa);
-        if (vv - imp_dot(v, x) <= fmax(IMP_GJK_REL * vv, tol * sqrt(vv)))
-            break;
-        int dup = 0;
-        for (size_t i = 0; i < n; ++i)
-            dup |= w[i].x == x.x && w[i].y == x.y && w[i].z == x.z;
-        if (dup || n == 4)
-            break;
-        imp_vec3 tw[4], nv;
-        memcpy(tw, w, n * sizeof *w);
-        tw[n] = x;
-        size_t m = n + 1;
-        if (closest_on_simplex(tw, &m, &nv))
-            return 0.0;
-        if (!(imp_dot(nv, nv) < vv))
-            break;
-        /* closest_on_simplex kept a subset of distinct points in order: match them */
-        imp_vec3 na[4], nb[4];
-        for (size_t i = 0; i < m; ++i) {
-            for (size_t j = 0; j <= n; ++j) {
-                imp_vec3 o = j < n ? w[j] : x;
-                if (o.x == tw[i].x && o.y == tw[i].y && o.z == tw[i].z) {
-                    na[i] = j < n ? sa[j] : pa;
-                    nb[i] = j < n ? sb[j] : pb;
-                    break;
-                }
-            }
-        }
-        memcpy(w, tw, m * sizeof *w);
-        memcpy(sa, na, m * sizeof *sa);
-        memcpy(sb, nb, m * sizeof *sb);
-        n = m;
-        v = nv;
-    }
+    gjk_simplex gs;
+    if (!(gjk_run(A, B, tol, &gs) > 0.0))
+        return 0.0;
+    const imp_vec3 *w = gs.w, *sa = gs.sa, *sb = gs.sb;
+    imp_vec3 v = gs.v;
+    size_t n = gs.n;
     /* barycentric coordinates of v in w[0..n) (least squares; clamped, since
      * v lies on the simplex up to rounding) */
     double l[3] = {1.0, 0.0, 0.0};
