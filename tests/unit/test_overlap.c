@@ -24,25 +24,9 @@
 
 #include "core/overlap.h"
 #include "tests/rng.h"
+#include "tests/shapes.h"
 
 #define PI 3.14159265358979323846
-
-static imp_shape sphere(double r) {
-    imp_shape s = {.type = IMP_SHAPE_SPHERE, .radius = r};
-    return s;
-}
-static imp_shape box2(double hx, double hy, double angle) {
-    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, 0), .rot = imp_quat_from_angle(angle)};
-    return s;
-}
-static imp_shape capsule(imp_vec3 a, imp_vec3 b, double r) {
-    imp_shape s = {.type = r > 0 ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = a, .b = b, .radius = r};
-    return s;
-}
-static imp_shape halfspace(imp_vec3 n, double offset) {
-    imp_shape s = {.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset};
-    return s;
-}
 
 static void near(double got, double want, double tol, const char *what) {
     if (!(fabs(got - want) <= tol))
@@ -297,11 +281,6 @@ static void test_random_pairs_against_sdf(void **state) {
 }
 
 /* ---- 3D boxes and polyhedra (SAT, GJK) --------------------------------------------------- */
-
-static imp_shape box3(double hx, double hy, double hz, imp_quat q) {
-    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, hz), .rot = q};
-    return s;
-}
 
 static imp_quat axis_angle(imp_vec3 axis, double angle) {
     axis = imp_scale(axis, 1 / imp_len(axis));

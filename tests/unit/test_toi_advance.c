@@ -28,22 +28,15 @@
 #include "core/toi_advance.h"
 #include "core/tolerance.h"
 #include "tests/rng.h"
+#include "tests/shapes.h"
 
 #define PI 3.14159265358979323846
 /* the caller's tolerance: 1e-9 of a scene whose coordinates are ~1-10 */
 #define TOL 1e-9
 
-static imp_motion motion(imp_vec3 p, imp_vec3 v, imp_vec3 a) {
-    imp_motion m = {p, v, a};
-    return m;
-}
-static imp_motion still(imp_vec3 p) { return motion(p, imp_v3(0, 0, 0), imp_v3(0, 0, 0)); }
-static imp_motion moving(imp_vec3 p, imp_vec3 v) { return motion(p, v, imp_v3(0, 0, 0)); }
+static imp_motion still(imp_vec3 p) { return motion3(p, imp_v3(0, 0, 0), imp_v3(0, 0, 0)); }
+static imp_motion moving(imp_vec3 p, imp_vec3 v) { return motion3(p, v, imp_v3(0, 0, 0)); }
 
-static imp_shape sphere(double r) {
-    imp_shape s = {.type = IMP_SHAPE_SPHERE, .radius = r};
-    return s;
-}
 static imp_quat identity(void) {
     imp_quat q = {1, 0, 0, 0};
     return q;
@@ -53,18 +46,6 @@ static imp_quat axis_angle(imp_vec3 axis, double angle) {
     double s = sin(angle / 2);
     imp_quat q = {cos(angle / 2), axis.x * s, axis.y * s, axis.z * s};
     return q;
-}
-static imp_shape box(double hx, double hy, double hz, imp_quat rot) {
-    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, hz), .rot = rot};
-    return s;
-}
-static imp_shape capsule(imp_vec3 a, imp_vec3 b, double r) {
-    imp_shape s = {.type = r > 0 ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = a, .b = b, .radius = r};
-    return s;
-}
-static imp_shape halfspace(imp_vec3 n, double offset) {
-    imp_shape s = {.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset};
-    return s;
 }
 static imp_shape polyhedron(imp_vec3 *v, size_t n) {
     imp_shape s = {.type = IMP_SHAPE_POLYHEDRON, .verts = v, .n_verts = n};
@@ -101,7 +82,7 @@ static void assert_hit_at(imp_toi_result r, double t, double ttol) {
 
 static void test_boxes_head_on(void **state) {
     (void)state;
-    imp_shape a = box(1, 1, 1, identity()), b = box(0.5, 0.5, 0.5, identity());
+    imp_shape a = box3(1, 1, 1, identity()), b = box3(0.5, 0.5, 0.5, identity());
     /* b's -x face (at x - 0.5) meets a's +x face (x = 1) when 10 - 4t = 1.5 */
     imp_toi_result r = adv(&a, still(imp_v3(0, 0, 0)), &b, moving(imp_v3(10, 0.2, -0.3), imp_v3(-4, 0, 0)),
                            INFINITY);
@@ -111,7 +92,7 @@ static void test_boxes_head_on(void **state) {
     assert_true(fabs(r.point.y - 0.2) <= 0.5 && fabs(r.point.z + 0.3) <= 0.5);
     assert_vec_near(r.pb, imp_v3(1.5, 0.2, -0.3), 4 * TOL);
     /* both moving, a rotated about the approach axis (its +x face stays at x = 1) */
-    imp_shape ar = box(1, 1, 1, axis_angle(imp_v3(1, 0, 0), 0.3));
+    imp_shape ar = box3(1, 1, 1, axis_angle(imp_v3(1, 0, 0), 0.3));
     r = adv(&ar, moving(imp_v3(-2, 0, 0), imp_v3(1, 0, 0)), &b,
             moving(imp_v3(8, 0.1, 0.1), imp_v3(-3, 0, 0)), INFINITY);
     assert_hit_at(r, 8.5 / 4, TOL / 4); /* gap 8.5 closed at 4 */
@@ -126,19 +107,19 @@ static void test_boxes_head_on(void **state) {
 static void test_sphere_falls_on_rotated_box(void **state) {
     (void)state;
     const double th = PI / 6, g = 9.81;
-    imp_shape a = box(2, 0.5, 2, imp_quat_from_angle(th)), b = sphere(0.5);
+    imp_shape a = box3(2, 0.5, 2, imp_quat_from_angle(th)), b = sphere(0.5);
     /* the top face's normal is (-sin th, cos th, 0), 0.5 from the centre: the centre of
      * the falling sphere touches it at height y with cos(th) y = 0.5 + 0.5 */
     double y = 1.0 / cos(th), t = sqrt((5.0 - y) / (g / 2));
     imp_toi_result r =
-        adv(&a, still(imp_v3(0, 0, 0)), &b, motion(imp_v3(0, 5, 0), imp_v3(0, 0, 0), imp_v3(0, -g, 0)),
+        adv(&a, still(imp_v3(0, 0, 0)), &b, motion3(imp_v3(0, 5, 0), imp_v3(0, 0, 0), imp_v3(0, -g, 0)),
             INFINITY);
     assert_hit_at(r, t, 1e-9);
     assert_vec_near(r.normal, imp_v3(-sin(th), cos(th), 0), 1e-9);
     assert_vec_near(r.point, imp_v3(0.5 * sin(th), y - 0.5 * cos(th), 0), 1e-8);
     /* the box moves up to meet it: the same contact, earlier */
     r = adv(&a, moving(imp_v3(0, 0, 0), imp_v3(0, 1, 0)), &b,
-            motion(imp_v3(0, 5, 0), imp_v3(0, 0, 0), imp_v3(0, -g, 0)), INFINITY);
+            motion3(imp_v3(0, 5, 0), imp_v3(0, 0, 0), imp_v3(0, -g, 0)), INFINITY);
     double te = (-1 + sqrt(1 + 2 * g * (5 - y))) / g; /* 5 - g t^2 / 2 - t = y */
     assert_hit_at(r, te, 1e-9);
 }
@@ -169,8 +150,8 @@ static void test_edge_edge_boxes(void **state) {
     (void)state;
     /* a's edge along z at x = sqrt 2 (turned 45 degrees about z), b's edge along y at
      * x = pos - sqrt 2 (turned 45 degrees about y): they cross at x = sqrt 2 */
-    imp_shape a = box(1, 1, 1, imp_quat_from_angle(PI / 4));
-    imp_shape b = box(1, 1, 1, axis_angle(imp_v3(0, 1, 0), PI / 4));
+    imp_shape a = box3(1, 1, 1, imp_quat_from_angle(PI / 4));
+    imp_shape b = box3(1, 1, 1, axis_angle(imp_v3(0, 1, 0), PI / 4));
     imp_toi_result r = adv(&a, still(imp_v3(0, 0, 0)), &b,
                            moving(imp_v3(6, 0.3, -0.2), imp_v3(-1, 0, 0)), INFINITY);
     assert_hit_at(r, 6 - 2 * sqrt(2), 1e-9);
@@ -187,7 +168,7 @@ static void test_edge_edge_boxes(void **state) {
 static void test_box_on_moving_halfspace(void **state) {
     (void)state;
     /* a corner of a box turned 45 degrees about z is sqrt 2 below its centre */
-    imp_shape a = box(1, 1, 1, imp_quat_from_angle(PI / 4)), h = halfspace(imp_v3(0, 1, 0), 0);
+    imp_shape a = box3(1, 1, 1, imp_quat_from_angle(PI / 4)), h = halfspace(imp_v3(0, 1, 0), 0);
     imp_toi_result r = adv(&a, moving(imp_v3(3, 5, 1), imp_v3(0, -1, 0)), &h,
                            moving(imp_v3(0, 0, 0), imp_v3(0, 1, 0)), INFINITY);
     assert_hit_at(r, (5 - sqrt(2)) / 2, 1e-9);
@@ -197,7 +178,7 @@ static void test_box_on_moving_halfspace(void **state) {
     assert_true(r.point.z >= -1e-9 && r.point.z <= 2 + 1e-9);
     /* the halfspace as a, falling under gravity onto a resting sphere */
     imp_shape s = sphere(0.5), down = halfspace(imp_v3(0, -1, 0), -2); /* y >= 2 */
-    r = adv(&down, motion(imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, -2, 0)), &s,
+    r = adv(&down, motion3(imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, -2, 0)), &s,
             still(imp_v3(0, 0, 0)), INFINITY);
     assert_hit_at(r, sqrt(1.5), 1e-9); /* plane at 2 - t^2 meets the top at 0.5 */
     assert_vec_near(r.normal, imp_v3(0, -1, 0), 1e-12);
@@ -205,7 +186,7 @@ static void test_box_on_moving_halfspace(void **state) {
 
 static void test_misses_and_grazes(void **state) {
     (void)state;
-    imp_shape a = box(1, 1, 1, identity()), b = sphere(0.5);
+    imp_shape a = box3(1, 1, 1, identity()), b = sphere(0.5);
     /* passes over the top face 0.1 clear */
     imp_toi_result r = adv(&a, still(imp_v3(0, 0, 0)), &b,
                            moving(imp_v3(-5, 1.6, 0.2), imp_v3(1, 0, 0)), INFINITY);
@@ -221,10 +202,10 @@ static void test_misses_and_grazes(void **state) {
     /* the same path accelerating in x only, 1e-12 clear (below the tolerance): a hit */
     c = (0.5 + 1e-12) / sqrt(2);
     r = adv(&a, still(imp_v3(0, 0, 0)), &b,
-            motion(imp_v3(-5, 1 + c, 1 + c), imp_v3(1, 0, 0), imp_v3(0.5, 0, 0)), INFINITY);
+            motion3(imp_v3(-5, 1 + c, 1 + c), imp_v3(1, 0, 0), imp_v3(0.5, 0, 0)), INFINITY);
     assert_int_equal(r.state, IMP_TOI_HIT);
     assert_true(gap_at(&a, still(imp_v3(0, 0, 0)), &b,
-                       motion(imp_v3(-5, 1 + c, 1 + c), imp_v3(1, 0, 0), imp_v3(0.5, 0, 0)),
+                       motion3(imp_v3(-5, 1 + c, 1 + c), imp_v3(1, 0, 0), imp_v3(0.5, 0, 0)),
                        r.time) <= TOL);
     /* the centre passes x = -1 (the edge's end) when -5 + t + t^2 / 4 = -1; within the
      * tolerance of the edge from 3e-5 before */
@@ -238,7 +219,7 @@ static void test_misses_and_grazes(void **state) {
 
 static void test_touching_at_zero(void **state) {
     (void)state;
-    imp_shape a = box(1, 1, 1, identity()), b = box(0.5, 0.5, 0.5, axis_angle(imp_v3(0, 1, 0), 0.4));
+    imp_shape a = box3(1, 1, 1, identity()), b = box3(0.5, 0.5, 0.5, axis_angle(imp_v3(0, 1, 0), 0.4));
     imp_motion ma = still(imp_v3(0, 0, 0));
     imp_vec3 on_top = imp_v3(0.2, 1.5, -0.1); /* resting on a's top face */
     /* approaching: a hit at 0 */
@@ -247,7 +228,7 @@ static void test_touching_at_zero(void **state) {
     assert_vec_near(r.normal, imp_v3(0, 1, 0), 1e-12);
     assert_true(fabs(r.point.y - 1) <= TOL);
     /* at rest, pulled down: a hit at 0 */
-    r = adv(&a, ma, &b, motion(on_top, imp_v3(0, 0, 0), imp_v3(0, -1, 0)), INFINITY);
+    r = adv(&a, ma, &b, motion3(on_top, imp_v3(0, 0, 0), imp_v3(0, -1, 0)), INFINITY);
     assert_hit_at(r, 0, 0);
     /* separating, and sliding: none */
     r = adv(&a, ma, &b, moving(on_top, imp_v3(0.3, 1, 0)), INFINITY);
@@ -258,16 +239,16 @@ static void test_touching_at_zero(void **state) {
     r = adv(&a, ma, &b, moving(on_top, imp_v3(2, 0, 0)), INFINITY);
     assert_int_equal(r.state, IMP_TOI_NONE);
     /* thrown up under gravity: leaves and lands again at 2 v / g */
-    r = adv(&a, ma, &b, motion(on_top, imp_v3(0.1, 2, 0), imp_v3(0, -10, 0)), INFINITY);
+    r = adv(&a, ma, &b, motion3(on_top, imp_v3(0.1, 2, 0), imp_v3(0, -10, 0)), INFINITY);
     assert_hit_at(r, 0.4, 1e-9);
     assert_vec_near(r.normal, imp_v3(0, 1, 0), 1e-9);
     /* ... but not within a shorter horizon */
-    r = adv(&a, ma, &b, motion(on_top, imp_v3(0.1, 2, 0), imp_v3(0, -10, 0)), 0.39);
+    r = adv(&a, ma, &b, motion3(on_top, imp_v3(0.1, 2, 0), imp_v3(0, -10, 0)), 0.39);
     assert_int_equal(r.state, IMP_TOI_NONE);
     /* a sphere leaving a sphere's side under a pull that brings it back elsewhere
      * (2.5 < t < 2.6); the sphere solver gives the exact time */
     imp_shape s = sphere(1), p = sphere(0.5);
-    imp_motion mp = motion(imp_v3(1.5, 0, 0), imp_v3(1, 0.5, 0), imp_v3(-1, 0, 0));
+    imp_motion mp = motion3(imp_v3(1.5, 0, 0), imp_v3(1, 0.5, 0), imp_v3(-1, 0, 0));
     r = adv(&s, still(imp_v3(0, 0, 0)), &p, moving(imp_v3(1.5, 0, 0), imp_v3(1, 0, 0)), INFINITY);
     assert_int_equal(r.state, IMP_TOI_NONE);
     r = adv(&s, still(imp_v3(0, 0, 0)), &p, mp, INFINITY);
@@ -280,7 +261,7 @@ static void test_touching_at_zero(void **state) {
 
 static void test_overlapping_at_zero(void **state) {
     (void)state;
-    imp_shape a = box(1, 1, 1, identity()), b = box(0.5, 0.5, 0.5, identity());
+    imp_shape a = box3(1, 1, 1, identity()), b = box3(0.5, 0.5, 0.5, identity());
     imp_toi_result r = adv(&a, still(imp_v3(0, 0, 0)), &b, moving(imp_v3(1.2, 0, 0), imp_v3(5, 0, 0)),
                            INFINITY);
     assert_int_equal(r.state, IMP_TOI_OVERLAPPING);
@@ -298,7 +279,7 @@ static void test_closest_points(void **state) {
     (void)state;
     /* imp_overlap_closest agrees with imp_overlap and its points are on the shapes */
     imp_vec3 oct[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
-    imp_shape o = polyhedron(oct, 6), bx = box(1, 2, 0.5, axis_angle(imp_v3(0, 0, 1), 0.2));
+    imp_shape o = polyhedron(oct, 6), bx = box3(1, 2, 0.5, axis_angle(imp_v3(0, 0, 1), 0.2));
     imp_shape c = capsule(imp_v3(0, 0, -1), imp_v3(0, 0, 1), 0.5), h = halfspace(imp_v3(0, 0, 1), -3);
     imp_vec3 ca = imp_v3(9, 9, 9), cb = ca;
     imp_overlap_result r = imp_overlap_closest(&o, imp_v3(0, 0, 0), &c, imp_v3(3, 0, 0), 3, &ca, &cb);
@@ -371,8 +352,8 @@ static void test_boxes_overlap_calls_touching(void **state) {
     (void)state;
     imp_quat qa = {-0.31487693746373002, 0.6114269680285298, -0.48992141536475553, 0.53571128771745724};
     imp_quat qb = {0.49279607711141993, -0.56223212794615673, -0.62187790354731465, 0.23305564521875194};
-    imp_shape a = box(0.4843881272845999, 0.81608082328606812, 0.94532854452452519, qa);
-    imp_shape b = box(0.73331143575110302, 0.51050454386147748, 0.26822119346773593, qb);
+    imp_shape a = box3(0.4843881272845999, 0.81608082328606812, 0.94532854452452519, qa);
+    imp_shape b = box3(0.73331143575110302, 0.51050454386147748, 0.26822119346773593, qb);
     imp_vec3 pa = imp_v3(-2.7063560404697937, -1.4640747845139508, -1.8873467830434818);
     imp_vec3 pb = imp_v3(-3.2714169816270111, -2.9569785361758671, -2.4532179130103229);
     imp_vec3 ca, cb;
@@ -390,7 +371,7 @@ static void test_boxes_overlap_calls_touching(void **state) {
 
 static void test_2d_box_and_circle(void **state) {
     (void)state;
-    imp_shape a = box(1, 1, 0, imp_quat_from_angle(0)), b = sphere(0.5);
+    imp_shape a = box3(1, 1, 0, imp_quat_from_angle(0)), b = sphere(0.5);
     imp_motion ma = still(imp_v3(0, 0, 0)), mb = moving(imp_v3(5, 0.3, 0), imp_v3(-2, 0, 0));
     imp_toi_result r = imp_toi_advance(&a, &ma, &b, &mb, 2, INFINITY, TOL);
     assert_hit_at(r, 1.75, TOL);
@@ -432,7 +413,7 @@ static imp_shape random_shape(uint64_t *rng, int kind, imp_vec3 *buf) {
         return capsule(d, imp_neg(d), imp_rng_uniform(rng, 0, 0.6));
     }
     case 2:
-        return box(imp_rng_uniform(rng, 0.2, 1), imp_rng_uniform(rng, 0.2, 1), imp_rng_uniform(rng, 0.2, 1),
+        return box3(imp_rng_uniform(rng, 0.2, 1), imp_rng_uniform(rng, 0.2, 1), imp_rng_uniform(rng, 0.2, 1),
                    random_rotation(rng));
     default: {
         size_t n = 6 + (size_t)(imp_rng_next(rng) % 5);
@@ -450,8 +431,8 @@ static void random_motions(uint64_t *rng, int accel, imp_motion *ma, imp_motion 
     imp_vec3 pb = imp_madd(pa, dir, imp_rng_uniform(rng, 2, 6));
     double speed = imp_rng_uniform(rng, 0.5, 4);
     imp_vec3 vb = imp_add(imp_scale(dir, -speed), random_vec(rng, 1.5));
-    *ma = motion(pa, random_vec(rng, 0.5), accel ? random_vec(rng, 1) : imp_v3(0, 0, 0));
-    *mb = motion(pb, vb, accel ? random_vec(rng, 2) : imp_v3(0, 0, 0));
+    *ma = motion3(pa, random_vec(rng, 0.5), accel ? random_vec(rng, 1) : imp_v3(0, 0, 0));
+    *mb = motion3(pb, vb, accel ? random_vec(rng, 2) : imp_v3(0, 0, 0));
 }
 
 static double sphere_gap(imp_motion ma, double ra, imp_motion mb, double rb, double t) {

@@ -21,12 +21,8 @@
 #include "core/overlap.h"
 #include "core/toi_halfspace.h"
 #include "tests/rng.h"
+#include "tests/shapes.h"
 #include "tests/toi_check.h"
-
-static imp_motion motion(imp_vec3 p, imp_vec3 v, imp_vec3 a) {
-    imp_motion m = {p, v, a};
-    return m;
-}
 
 static imp_toi_result solve(const imp_shape *s, imp_motion m, imp_vec3 n, double offset,
                             imp_motion plane, int dim, double horizon) {
@@ -45,26 +41,26 @@ static void test_known_answers(void **state) {
     imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 1};
     imp_vec3 up = imp_v3(0, 1, 0), o = imp_v3(0, 0, 0);
     /* dropped from 5 under a = -2: the bottom falls 4 = t^2 */
-    imp_toi_result r = solve(&ball, motion(imp_v3(0, 5, 0), o, imp_v3(0, -2, 0)), up, 0, STILL, 2, 10);
+    imp_toi_result r = solve(&ball, motion3(imp_v3(0, 5, 0), o, imp_v3(0, -2, 0)), up, 0, STILL, 2, 10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 2 && r.normal.y == -1);
     assert_true(r.point.x == 0 && r.point.y == 0 && r.pa.y == 1);
     /* thrown up at 2 from a gap of 0: touching and leaving; it comes back at t = 2 */
-    r = solve(&ball, motion(imp_v3(0, 1, 0), imp_v3(0, 2, 0), imp_v3(0, -2, 0)), up, 0, STILL, 2, 10);
+    r = solve(&ball, motion3(imp_v3(0, 1, 0), imp_v3(0, 2, 0), imp_v3(0, -2, 0)), up, 0, STILL, 2, 10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 2);
     /* its apex just grazes a ceiling (a halfspace y >= 3, normal down): no contact */
-    r = solve(&ball, motion(imp_v3(0, 1, 0), imp_v3(0, 2, 0), imp_v3(0, -2, 0)), imp_v3(0, -1, 0),
+    r = solve(&ball, motion3(imp_v3(0, 1, 0), imp_v3(0, 2, 0), imp_v3(0, -2, 0)), imp_v3(0, -1, 0),
               -3, STILL, 2, 10);
     assert_int_equal(r.state, IMP_TOI_NONE);
     /* overlapping by 0.25 */
-    r = solve(&ball, motion(imp_v3(0, 0.75, 0), o, o), up, 0, STILL, 2, 10);
+    r = solve(&ball, motion3(imp_v3(0, 0.75, 0), o, o), up, 0, STILL, 2, 10);
     assert_true(r.state == IMP_TOI_OVERLAPPING && r.depth == 0.25);
     /* a floor rising at 1 meets a resting ball 2 above it at t = 2 */
-    r = solve(&ball, motion(imp_v3(0, 3, 0), o, o), up, 0, motion(o, imp_v3(0, 1, 0), o), 2, 10);
+    r = solve(&ball, motion3(imp_v3(0, 3, 0), o, o), up, 0, motion3(o, imp_v3(0, 1, 0), o), 2, 10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 2 && r.pb.y == 2);
     /* a 3D box turned 45 degrees about x lands on its lowest edge, sqrt 2 below its centre */
     imp_shape bx = {.type = IMP_SHAPE_BOX, .half = imp_v3(1, 1, 1),
                     .rot = {cos(3.14159265358979323846 / 8), sin(3.14159265358979323846 / 8), 0, 0}};
-    r = solve(&bx, motion(imp_v3(0, 0, 10), imp_v3(0, 0, -1), o), imp_v3(0, 0, 1), 0, STILL, 3,
+    r = solve(&bx, motion3(imp_v3(0, 0, 10), imp_v3(0, 0, -1), o), imp_v3(0, 0, 1), 0, STILL, 3,
               INFINITY);
     assert_int_equal(r.state, IMP_TOI_HIT);
     assert_true(fabs(r.time - (10 - sqrt(2.0))) < 1e-14);
@@ -110,7 +106,7 @@ static void test_random_against_static_overlap(void **state) {
         imp_vec3 acc = k % 4 < 2 ? imp_v3(0, 0, 0)
                                  : imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
                                           dim == 3 ? imp_rng_uniform(&rng, -1, 1) : 0);
-        imp_motion m = motion(imp_v3(imp_rng_uniform(&rng, -5, 5), imp_rng_uniform(&rng, -5, 5),
+        imp_motion m = motion3(imp_v3(imp_rng_uniform(&rng, -5, 5), imp_rng_uniform(&rng, -5, 5),
                                      dim == 3 ? imp_rng_uniform(&rng, -5, 5) : 0),
                               imp_v3(imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
                                      dim == 3 ? imp_rng_uniform(&rng, -2, 2) : 0),

@@ -26,19 +26,10 @@
 #include "core/toi_advance.h"
 #include "core/toi_polygon.h"
 #include "tests/rng.h"
+#include "tests/shapes.h"
 #include "tests/toi_check.h"
 
 #define PI 3.14159265358979323846
-
-static imp_shape box2(double hx, double hy, double angle) {
-    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, 0), .rot = imp_quat_from_angle(angle)};
-    return s;
-}
-
-static imp_motion motion(double px, double py, double vx, double vy, double ax, double ay) {
-    imp_motion m = {imp_v3(px, py, 0), imp_v3(vx, vy, 0), imp_v3(ax, ay, 0)};
-    return m;
-}
 
 static imp_toi_result solve(const imp_shape *a, imp_motion ma, const imp_shape *b, imp_motion mb,
                             double horizon) {
@@ -53,44 +44,44 @@ static void test_known_answers(void **state) {
     (void)state;
     imp_shape bx = box2(1, 1, 0), diamond = box2(1, 1, PI / 4);
     /* head-on: faces 3 apart closing at 1 */
-    imp_toi_result r = solve(&bx, motion(0, 0, 1, 0, 0, 0), &bx, motion(5, 0, 0, 0, 0, 0), INFINITY);
+    imp_toi_result r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &bx, motion2(5, 0, 0, 0, 0, 0), INFINITY);
     assert_int_equal(r.state, IMP_TOI_HIT);
     assert_true(r.time == 3.0 && r.normal.x == 1 && r.normal.y == 0);
     assert_true(r.point.x == 4.0 && r.point.y == 0.0);
     /* the horizon cuts it off */
-    r = solve(&bx, motion(0, 0, 1, 0, 0, 0), &bx, motion(5, 0, 0, 0, 0, 0), 2.5);
+    r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &bx, motion2(5, 0, 0, 0, 0, 0), 2.5);
     assert_int_equal(r.state, IMP_TOI_NONE);
     /* a diamond falls from rest under a = -2 onto a box: its vertex drops 10 - sqrt 2 - 1 */
-    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &diamond, motion(0, 10, 0, 0, 0, -2), 10);
+    r = solve(&bx, motion2(0, 0, 0, 0, 0, 0), &diamond, motion2(0, 10, 0, 0, 0, -2), 10);
     assert_int_equal(r.state, IMP_TOI_HIT);
     double t = sqrt(10 - sqrt(2.0) - 1);
     if (fabs(r.time - t) > 1e-15 * t)
         fail_msg("falling diamond: %.17g, want %.17g", r.time, t);
     assert_true(r.normal.y == 1 && fabs(r.point.x) < 1e-15 && fabs(r.point.y - 1) < 1e-15);
     /* sliding along the top face: no contact */
-    r = solve(&bx, motion(0, 0, 1, 0, 0, 0), &bx, motion(0, 2, 0, 0, 0, 0), 10);
+    r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &bx, motion2(0, 2, 0, 0, 0, 0), 10);
     assert_int_equal(r.state, IMP_TOI_NONE);
     /* touching at t = 0: approaching is a hit at 0, separating is none */
-    r = solve(&bx, motion(0, 0, 1, 0, 0, 0), &bx, motion(2, 0, 0, 0, 0, 0), 10);
+    r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &bx, motion2(2, 0, 0, 0, 0, 0), 10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 0.0 && r.normal.x == 1);
-    r = solve(&bx, motion(0, 0, -1, 0, 0, 0), &bx, motion(2, 0, 0, 0, 0, 0), 10);
+    r = solve(&bx, motion2(0, 0, -1, 0, 0, 0), &bx, motion2(2, 0, 0, 0, 0, 0), 10);
     assert_int_equal(r.state, IMP_TOI_NONE);
     /* separating now, pulled back later by acceleration: the next touch */
-    r = solve(&bx, motion(0, 0, -1, 0, 1, 0), &bx, motion(2, 0, 0, 0, 0, 0), 10);
+    r = solve(&bx, motion2(0, 0, -1, 0, 1, 0), &bx, motion2(2, 0, 0, 0, 0, 0), 10);
     assert_int_equal(r.state, IMP_TOI_HIT);
     assert_true(fabs(r.time - 2.0) < 1e-15); /* x(t) = -t + t^2/2 returns to 0 at t = 2 */
     /* overlapping at t = 0 */
-    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &bx, motion(1, 1.5, 0, 0, 0, 0), 10);
+    r = solve(&bx, motion2(0, 0, 0, 0, 0, 0), &bx, motion2(1, 1.5, 0, 0, 0, 0), 10);
     assert_int_equal(r.state, IMP_TOI_OVERLAPPING);
     assert_true(r.depth == 0.5 && r.normal.y == 1);
     /* a corner of the diamond against a vertical face, sideways */
-    r = solve(&diamond, motion(0, 0, 2, 0, 0, 0), &bx, motion(6, 0.5, 0, 0, 0, 0), 10);
+    r = solve(&diamond, motion2(0, 0, 2, 0, 0, 0), &bx, motion2(6, 0.5, 0, 0, 0, 0), 10);
     assert_int_equal(r.state, IMP_TOI_HIT);
     if (fabs(r.time - (5 - sqrt(2.0)) / 2) > 1e-15)
         fail_msg("corner: %.17g", r.time);
     assert_true(r.normal.x == 1 && fabs(r.point.x - 5) < 1e-14 && fabs(r.point.y) < 1e-14);
     /* passing by with a gap */
-    r = solve(&bx, motion(0, 0, 1, 0, 0, 0), &bx, motion(5, 2.5, 0, 0, 0, 0), INFINITY);
+    r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &bx, motion2(5, 2.5, 0, 0, 0, 0), INFINITY);
     assert_int_equal(r.state, IMP_TOI_NONE);
 }
 
@@ -118,11 +109,11 @@ static void test_random_against_static_overlap(void **state) {
         imp_vec3 va[16], vb[16];
         imp_shape a = random_polygon(&rng, va), b = random_polygon(&rng, vb);
         int accel = k % 2;
-        imp_motion ma = motion(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
+        imp_motion ma = motion2(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
                                imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
                                accel ? imp_rng_uniform(&rng, -1, 1) : 0,
                                accel ? imp_rng_uniform(&rng, -1, 1) : 0);
-        imp_motion mb = motion(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
+        imp_motion mb = motion2(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
                                imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
                                accel ? imp_rng_uniform(&rng, -1, 1) : 0,
                                accel ? imp_rng_uniform(&rng, -1, 1) : 0);
@@ -141,16 +132,6 @@ static void test_random_against_static_overlap(void **state) {
 }
 
 /* ---- 3D boxes and polyhedra ------------------------------------------------------------ */
-
-static imp_shape box3(double hx, double hy, double hz, imp_quat q) {
-    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, hz), .rot = q};
-    return s;
-}
-
-static imp_motion motion3(imp_vec3 p, imp_vec3 v, imp_vec3 a) {
-    imp_motion m = {p, v, a};
-    return m;
-}
 
 static void test_known_answers_3d(void **state) {
     (void)state;

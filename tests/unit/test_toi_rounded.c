@@ -25,14 +25,10 @@
 #include "core/toi_polygon.h"
 #include "core/toi_rounded.h"
 #include "tests/rng.h"
+#include "tests/shapes.h"
 #include "tests/toi_check.h"
 
 #define PI 3.14159265358979323846
-
-static imp_motion motion(double px, double py, double vx, double vy, double ax, double ay) {
-    imp_motion m = {imp_v3(px, py, 0), imp_v3(vx, vy, 0), imp_v3(ax, ay, 0)};
-    return m;
-}
 
 static imp_toi_result solve(const imp_shape *a, imp_motion ma, const imp_shape *b, imp_motion mb,
                             double horizon) {
@@ -44,27 +40,14 @@ static imp_toi_result solve(const imp_shape *a, imp_motion ma, const imp_shape *
     return imp_toi_rounded_2d(&in);
 }
 
-static imp_shape sphere(double r) {
-    imp_shape s = {.type = IMP_SHAPE_SPHERE, .radius = r};
-    return s;
-}
-static imp_shape box2(double hx, double hy, double angle) {
-    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, 0), .rot = imp_quat_from_angle(angle)};
-    return s;
-}
-static imp_shape capsule(imp_vec3 a, imp_vec3 b, double r) {
-    imp_shape s = {.type = r > 0 ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = a, .b = b, .radius = r};
-    return s;
-}
-
 static void test_known_answers(void **state) {
     (void)state;
     imp_shape bx = box2(1, 1, 0), c1 = sphere(1);
-    imp_toi_result r = solve(&bx, motion(0, 0, 1, 0, 0, 0), &c1, motion(5, 0, 0, 0, 0, 0), INFINITY);
+    imp_toi_result r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &c1, motion2(5, 0, 0, 0, 0, 0), INFINITY);
     assert_true(r.state == IMP_TOI_HIT && r.time == 3 && r.normal.x == 1);
     assert_true(r.point.x == 4 && r.point.y == 0);
     /* a circle coming at the corner along the diagonal */
-    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(4, 4, -1, -1, 0, 0), INFINITY);
+    r = solve(&bx, motion2(0, 0, 0, 0, 0, 0), &c1, motion2(4, 4, -1, -1, 0, 0), INFINITY);
     assert_int_equal(r.state, IMP_TOI_HIT);
     assert_true(fabs(r.time - (3 - sqrt(0.5))) < 1e-15);
     assert_true(fabs(r.point.x - 1) < 1e-15 && fabs(r.point.y - 1) < 1e-15);
@@ -72,29 +55,29 @@ static void test_known_answers(void **state) {
     /* a ball dropped on a lying capsule: 5 - 1 = 4 = t^2 */
     imp_shape cap = capsule(imp_v3(-1, 0, 0), imp_v3(1, 0, 0), 0.5);
     imp_shape half = sphere(0.5);
-    r = solve(&cap, motion(0, 0, 0, 0, 0, 0), &half, motion(0.25, 5, 0, 0, 0, -2), 10);
+    r = solve(&cap, motion2(0, 0, 0, 0, 0, 0), &half, motion2(0.25, 5, 0, 0, 0, -2), 10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 2 && r.normal.y == 1);
     assert_true(r.point.x == 0.25 && r.point.y == 0.5);
     /* ... and on its rounded end: |(1.5, 5 - t^2) - (1, 0)| = 1 */
-    r = solve(&cap, motion(0, 0, 0, 0, 0, 0), &half, motion(1.5, 5, 0, 0, 0, -2), 10);
+    r = solve(&cap, motion2(0, 0, 0, 0, 0, 0), &half, motion2(1.5, 5, 0, 0, 0, -2), 10);
     assert_int_equal(r.state, IMP_TOI_HIT);
     if (fabs(r.time - sqrt(5 - sqrt(0.75))) > 1e-14)
         fail_msg("capsule end: %.17g", r.time);
     /* crossing segments: the horizontal one's end meets the vertical one */
     imp_shape sv = capsule(imp_v3(0, -1, 0), imp_v3(0, 1, 0), 0);
     imp_shape sh = capsule(imp_v3(-1, 0, 0), imp_v3(1, 0, 0), 0);
-    r = solve(&sv, motion(0, 0, 0, 0, 0, 0), &sh, motion(3, 0.5, -1, 0, 0, 0), 10);
+    r = solve(&sv, motion2(0, 0, 0, 0, 0, 0), &sh, motion2(3, 0.5, -1, 0, 0, 0), 10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 2 && r.point.x == 0 && r.point.y == 0.5);
     /* overlapping now: depth along the least way out */
-    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(1.5, 0, 0, 0, 0, 0), 10);
+    r = solve(&bx, motion2(0, 0, 0, 0, 0, 0), &c1, motion2(1.5, 0, 0, 0, 0, 0), 10);
     assert_true(r.state == IMP_TOI_OVERLAPPING && r.depth == 0.5 && r.normal.x == 1);
     /* touching: approaching is a hit at 0, separating is none */
-    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(2, 0, -1, 0, 0, 0), 10);
+    r = solve(&bx, motion2(0, 0, 0, 0, 0, 0), &c1, motion2(2, 0, -1, 0, 0, 0), 10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 0);
-    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(2, 0, 1, 0, 0, 0), 10);
+    r = solve(&bx, motion2(0, 0, 0, 0, 0, 0), &c1, motion2(2, 0, 1, 0, 0, 0), 10);
     assert_int_equal(r.state, IMP_TOI_NONE);
     /* rolling along the top face: sliding, no contact */
-    r = solve(&bx, motion(0, 0, 0, 0, 0, 0), &c1, motion(-3, 2, 1, 0, 0, 0), 10);
+    r = solve(&bx, motion2(0, 0, 0, 0, 0, 0), &c1, motion2(-3, 2, 1, 0, 0, 0), 10);
     assert_int_equal(r.state, IMP_TOI_NONE);
 }
 
@@ -123,7 +106,7 @@ static imp_shape random_shape(uint64_t *rng, imp_vec3 *vbuf, int kinds) {
 }
 
 static imp_motion random_motion(uint64_t *rng, int accel) {
-    return motion(imp_rng_uniform(rng, -4, 4), imp_rng_uniform(rng, -4, 4),
+    return motion2(imp_rng_uniform(rng, -4, 4), imp_rng_uniform(rng, -4, 4),
                   imp_rng_uniform(rng, -2, 2), imp_rng_uniform(rng, -2, 2),
                   accel ? imp_rng_uniform(rng, -1, 1) : 0, accel ? imp_rng_uniform(rng, -1, 1) : 0);
 }
