@@ -234,7 +234,7 @@ static imp_overlap_result from_gap(double gap, imp_vec3 normal) {
         r.state = IMP_OVERLAP_APART;
         r.distance = gap;
     } else {
-        r.depth = -gap;
+        r.depth = -gap + 0.0; /* + 0.0: touching is depth 0, not -0 */
     }
     return r;
 }

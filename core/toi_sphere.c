@@ -104,6 +104,37 @@ static double pow2_near(double x) {
     return ldexp(1.0, e);
 }
 
+/* Component k of p + v t + a t^2 / 2. */
+static double comp(imp_vec3 x, int k) { return k == 0 ? x.x : k == 1 ? x.y : x.z; }
+
+/* The first t in [0, h] at which p + v t + a t^2/2 = 0 in every component
+ * (to within tol), or NAN; t = 0 is skipped when the points start together
+ * (touching and separating is no contact). */
+static double points_meet(imp_vec3 p, imp_vec3 v, imp_vec3 a, double h, double tol, int together) {
+    /* the component whose path varies most decides the candidates */
+    int k = -1;
+    double best = 0.0;
+    for (int i = 0; i < 3; ++i) {
+        double w = fabs(comp(v, i)) + fabs(comp(a, i)) * (isfinite(h) ? h : 1.0);
+        if (w > best) {
+            best = w;
+            k = i;
+        }
+    }
+    if (k < 0)
+        return NAN; /* no relative motion: together for ever, or never */
+    double r[2];
+    int n = imp_quadratic_roots(0.5 * comp(a, k), comp(v, k), comp(p, k), 0.0, h, r);
+    for (int i = 0; i < n; ++i) {
+        if (together && r[i] == 0.0)
+            continue;
+        imp_vec3 d = imp_path_at(p, v, a, r[i]);
+        if (fabs(d.x) <= tol && fabs(d.y) <= tol && fabs(d.z) <= tol)
+            return r[i];
+    }
+    return NAN;
+}
+
 imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
     assert(in->ra >= 0.0 && in->rb >= 0.0);
     assert(in->horizon > 0.0);
@@ -153,7 +184,14 @@ imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
     }
 
     double t = NAN;
-    if (gap0 > tol) {
+    if (R == 0.0) {
+        /* Two points: |d|^2 only touches zero, so every contact would be a
+         * double root of the gap polynomial, found to sqrt(u) at best. They
+         * meet where every component of d vanishes: take the roots of one
+         * component's quadratic (simple, exact to the last bits) and keep
+         * the first at which the others vanish too. */
+        t = points_meet(dp, dv, da, h, tol, dist0 <= tol);
+    } else if (gap0 > tol) {
         double r[IMP_POLY_MAX_DEGREE];
         if (imp_poly_roots(c, 4, 0.0, h, r) > 0) t = r[0];
     } else {

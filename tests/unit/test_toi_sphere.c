@@ -204,8 +204,35 @@ static void test_property_random_pairs(void **s) {
     assert_true(hits > 5000 && nones > 5000);
 }
 
+/* Two points (radius 0) meet only where their paths cross: a double root of
+ * the squared distance, which the quartic finds to about 1e-8 only. Found by
+ * tests/fuzz/fuzz_toi.c: two points starting together, separating, and
+ * brought back by acceleration, reported 7.5e-8 early. */
+static void test_points_meet_exactly(void **state) {
+    (void)state;
+    imp_toi_spheres_input in = {{imp_v3(0, 0, 0), imp_v3(1, 1, 0), imp_v3(0, 0, 0)},
+                                {imp_v3(2, 0, 0), imp_v3(-1, 1, 0), imp_v3(0, 0, 0)}, 0, 0, 10};
+    imp_toi_result r = imp_toi_spheres(&in);
+    assert_true(r.state == IMP_TOI_HIT && r.time == 1.0);
+    assert_true(r.point.x == 1.0 && r.point.y == 1.0);
+    /* the fuzzer's case: together at 0, apart, back at t = -2 dv / da */
+    imp_toi_spheres_input f = {
+        {imp_v3(-9.8437476157778292, -10, 0), imp_v3(1.05477988860914, -5, 0), imp_v3(-3, -3, 0)},
+        {imp_v3(-9.8437476157778292, -10, 0), imp_v3(-5, -5, 0), imp_v3(-0.73284504463263911, -3, 0)},
+        0, 0, 5.8543062485694666};
+    r = imp_toi_spheres(&f);
+    double want = 2 * (-5 - 1.05477988860914) / (-3 - -0.73284504463263911);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    if (!(fabs(r.time - want) <= 1e-15 * want))
+        fail_msg("points: %.17g, want %.17g", r.time, want);
+    /* paths that cross at different times never meet */
+    in.b.v = imp_v3(-1, 2, 0);
+    assert_int_equal(imp_toi_spheres(&in).state, IMP_TOI_NONE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_points_meet_exactly),
         cmocka_unit_test(test_head_on),
         cmocka_unit_test(test_graze),
         cmocka_unit_test(test_miss),
