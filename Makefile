@@ -318,7 +318,7 @@ define run_fuzz
 	@status=0; for f in $(FUZZ_BINS); do \
 	    name=$$(basename $$f); corpus=$(FUZZ_BUILD)/corpus/$${name#fuzz_}; mkdir -p $$corpus; \
 	    seeds=tests/fuzz/corpus/$${name#fuzz_}; [ -d $$seeds ] && cp -n $$seeds/* $$corpus/ 2>/dev/null; \
-	    echo "==> $$name for $(1) s"; \
+	    echo "==> $$name ($(1))"; \
 	    if (cd $(FUZZ_BUILD) && ./$$name $(1) -timeout=10 -rss_limit_mb=2048 \
 	            -print_final_stats=1 corpus/$${name#fuzz_} > $$name.log 2>&1); then \
 	        grep -h 'stat::number_of_executed_units' $(FUZZ_BUILD)/$$name.log; \
