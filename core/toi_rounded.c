@@ -209,7 +209,11 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
                         double t = roots[i];
                         imp_vec3 x = imp_sub(q_at(&q, t), p0);
                         double s = imp_dot(x, e) / imp_dot(e, e);
-                        if (t < best && s >= 0.0 && s <= 1.0 && t > 0.0 && entering(&q, t, en))
+                        /* the span is closed and a hair wider: a path through a corner
+                         * of D must not slip between its two edges by rounding (with no
+                         * rounding radius there is no vertex circle to catch it) */
+                        if (t < best && s >= -IMP_EDGE_SPAN_REL && s <= 1.0 + IMP_EDGE_SPAN_REL &&
+                            t > 0.0 && entering(&q, t, en))
                             best = t;
                     }
                 }

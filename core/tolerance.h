@@ -134,4 +134,13 @@
  * reports it, where closed forms are exact. */
 #define IMP_TOI_ADVANCE_REL 1e-9
 
+/* Slack of an edge's span in the rounded-shape cast (dimensionless, a
+ * fraction of the edge): a relative path crossing the corner between two
+ * edges of the Minkowski difference gives each edge's root a position at
+ * the very end of its span, and rounding can put both just outside, so a
+ * vertex meeting a vertex would be missed. Accepting 1e-9 of the edge past
+ * either end reports a contact at most that far from the corner, inside
+ * the contract's 1e-9 of the scene scale. */
+#define IMP_EDGE_SPAN_REL 1e-9
+
 #endif

@@ -187,9 +187,27 @@ static void test_every_pair_against_static_overlap(void **state) {
     assert_true(hits > 1000 && nones > 1000);
 }
 
+/* Found by tests/fuzz/fuzz_toi.c: two nearly parallel segments whose relative
+ * path runs through a corner of their Minkowski difference; rounding put the
+ * crossing just outside both edges' spans and the contact was missed, though
+ * they then overlap by 1e-5 for a quarter of a second. */
+static void test_segments_meet_at_a_corner(void **state) {
+    (void)state;
+    imp_shape a = capsule(imp_v3(-2.9997253376058595, -2.9062485694666971, 0),
+                          imp_v3(-2.9873655298695354, 0.24705882352941178, 0), 0);
+    imp_shape b = capsule(imp_v3(-3, -2.9062485694666971, 0), imp_v3(-2.9766536964980546, 3, 0), 0);
+    imp_motion ma = motion2(10, 10, 5, 5, 0, 0), mb = motion2(10, 10, 4.9754329747463188, -1.3137254901960786, 0, 0);
+    imp_toi_result r = solve(&a, ma, &b, mb, 3.6925882352941177);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    const char *bad = imp_test_toi_check(&a, &ma, &b, &mb, 2, 3.6925882352941177, &r, 1e-9 * 20, -1, 400);
+    if (bad)
+        fail_msg("%s", bad);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_answers),
+        cmocka_unit_test(test_segments_meet_at_a_corner),
         cmocka_unit_test(test_circles_match_sphere_solver),
         cmocka_unit_test(test_polygons_match_swept_sat),
         cmocka_unit_test(test_every_pair_against_static_overlap),
