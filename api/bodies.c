@@ -33,7 +33,8 @@ static int scene_shape(imp_dec *d, const imp_body *b) {
     size_t saved = imp_dec_push_key(d, "shape");
     size_t s2 = imp_dec_push_key(d, "type");
     imp_dec_fail(d, IMP_E_VALUE,
-                 "is not supported in 3D scenes yet (spheres and halfspaces; every shape in 2D)");
+                 "is not supported in 3D scenes: a segment or a capsule of radius 0 has no "
+                 "closed-form contact with a point or another segment");
     imp_dec_pop(d, s2);
     imp_dec_pop(d, saved);
     return -1;

@@ -33,8 +33,8 @@
 #include "core/validate.h"
 
 static const char UNSUPPORTED_MSG[] =
-    "is not supported by /v1/validate for this pair yet: in 3D only spheres with each other; in "
-    "2D every shape; any shape with one halfspace";
+    "is not supported by /v1/validate for this pair: in 3D two shapes without volume or radius "
+    "(segments, capsules of radius 0, points) have no closed-form contact";
 
 /* 422 at key/shape/type under the current pointer. */
 static int fail_type(imp_dec *d, const char *key, const char *msg) {

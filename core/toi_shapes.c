@@ -7,11 +7,12 @@
  * one place.
  * How: two spheres go to the centre-distance polynomial (toi_sphere.c,
  * which also gives the closest approach); two 2D polygons or boxes, and two
- * 3D boxes or polyhedra, to the swept separating axes (toi_polygon.c); a halfspace and anything to the
- * lowest-point quadratic (toi_halfspace.c); every other 2D pair to the
- * rounded Minkowski-difference cast (toi_rounded.c). The 3D pairs with no
- * closed form here (spheres, capsules and segments against boxes and
- * polyhedra, capsules and segments with each other) go to conservative
+ * 3D boxes or polyhedra, to the swept separating axes (toi_polygon.c); a
+ * halfspace and anything to the lowest-point quadratic (toi_halfspace.c);
+ * every other pair to the rounded Minkowski-difference cast
+ * (toi_rounded.c, toi_rounded3.c). Only 3D pairs with neither volume nor
+ * radius (two segments, a point and a segment, where touching is a
+ * measure-zero event with no faces to cross) go to conservative
  * advancement (toi_advance.c) to IMP_TOI_ADVANCE_REL of the pair's scale,
  * which the result reports as its tolerance.
  */
@@ -33,12 +34,19 @@ static int is_polytope_3d(const imp_shape *s, int dim) {
     return dim == 3 && (s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYHEDRON);
 }
 
+static int is_thin_3d(const imp_shape *s) {
+    return s->type == IMP_SHAPE_SPHERE || s->type == IMP_SHAPE_CAPSULE ||
+           s->type == IMP_SHAPE_SEGMENT;
+}
+
 int imp_toi_shapes_closed_form(const imp_shape *a, const imp_shape *b, int dim) {
     int ha = a->type == IMP_SHAPE_HALFSPACE, hb = b->type == IMP_SHAPE_HALFSPACE;
     if (ha || hb)
         return !(ha && hb);
-    return dim == 2 || (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE) ||
-           (is_polytope_3d(a, dim) && is_polytope_3d(b, dim));
+    if (dim == 2 || (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE))
+        return 1;
+    /* 3D: a box or polyhedron on either side has volume; else a radius must */
+    return !(is_thin_3d(a) && is_thin_3d(b)) || a->radius + b->radius > 0.0;
 }
 
 int imp_toi_shapes_supported(const imp_shape *a, const imp_shape *b, int dim) {
@@ -62,17 +70,29 @@ static double pair_scale(const imp_shape *a, const imp_motion *ma, const imp_sha
     return s > 0.0 ? s : 1.0;
 }
 
+/* conservative advancement to IMP_TOI_ADVANCE_REL of the pair's scale */
+static imp_toi_result advance(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                              const imp_motion *mb, int dim, double horizon) {
+    double tol = IMP_TOI_ADVANCE_REL * pair_scale(a, ma, b, mb, dim);
+    imp_toi_result r = imp_toi_advance(a, ma, b, mb, dim, horizon, tol);
+    r.tolerance = tol;
+    return r;
+}
+
 imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                               const imp_motion *mb, int dim, double horizon) {
     imp_toi_result r = {.state = IMP_TOI_FAILED};
     if (!imp_toi_shapes_supported(a, b, dim))
         return r;
-    if (!imp_toi_shapes_closed_form(a, b, dim)) {
-        double tol = IMP_TOI_ADVANCE_REL * pair_scale(a, ma, b, mb, dim);
-        r = imp_toi_advance(a, ma, b, mb, dim, horizon, tol);
-        r.tolerance = tol;
-        return r;
+    if (dim == 3 && (is_thin_3d(a) || is_thin_3d(b)) && a->type != IMP_SHAPE_HALFSPACE &&
+        b->type != IMP_SHAPE_HALFSPACE &&
+        !(a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE)) {
+        /* 1: no volume and no radius (or a box flat to rounding): advancement */
+        int rc = imp_toi_rounded_3d(a, ma, b, mb, horizon, &r);
+        return rc <= 0 ? r : advance(a, ma, b, mb, dim, horizon);
     }
+    if (!imp_toi_shapes_closed_form(a, b, dim))
+        return advance(a, ma, b, mb, dim, horizon);
     if (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE) {
         imp_toi_spheres_input in = {*ma, *mb, a->radius, b->radius, horizon};
         return imp_toi_spheres(&in);

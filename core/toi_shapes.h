@@ -2,9 +2,10 @@
  * toi_shapes.h - time of impact of any two placed shapes: picks the exact
  * solver for the pair.
  *
- * Exact: two spheres (2D and 3D); every pair of 2D shapes; two 3D boxes or
- * polyhedra; any shape with one halfspace (2D and 3D). Every other pair but
- * two halfspaces: conservative advancement to a reported tolerance.
+ * Exact: every pair but two halfspaces, except 3D pairs with neither
+ * volume nor radius (two segments or zero-radius capsules, a point and a
+ * segment): those, and a box flat to rounding against such a shape, go to
+ * conservative advancement to a reported tolerance.
  * imp_toi_shapes returns state IMP_TOI_FAILED for two halfspaces, on
  * allocation failure, and when advancement could not decide.
  * Thread-safety: pure and reentrant.

@@ -19,12 +19,18 @@
 #include "core/overlap.h"
 #include "core/toi.h"
 
-/* penetration (> 0) or minus the distance of the shapes at time t */
+/* penetration (> 0) or minus the distance of the shapes at time t; a
+ * halfspace ignores its position but is displaced along its motion, so
+ * that displacement is taken off the other body */
 static inline double imp_test_penetration(const imp_shape *a, const imp_motion *ma,
                                           const imp_shape *b, const imp_motion *mb, int dim,
                                           double t) {
-    imp_overlap_result o = imp_overlap(a, imp_path_at(ma->p, ma->v, ma->a, t), b,
-                                       imp_path_at(mb->p, mb->v, mb->a, t), dim);
+    imp_vec3 pa = imp_path_at(ma->p, ma->v, ma->a, t), pb = imp_path_at(mb->p, mb->v, mb->a, t);
+    if (b->type == IMP_SHAPE_HALFSPACE)
+        pa = imp_sub(pa, imp_path_at(imp_v3(0, 0, 0), mb->v, mb->a, t));
+    if (a->type == IMP_SHAPE_HALFSPACE)
+        pb = imp_sub(pb, imp_path_at(imp_v3(0, 0, 0), ma->v, ma->a, t));
+    imp_overlap_result o = imp_overlap(a, pa, b, pb, dim);
     return o.state == IMP_OVERLAP_OVERLAPPING ? o.depth
            : o.state == IMP_OVERLAP_APART     ? -o.distance
                                               : NAN;

@@ -57,6 +57,17 @@ static void expect(const bad_case *c) {
     imp_http_result_free(&r);
 }
 
+/* POST `body` to `path`: 200 with exactly `want`. */
+static void expect_reply(const char *name, const char *path, const char *body, const char *want) {
+    char url[160];
+    snprintf(url, sizeof url, "%s%s", daemon_.url, path);
+    imp_http_result r;
+    assert_int_equal(imp_http(NULL, "POST", url, "application/json", body, strlen(body), &r), 0);
+    if (r.status != 200 || strcmp(r.body, want) != 0)
+        fail_msg("%s: %ld %s", name, r.status, r.body);
+    imp_http_result_free(&r);
+}
+
 static void test_geometry_errors(void **state) {
     (void)state;
     static const bad_case cases[] = {
@@ -154,9 +165,9 @@ static void test_geometry_errors(void **state) {
          "\"b\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,-1],\"offset\":0},\"position\":[0,"
          "0],\"static\":true}}",
          422, "/a/shape/type"},
-        {"3D box in a scene", "/v1/scenes/predict",
+        {"3D segment in a scene", "/v1/scenes/predict",
          "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0,0]},{\"shape\":{\"type\":"
-         "\"box\",\"half_extents\":[1,1,1]},\"position\":[3,0,0]}]}",
+         "\"segment\",\"a\":[-1,0,0],\"b\":[1,0,0]},\"position\":[3,0,0]}]}",
          422, "/bodies/1/shape/type"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
@@ -202,14 +213,9 @@ static void test_overlap_endpoint(void **state) {
          "{\"overlap\":true,\"depth\":0.25,\"normal\":[-1.0,0.0,0.0],\"mtv\":[-0.25,0.0,0.0]}"},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i) {
-        char url[160];
-        snprintf(url, sizeof url, "%s/v1/overlap", daemon_.url);
-        imp_http_result r;
-        assert_int_equal(
-            imp_http(NULL, "POST", url, "application/json", ok[i].body, strlen(ok[i].body), &r), 0);
-        if (r.status != 200 || strcmp(r.body, ok[i].want) != 0)
-            fail_msg("overlap %zu: %ld %s", i, r.status, r.body);
-        imp_http_result_free(&r);
+        char name[32];
+        snprintf(name, sizeof name, "overlap %zu", i);
+        expect_reply(name, "/v1/overlap", ok[i].body, ok[i].want);
     }
     /* swept SAT through /v1/toi: a box and a triangle closing at 2 */
     {
@@ -220,38 +226,28 @@ static void test_overlap_endpoint(void **state) {
         char url[160];
         snprintf(url, sizeof url, "%s/v1/toi", daemon_.url);
         imp_http_result r;
-        assert_int_equal(imp_http(NULL, "POST", url, "application/json", body, strlen(body), &r), 0);
         static const char want[] =
             "{\"status\":\"hit\",\"hit\":true,\"time\":1.5,\"point\":[4.0,0.0],\"normal\":[1.0,"
             "0.0],\"a_position\":[3.0,0.0],\"b_position\":[4.0,0.0]}";
-        if (r.status != 200 || strcmp(r.body, want) != 0)
-            fail_msg("toi box/triangle: %ld %s", r.status, r.body);
-        imp_http_result_free(&r);
+        expect_reply("toi box/triangle", "/v1/toi", body, want);
         /* a ball dropped on a lying capsule touches at t = 2 */
         static const char drop[] =
             "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[-1,0],\"b\":[1,0],\"radius\":0.5},"
             "\"position\":[0,0]},\"b\":{\"radius\":0.5,\"position\":[0.25,5],\"acceleration\":[0,"
             "-2]}}";
-        assert_int_equal(imp_http(NULL, "POST", url, "application/json", drop, strlen(drop), &r), 0);
         static const char want_drop[] =
             "{\"status\":\"hit\",\"hit\":true,\"time\":2.0,\"point\":[0.25,0.5],\"normal\":[0.0,"
             "1.0],\"a_position\":[0.0,0.0],\"b_position\":[0.25,1.0]}";
-        if (r.status != 200 || strcmp(r.body, want_drop) != 0)
-            fail_msg("toi capsule/ball: %ld %s", r.status, r.body);
-        imp_http_result_free(&r);
+        expect_reply("toi capsule/ball", "/v1/toi", drop, want_drop);
         /* a ball dropped on a floor (a static halfspace) in 3D */
         static const char floor_[] =
             "{\"a\":{\"radius\":1,\"position\":[0,0,5],\"acceleration\":[0,0,-2]},\"b\":{"
             "\"shape\":{\"type\":\"halfspace\",\"normal\":[0,0,1],\"offset\":0},\"position\":[0,0,0],"
             "\"static\":true}}";
-        assert_int_equal(imp_http(NULL, "POST", url, "application/json", floor_, strlen(floor_), &r),
-                         0);
         static const char want_floor[] =
             "{\"status\":\"hit\",\"hit\":true,\"time\":2.0,\"point\":[0.0,0.0,0.0],\"normal\":[0.0,"
             "0.0,-1.0],\"a_position\":[0.0,0.0,1.0],\"b_position\":[0.0,0.0,0.0]}";
-        if (r.status != 200 || strcmp(r.body, want_floor) != 0)
-            fail_msg("toi ball/floor: %ld %s", r.status, r.body);
-        imp_http_result_free(&r);
+        expect_reply("toi ball/floor", "/v1/toi", floor_, want_floor);
         /* two 3D boxes head-on: faces 3 apart closing at 1 */
         static const char boxes[] =
             "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[0,0,0],"
@@ -262,11 +258,33 @@ static void test_overlap_endpoint(void **state) {
         if (r.status != 200 || !strstr(r.body, "\"time\":3.0,") || !strstr(r.body, "\"normal\":[1.0,0.0,0.0]"))
             fail_msg("toi 3D boxes: %ld %s", r.status, r.body);
         imp_http_result_free(&r);
-        /* a sphere against a 3D box: no closed form here, conservative advancement
-         * to 1e-9 of the pair's scale (5), reported as `tolerance` */
-        static const char adv[] =
+        /* a sphere against a 3D box: exact (the rounded Minkowski difference), no tolerance */
+        static const char exact[] =
             "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[0,0,0]},"
             "\"b\":{\"radius\":1,\"position\":[5,0.5,0],\"velocity\":[-1,0,0]}}";
+        static const char want_exact[] =
+            "{\"status\":\"hit\",\"hit\":true,\"time\":3.0,\"point\":[1.0,0.5,0.0],\"normal\":["
+            "1.0,0.0,0.0],\"a_position\":[0.0,0.0,0.0],\"b_position\":[2.0,0.5,0.0]}";
+        expect_reply("toi sphere/3D box", "/v1/toi", exact, want_exact);
+        /* a 3D scene with a static box: the ball touches its face at t = 3 */
+        static const char scene3[] =
+            "{\"horizon\":10,\"bodies\":[{\"id\":\"crate\",\"shape\":{\"type\":\"box\","
+            "\"half_extents\":[1,1,1],\"rotation\":[1,0,0,0]},\"position\":[0,0,0],\"static\":true},"
+            "{\"id\":\"ball\",\"radius\":1,\"position\":[5,0.5,0],\"velocity\":[-1,0,0]}]}";
+        char surl[160];
+        snprintf(surl, sizeof surl, "%s/v1/scenes/predict", daemon_.url);
+        assert_int_equal(
+            imp_http(NULL, "POST", surl, "application/json", scene3, strlen(scene3), &r), 0);
+        if (r.status != 200 || !strstr(r.body, "\"a\":\"crate\",\"b\":\"ball\",\"time\":3.0,") ||
+            !strstr(r.body, "\"collisions_total\":1,"))
+            fail_msg("3D scene with a box: %ld %s", r.status, r.body);
+        imp_http_result_free(&r);
+        /* two 3D segments (no volume, no radius): conservative advancement to 1e-9 of the
+         * pair's scale (5), reported as `tolerance` */
+        static const char adv[] =
+            "{\"a\":{\"shape\":{\"type\":\"segment\",\"a\":[0,-1,0],\"b\":[0,1,0]},\"position\":"
+            "[0,0,0]},\"b\":{\"shape\":{\"type\":\"segment\",\"a\":[0,0,-1],\"b\":[0,0,1]},"
+            "\"position\":[5,0.5,0],\"velocity\":[-1,0,0]}}";
         assert_int_equal(imp_http(NULL, "POST", url, "application/json", adv, strlen(adv), &r), 0);
         json_error_t jerr;
         json_t *j = json_loads(r.body, 0, &jerr);
@@ -274,8 +292,8 @@ static void test_overlap_endpoint(void **state) {
         double t = json_real_value(json_object_get(j, "time"));
         double tol = json_real_value(json_object_get(j, "tolerance"));
         if (r.status != 200 || strcmp(json_string_value(json_object_get(j, "status")), "hit") != 0 ||
-            !(tol > 0 && tol <= 5e-9) || !(t <= 3 && t >= 3 - 2 * tol))
-            fail_msg("toi sphere/3D box: %ld %s", r.status, r.body);
+            !(tol > 0 && tol <= 5e-9) || !(t <= 5 && t >= 5 - 2 * tol))
+            fail_msg("toi 3D segments: %ld %s", r.status, r.body);
         json_decref(j);
         imp_http_result_free(&r);
     }

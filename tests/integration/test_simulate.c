@@ -156,8 +156,8 @@ static void test_errors(void **state) {
     expect_problem("{\"bodies\": [{\"radius\": 1, \"position\": [0, 0]},"
                    " {\"radius\": -1, \"position\": [3, 0]}], \"horizon\": 1}",
                    422, "/bodies/1/radius");
-    expect_problem("{\"bodies\": [{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1, 1]},"
-                   " \"position\": [0, 0, 0]}], \"horizon\": 1}",
+    expect_problem("{\"bodies\": [{\"shape\": {\"type\": \"segment\", \"a\": [0, 0, -1],"
+                   " \"b\": [0, 0, 1]}, \"position\": [0, 0, 0]}], \"horizon\": 1}",
                    422, "/bodies/0/shape/type");
     expect_problem("{\"bodies\": [{\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1],"
                    " \"offset\": 0}, \"position\": [0, 0]}], \"horizon\": 1}",

@@ -320,16 +320,23 @@ static void test_errors_422(void **state) {
     snprintf(body + n, sizeof body - (size_t)n, "]}");
     json_t *r = validate_ok(body);
     json_decref(r);
-    /* unsupported pairs: an obstacle's shape, or the body's own */
-    expect_problem("{\"body\": {\"radius\": 0.5, \"position\": [0, 0, 0]}, \"to\": [1, 0, 0],"
+    /* unsupported pairs (3D, neither volume nor radius): an obstacle's shape against a
+     * point, or the body's own (a segment, which cannot pair even with a point) */
+    expect_problem("{\"body\": {\"radius\": 0, \"position\": [0, 0, 0]}, \"to\": [1, 0, 0],"
                    " \"dt\": 1, \"world\": [{\"radius\": 1, \"position\": [5, 0, 0]},"
-                   " {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1, 1]},"
+                   " {\"shape\": {\"type\": \"segment\", \"a\": [0, -1, 0], \"b\": [0, 1, 0]},"
                    " \"position\": [9, 0, 0]}]}",
                    422, "invalid-field", "/world/1/shape/type", "not supported");
-    expect_problem("{\"body\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1, 1]},"
-                   " \"position\": [0, 0, 0]}, \"to\": [1, 0, 0], \"dt\": 1,"
-                   " \"world\": [{\"radius\": 1, \"position\": [5, 0, 0]}]}",
+    expect_problem("{\"body\": {\"shape\": {\"type\": \"segment\", \"a\": [0, -1, 0],"
+                   " \"b\": [0, 1, 0]}, \"position\": [0, 0, 0]}, \"to\": [1, 0, 0], \"dt\": 1,"
+                   " \"world\": [{\"radius\": 0, \"position\": [5, 0, 0]}]}",
                    422, "invalid-field", "/body/shape/type", "not supported");
+    /* a ball against a 3D box: exact, the bullet is caught at the face */
+    r = validate_ok("{\"body\": {\"radius\": 0.5, \"position\": [0, 0, 0]}, \"to\": [20, 0, 0],"
+                    " \"dt\": 0.1, \"world\": [{\"shape\": {\"type\": \"box\", \"half_extents\":"
+                    " [0.01, 1, 1]}, \"position\": [9, 0, 0], \"static\": true}]}");
+    assert_true(json_is_false(member(r, "valid")));
+    json_decref(r);
     expect_problem("{\"body\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1],"
                    " \"offset\": 0}, \"position\": [0, 0], \"static\": true}, " REST2
                    ", \"world\": []}",

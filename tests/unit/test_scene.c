@@ -23,6 +23,7 @@
 
 #include "core/scene.h"
 #include "core/toi_shapes.h"
+#include "tests/random_shapes.h"
 #include "tests/rng.h"
 
 static void test_swept_bounds_parabola(void **state) {
@@ -254,60 +255,72 @@ static void test_brute_examines_every_pair(void **state) {
     assert_null(out.collisions);
 }
 
-/* ---- scenes of every 2D shape, and walls ------------------------------------------------ */
+/* ---- scenes of every shape, and walls ----------------------------------------------------- */
 
 #define MIX_N 400
 
 typedef struct mixed {
+    int dim, walls;
     imp_scene_body b[MIX_N];
     imp_shape s[MIX_N];
-    imp_vec3 v[MIX_N][6];
+    imp_vec3 v[MIX_N][8];
 } mixed;
 
-/* Boxes, polygons, capsules, segments and circles moving (some accelerated,
- * some static) inside a room of four static halfspace walls (the last 4). */
-static void make_mixed(uint64_t *rng, mixed *m) {
+/* Boxes, polygons (polyhedra in 3D), capsules, segments (capsules in 3D, where
+ * two segments have no closed form) and spheres moving (some accelerated, some
+ * static) inside a room of static halfspace walls (the last 2 * dim). */
+static void make_mixed(uint64_t *rng, mixed *m, int dim) {
     const double side = 40;
     memset(m, 0, sizeof *m);
-    for (int i = 0; i < MIX_N - 4; ++i) {
+    m->dim = dim, m->walls = 2 * dim;
+    for (int i = 0; i < MIX_N - m->walls; ++i) {
         imp_shape *s = &m->s[i];
         double size = imp_rng_uniform(rng, 0.2, 1.5);
         switch (i % 5) {
         case 0: *s = (imp_shape){.type = IMP_SHAPE_SPHERE, .radius = size}; break;
         case 1:
-            *s = (imp_shape){.type = IMP_SHAPE_BOX, .half = imp_v3(size, imp_rng_uniform(rng, 0.2, 1.5), 0),
-                             .rot = imp_quat_from_angle(imp_rng_uniform(rng, -3, 3))};
+            *s = (imp_shape){.type = IMP_SHAPE_BOX,
+                             .half = imp_v3(size, imp_rng_uniform(rng, 0.2, 1.5),
+                                            dim == 3 ? imp_rng_uniform(rng, 0.2, 1.5) : 0),
+                             .rot = dim == 3 ? random_rotation(rng)
+                                             : imp_quat_from_angle(imp_rng_uniform(rng, -3, 3))};
             break;
         case 2: {
-            size_t n = 3 + (size_t)(imp_rng_unit(rng) * 4);
+            size_t n = dim == 3 ? 8 : 3 + (size_t)(imp_rng_unit(rng) * 4);
             for (size_t k = 0; k < n; ++k) {
                 double a = 6.283185307179586 * ((double)k + imp_rng_uniform(rng, -0.3, 0.3)) / (double)n;
-                m->v[i][k] = imp_v3(size * cos(a), size * sin(a), 0);
+                m->v[i][k] = dim == 3 ? imp_scale(random_unit(rng), size)
+                                      : imp_v3(size * cos(a), size * sin(a), 0);
             }
-            *s = (imp_shape){.type = IMP_SHAPE_POLYGON, .verts = m->v[i], .n_verts = n};
+            *s = (imp_shape){.type = dim == 3 ? IMP_SHAPE_POLYHEDRON : IMP_SHAPE_POLYGON,
+                             .verts = m->v[i], .n_verts = n};
             break;
         }
         default: {
-            double a = imp_rng_uniform(rng, -3, 3);
-            imp_vec3 e = imp_v3(size * cos(a), size * sin(a), 0);
-            *s = (imp_shape){.type = i % 5 == 3 ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = imp_neg(e),
-                             .b = e, .radius = i % 5 == 3 ? imp_rng_uniform(rng, 0.05, 0.5) : 0};
+            imp_vec3 e = imp_scale(random_dir(rng, dim), size);
+            int round = i % 5 == 3 || dim == 3;
+            *s = (imp_shape){.type = round ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = imp_neg(e),
+                             .b = e, .radius = round ? imp_rng_uniform(rng, 0.05, 0.5) : 0};
         }
         }
         imp_scene_body *b = &m->b[i];
         b->shape = i % 5 == 0 ? NULL : s;
         b->radius = s->radius;
-        b->m.p = imp_v3(imp_rng_uniform(rng, 2, side - 2), imp_rng_uniform(rng, 2, side - 2), 0);
-        b->m.v = imp_v3(imp_rng_uniform(rng, -3, 3), imp_rng_uniform(rng, -3, 3), 0);
+        for (int k = 0; k < 3; ++k) {
+            double *p = k == 0 ? &b->m.p.x : k == 1 ? &b->m.p.y : &b->m.p.z;
+            double *v = k == 0 ? &b->m.v.x : k == 1 ? &b->m.v.y : &b->m.v.z;
+            *p = k < dim ? imp_rng_uniform(rng, 2, side - 2) : 0;
+            *v = k < dim ? imp_rng_uniform(rng, -3, 3) : 0;
+        }
         if (i % 3 == 0)
             b->m.a = imp_v3(0, -2, 0);
         b->is_static = i % 11 == 0;
     }
-    static const double nx[4] = {1, -1, 0, 0}, ny[4] = {0, 0, 1, -1}, off[4] = {0, -40, 0, -40};
-    for (int w = 0; w < 4; ++w) { /* the solid outside the room: n.x <= offset */
-        int i = MIX_N - 4 + w;
-        m->s[i] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(nx[w], ny[w], 0),
-                              .offset = off[w]};
+    for (int w = 0; w < m->walls; ++w) { /* the solid outside the room: n.x <= offset */
+        int i = MIX_N - m->walls + w;
+        double sign = w % 2 ? -1 : 1;
+        imp_vec3 n = imp_v3(w / 2 == 0 ? sign : 0, w / 2 == 1 ? sign : 0, w / 2 == 2 ? sign : 0);
+        m->s[i] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = w % 2 ? -side : 0};
         m->b[i] = (imp_scene_body){.shape = &m->s[i], .is_static = 1};
     }
 }
@@ -321,8 +334,9 @@ static void test_mixed_shapes_and_walls(void **state) {
     uint64_t rng = seed;
     mixed *m = malloc(sizeof *m);
     assert_non_null(m);
-    for (int round = 0; round < 3; ++round) {
-        make_mixed(&rng, m);
+    for (int round = 0; round < 6; ++round) {
+        int dim = round < 3 ? 2 : 3;
+        make_mixed(&rng, m, dim);
         /* the reference: imp_toi_shapes on every pair that is not two static bodies */
         size_t hits = 0, overlaps = 0, wall_hits = 0;
         for (int i = 0; i < MIX_N; ++i)
@@ -331,26 +345,26 @@ static void test_mixed_shapes_and_walls(void **state) {
                     continue;
                 imp_shape si = {.type = IMP_SHAPE_SPHERE, .radius = m->b[i].radius};
                 imp_shape sj = {.type = IMP_SHAPE_SPHERE, .radius = m->b[j].radius};
-                imp_toi_result r = imp_toi_shapes(m->b[i].shape ? m->b[i].shape : &si, &m->b[i].m,
-                                                  m->b[j].shape ? m->b[j].shape : &sj, &m->b[j].m,
-                                                  2, 2.0);
-                assert_true(r.state != IMP_TOI_FAILED);
+                const imp_shape *a = m->b[i].shape ? m->b[i].shape : &si;
+                const imp_shape *b = m->b[j].shape ? m->b[j].shape : &sj;
+                imp_toi_result r = imp_toi_shapes(a, &m->b[i].m, b, &m->b[j].m, dim, 2.0);
+                assert_true(r.state != IMP_TOI_FAILED && r.tolerance == 0.0);
                 hits += r.state == IMP_TOI_HIT;
                 overlaps += r.state == IMP_TOI_OVERLAPPING;
-                wall_hits += r.state == IMP_TOI_HIT && j >= MIX_N - 4;
+                wall_hits += r.state == IMP_TOI_HIT && j >= MIX_N - m->walls;
             }
         imp_scene_output ref;
         memset(&ref, 0, sizeof ref);
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
             for (int threaded = 0; threaded <= 1; ++threaded) {
-                imp_scene_input in = {m->b, MIX_N, 2, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
+                imp_scene_input in = {m->b, MIX_N, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
                 imp_scene_output out;
                 assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
                 if (out.n_collisions != hits || out.n_overlapping != overlaps)
-                    fail_msg("seed %#llx round %d %s threaded %d: %zu/%zu contacts, every pair gives "
-                             "%zu/%zu",
-                             (unsigned long long)seed, round, imp_broadphase_name(kinds[k]), threaded,
-                             out.n_collisions, out.n_overlapping, hits, overlaps);
+                    fail_msg("seed %#llx round %d (%dD) %s threaded %d: %zu/%zu contacts, every "
+                             "pair gives %zu/%zu",
+                             (unsigned long long)seed, round, dim, imp_broadphase_name(kinds[k]),
+                             threaded, out.n_collisions, out.n_overlapping, hits, overlaps);
                 if (k == 0 && !threaded) {
                     ref = out;
                     continue;
@@ -362,9 +376,9 @@ static void test_mixed_shapes_and_walls(void **state) {
                 imp_scene_output_free(&out);
             }
         }
-        print_message("round %d: %zu hits (%zu on walls), %zu overlapping\n", round, hits, wall_hits,
-                      overlaps);
-        assert_true(hits > 50 && wall_hits > 5);
+        print_message("round %d (%dD): %zu hits (%zu on walls), %zu overlapping\n", round, dim, hits,
+                      wall_hits, overlaps);
+        assert_true(hits > 20 && wall_hits > 5);
         imp_scene_output_free(&ref);
     }
     free(m);
@@ -377,25 +391,31 @@ static void test_swept_bounds_shapes(void **state) {
     uint64_t rng = seed;
     mixed *m = malloc(sizeof *m);
     assert_non_null(m);
-    make_mixed(&rng, m);
-    for (int i = 0; i < MIX_N - 4; ++i) {
-        const imp_shape *s = &m->s[i];
-        imp_aabb box = imp_swept_bounds_shape(&m->b[i].m, s, 2.0, 2, 0.0);
-        imp_vec3 buf[8];
-        const imp_vec3 *pts;
-        double r;
-        size_t n = imp_shape_points(s, 2, buf, &pts, &r);
-        for (int k = 0; k <= 200; ++k) {
-            imp_vec3 c = imp_path_at(m->b[i].m.p, m->b[i].m.v, m->b[i].m.a, 2.0 * k / 200);
-            for (size_t j = 0; j < n; ++j)
-                for (int q = 0; q < 16; ++q) { /* the rounded boundary around each point */
-                    double a = 6.283185307179586 * q / 16;
-                    imp_vec3 x = imp_add(imp_add(c, pts[j]), imp_v3(r * cos(a), r * sin(a), 0));
-                    if (x.x < box.lo.x - 1e-12 || x.x > box.hi.x + 1e-12 || x.y < box.lo.y - 1e-12 ||
-                        x.y > box.hi.y + 1e-12)
-                        fail_msg("seed %#llx body %d: a point of the shape leaves its swept bounds",
-                                 (unsigned long long)seed, i);
-                }
+    for (int dim = 2; dim <= 3; ++dim) {
+        make_mixed(&rng, m, dim);
+        for (int i = 0; i < MIX_N - m->walls; ++i) {
+            const imp_shape *s = &m->s[i];
+            imp_aabb box = imp_swept_bounds_shape(&m->b[i].m, s, 2.0, dim, 0.0);
+            imp_vec3 buf[8];
+            const imp_vec3 *pts;
+            double r;
+            size_t n = imp_shape_points(s, dim, buf, &pts, &r);
+            for (int k = 0; k <= 200; ++k) {
+                imp_vec3 c = imp_path_at(m->b[i].m.p, m->b[i].m.v, m->b[i].m.a, 2.0 * k / 200);
+                for (size_t j = 0; j < n; ++j)
+                    for (int q = 0; q < 26; ++q) { /* the rounded boundary around each point */
+                        imp_vec3 d = dim == 2 ? imp_v3(cos(q * 0.2417), sin(q * 0.2417), 0)
+                                              : imp_normalize_or(imp_v3(q % 3 - 1, q / 3 % 3 - 1,
+                                                                        q / 9 - 1 + (q == 13)),
+                                                                 imp_v3(0, 0, 1));
+                        imp_vec3 x = imp_madd(imp_add(c, pts[j]), d, r);
+                        if (x.x < box.lo.x - 1e-12 || x.x > box.hi.x + 1e-12 ||
+                            x.y < box.lo.y - 1e-12 || x.y > box.hi.y + 1e-12 ||
+                            x.z < box.lo.z - 1e-12 || x.z > box.hi.z + 1e-12)
+                            fail_msg("seed %#llx %dD body %d: a point of the shape leaves its swept "
+                                     "bounds", (unsigned long long)seed, dim, i);
+                    }
+            }
         }
     }
     free(m);

@@ -26,6 +26,7 @@
 #include "core/overlap.h"
 #include "core/simulate.h"
 #include "core/tolerance.h"
+#include "tests/random_shapes.h"
 #include "tests/rng.h"
 
 #define MAXB 256
@@ -224,6 +225,81 @@ static void test_billiard_break_energy_and_overlap(void **state) {
     if (fabs(k1 - k0) > 1e-9 * k0 || worst > 1e-9 * w || st->events != 100000)
         fail_msg("seed %#llx: energy %.17g -> %.17g, depth %.3g, events %zu",
                  (unsigned long long)seed, k0, k1, worst, st->events);
+    imp_sim_destroy(sim);
+}
+
+/* A 3D room whose six walls are static boxes (slabs 1 thick just outside
+ * [0, w]^3, one of them turned a little about its normal), holding balls,
+ * tumbling-free boxes, capsules and a polyhedron, e = 1, no gravity: energy
+ * and momentum-free walls conserve the kinetic energy to 1e-9, no pair ever
+ * interpenetrates by more than 1e-9 of the room, nobody leaves it, and the
+ * box walls take their share of the contacts. */
+static void test_box_walls_3d(void **state) {
+    (void)state;
+    const uint64_t seed = 0x3DB0;
+    uint64_t rng = seed;
+    const double w = 12;
+    scene s = {0};
+    static imp_vec3 oct[6] = {{0.6, 0, 0}, {-0.6, 0, 0}, {0, 0.6, 0}, {0, -0.6, 0}, {0, 0, 0.6}, {0, 0, -0.6}};
+    for (int i = 0; i < 40; ++i) {
+        imp_vec3 p = imp_v3(1.5 + (i % 4) * 3, 1.5 + (i / 4 % 4) * 3, 1.5 + (i / 16) * 4);
+        size_t k = add_ball(&s, 0.5, p, random_vec(&rng, 4), 1);
+        if (i % 4 == 1)
+            s.shapes[k] = (imp_shape){.type = IMP_SHAPE_BOX, .half = imp_v3(0.5, 0.4, 0.3),
+                                      .rot = random_rotation(&rng)};
+        else if (i % 4 == 2)
+            s.shapes[k] = (imp_shape){.type = IMP_SHAPE_CAPSULE, .a = imp_v3(-0.4, 0.2, 0),
+                                      .b = imp_v3(0.4, -0.2, 0.1), .radius = 0.3};
+        else if (i == 3)
+            s.shapes[k] = (imp_shape){.type = IMP_SHAPE_POLYHEDRON, .verts = oct, .n_verts = 6};
+    }
+    size_t first_wall = s.n;
+    for (int k = 0; k < 3; ++k)
+        for (int side = 0; side < 2; ++side) {
+            size_t i = s.n++;
+            imp_vec3 half = imp_v3(k == 0 ? 0.5 : w, k == 1 ? 0.5 : w, k == 2 ? 0.5 : w);
+            imp_vec3 c = imp_v3(w / 2, w / 2, w / 2);
+            double at = side ? w + 0.5 : -0.5;
+            if (k == 0) c.x = at;
+            if (k == 1) c.y = at;
+            if (k == 2) c.z = at;
+            imp_quat q = {1, 0, 0, 0};
+            if (k == 2 && side) /* the ceiling turned about its normal: an oriented box */
+                q = (imp_quat){cos(0.2), 0, 0, sin(0.2)};
+            s.shapes[i] = (imp_shape){.type = IMP_SHAPE_BOX, .half = half, .rot = q};
+            s.b[i] = (imp_sim_body){{c, imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s.shapes[i], 1.0, 1, 1, 1};
+        }
+    imp_sim_input in = input(&s, 3, 1e6);
+    in.max_events = 20000;
+    in.record = 1;
+    imp_sim *sim = imp_sim_create(&in);
+    assert_non_null(sim);
+    double k0 = kinetic(sim, &s, 0), worst = 0;
+    int rc = IMP_SIM_STOP_HORIZON;
+    for (double t = 1.7; rc == IMP_SIM_STOP_HORIZON; t += 1.7) {
+        rc = imp_sim_advance(sim, t);
+        assert_true(rc >= 0 && t < 1e5);
+        double now = imp_sim_time(sim);
+        worst = fmax(worst, max_depth(sim, &s, now, 3));
+        for (size_t i = 0; i < first_wall; ++i) {
+            imp_vec3 p, v;
+            imp_sim_body_state(sim, i, now, &p, &v);
+            if (!(fmin(p.x, fmin(p.y, p.z)) > 0 && fmax(p.x, fmax(p.y, p.z)) < w))
+                fail_msg("seed %#llx: body %zu left the room at t = %.17g", (unsigned long long)seed,
+                         i, now);
+        }
+    }
+    assert_int_equal(rc, IMP_SIM_STOP_MAX_EVENTS);
+    double now = imp_sim_time(sim), k1 = kinetic(sim, &s, now);
+    size_t n_ev, on_walls = 0;
+    const imp_sim_event *ev = imp_sim_events(sim, &n_ev);
+    for (size_t i = 0; i < n_ev; ++i)
+        on_walls += ev[i].b >= first_wall;
+    if (fabs(k1 - k0) > 1e-9 * k0 || worst > 1e-9 * w || on_walls < n_ev / 10)
+        fail_msg("seed %#llx: energy %.17g -> %.17g, depth %.3g, %zu of %zu contacts on walls",
+                 (unsigned long long)seed, k0, k1, worst, on_walls, n_ev);
+    print_message("3D box walls: %zu contacts (%zu on walls) to t = %.3g, depth %.3g\n", n_ev,
+                  on_walls, now, worst);
     imp_sim_destroy(sim);
 }
 
@@ -491,6 +567,7 @@ int main(void) {
         cmocka_unit_test(test_head_on_exchange_3d),
         cmocka_unit_test(test_static_and_kinematic),
         cmocka_unit_test(test_billiard_break_energy_and_overlap),
+        cmocka_unit_test(test_box_walls_3d),
         cmocka_unit_test(test_grid_matches_all_pairs),
         cmocka_unit_test(test_max_events_stops),
         cmocka_unit_test(test_bounce_apex_follows_e_squared),

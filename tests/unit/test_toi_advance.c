@@ -27,6 +27,7 @@
 #include "core/toi.h"
 #include "core/toi_advance.h"
 #include "core/tolerance.h"
+#include "tests/random_shapes.h"
 #include "tests/rng.h"
 #include "tests/shapes.h"
 
@@ -307,8 +308,6 @@ static void test_closest_points(void **state) {
     assert_true(ca.x == 9 && cb.x == 9);
 }
 
-static imp_vec3 random_unit(uint64_t *rng);
-static imp_vec3 random_vec(uint64_t *rng, double r);
 static imp_shape random_shape(uint64_t *rng, int kind, imp_vec3 *buf);
 
 /* distance of point x from placed shape s (0 inside) */
@@ -380,28 +379,6 @@ static void test_2d_box_and_circle(void **state) {
 }
 
 /* ---- random pairs ------------------------------------------------------------------------ */
-
-static imp_vec3 random_unit(uint64_t *rng) {
-    for (;;) {
-        imp_vec3 v = imp_v3(imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
-                            imp_rng_uniform(rng, -1, 1));
-        double l = imp_len(v);
-        if (l > 0.1 && l <= 1)
-            return imp_scale(v, 1 / l);
-    }
-}
-
-static imp_vec3 random_vec(uint64_t *rng, double r) {
-    return imp_v3(imp_rng_uniform(rng, -r, r), imp_rng_uniform(rng, -r, r), imp_rng_uniform(rng, -r, r));
-}
-
-static imp_quat random_rotation(uint64_t *rng) {
-    imp_quat q = {imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
-                  imp_rng_uniform(rng, -1, 1)}, u;
-    if (imp_quat_normalize(q, &u) != 0)
-        return identity();
-    return u;
-}
 
 /* kind 0 sphere, 1 capsule, 2 box, 3 polyhedron; buf holds >= 10 points */
 static imp_shape random_shape(uint64_t *rng, int kind, imp_vec3 *buf) {

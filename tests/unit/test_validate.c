@@ -84,28 +84,33 @@ static void near(double got, double want, double tol, const char *what) {
 
 /* ---- known answers ------------------------------------------------------------------------- */
 
-/* A circle of radius 0.05 fired at 100 units/s through a wall at x = 5. */
-static void check_bullet(const imp_shape *wall, double face_x) {
+/* A circle (sphere in 3D) of radius 0.05 fired at 100 units/s through a wall at x = 5. */
+static void check_bullet_dim(const imp_shape *wall, double face_x, int dim) {
     imp_shape bullet = sphere(0.05);
     imp_validate_obstacle w = still(wall, V(5, 0, 0));
-    imp_validate_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 0.1, &w, 1, 2, INFINITY, 5);
+    imp_validate_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 0.1, &w, 1, dim, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 1);
     const imp_validate_violation *v = &r.violations[0];
     assert_int_equal(v->kind, IMP_VALIDATE_TUNNELING);
     assert_int_equal(v->obstacle, 0);
-    near(v->time, (face_x - 0.05) / 100.0, 1e-17, "contact time");
-    assert_vec_near(v->point, face_x, 0, 0, 1e-15);
+    /* in 3D the face comes from the hull of the Minkowski difference: a few ulps more,
+     * which the speed of 100 carries into the positions */
+    const double tt = dim == 2 ? 1e-17 : 1e-15, pt = dim == 2 ? 1e-15 : 1e-13;
+    near(v->time, (face_x - 0.05) / 100.0, tt, "contact time");
+    assert_vec_near(v->point, face_x, 0, 0, pt);
     assert_vec_eq(v->normal, 1, 0, 0);
     /* stopped at the wall, backed off by the skin (scale 10), head-on: no slide */
     double skin = IMP_VALIDATE_SKIN_REL * 10.0;
-    assert_vec_near(r.position, face_x - 0.05 - skin, 0, 0, 1e-14);
+    assert_vec_near(r.position, face_x - 0.05 - skin, 0, 0, fmax(pt, 1e-14));
     assert_true(r.position.x < face_x - 0.05);
     assert_vec_eq(r.velocity, 0, 0, 0);
     assert_int_equal(r.iterations, 1);
     assert_false(r.blocked);
     imp_validate_result_free(&r);
 }
+
+static void check_bullet(const imp_shape *wall, double face_x) { check_bullet_dim(wall, face_x, 2); }
 
 static void test_bullet_through_thin_segment_wall(void **state) {
     (void)state;
@@ -117,6 +122,45 @@ static void test_bullet_through_thin_box_wall(void **state) {
     (void)state;
     imp_shape wall = box2(0.01, 1, 0);
     check_bullet(&wall, 4.99);
+}
+
+/* 3D: a thin slab, the same slab turned about its normal (an oriented box), a
+ * thin polyhedron and a capsule standing in the way */
+static void test_bullet_through_thin_3d_walls(void **state) {
+    (void)state;
+    imp_shape slab = {.type = IMP_SHAPE_BOX, .half = V(0.01, 1, 1), .rot = {1, 0, 0, 0}};
+    check_bullet_dim(&slab, 4.99, 3);
+    slab.rot = (imp_quat){cos(0.35), sin(0.35), 0, 0};
+    check_bullet_dim(&slab, 4.99, 3);
+    imp_vec3 pts[6] = {V(-0.01, -1, -1), V(-0.01, 1, -1), V(-0.01, 0, 1),
+                       V(0.01, -1, -1), V(0.01, 1, -1), V(0.01, 0, 1)};
+    imp_shape prism = {.type = IMP_SHAPE_POLYHEDRON, .verts = pts, .n_verts = 6};
+    check_bullet_dim(&prism, 4.99, 3);
+    imp_shape post = capsule(V(0, 0, -1), V(0, 0, 1), 0.01);
+    check_bullet_dim(&post, 4.99, 3);
+}
+
+/* 3D collide-and-slide along a box wall: a ball pushed diagonally into the face
+ * x = 2 of a big box slides along it in y and z. */
+static void test_slide_along_3d_box(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5), wall = {.type = IMP_SHAPE_BOX, .half = V(1, 10, 10), .rot = {1, 0, 0, 0}};
+    imp_validate_obstacle w = still(&wall, V(3, 0, 0)); /* face at x = 2 */
+    imp_validate_result r = run(&ball, V(0, 0, 0), V(3, 2, 1), 1.0, &w, 1, 3, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    near(r.violations[0].time, 0.5, 1e-15, "face contact");
+    assert_vec_near(r.violations[0].point, 2, 1, 0.5, 1e-15);
+    assert_vec_eq(r.violations[0].normal, 1, 0, 0);
+    /* slid: backed off the face along the path by the skin (scale |to - from|), then the
+     * rest of the move without its normal part */
+    double s14 = sqrt(14.0), skin = IMP_VALIDATE_SKIN_REL * s14;
+    assert_vec_near(r.position, 1.5 - skin * 3 / s14, 2 - skin * 2 / s14, 1 - skin / s14, 1e-14);
+    assert_true(r.position.x < 1.5);
+    assert_vec_near(r.velocity, 0, 2, 1, 1e-15);
+    assert_int_equal(r.iterations, 1);
+    assert_false(r.blocked);
+    imp_validate_result_free(&r);
 }
 
 static void test_max_iterations_zero_stays_at_start(void **state) {
@@ -617,6 +661,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bullet_through_thin_segment_wall),
         cmocka_unit_test(test_bullet_through_thin_box_wall),
+        cmocka_unit_test(test_bullet_through_thin_3d_walls),
+        cmocka_unit_test(test_slide_along_3d_box),
         cmocka_unit_test(test_max_iterations_zero_stays_at_start),
         cmocka_unit_test(test_corner_slides_then_stops),
         cmocka_unit_test(test_acute_wedge_stops_in_crease),
