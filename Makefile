@@ -189,7 +189,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 .PHONY: all deps deps-test run test test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
         check check-unit check-integration \
-        bench-build bench bench-load clean
+        bench-build bench bench-box2d bench-load clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
@@ -340,6 +340,32 @@ bench-build: $(BENCH_BINS)
 
 bench: bench-build
 	@for b in $(BENCH_BINS); do echo "==> $$b"; $$b || exit 1; done
+
+# impactd's 8-gon TOI against Box2D 2.4.1's b2TimeOfImpact on the same pairs, translation only
+# (tests/bench/box2d/: outside the bench_*.c wildcard, C++ glue). libbox2d-dev and g++ are
+# benchmark-only dependencies, installed here when missing; make test never needs them.
+# BOX2D_ARGS="1000" sets the number of pairs (default 4096).
+BOX2D_PACKAGES := libbox2d-dev g++
+BOX2D_BENCH := $(BUILD)/tests/bench/box2d/bench_box2d
+BOX2D_OBJS := $(BUILD)/obj/tests/bench/box2d/bench_box2d.o $(BUILD)/obj/tests/bench/box2d/box2d_toi.o
+BOX2D_CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O2 -g $(SAN_FLAGS) $(call pkg_cflags,box2d)
+BOX2D_LIBS := $(call pkg_libs,box2d,-lbox2d)
+
+$(BUILD)/obj/tests/bench/box2d/%.o: tests/bench/box2d/%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(BOX2D_CXXFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BOX2D_BENCH): $(BOX2D_OBJS) $(LIBIMPACT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(BOX2D_OBJS) $(LIBIMPACT) $(BOX2D_LIBS) -lstdc++ -lm
+
+# The build runs in a second make, which sees Box2D's pkg-config file once it is installed.
+bench-box2d:
+	$(call install_missing,$(BOX2D_PACKAGES))
+	@$(MAKE) --no-print-directory $(BOX2D_BENCH)
+	$(BOX2D_BENCH) $(BOX2D_ARGS)
+
+-include $(BOX2D_OBJS:.o=.d)
 
 # HTTP load: wrk on /v1/toi against nginx serving a static file, in one run
 # (installs wrk and nginx when missing). LOAD_ARGS="30 64" sets seconds and connections.
