@@ -296,10 +296,15 @@ static int dec_halfspace(imp_dec *d, const json_t *shape, imp_shape *out) {
     /* scaled first so that neither tiny nor huge normals lose the direction */
     double m = imp_max_abs(n);
     if (!(m > 0.0)) return fail_at(d, "normal", IMP_E_GEOMETRY, "must not be zero-length");
-    imp_vec3 u = imp_scale(n, 1.0 / m);
-    double l = imp_len(u);
-    out->normal = imp_scale(u, 1.0 / l);
-    out->offset = out->offset / (m * l); /* {n.x <= offset} is the same set after scaling */
+    /* divided, not multiplied by 1 / m: for a subnormal m that reciprocal overflows */
+    imp_vec3 u = imp_v3(n.x / m, n.y / m, n.z / m);
+    double l = imp_len(u); /* in [1, sqrt 3] */
+    out->normal = imp_v3(u.x / l, u.y / l, u.z / l);
+    out->offset = out->offset / m / l; /* {n.x <= offset} is the same set after scaling */
+    if (!(fabs(out->offset) <= IMP_API_MAX_MAGNITUDE))
+        return fail_at(d, "offset", IMP_E_VALUE,
+                       "puts the boundary farther than 1e60 from the origin once the normal is "
+                       "unit length (the normal is very short)");
     return 0;
 }
 
