@@ -9,14 +9,19 @@
 #   make check           unit + integration tests of the current build (no deps, no sanitizers)
 #   make check-unit      unit tests only
 #   make check-integration   integration tests only
+#   make check-valgrind  the whole suite, test binaries and the daemon under valgrind memcheck
+#   make check-tsan      the server's tests (pool, integration) built with ThreadSanitizer
 #   make test-lb         three replicas behind nginx (docker/nginx.conf), one killed, one drained
 #   make docker-check    run docker/Dockerfile's steps in a debootstrapped Debian 12 root
 #   make fuzz            every tests/fuzz target for FUZZ_SECONDS (60) with libFuzzer (clang)
 #   make bench-build     build the benchmarks; make bench runs them (never part of make test)
 #   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
+#   make bench-box2d     8-gon time of impact against Box2D's b2TimeOfImpact (installs libbox2d-dev)
+#   make soak            10 minutes of valid and invalid requests with wrk; memory and fds flat
 #   make clean           remove build/
 #
-# Outputs (all under $(BUILD): build/, or build/san/ when SANITIZE is set):
+# Outputs (all under $(BUILD): build/, or build/san/ when SANITIZE is set, build/san-thread/
+# for SANITIZE=thread):
 #   libimpact.a      core/*.c, compiled with no include paths: core sees libc and libm only
 #   libimpactapi.a   api/*.c (-I. and jansson)
 #   libimpactserver.a  server/*.c but main() and the CLI (unit tests link the modules they test)
@@ -36,7 +41,7 @@ CC := gcc
 endif
 
 SANITIZE ?=
-BUILD ?= $(if $(SANITIZE),build/san,build)
+BUILD ?= $(if $(SANITIZE),build/san$(if $(filter thread,$(SANITIZE)),-thread),build)
 
 # Everything a fresh Debian machine needs to build and test; add packages here.
 DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev pkg-config gcc make
@@ -188,8 +193,8 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 # ---- targets ---------------------------------------------------------------------------------
 
 .PHONY: all deps deps-test run test test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
-        check check-unit check-integration \
-        bench-build bench bench-box2d bench-load clean
+        check check-unit check-integration check-valgrind check-tsan check-tsan-run \
+        bench-build bench bench-box2d bench-load soak clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
@@ -225,6 +230,11 @@ run: deps
 # daemon of this build; the first failure stops the run. Results go to $(RESULTS) as
 # "pass|fail <binary>" lines; the summary line counts them.
 TEST_TIMEOUT ?= 300
+# What runs each test binary (check-valgrind: valgrind), and the daemon and CLI the
+# integration tests start (check-valgrind: the wrappers in tests/valgrind/).
+TEST_WRAPPER ?=
+DAEMON_UNDER_TEST ?= $(abspath $(IMPACTD))
+CLI_UNDER_TEST ?= $(abspath $(IMPACT))
 RESULTS ?= $(BUILD)/test-results
 TEST_RESULTS := build/test-results
 summary = p=$$(cat $(1) 2>/dev/null | grep -c '^pass'); f=$$(cat $(1) 2>/dev/null | grep -c '^fail')
@@ -236,8 +246,8 @@ define run_tests
 	status=0; \
 	for t in $(1); do \
 	    echo "==> $$t"; \
-	    if IMPACTD_BIN="$(abspath $(IMPACTD))" IMPACT_BIN="$(abspath $(IMPACT))" \
-	        timeout $(TEST_TIMEOUT) $$t; then \
+	    if IMPACTD_BIN="$(DAEMON_UNDER_TEST)" IMPACT_BIN="$(CLI_UNDER_TEST)" \
+	        timeout $(TEST_TIMEOUT) $(TEST_WRAPPER) $$t; then \
 	        echo "pass $$t" >> $(RESULTS); \
 	    else \
 	        echo "fail $$t" >> $(RESULTS); echo "==> FAILED: $$t" >&2; status=1; break; \
@@ -273,6 +283,33 @@ test: deps-test
 	if [ $$status -ne 0 ] && [ $$f -eq 0 ]; then f=1; fi; \
 	echo "$$p passed, $$f failed"; \
 	exit $$status
+
+# Memcheck: the whole suite from a plain build in build/vg, every test binary under valgrind,
+# and the daemon and CLI the integration tests start under it too (tests/valgrind/). Any
+# invalid access, use of uninitialised memory or definite/indirect leak makes that program
+# exit 99, which fails its test (a daemon's exit status is checked when the test stops it).
+# Not part of make test: it takes about VALGRIND_MINUTES here.
+VALGRIND_FLAGS := -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+                  --errors-for-leak-kinds=definite,indirect
+check-valgrind: deps-test
+	$(call install_missing,valgrind)
+	@$(MAKE) --no-print-directory BUILD=build/vg all
+	IMP_TEST_UNDER_VALGRIND=1 VALGRIND_FLAGS="$(VALGRIND_FLAGS)" VALGRIND_BUILD="$(abspath build/vg)" \
+	    $(MAKE) --no-print-directory BUILD=build/vg check TEST_TIMEOUT=3600 \
+	    TEST_WRAPPER="valgrind $(VALGRIND_FLAGS)" \
+	    DAEMON_UNDER_TEST="$(abspath tests/valgrind/impactd)" \
+	    CLI_UNDER_TEST="$(abspath tests/valgrind/impact)"
+
+# ThreadSanitizer: the server's tests (the worker pool's unit test and every integration
+# test, whose daemons are the TSan build) in build/san-thread; a data race or lock-order
+# inversion stops the program with exit 66 (halt_on_error), which fails its test.
+TSAN_TESTS = $(BUILD)/tests/unit/test_pool $(INTEG_BINS)
+check-tsan: deps-test
+	@$(MAKE) --no-print-directory SANITIZE=thread check-tsan-run
+
+check-tsan-run: export TSAN_OPTIONS = halt_on_error=1 exitcode=66 second_deadlock_stack=1
+check-tsan-run: $(IMPACTD) $(IMPACT) $(TSAN_TESTS)
+	$(call run_tests,$(TSAN_TESTS))
 
 # Three replicas behind nginx running docker/nginx.conf, one killed and one drained under
 # load (also part of make check / make test).
@@ -371,6 +408,12 @@ bench-box2d:
 # (installs wrk and nginx when missing). LOAD_ARGS="30 64" sets seconds and connections.
 bench-load: $(IMPACTD)
 	IMPACTD=$(IMPACTD) sh tests/bench/load.sh $(LOAD_ARGS)
+
+# Soak: wrk with valid and invalid requests on every endpoint against one daemon for
+# SOAK_ARGS="600 32" (seconds, connections); resident memory and fds sampled and checked
+# flat, no 5xx but designed 503s, a clean exit (tests/bench/soak.sh; installs wrk).
+soak: $(IMPACTD)
+	IMPACTD=$(IMPACTD) sh tests/bench/soak.sh $(SOAK_ARGS)
 
 clean:
 	rm -rf build

@@ -502,3 +502,5 @@ void imp_http_result_free(imp_http_result *r) {
     r->body = NULL;
     r->len = 0;
 }
+
+int imp_test_under_valgrind(void) { return getenv("IMP_TEST_UNDER_VALGRIND") != NULL; }

@@ -84,6 +84,12 @@ int imp_http_post_pieces(const char *url, const char *body, size_t len, size_t p
 
 void imp_http_result_free(imp_http_result *r);
 
+/* 1 when make check-valgrind runs the suite (IMP_TEST_UNDER_VALGRIND set): the
+ * daemon is 20-50 times slower, so tests whose verdict depends on timing (queues
+ * filling within a window, replicas killed at set moments) skip themselves there;
+ * they run in make test, plain and under ASan. */
+int imp_test_under_valgrind(void);
+
 /* Monotonic clock in seconds, and a sleep that resumes after signals. */
 double imp_test_now_s(void);
 void imp_test_sleep_ms(long ms);
