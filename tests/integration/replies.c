@@ -30,6 +30,18 @@ json_t *imp_test_post_json(const imp_test_daemon *d, const char *path, const cha
     return reply;
 }
 
+json_t *imp_test_post_ok(const imp_test_daemon *d, const char *path, const char *body) {
+    long status;
+    char ct[128];
+    json_t *r = imp_test_post_json(d, path, "application/json", body, &status, ct, sizeof ct);
+    if (status != 200) {
+        char *s = json_dumps(r, JSON_COMPACT);
+        fail_msg("%s: got %ld %s", body, status, s ? s : "");
+    }
+    assert_string_equal(ct, "application/json");
+    return r;
+}
+
 json_t *imp_test_member(const json_t *o, const char *path) {
     json_t *cur = (json_t *)o;
     char buf[160];

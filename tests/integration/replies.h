@@ -18,6 +18,10 @@
 json_t *imp_test_post_json(const imp_test_daemon *d, const char *path, const char *ct,
                            const char *body, long *status, char *ctype, size_t cap);
 
+/* POSTs JSON text `body` to d's `path` and expects 200 application/json;
+ * returns the parsed reply (caller decrefs). */
+json_t *imp_test_post_ok(const imp_test_daemon *d, const char *path, const char *body);
+
 /* o's member at a dotted path: "stats.bodies", "collisions.0.point.1"
  * (numbers index arrays). NULL when absent. */
 json_t *imp_test_member(const json_t *o, const char *path);

@@ -45,17 +45,7 @@ static json_t *post_text(const char *path, const char *ct, const char *body, lon
 }
 
 /* POSTs a JSON request to /v1/respond, expects 200 application/json. */
-static json_t *respond_ok(const char *body) {
-    long status;
-    char ct[128];
-    json_t *r = post_text("/v1/respond", "application/json", body, &status, ct, sizeof ct);
-    if (status != 200) {
-        char *s = json_dumps(r, JSON_COMPACT);
-        fail_msg("%s: got %ld %s", body, status, s ? s : "");
-    }
-    assert_string_equal(ct, "application/json");
-    return r;
-}
+static json_t *respond_ok(const char *body) { return imp_test_post_ok(&daemon_, "/v1/respond", body); }
 
 static json_t *member(const json_t *o, const char *path) { return imp_test_member(o, path); }
 
