@@ -339,7 +339,7 @@ FUZZ_SMOKE_SEED ?= 1
 FUZZ_SMOKE_RUNS ?= 60000
 FUZZ_LIBS := $(FUZZ_BUILD)/libimpactapi.a $(FUZZ_BUILD)/libimpact.a
 
-fuzz-libs:
+fuzz-libs: deps-test
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang \
 	    SANITIZE=fuzzer-no-link,address,undefined $(FUZZ_LIBS)
 
