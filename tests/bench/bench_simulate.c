@@ -3,6 +3,7 @@
  * (core/simulate.h) on a hard-sphere gas.
  *
  *   make bench-build && build/tests/bench/bench_simulate [events] [--all-pairs-10k]
+ *                                                [--case DIM PHI N]
  *
  * Equal spheres with e = 1 in a box of walls (halfspaces), 2D and 3D, at
  * area/volume fractions 0.1 and 0.4, n = 1k, 10k and 100k; they start on a
@@ -16,6 +17,7 @@
  * per contact grows with n; it runs for 1k bodies (10,000 contacts), and for
  * 10k only with --all-pairs-10k (minutes). The kinetic energy drift over the
  * run is printed as a sanity check (the program exits 1 above 1e-9).
+ * --case runs one grid configuration alone (for a profiler).
  */
 #include <math.h>
 #include <stdio.h>
@@ -116,16 +118,24 @@ static int run(int dim, double phi, size_t n, int no_grid, size_t events) {
 
 int main(int argc, char **argv) {
     size_t events = 200000;
-    int all10k = 0;
+    int all10k = 0, one_dim = 0;
+    double one_phi = 0;
+    size_t one_n = 0;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--all-pairs-10k") == 0)
             all10k = 1;
-        else
+        else if (strcmp(argv[i], "--case") == 0 && i + 3 < argc) {
+            one_dim = atoi(argv[i + 1]);
+            one_phi = atof(argv[i + 2]);
+            one_n = (size_t)strtoull(argv[i + 3], NULL, 10);
+            i += 3;
+        } else
             events = (size_t)strtoull(argv[i], NULL, 10);
     }
     printf("hard-sphere gas, e = 1, box of walls; %zu contacts per grid run, one thread\n", events);
     printf("dim   phi        n  mode        setup ms    events      secs    events/s  us/event  "
            "cross/ev  toi calls/ev  KE drift\n");
+    if (one_dim == 2 || one_dim == 3) return run(one_dim, one_phi, one_n, 0, events);
     int bad = 0;
     static const size_t ns[] = {1000, 10000, 100000};
     for (int dim = 2; dim <= 3; ++dim)

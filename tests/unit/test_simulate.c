@@ -303,7 +303,9 @@ static void test_box_walls_3d(void **state) {
     imp_sim_destroy(sim);
 }
 
-static void gas(scene *s, size_t n, int dim, double w, uint64_t seed) {
+/* n balls on a lattice filling [0, w]^dim with random velocities plus `drift`, in a box of
+ * walls when `walls`. */
+static void gas(scene *s, size_t n, int dim, double w, imp_vec3 drift, int walls, uint64_t seed) {
     uint64_t rng = seed;
     int per = (int)ceil(dim == 3 ? cbrt((double)n) : sqrt((double)n));
     double sp = w / per;
@@ -313,10 +315,22 @@ static void gas(scene *s, size_t n, int dim, double w, uint64_t seed) {
         imp_vec3 v = imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
                             dim == 3 ? imp_rng_uniform(&rng, -1, 1) : 0);
         double r = sp * imp_rng_uniform(&rng, 0.2, 0.4);
-        add_ball(s, r, p, v, 1);
+        add_ball(s, r, p, imp_add(v, drift), 1);
         s->b[i].mass = imp_rng_uniform(&rng, 0.5, 2);
     }
-    add_box(s, w, dim, 1);
+    if (walls) add_box(s, w, dim, 1);
+}
+
+/* The first `compare` events of two runs are the same contacts at the same times. */
+static void same_events(const imp_sim_output *x, const imp_sim_output *y, size_t compare,
+                        uint64_t seed, int dim) {
+    assert_true(x->n_events >= compare && y->n_events >= compare);
+    for (size_t k = 0; k < compare; ++k) {
+        const imp_sim_event *p = &x->events[k], *q = &y->events[k];
+        if (p->a != q->a || p->b != q->b || fabs(p->time - q->time) > 1e-9 * (1 + p->time))
+            fail_msg("seed %#llx dim %d: event %zu differs: (%u,%u) at %.17g vs (%u,%u) at %.17g",
+                     (unsigned long long)seed, dim, k, p->a, p->b, p->time, q->a, q->b, q->time);
+    }
 }
 
 /* The grid gives the same contacts as predicting every body against every other. */
@@ -325,7 +339,7 @@ static void test_grid_matches_all_pairs(void **state) {
     for (int dim = 2; dim <= 3; ++dim) {
         const uint64_t seed = 0xabc0 + (uint64_t)dim;
         scene s = {0};
-        gas(&s, 200, dim, 20, seed);
+        gas(&s, 200, dim, 20, imp_v3(0, 0, 0), 1, seed);
         imp_sim_input in = input(&s, dim, 1e6);
         in.max_events = 3000;
         /* contacts are predicted at different times in the two runs (the grid adds crossing
@@ -337,16 +351,43 @@ static void test_grid_matches_all_pairs(void **state) {
         assert_int_equal(a.n_events, 3000);
         assert_int_equal(b.n_events, 3000);
         assert_true(a.stats.crossings > 0 && b.stats.crossings == 0);
-        for (size_t k = 0; k < 800; ++k) {
-            const imp_sim_event *x = &a.events[k], *y = &b.events[k];
-            if (x->a != y->a || x->b != y->b || fabs(x->time - y->time) > 1e-9 * (1 + x->time))
-                fail_msg("seed %#llx dim %d: event %zu differs: (%u,%u) at %.17g vs (%u,%u) at %.17g",
-                         (unsigned long long)seed, dim, k, x->a, x->b, x->time, y->a, y->b,
-                         y->time);
-        }
+        same_events(&a, &b, 800, seed, dim);
         imp_sim_output_free(&a);
         imp_sim_output_free(&b);
     }
+}
+
+/* Cells outside the box the grid bodies start in hash into buckets (bucket_of): a gas
+ * drifting with no walls leaves that box and must still meet the same contacts as all-pairs
+ * prediction; and so must the same gas with one body 1e7 away, whose box would be too large
+ * to keep as dense cells, so that every cell hashes from the start. */
+static void test_grid_beyond_start_box(void **state) {
+    (void)state;
+    for (int dim = 2; dim <= 3; ++dim)
+        for (int outlier = 0; outlier <= 1; ++outlier) {
+            const uint64_t seed = 0xd21f7 + (uint64_t)dim + 8 * (uint64_t)outlier;
+            scene s = {0};
+            const double w = 20, drift = 10;
+            gas(&s, 200, dim, w, imp_v3(drift, -drift, dim == 3 ? drift : 0), 0, seed);
+            if (outlier) add_ball(&s, 1, imp_v3(1e7, 0, 0), imp_v3(0, 0, 0), 1);
+            /* by t = 60 the drift has carried every body 600 away */
+            imp_sim_input in = input(&s, dim, 60);
+            imp_sim_output a, b;
+            assert_int_equal(imp_sim_run(&in, &a), IMP_SIM_OK);
+            in.no_grid = 1;
+            assert_int_equal(imp_sim_run(&in, &b), IMP_SIM_OK);
+            assert_int_equal(a.stopped, IMP_SIM_STOP_HORIZON);
+            same_events(&a, &b, 150, seed, dim);
+            /* every body left the starting box [0, w]^dim by the end */
+            size_t inside = 0;
+            for (size_t i = 0; i < 200; ++i)
+                inside += a.bodies[i].p.x < w + 2 && a.bodies[i].p.y > -2;
+            if (inside != 0)
+                fail_msg("seed %#llx dim %d: %zu bodies still inside at t = %g",
+                         (unsigned long long)seed, dim, inside, a.time);
+            imp_sim_output_free(&a);
+            imp_sim_output_free(&b);
+        }
 }
 
 static void test_max_events_stops(void **state) {
@@ -563,6 +604,7 @@ static void test_degenerate_run_is_bounded(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_degenerate_run_is_bounded),
+        cmocka_unit_test(test_grid_beyond_start_box),
         cmocka_unit_test(test_newtons_cradle),
         cmocka_unit_test(test_head_on_exchange_3d),
         cmocka_unit_test(test_static_and_kinematic),
