@@ -10,6 +10,11 @@
  * parse error). A table maps the operation name to its endpoint function;
  * errors recorded by the decoders become problem+json through the one
  * code-to-status table in decode.c.
+ * Replies are written by api/jsonout.c (reals in their shortest round-trip
+ * digits). The two scene endpoints first try api/scenetext.c, which decodes
+ * sphere bodies straight from the text and leaves everything else, errors
+ * included, to the jansson path; scene prediction writes its reply as text
+ * (imp_dec.text), which a batch item parses back into a tree.
  * Why: one path for all callers keeps what is tested what is served.
  */
 #include "api/api.h"
@@ -22,6 +27,8 @@
 #include "api/decode.h"
 #include "api/encode.h"
 #include "api/endpoints.h"
+#include "api/jsonout.h"
+#include "api/scenetext.h"
 
 static const struct {
     const char *name;
@@ -66,7 +73,8 @@ static void set_oom(imp_api_response *out) {
 
 /* Serialises doc (stolen; NULL means allocation already failed). */
 static void dump_into(json_t *doc, int status, imp_api_response *out) {
-    char *s = doc ? json_dumps(doc, IMP_JSON_DUMP_FLAGS) : NULL;
+    size_t len = 0;
+    char *s = doc ? imp_json_dump(doc, &len) : NULL;
     json_decref(doc);
     if (!s) {
         set_oom(out);
@@ -75,7 +83,21 @@ static void dump_into(json_t *doc, int status, imp_api_response *out) {
     out->status = status;
     out->content_type = status >= 200 && status < 300 ? JSON_CT : PROBLEM_CT;
     out->body = s;
-    out->len = strlen(s);
+    out->len = len;
+}
+
+/* The reply of a run: the text an endpoint wrote (taken from d), or doc serialised. */
+static void reply_into(imp_dec *d, json_t *doc, int status, imp_api_response *out) {
+    if (!d->text) {
+        dump_into(doc, status, out);
+        return;
+    }
+    json_decref(doc);
+    out->status = status;
+    out->content_type = JSON_CT;
+    out->body = d->text;
+    out->len = d->text_len;
+    d->text = NULL;
 }
 
 json_t *imp_api_problem_doc(int status, const char *type, const char *title, const char *detail,
@@ -157,16 +179,29 @@ json_t *imp_api_problem_from_dec(const imp_dec *d) {
                                d->code == IMP_E_MALFORMED ? NULL : d->err_ptr);
 }
 
-int imp_api_run(imp_endpoint_fn fn, const json_t *req, const imp_api_ctx *ctx, json_t **doc) {
-    imp_dec d;
-    imp_dec_init(&d, ctx);
+int imp_api_run_dec(imp_endpoint_fn fn, const json_t *req, imp_dec *d, json_t **doc) {
     json_t *resp = NULL;
-    if (fn(req, &d, &resp) == 0) {
+    if (fn(req, d, &resp) == 0) {
         *doc = resp;
         return 200;
     }
-    *doc = d.code == IMP_E_NOMEM ? NULL : imp_api_problem_from_dec(&d);
-    return *doc ? imp_errcode_status(d.code) : 500;
+    free(d->text); /* an endpoint that failed wrote no reply; never leak one */
+    d->text = NULL;
+    *doc = d->code == IMP_E_NOMEM ? NULL : imp_api_problem_from_dec(d);
+    return *doc ? imp_errcode_status(d->code) : 500;
+}
+
+int imp_api_run(imp_endpoint_fn fn, const json_t *req, const imp_api_ctx *ctx, json_t **doc) {
+    imp_dec d;
+    imp_dec_init(&d, ctx);
+    int status = imp_api_run_dec(fn, req, &d, doc);
+    if (d.text) {
+        /* a reply written as text, wanted as a tree (a batch item) */
+        *doc = json_loadb(d.text, d.text_len, JSON_DECODE_ANY, NULL);
+        free(d.text);
+        if (!*doc) return 500;
+    }
+    return status;
 }
 
 int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_ctx *ctx,
@@ -178,6 +213,17 @@ int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_c
         imp_api_problem(404, "not-found", "No such endpoint", NULL, NULL, out);
         return out->status;
     }
+    imp_dec d;
+    imp_dec_init(&d, ctx);
+    json_t *doc = NULL;
+    if (fn == imp_ep_scenes_predict || fn == imp_ep_scenes_simulate) {
+        /* many spheres: decoded from the text, without a jansson tree (api/scenetext.h) */
+        int status = 0;
+        if (imp_scenetext_run(fn, body, len, &d, &doc, &status)) {
+            reply_into(&d, doc, status, out);
+            return out->status;
+        }
+    }
     json_error_t jerr;
     /* JSON_DECODE_ANY: a scalar is valid JSON, just the wrong type (400 wrong-type
      * at ""), the same answer a batch item with that body gets. */
@@ -185,8 +231,6 @@ int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_c
                              JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY,
                              &jerr);
     if (!req) {
-        imp_dec d;
-        imp_dec_init(&d, ctx);
         d.code = IMP_E_MALFORMED;
         d.msg = "is not valid JSON";
         snprintf(d.detail, sizeof d.detail, "%s (line %d, column %d)", jerr.text, jerr.line,
@@ -194,10 +238,9 @@ int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_c
         dump_into(imp_api_problem_from_dec(&d), 400, out);
         return out->status;
     }
-    json_t *doc = NULL;
-    int status = imp_api_run(fn, req, ctx, &doc);
+    int status = imp_api_run_dec(fn, req, &d, &doc);
     json_decref(req);
-    dump_into(doc, status, out);
+    reply_into(&d, doc, status, out);
     return out->status;
 }
 

@@ -42,10 +42,17 @@ static int scene_shape(imp_dec *d, const imp_body *b) {
 
 int imp_dec_scene_bodies(imp_dec *d, const json_t *req, imp_body **bodies, size_t *n,
                          size_t *decoded) {
-    const json_t *arr = json_object_get(req, "bodies");
-    size_t saved = imp_dec_push_key(d, "bodies");
     *decoded = 0;
     *bodies = NULL;
+    if (d->pre_bodies) {
+        /* decoded from the request text already (api/scenetext.h) */
+        *bodies = d->pre_bodies;
+        *n = *decoded = d->pre_n;
+        d->pre_bodies = NULL;
+        return 0;
+    }
+    const json_t *arr = json_object_get(req, "bodies");
+    size_t saved = imp_dec_push_key(d, "bodies");
     if (!arr) return imp_dec_fail(d, IMP_E_MISSING, "is required");
     if (!json_is_array(arr)) return imp_dec_fail(d, IMP_E_TYPE, "must be an array of bodies");
     *n = json_array_size(arr);

@@ -78,9 +78,9 @@ int imp_dec_number(imp_dec *d, const json_t *obj, const char *key, int required,
         rc = imp_dec_fail(d, IMP_E_TYPE, "must be a number");
     } else {
         double x = json_number_value(v);
-        if (!isfinite(x) || fabs(x) > IMP_API_MAX_MAGNITUDE)
+        if (!imp_dec_magnitude_ok(x))
             rc = imp_dec_fail(d, IMP_E_VALUE, "must be a finite number of magnitude <= 1e60");
-        else if (x < min || (open_min && x == min) || x > max)
+        else if (!imp_dec_range_ok(x, min, open_min, max))
             rc = imp_dec_fail(d, IMP_E_VALUE, msg);
         else
             *out = x;
@@ -97,8 +97,7 @@ static int dec_numbers(imp_dec *d, const json_t *v, size_t n, double *out) {
         size_t s2 = imp_dec_push_index(d, i);
         if (!json_is_number(e))
             rc = imp_dec_fail(d, IMP_E_TYPE, "must be a number");
-        else if (!isfinite(json_number_value(e)) ||
-                 fabs(json_number_value(e)) > IMP_API_MAX_MAGNITUDE)
+        else if (!imp_dec_magnitude_ok(json_number_value(e)))
             rc = imp_dec_fail(d, IMP_E_VALUE, "must be a finite number of magnitude <= 1e60");
         else
             out[i] = json_number_value(e);
@@ -158,8 +157,7 @@ static int dec_id(imp_dec *d, const json_t *body, imp_body *out) {
     if (json_is_string(id)) {
         out->id = id;
     } else if (json_is_number(id)) {
-        double x = json_number_value(id);
-        if (x != floor(x) || fabs(x) > 9007199254740992.0)
+        if (!imp_dec_id_number_ok(json_number_value(id)))
             rc = imp_dec_fail(d, IMP_E_TYPE, "must be a string or an integer");
         else
             out->id = id;

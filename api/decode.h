@@ -14,6 +14,7 @@
 #define IMP_API_DECODE_H
 
 #include <jansson.h>
+#include <math.h>
 #include <stddef.h>
 
 #include "api/api.h"
@@ -39,8 +40,18 @@ typedef enum imp_errcode {
     IMP_E_NOMEM      /* 500 allocation failed */
 } imp_errcode;
 
+struct imp_body;
+
 typedef struct imp_dec {
     const imp_api_ctx *ctx;
+    /* the scene bodies, when api/scenetext.c decoded them from the request text already
+     * (imp_dec_scene_bodies takes them instead of the request's "bodies"); NULL otherwise */
+    struct imp_body *pre_bodies;
+    size_t pre_n;
+    /* a 200 reply the endpoint wrote as text (malloc'd, NUL-terminated; *resp left NULL),
+     * when a jansson tree would cost more than the solve (scene prediction) */
+    char *text;
+    size_t text_len;
     char ptr[IMP_PTR_MAX]; /* pointer of the value being decoded */
     size_t len;
     int dim; /* 0 until the first vector fixes it to 2 or 3 */
@@ -59,6 +70,21 @@ void imp_dec_pop(imp_dec *d, size_t len);
 
 /* Records an error at the current pointer; returns -1. */
 int imp_dec_fail(imp_dec *d, imp_errcode code, const char *msg);
+
+/* What every number of a request must be: finite, of magnitude <= 1e60 (422 otherwise). */
+static inline int imp_dec_magnitude_ok(double x) {
+    return isfinite(x) && fabs(x) <= IMP_API_MAX_MAGNITUDE;
+}
+
+/* x within [min, max] (open_min: min itself excluded), as imp_dec_number checks it. */
+static inline int imp_dec_range_ok(double x, double min, int open_min, double max) {
+    return !(x < min || (open_min && x == min) || x > max);
+}
+
+/* A numeric body id: an integer of magnitude <= 2^53. */
+static inline int imp_dec_id_number_ok(double x) {
+    return x == floor(x) && fabs(x) <= 9007199254740992.0;
+}
 
 /* The object itself must be a JSON object (400 otherwise). */
 int imp_dec_object(imp_dec *d, const json_t *v);

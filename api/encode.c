@@ -29,3 +29,24 @@ json_t *imp_enc_id(const imp_body *b) {
     if (json_is_string(b->id)) return json_deep_copy(b->id);
     return json_integer((json_int_t)json_number_value(b->id));
 }
+
+void imp_jbuf_vec(imp_jbuf *w, imp_vec3 v, int dim) {
+    IMP_JBUF_LIT(w, "[");
+    imp_jbuf_real(w, v.x);
+    IMP_JBUF_LIT(w, ",");
+    imp_jbuf_real(w, v.y);
+    if (dim == 3) {
+        IMP_JBUF_LIT(w, ",");
+        imp_jbuf_real(w, v.z);
+    }
+    IMP_JBUF_LIT(w, "]");
+}
+
+void imp_jbuf_id(imp_jbuf *w, const imp_body *b) {
+    if (!b->id)
+        imp_jbuf_int(w, (long long)b->index);
+    else if (json_is_string(b->id))
+        imp_jbuf_string(w, json_string_value(b->id), json_string_length(b->id));
+    else
+        imp_jbuf_int(w, (long long)json_number_value(b->id));
+}

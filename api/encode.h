@@ -1,10 +1,10 @@
 /*
  * encode.h - building response JSON.
  *
- * Numbers are written with 17 significant digits, so parsing a printed
- * number gives back exactly the double that was computed (contract:
- * "Numbers in responses round-trip"). A quantity that does not exist is
- * left out rather than written as NaN.
+ * Numbers are written (api/jsonout.h) in the fewest digits that parse back
+ * to exactly the double that was computed (contract: "Numbers in responses
+ * round-trip"). A quantity that does not exist is left out rather than
+ * written as NaN.
  *
  * Allocation failures are sticky: helpers take an `ok` flag that turns 0
  * when anything could not be allocated; the caller answers 500 then.
@@ -15,9 +15,7 @@
 #include <jansson.h>
 
 #include "api/decode.h"
-
-/* Flags for json_dumps: compact, 17 significant digits. */
-#define IMP_JSON_DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(17))
+#include "api/jsonout.h"
 
 /* obj[key] = val, stealing val; clears *ok when val is NULL or set fails. */
 void imp_put(json_t *obj, const char *key, json_t *val, int *ok);
@@ -26,5 +24,9 @@ void imp_put_real(json_t *obj, const char *key, double x, int *ok);
 json_t *imp_enc_vec(imp_vec3 v, int dim);
 /* The body's id as given, or its index. */
 json_t *imp_enc_id(const imp_body *b);
+
+/* The same two written as text (api/jsonout.h), for replies too long for a tree. */
+void imp_jbuf_vec(imp_jbuf *w, imp_vec3 v, int dim);
+void imp_jbuf_id(imp_jbuf *w, const imp_body *b);
 
 #endif

@@ -32,6 +32,8 @@ imp_endpoint_fn imp_api_find_op(const char *op);
  * caller owns; on allocation failure returns 500 with *doc NULL.
  */
 int imp_api_run(imp_endpoint_fn fn, const json_t *req, const imp_api_ctx *ctx, json_t **doc);
+/* The same with a decoding state the caller prepared (imp_dec_init, then e.g. pre_bodies). */
+int imp_api_run_dec(imp_endpoint_fn fn, const json_t *req, imp_dec *d, json_t **doc);
 
 /* The problem+json object for the error recorded in `d` (NULL on
  * allocation failure). */

@@ -8,6 +8,8 @@
  * runs out of memory), or a body that is not JSON of the right media type.
  * Limits are small so that one input stays fast: scenes of at most 64
  * bodies, batches of at most 16 items, simulations of at most 1000 events.
+ * A scene input the text path (api/scenetext.h) takes must also get the
+ * answer the jansson path gives it, byte for byte (stats.elapsed_ms aside).
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "tests/scenetext_check.h"
 
 static const char *const OPS[] = {"toi",          "overlap",        "paths/intersect",
                                   "respond",      "scenes/predict", "scenes/simulate",
@@ -46,5 +49,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
     json_decref(doc);
     imp_api_response_free(&r);
+    if (strncmp(op, "scenes/", 7) == 0) {
+        int status[2];
+        char *fast, *slow;
+        if (imp_scenetext_compare(op, (const char *)data + 1, size - 1, &ctx, status, &fast,
+                                  &slow) == IMP_ST_DIFFERENT)
+            abort();
+    }
     return 0;
 }

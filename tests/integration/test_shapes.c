@@ -201,7 +201,7 @@ static void test_overlap_endpoint(void **state) {
         {"{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[0,0,0]},"
          "\"b\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},\"position\":[3,3,3]}}",
          "{\"overlap\":false,\"depth\":0.0,\"distance\":1.7320508075688772,\"normal\":["
-         "0.57735026918962584,0.57735026918962584,0.57735026918962584]}"},
+         "0.5773502691896258,0.5773502691896258,0.5773502691896258]}"},
         /* a tetrahedron (with a repeated and an inner point) and a sphere off its face
          * x = 0, apart and then overlapping */
         {"{\"a\":{\"shape\":{\"type\":\"polyhedron\",\"vertices\":[[0,0,0],[1,0,0],[0,1,0],"
