@@ -256,8 +256,9 @@ static void parse_chunks(void *ctx, size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) parse_chunk(&ks[i]);
 }
 
-/* Where a body probably starts at or after p: the '{' of "}, {" (NULL: none before end). A
- * guess: the pattern may sit inside a string; parse_chunk of the chunk before checks it. */
+/* Where a body probably starts at or after p: the '{' of "}, {" with its '}' before end
+ * (NULL: none). A guess: the pattern may sit inside a string; parse_chunk of the chunk
+ * before checks it. */
 static const char *guess_body_start(const char *p, const char *end) {
     for (; (p = memchr(p, '}', (size_t)(end - p))) != NULL; ++p) {
         cur c = {p + 1, end};
@@ -288,13 +289,17 @@ static int bodies_array(cur *c, const imp_api_ctx *ctx, int *dim, json_t *ids, i
     size_t want = (size_t)(c->end - c->p) / CHUNK_BYTES + 1, nk = 0;
     if (want > MAX_CHUNKS) want = MAX_CHUNKS;
     size_t step = (size_t)(c->end - c->p) / want;
+    /* chunk starts guessed near every step-th byte, each searched for within one step, so
+     * the guessing reads each byte at most once whatever the text */
     const char *from = c->p;
-    for (size_t i = 0; i < want && from; ++i) {
-        const char *at = from + step, *to = NULL;
-        if (i + 1 < want && at > from && at < c->end) to = guess_body_start(at, c->end);
+    for (size_t i = 1; i < want; ++i) {
+        const char *at = c->p + i * step, *stop = at + step < c->end ? at + step : c->end;
+        const char *to = at > from && at < stop ? guess_body_start(at, stop) : NULL;
+        if (!to) continue;
         ks[nk++] = (chunk){from, to, c->end, NULL, max, 0, 0, json_array(), NULL, 0};
         from = to;
     }
+    ks[nk++] = (chunk){from, NULL, c->end, NULL, max, 0, 0, json_array(), NULL, 0};
     imp_parallel_for(&ctx->parallel, nk, 1, parse_chunks, ks);
     int ok = 1, d = 0;
     size_t total = 0;
