@@ -16,8 +16,10 @@
  * Part 2: the same request through imp_api_handle (what the daemon runs on
  * a worker) for 10k and 100k bodies: its whole time, the solve as the
  * endpoint reports it (stats.elapsed_ms), and the rest, which is JSON
- * handling (parse, decode, encode, print); and for comparison what jansson
- * alone takes to parse the request and to print the reply.
+ * handling, split into parse + decode (the same request with max_results 0,
+ * whose reply is empty, less its solve) and encode (the remainder); and for
+ * comparison what jansson alone takes to parse the request and to print the
+ * reply.
  */
 #include <jansson.h>
 #include <math.h>
@@ -144,40 +146,63 @@ static char *scene_json(const imp_scene_body *b, size_t n, int dim, size_t *len)
     return s;
 }
 
-static void json_split(const imp_scene_body *b, size_t n, int dim, const imp_api_ctx *ctx) {
-    size_t len;
-    char *req = scene_json(b, n, dim, &len);
-    double jparse = INFINITY, jdump = INFINITY, total = INFINITY, solve = 0;
-    size_t out_len = 0;
+/* Best of RUNS: imp_api_handle's whole time, the solve it reports, the reply's length. */
+static void handle_best(const char *req, size_t len, const imp_api_ctx *ctx, double *total,
+                        double *solve, size_t *out_len) {
+    *total = INFINITY;
     for (int run = 0; run < RUNS; ++run) {
         imp_api_response resp;
         double t0 = now_ms();
         imp_api_handle("scenes/predict", req, len, ctx, &resp);
         double t1 = now_ms();
-        /* for comparison: what jansson alone takes to parse the request and print the reply */
-        json_t *doc = json_loadb(req, len, JSON_DECODE_INT_AS_REAL, NULL);
-        double t2 = now_ms();
-        json_decref(doc);
         json_t *r = json_loads(resp.body, 0, NULL);
-        double t3 = now_ms();
-        char *again = json_dumps(r, JSON_COMPACT | JSON_REAL_PRECISION(17));
-        double t4 = now_ms();
-        double s = json_real_value(json_object_get(json_object_get(r, "stats"), "elapsed_ms"));
-        if (t1 - t0 < total) {
-            total = t1 - t0;
-            solve = s;
+        if (t1 - t0 < *total) {
+            *total = t1 - t0;
+            *solve = json_real_value(json_object_get(json_object_get(r, "stats"), "elapsed_ms"));
+            *out_len = resp.len;
         }
-        jparse = fmin(jparse, t2 - t1);
-        jdump = fmin(jdump, t4 - t3);
-        out_len = resp.len;
-        free(again);
         json_decref(r);
         imp_api_response_free(&resp);
     }
-    printf("  %dD n=%-7zu request %5.1f MB reply %5.1f MB: imp_api_handle %7.1f ms = solve %7.1f "
-           "+ JSON %6.1f ms (JSON/solve %.2f); jansson alone: parse %6.1f, print %6.1f ms\n",
-           dim, n, (double)len / 1e6, (double)out_len / 1e6, total, solve, total - solve,
-           (total - solve) / solve, jparse, jdump);
+}
+
+static void json_split(const imp_scene_body *b, size_t n, int dim, const imp_api_ctx *ctx) {
+    size_t len;
+    char *req = scene_json(b, n, dim, &len);
+    /* the same request with "max_results": 0 (an empty reply): its time less its solve is
+     * the parse and decode; the full request's extra JSON time is the encoding */
+    char *empty = malloc(len + 32);
+    int k = snprintf(empty, len + 32, "{\"max_results\": 0, %s", req + 1);
+    double total, solve = 0, total0, solve0 = 0;
+    size_t out_len = 0, out0;
+    handle_best(req, len, ctx, &total, &solve, &out_len);
+    handle_best(empty, (size_t)k, ctx, &total0, &solve0, &out0);
+    double decode = total0 - solve0, json = total - solve;
+    /* for comparison: jansson alone parsing the request and printing the reply */
+    double jparse = INFINITY, jdump = INFINITY;
+    imp_api_response resp;
+    imp_api_handle("scenes/predict", req, len, ctx, &resp);
+    for (int run = 0; run < RUNS; ++run) {
+        double t0 = now_ms();
+        json_t *doc = json_loadb(req, len, JSON_DECODE_INT_AS_REAL, NULL);
+        double t1 = now_ms();
+        json_decref(doc);
+        json_t *r = json_loads(resp.body, 0, NULL);
+        double t2 = now_ms();
+        char *again = json_dumps(r, JSON_COMPACT | JSON_REAL_PRECISION(17));
+        double t3 = now_ms();
+        jparse = fmin(jparse, t1 - t0);
+        jdump = fmin(jdump, t3 - t2);
+        free(again);
+        json_decref(r);
+    }
+    imp_api_response_free(&resp);
+    printf("  %dD n=%-7zu request %5.1f MB reply %5.1f MB: imp_api_handle %7.1f ms = parse+decode "
+           "%6.1f + solve %7.1f + encode %6.1f; JSON %6.1f ms = %.2f x solve; jansson alone: parse "
+           "%6.1f, print %6.1f ms\n",
+           dim, n, (double)len / 1e6, (double)out_len / 1e6, total, decode, solve, json - decode,
+           json, json / solve, jparse, jdump);
+    free(empty);
     free(req);
 }
 
