@@ -235,6 +235,11 @@ int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_c
         d.msg = "is not valid JSON";
         snprintf(d.detail, sizeof d.detail, "%s (line %d, column %d)", jerr.text, jerr.line,
                  jerr.column);
+        /* jansson quotes the bytes near the error, which may be half a UTF-8 sequence: a
+         * detail that is not valid UTF-8 cannot become a JSON string (the problem would be
+         * lost to a 500), so anything but printable ASCII is shown as '?' */
+        for (char *q = d.detail; *q; ++q)
+            if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f) *q = '?';
         dump_into(imp_api_problem_from_dec(&d), 400, out);
         return out->status;
     }
