@@ -18,11 +18,13 @@
  *    contact of i with each body near it (window [now, min(best, horizon)]),
  *    and, for a body in the grid, for the time it leaves its cell; the
  *    earliest of these is i's one pending event, pushed on a 4-ary heap
- *    ordered by (time, owner). Its contact point and normal are kept with
- *    the body, not in the heap (24-byte heap entries).
+ *    ordered by (time, owner). Its partner, contact point and normal are
+ *    kept with the body, so a heap entry is 16 bytes (time, owner, seq) and
+ *    an entry's four children share a cache line or two.
  *  - Lazy invalidation: body i has two counters: seq (bumped at every
  *    prediction of i) and traj (bumped whenever i's path changes). An
- *    event stores its owner's seq and its partner's traj. Popped with a
+ *    event holds its owner's seq (in the heap) and its partner's traj (with
+ *    the owner: only the event with the owner's current seq is live). Popped with a
  *    stale seq it is dropped (the owner has a newer event); with a current
  *    seq but a stale partner it is dropped and its owner predicted again at
  *    that time. This is enough: a partner whose path changed was predicted
@@ -117,8 +119,7 @@
 
 typedef struct qev {
     double t;
-    uint32_t owner, partner; /* partner: a body, or CROSS */
-    uint32_t seq, traj;
+    uint32_t owner, seq; /* the owner's pending event while seq is the owner's seq */
 } qev;
 
 enum { F_STATIC = 1, F_HALFSPACE = 2, F_STILL = 4, F_GLOBAL = 8, F_OWNER = 16, F_SPHERE = 32 };
@@ -151,9 +152,11 @@ struct imp_sim {
     /* per body: what every prediction reads, together (see sbody); the rest, which only
      * the body's own events read, in arrays */
     sbody *sb;
+    uint32_t *orig, *slot; /* internal index -> the caller's, and back (see reorder) */
     imp_vec3 *a_full;
     double *br;
     imp_vec3 *ev_point, *ev_normal;
+    uint32_t *ev_partner, *ev_traj; /* partner: a body, or CROSS; traj: the partner's then */
     uint8_t *ev_axis;
     int8_t *ev_dir;
     /* grid */
@@ -289,8 +292,8 @@ static imp_motion motion_at(const imp_sim *s, uint32_t i, double t) {
 
 /* A halfspace's shape and motion referenced at time t (its offset moves along its normal). */
 static void halfspace_at(const imp_sim *s, uint32_t h, double t, imp_shape *sh, imp_motion *m) {
-    *sh = *s->b[h].shape;
-    *m = s->b[h].m;
+    *sh = *s->b[s->orig[h]].shape;
+    *m = s->b[s->orig[h]].m;
     if (!(s->sb[h].flags & F_STILL)) {
         imp_vec3 d = imp_path_at(imp_v3(0, 0, 0), m->v, m->a, t);
         sh->offset += imp_dot(sh->normal, d);
@@ -303,9 +306,14 @@ static void body_at(const imp_sim *s, uint32_t i, double t, imp_shape *tmp, cons
     if (s->sb[i].flags & F_HALFSPACE) {
         halfspace_at(s, i, t, tmp, m);
         *sh = tmp;
+    } else if (s->sb[i].flags & F_SPHERE) {
+        /* from the record: the caller's shape would be one more cache miss */
+        *m = motion_at(s, i, t);
+        *tmp = (imp_shape){.type = IMP_SHAPE_SPHERE, .radius = s->sb[i].radius};
+        *sh = tmp;
     } else {
         *m = motion_at(s, i, t);
-        *sh = s->b[i].shape;
+        *sh = s->b[s->orig[i]].shape;
     }
 }
 
@@ -449,7 +457,9 @@ static void predict(imp_sim *s, uint32_t i) {
     s->ev_normal[i] = be.normal;
     s->ev_axis[i] = (uint8_t)be.axis;
     s->ev_dir[i] = (int8_t)be.dir;
-    qev e = {be.t, i, be.partner, s->sb[i].seq, be.partner == CROSS ? 0 : s->sb[be.partner].traj};
+    s->ev_partner[i] = be.partner;
+    s->ev_traj[i] = be.partner == CROSS ? 0 : s->sb[be.partner].traj;
+    qev e = {be.t, i, s->sb[i].seq};
     push(s, e);
 }
 
@@ -474,7 +484,7 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
     uint32_t h = s->sb[i].support;
     if (h == NONE) {
         if ((s->sb[other].flags & (F_HALFSPACE | F_STILL)) != (F_HALFSPACE | F_STILL)) return 0;
-        imp_vec3 n = s->b[other].shape->normal;
+        imp_vec3 n = s->b[s->orig[other]].shape->normal;
         double w = imp_dot(s->sb[i].v, n), w2 = rest_speed2(s, i, n);
         if (!(w2 >= 0) || w * w > w2) return 0;
         s->sb[i].support = other;
@@ -483,7 +493,7 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
         s->st.rests++;
         return 1;
     }
-    imp_vec3 n = s->b[h].shape->normal;
+    imp_vec3 n = s->b[s->orig[h]].shape->normal;
     double w = imp_dot(s->sb[i].v, n), w2 = rest_speed2(s, i, n);
     if (w * w <= w2) {
         s->sb[i].v = imp_madd(s->sb[i].v, n, -w);
@@ -503,7 +513,7 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     imp_motion mi, mj;
     body_at(s, i, t, &tmp, &sh, &mi);
     body_at(s, j, t, &tmp, &sh, &mj);
-    const imp_sim_body *bi = &s->b[i], *bj = &s->b[j];
+    const imp_sim_body *bi = &s->b[s->orig[i]], *bj = &s->b[s->orig[j]];
     imp_respond_input in = {
         {mi.v, bi->mass, si, bi->restitution, bi->tangential},
         {mj.v, bj->mass, sj, bj->restitution, bj->tangential},
@@ -543,14 +553,15 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
         imp_sim_event *e = &s->rec[s->nrec++];
         e->time = t;
         e->point = s->ev_point[i];
-        if (i < j) {
-            e->a = i;
-            e->b = j;
+        uint32_t oi = s->orig[i], oj = s->orig[j];
+        if (oi < oj) {
+            e->a = oi;
+            e->b = oj;
             e->normal = s->ev_normal[i];
             e->impulse = r.impulse;
         } else {
-            e->a = j;
-            e->b = i;
+            e->a = oj;
+            e->b = oi;
             e->normal = imp_neg(s->ev_normal[i]);
             e->impulse = imp_neg(r.impulse);
         }
@@ -582,12 +593,13 @@ int imp_sim_advance(imp_sim *s, double until) {
             s->st.stale++;
             continue;
         }
-        if (e.partner != CROSS && e.traj != s->sb[e.partner].traj) {
+        uint32_t partner = s->ev_partner[e.owner];
+        if (partner != CROSS && s->ev_traj[e.owner] != s->sb[partner].traj) {
             pop(s);
             s->st.stale++;
             if (e.t > s->now) s->now = e.t;
             predict(s, e.owner);
-        } else if (e.partner == CROSS) {
+        } else if (partner == CROSS) {
             pop(s);
             if (e.t > s->now) s->now = e.t;
             crossing(s, e.owner);
@@ -598,7 +610,7 @@ int imp_sim_advance(imp_sim *s, double until) {
             }
             pop(s);
             if (e.t > s->now) s->now = e.t;
-            contact(s, e.owner, e.partner, s->now);
+            contact(s, e.owner, partner, s->now);
         }
         if (s->failed) return -1;
         if (s->st.crossings + s->st.stale > s->max_work) {
@@ -629,6 +641,71 @@ static int cmp_desc(const void *x, const void *y) {
     return (a < b) - (a > b);
 }
 
+/* Morton key of a cell (its offset from the dense box's first cell, each axis clipped to
+ * the key's bits): cells near each other get near keys. */
+static uint64_t morton(const imp_sim *s, const int32_t c[3]) {
+    int bits = s->dim == 3 ? 21 : 32;
+    uint64_t key = 0, top = ((uint64_t)1 << bits) - 1;
+    uint64_t u[3];
+    for (int k = 0; k < s->dim; ++k) {
+        int64_t d = (int64_t)c[k] - s->dlo[k];
+        u[k] = d < 0 ? 0 : (uint64_t)d > top ? top : (uint64_t)d;
+    }
+    for (int b = bits - 1; b >= 0; --b)
+        for (int k = 0; k < s->dim; ++k) key = key << 1 | ((u[k] >> b) & 1);
+    return key;
+}
+
+typedef struct keyed {
+    uint64_t key;
+    uint32_t index;
+} keyed;
+
+static int by_key(const void *x, const void *y) {
+    const keyed *a = x, *b = y;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Internal order: the grid bodies by the Morton key of their starting cell, the global ones
+ * after them, so that the records a prediction reads (a body and its neighbours) sit close
+ * together in memory, a few pages rather than one page each. Before anything refers to an
+ * internal index (grid lists, globals, events). Returns 0, -1 out of memory. */
+static int reorder(imp_sim *s) {
+    size_t n = s->n;
+    keyed *k = malloc((n > 0 ? n : 1) * sizeof *k);
+    sbody *sb = aligned_alloc(_Alignof(sbody), (n > 0 ? n : 1) * sizeof *sb);
+    imp_vec3 *a_full = malloc((n > 0 ? n : 1) * sizeof *a_full);
+    double *br = malloc((n > 0 ? n : 1) * sizeof *br);
+    if (!k || !sb || !a_full || !br) {
+        free(k);
+        free(sb);
+        free(a_full);
+        free(br);
+        return -1;
+    }
+    for (size_t i = 0; i < n; ++i)
+        k[i] = (keyed){(s->sb[i].flags & F_GLOBAL) ? UINT64_MAX : morton(s, s->sb[i].cell),
+                       (uint32_t)i};
+    qsort(k, n, sizeof *k, by_key);
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t from = k[i].index;
+        sb[i] = s->sb[from];
+        a_full[i] = s->a_full[from];
+        br[i] = s->br[from];
+        s->orig[i] = from;
+        s->slot[from] = (uint32_t)i;
+    }
+    free(k);
+    free(s->sb);
+    free(s->a_full);
+    free(s->br);
+    s->sb = sb;
+    s->a_full = a_full;
+    s->br = br;
+    return 0;
+}
+
 #define ALLOC(ptr, count)                                                   \
     do {                                                                    \
         (ptr) = calloc((count) > 0 ? (count) : 1, sizeof *(ptr));           \
@@ -657,10 +734,14 @@ imp_sim *imp_sim_create(const imp_sim_input *in) {
     s->sb = aligned_alloc(_Alignof(sbody), (n > 0 ? n : 1) * sizeof *s->sb);
     if (!s->sb) goto nomem;
     memset(s->sb, 0, (n > 0 ? n : 1) * sizeof *s->sb);
+    ALLOC(s->orig, n);
+    ALLOC(s->slot, n);
     ALLOC(s->a_full, n);
     ALLOC(s->br, n);
     ALLOC(s->ev_point, n);
     ALLOC(s->ev_normal, n);
+    ALLOC(s->ev_partner, n);
+    ALLOC(s->ev_traj, n);
     ALLOC(s->ev_axis, n);
     ALLOC(s->ev_dir, n);
     ALLOC(s->prev, n);
@@ -764,11 +845,18 @@ imp_sim *imp_sim_create(const imp_sim_input *in) {
             c[0] = cell_index(s->sb[i].p.x, L);
             c[1] = cell_index(s->sb[i].p.y, L);
             c[2] = in->dim == 3 ? cell_index(s->sb[i].p.z, L) : 0;
-            grid_insert(s, (uint32_t)i);
         }
     } else {
         ALLOC(s->head, 1);
         s->head[0] = NONE;
+    }
+    if (reorder(s)) goto nomem;
+    s->n_globals = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (s->sb[i].flags & F_GLOBAL)
+            s->globals[s->n_globals++] = (uint32_t)i;
+        else
+            grid_insert(s, (uint32_t)i);
     }
     for (size_t i = 0; i < n; ++i)
         if (s->sb[i].flags & F_OWNER) predict(s, (uint32_t)i);
@@ -783,10 +871,14 @@ nomem:
 void imp_sim_destroy(imp_sim *s) {
     if (!s) return;
     free(s->sb);
+    free(s->orig);
+    free(s->slot);
     free(s->a_full);
     free(s->br);
     free(s->ev_point);
     free(s->ev_normal);
+    free(s->ev_partner);
+    free(s->ev_traj);
     free(s->ev_axis);
     free(s->ev_dir);
     free(s->prev);
@@ -799,15 +891,17 @@ void imp_sim_destroy(imp_sim *s) {
 
 double imp_sim_time(const imp_sim *s) { return s->now; }
 
-void imp_sim_body_state(const imp_sim *s, size_t i, double t, imp_vec3 *p, imp_vec3 *v) {
-    assert(s && i < s->n);
+void imp_sim_body_state(const imp_sim *s, size_t caller_index, double t, imp_vec3 *p,
+                        imp_vec3 *v) {
+    assert(s && caller_index < s->n);
+    uint32_t i = s->slot[caller_index];
     if (s->sb[i].flags & F_HALFSPACE) {
-        const imp_motion *m = &s->b[i].m;
+        const imp_motion *m = &s->b[caller_index].m;
         *p = imp_path_at(m->p, m->v, m->a, t);
         *v = imp_path_vel(m->v, m->a, t);
         return;
     }
-    imp_motion m = motion_at(s, (uint32_t)i, t);
+    imp_motion m = motion_at(s, i, t);
     *p = m.p;
     *v = m.v;
 }
