@@ -83,11 +83,13 @@
  *    tolerance) are resolved at once when approaching along the overlap
  *    normal and otherwise left to separate.
   - Memory: what a prediction reads of a body (path, cell, list link,
- *    counters, flags, a sphere's radius) is one 128-byte record (sbody), and
- *    the neighbours are gathered before the pairs are solved, so a neighbour
+ *    counters, flags, a sphere's radius) is one 128-byte record (sbody); the
+ *    records are in the Morton order of the bodies' starting cells (reorder;
+ *    the caller's numbering is kept for everything it sees), and the
+ *    neighbours are gathered before the pairs are solved, so a neighbour
  *    costs about one cache miss, not one per field: at 100k bodies the
  *    records outgrow the cache, and the separate arrays this replaced made
- *    the time per event 2.5-3x that at 1k (now 1.6-2.1x; see bench_simulate).
+ *    the time per event 2.5-3x that at 1k (now 1.6-2x; see bench_simulate).
  * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
  * times are the exact roots the pairwise solvers give (no step error), and
  * the heap's stale entries are compacted when they outnumber live ones 4:1.
