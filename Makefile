@@ -10,7 +10,7 @@
 #   make check-unit      unit tests only
 #   make check-integration   integration tests only
 #   make check-valgrind  the whole suite, test binaries and the daemon under valgrind memcheck
-#   make check-tsan      the server's tests (pool, integration) built with ThreadSanitizer
+#   make check-tsan      the threaded tests (pool, scene text, integration) with ThreadSanitizer
 #   make test-lb         three replicas behind nginx (docker/nginx.conf), one killed, one drained
 #   make docker-check    run docker/Dockerfile's steps in a debootstrapped Debian 12 root
 #   make fuzz            every tests/fuzz target for FUZZ_SECONDS (60) with libFuzzer (clang)
@@ -300,10 +300,11 @@ check-valgrind: deps-test
 	    DAEMON_UNDER_TEST="$(abspath tests/valgrind/impactd)" \
 	    CLI_UNDER_TEST="$(abspath tests/valgrind/impact)"
 
-# ThreadSanitizer: the server's tests (the worker pool's unit test and every integration
-# test, whose daemons are the TSan build) in build/san-thread; a data race or lock-order
-# inversion stops the program with exit 66 (halt_on_error), which fails its test.
-TSAN_TESTS = $(BUILD)/tests/unit/test_pool $(INTEG_BINS)
+# ThreadSanitizer: the tests that run threads (the worker pool's, the scene text path's,
+# which decodes long bodies arrays in chunks on a pool, and every integration test, whose
+# daemons are the TSan build) in build/san-thread; a data race or lock-order inversion stops
+# the program with exit 66 (halt_on_error), which fails its test.
+TSAN_TESTS = $(BUILD)/tests/unit/test_pool $(BUILD)/tests/unit/test_scenetext $(INTEG_BINS)
 check-tsan: deps-test
 	@$(MAKE) --no-print-directory SANITIZE=thread check-tsan-run
 
