@@ -17,6 +17,7 @@
 #   make bench-build     build the benchmarks; make bench runs them (never part of make test)
 #   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
 #   make bench-box2d     8-gon time of impact against Box2D's b2TimeOfImpact (installs libbox2d-dev)
+#   make format-check    clang-format dry run over every tracked .c/.h (part of make test); make format fixes
 #   make soak            10 minutes of valid and invalid requests with wrk; memory and fds flat
 #   make clean           remove build/
 #
@@ -46,8 +47,8 @@ BUILD ?= $(if $(SANITIZE),build/san$(if $(filter thread,$(SANITIZE)),-thread),bu
 # Everything a fresh Debian machine needs to build and test; add packages here.
 DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev pkg-config gcc make
 # What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c,
-# clang builds the fuzz targets (libFuzzer) of the smoke run.
-TEST_PACKAGES := nginx clang
+# clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout.
+TEST_PACKAGES := nginx clang clang-format
 
 CFLAGS := -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
           -Werror -O2 -g -D_POSIX_C_SOURCE=200809L
@@ -192,7 +193,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 # ---- targets ---------------------------------------------------------------------------------
 
-.PHONY: all deps deps-test run test test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
+.PHONY: all deps deps-test run test format format-check test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
         check check-unit check-integration check-valgrind check-tsan check-tsan-run \
         bench-build bench bench-box2d bench-load soak clean
 
@@ -268,8 +269,12 @@ check: all
 
 # A build that fails before any test ran still counts as one failure in the summary.
 test: deps-test
-	@rm -f $(TEST_RESULTS); status=0; \
-	$(MAKE) --no-print-directory check KEEP_RESULTS=1 RESULTS=$(TEST_RESULTS) || status=1; \
+	@rm -f $(TEST_RESULTS); mkdir -p $(dir $(TEST_RESULTS)); status=0; \
+	if $(MAKE) --no-print-directory format-check; then echo "pass format-check" >> $(TEST_RESULTS); \
+	else echo "fail format-check" >> $(TEST_RESULTS); status=1; fi; \
+	if [ $$status -eq 0 ]; then \
+	    $(MAKE) --no-print-directory check KEEP_RESULTS=1 RESULTS=$(TEST_RESULTS) || status=1; \
+	fi; \
 	if [ $$status -eq 0 ]; then \
 	    echo "==> again with SANITIZE=address,undefined"; \
 	    $(MAKE) --no-print-directory check SANITIZE=address,undefined KEEP_RESULTS=1 \
@@ -283,6 +288,15 @@ test: deps-test
 	if [ $$status -ne 0 ] && [ $$f -eq 0 ]; then f=1; fi; \
 	echo "$$p passed, $$f failed"; \
 	exit $$status
+
+# Layout: every tracked C source and header as .clang-format says (a dry run, warnings as
+# errors); `make format` rewrites them in place.
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format-check: $(words $(FORMAT_SRCS)) files clean"
+
+format:
+	clang-format -i $(FORMAT_SRCS)
 
 # Memcheck: the whole suite from a plain build in build/vg, every test binary under valgrind,
 # and the daemon and CLI the integration tests start under it too (tests/valgrind/). Any

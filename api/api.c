@@ -227,9 +227,9 @@ int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_c
     json_error_t jerr;
     /* JSON_DECODE_ANY: a scalar is valid JSON, just the wrong type (400 wrong-type
      * at ""), the same answer a batch item with that body gets. */
-    json_t *req = json_loadb(body ? body : "", len,
-                             JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY,
-                             &jerr);
+    json_t *req =
+        json_loadb(body ? body : "", len,
+                   JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, &jerr);
     if (!req) {
         d.code = IMP_E_MALFORMED;
         d.msg = "is not valid JSON";

@@ -21,7 +21,8 @@
 #include "core/toi_shapes.h"
 
 void imp_bodies_free(imp_body *bodies, size_t n) {
-    for (size_t i = 0; bodies && i < n; ++i) imp_body_free(&bodies[i]);
+    for (size_t i = 0; bodies && i < n; ++i)
+        imp_body_free(&bodies[i]);
     free(bodies);
 }
 

@@ -320,9 +320,8 @@ static int dec_shape_fields(imp_dec *d, const json_t *shape, imp_shape *out) {
                    ? -1
                    : 0;
     case IMP_SHAPE_SEGMENT:
-        return imp_dec_vec(d, shape, "a", 1, &out->a) || imp_dec_vec(d, shape, "b", 1, &out->b)
-                   ? -1
-                   : 0;
+        return imp_dec_vec(d, shape, "a", 1, &out->a) || imp_dec_vec(d, shape, "b", 1, &out->b) ? -1
+                                                                                                : 0;
     case IMP_SHAPE_HALFSPACE: return dec_halfspace(d, shape, out);
     }
     return imp_dec_fail(d, IMP_E_VALUE, TYPES_MSG);
@@ -400,17 +399,18 @@ void imp_body_free(imp_body *b) {
 int imp_dec_sphere_only(imp_dec *d, const imp_body *b) {
     if (b->shape.type == IMP_SHAPE_SPHERE) return 0;
     size_t saved = imp_dec_push_key(d, "shape");
-    fail_at(d, "type", IMP_E_VALUE, "must be sphere here: other shapes are not supported by this "
-                                   "endpoint yet");
+    fail_at(d, "type", IMP_E_VALUE,
+            "must be sphere here: other shapes are not supported by this "
+            "endpoint yet");
     imp_dec_pop(d, saved);
     return -1;
 }
 
 int imp_errcode_status(imp_errcode code) {
     static const int status[] = {
-        [IMP_E_OK] = 200,        [IMP_E_MALFORMED] = 400, [IMP_E_TYPE] = 400,
-        [IMP_E_MISSING] = 400,   [IMP_E_DIMENSION] = 400, [IMP_E_VALUE] = 422,
-        [IMP_E_GEOMETRY] = 422,  [IMP_E_LIMIT] = 422,     [IMP_E_NOMEM] = 500,
+        [IMP_E_OK] = 200,       [IMP_E_MALFORMED] = 400, [IMP_E_TYPE] = 400,
+        [IMP_E_MISSING] = 400,  [IMP_E_DIMENSION] = 400, [IMP_E_VALUE] = 422,
+        [IMP_E_GEOMETRY] = 422, [IMP_E_LIMIT] = 422,     [IMP_E_NOMEM] = 500,
     };
     return (code >= 0 && (size_t)code < sizeof status / sizeof status[0]) ? status[code] : 500;
 }

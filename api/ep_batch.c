@@ -82,7 +82,8 @@ static void run_item(const batch_run *b, size_t i) {
 
 static void run_range(void *ctx, size_t begin, size_t end) {
     const batch_run *b = ctx;
-    for (size_t i = begin; i < end; ++i) run_item(b, i);
+    for (size_t i = begin; i < end; ++i)
+        run_item(b, i);
 }
 
 static const char OOM_ITEM[] = "out of memory";

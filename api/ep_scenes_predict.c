@@ -40,7 +40,7 @@ static const struct {
     const char *name;
     imp_broadphase_kind kind;
 } KINDS[] = {
-    {"auto", IMP_BROAD_AUTO}, {"grid", IMP_BROAD_GRID}, {"sap", IMP_BROAD_SAP},
+    {"auto", IMP_BROAD_AUTO}, {"grid", IMP_BROAD_GRID},   {"sap", IMP_BROAD_SAP},
     {"bvh", IMP_BROAD_BVH},   {"brute", IMP_BROAD_BRUTE},
 };
 
@@ -70,8 +70,7 @@ static int dec_count(imp_dec *d, const json_t *req, const char *key, size_t *out
     const json_t *v = json_object_get(req, key);
     if (!v) return 0;
     double x = 0;
-    if (imp_dec_number(d, req, key, 1, 0.0, 0, 9007199254740992.0,
-                       "must be an integer >= 0", &x))
+    if (imp_dec_number(d, req, key, 1, 0.0, 0, 9007199254740992.0, "must be an integer >= 0", &x))
         return -1;
     if (x != floor(x)) {
         size_t saved = imp_dec_push_key(d, key);
@@ -132,7 +131,8 @@ static void put_contact(imp_jbuf *w, const imp_scene_contact *c, const imp_body 
 static void list_chunks(void *ctx, size_t begin, size_t end) {
     const list_text *l = ctx;
     for (size_t k = begin; k < end; ++k) {
-        size_t lo = k * CONTACTS_PER_CHUNK, hi = lo + CONTACTS_PER_CHUNK < l->n ? lo + CONTACTS_PER_CHUNK : l->n;
+        size_t lo = k * CONTACTS_PER_CHUNK,
+               hi = lo + CONTACTS_PER_CHUNK < l->n ? lo + CONTACTS_PER_CHUNK : l->n;
         /* a contact is typically 100-200 bytes of text: one allocation, seldom grown */
         imp_jbuf_reserve(&l->parts[k], (hi - lo) * (l->dim == 3 ? 200 : 150));
         for (size_t i = lo; i < hi; ++i) {
@@ -153,7 +153,8 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
     }
     imp_parallel_for(par, chunks, 1, list_chunks, &l);
     size_t total = 2 + chunks;
-    for (size_t k = 0; k < chunks; ++k) total += l.parts[k].len;
+    for (size_t k = 0; k < chunks; ++k)
+        total += l.parts[k].len;
     imp_jbuf_reserve(w, total);
     IMP_JBUF_LIT(w, "[");
     for (size_t k = 0; k < chunks; ++k) {

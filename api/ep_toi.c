@@ -29,8 +29,7 @@ static int supported(imp_dec *d, const imp_body *a, const imp_body *b) {
     size_t saved = imp_dec_push_key(d, a_bad ? "a" : "b");
     size_t s2 = imp_dec_push_key(d, "shape");
     size_t s3 = imp_dec_push_key(d, "type");
-    imp_dec_fail(d, IMP_E_VALUE,
-                 "is not supported by /v1/toi: two halfspaces");
+    imp_dec_fail(d, IMP_E_VALUE, "is not supported by /v1/toi: two halfspaces");
     imp_dec_pop(d, s3);
     imp_dec_pop(d, s2);
     imp_dec_pop(d, saved);

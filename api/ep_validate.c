@@ -149,7 +149,8 @@ static int result_finite(const imp_validate_result *r) {
 }
 
 static void free_world(imp_body *world, size_t n) {
-    for (size_t i = 0; i < n; ++i) imp_body_free(&world[i]);
+    for (size_t i = 0; i < n; ++i)
+        imp_body_free(&world[i]);
     free(world);
 }
 
@@ -163,8 +164,9 @@ int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
     memset(&body, 0, sizeof body);
     int rc = imp_dec_object(d, req) || imp_dec_body(d, req, "body", 0, &body);
     if (!rc && body.shape.type == IMP_SHAPE_HALFSPACE)
-        rc = fail_type(d, "body", "must not be halfspace for the moving body: a halfspace "
-                                  "cannot move");
+        rc = fail_type(d, "body",
+                       "must not be halfspace for the moving body: a halfspace "
+                       "cannot move");
     rc = rc || imp_dec_vec(d, req, "to", 1, &to) ||
          imp_dec_number(d, req, "dt", 1, 0.0, 1, INFINITY, "must be a finite number > 0", &dt);
     if (!rc && !(imp_len(imp_sub(to, body.m.p)) / dt <= IMP_API_MAX_MAGNITUDE)) {
@@ -174,8 +176,8 @@ int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
         imp_dec_pop(d, saved);
     }
     rc = rc || dec_world(d, req, &body, &world, &n) ||
-         imp_dec_number(d, req, "max_speed", 0, 0.0, 0, INFINITY,
-                        "must be a finite number >= 0", &max_speed) ||
+         imp_dec_number(d, req, "max_speed", 0, 0.0, 0, INFINITY, "must be a finite number >= 0",
+                        &max_speed) ||
          dec_iterations(d, req, &max_iterations);
     if (rc) {
         imp_body_free(&body);
@@ -190,7 +192,8 @@ int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
         free_world(world, n);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    for (size_t i = 0; i < n; ++i) obs[i] = (imp_validate_obstacle){&world[i].shape, world[i].m};
+    for (size_t i = 0; i < n; ++i)
+        obs[i] = (imp_validate_obstacle){&world[i].shape, world[i].m};
     imp_validate_input in = {&body.shape, body.m.p, to, dt, obs, n, dim, max_speed, max_iterations};
     imp_validate_result *r = malloc(sizeof *r);
     if (r) *r = imp_validate_move(&in);

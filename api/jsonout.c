@@ -105,7 +105,8 @@ void imp_jbuf_value(imp_jbuf *b, const json_t *v) {
     case JSON_OBJECT: {
         imp_jbuf_raw(b, "{", 1);
         int first = 1;
-        for (void *it = json_object_iter((json_t *)v); it; it = json_object_iter_next((json_t *)v, it)) {
+        for (void *it = json_object_iter((json_t *)v); it;
+             it = json_object_iter_next((json_t *)v, it)) {
             if (!first) imp_jbuf_raw(b, ",", 1);
             first = 0;
             imp_jbuf_string(b, json_object_iter_key(it), json_object_iter_key_len(it));

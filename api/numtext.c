@@ -148,12 +148,13 @@ static inline double from_bits(uint64_t b) {
     return d;
 }
 
-/* ---- parse ------------------------------------------------------------------------------------ */
+/* ---- parse ------------------------------------------------------------------------------------
+ */
 
 #define EXP_INF UINT64_C(0x7ff0000000000000)
-#define MANT_DIGITS 19        /* decimal digits that always fit in 64 bits */
-#define SLOW_DIGITS 800       /* > 768, the most significant digits of a rounding boundary */
-#define EXP_CAP 1000000000    /* explicit exponents saturate here: 10^9 is far past 0 and inf */
+#define MANT_DIGITS 19     /* decimal digits that always fit in 64 bits */
+#define SLOW_DIGITS 800    /* > 768, the most significant digits of a rounding boundary */
+#define EXP_CAP 1000000000 /* explicit exponents saturate here: 10^9 is far past 0 and inf */
 
 static inline unsigned digit(char c) { return (unsigned)(unsigned char)c - (unsigned)'0'; }
 
@@ -164,8 +165,8 @@ static inline unsigned digit(char c) { return (unsigned)(unsigned char)c - (unsi
  * lowest byte (little-endian) and ctz/clz builtins; elsewhere byte loops
  * do all the work (IMP_NUM_PORTABLE forces that, so the test covers both).
  */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
-    defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) &&                        \
+    defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&               \
     !defined(IMP_NUM_PORTABLE)
 #define NUM_SWAR 1
 #else
@@ -352,7 +353,8 @@ static double slow_parse(const char *p, const char *end, int neg) {
         tmp[nt++] = (char)('0' + ue % 10);
         ue /= 10;
     } while (ue);
-    while (nt) buf[n++] = tmp[--nt];
+    while (nt)
+        buf[n++] = tmp[--nt];
     buf[n] = '\0';
     int saved = errno; /* strtod reports ERANGE; this module reports by return value */
     double d = strtod(buf, NULL);
@@ -374,9 +376,9 @@ int imp_num_parse(const char *s, const char *end, double *out, const char **stop
     if (p >= end || digit(*p) > 9) return parse_fail(stop, p);
 
     uint64_t w = 0;
-    int nd = 0;        /* significant digits in w */
-    int64_t q = 0;     /* value = w * 10^q */
-    int inexact = 0;   /* a nonzero digit did not fit in w */
+    int nd = 0;      /* significant digits in w */
+    int64_t q = 0;   /* value = w * 10^q */
+    int inexact = 0; /* a nonzero digit did not fit in w */
     if (*p == '0') {
         ++p;
         if (p < end && digit(*p) <= 9) return parse_fail(stop, p);
@@ -390,7 +392,8 @@ int imp_num_parse(const char *s, const char *end, double *out, const char **stop
         ++p;
         const char *fs = p;
         if (nd == 0) { /* "0.000ddd": leading zeros only move the point */
-            while (p < end && *p == '0') ++p;
+            while (p < end && *p == '0')
+                ++p;
             q -= p - fs;
         }
         int before = nd;
@@ -481,7 +484,8 @@ eisel_lemire:
     return isinf(d) ? 1 : 0;
 }
 
-/* ---- format ----------------------------------------------------------------------------------- */
+/* ---- format -----------------------------------------------------------------------------------
+ */
 
 #define C_MIN (UINT64_C(1) << 52) /* smallest normal significand */
 #define Q_MIN (-1074)             /* exponent of subnormals */
@@ -603,8 +607,10 @@ static inline void put17(uint64_t f, char *dig, int *first, int *last) {
             v[h] /= 10u;
         }
     int i = 0, j = 16;
-    while (dig[i] == '0') ++i;
-    while (dig[j] == '0') --j;
+    while (dig[i] == '0')
+        ++i;
+    while (dig[j] == '0')
+        --j;
     *first = i;
     *last = j;
 #endif
@@ -649,13 +655,15 @@ size_t imp_num_format(double x, char *buf) {
         if (X < 0) { /* 0.000ddd */
             *p++ = '0';
             *p++ = '.';
-            for (int i = 0; i < -X - 1; ++i) *p++ = '0';
+            for (int i = 0; i < -X - 1; ++i)
+                *p++ = '0';
             memcpy(p, d, (size_t)n);
             p += n;
         } else if (X >= n - 1) { /* integer: ddd000.0 */
             memcpy(p, d, (size_t)n);
             p += n;
-            for (int i = 0; i < X - (n - 1); ++i) *p++ = '0';
+            for (int i = 0; i < X - (n - 1); ++i)
+                *p++ = '0';
             *p++ = '.';
             *p++ = '0';
         } else { /* ddd.ddd */

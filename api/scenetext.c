@@ -141,15 +141,25 @@ static int sphere_shape(cur *c, double *radius) {
 }
 
 enum {
-    K_ID, K_RADIUS, K_SHAPE, K_POSITION, K_VELOCITY, K_ACCELERATION, K_MASS, K_STATIC,
-    K_RESTITUTION, K_TANGENTIAL, K_COUNT
+    K_ID,
+    K_RADIUS,
+    K_SHAPE,
+    K_POSITION,
+    K_VELOCITY,
+    K_ACCELERATION,
+    K_MASS,
+    K_STATIC,
+    K_RESTITUTION,
+    K_TANGENTIAL,
+    K_COUNT
 };
-#define KEY(word) {word, sizeof(word) - 1}
+#define KEY(word)                                                                                  \
+    { word, sizeof(word) - 1 }
 static const struct {
     const char *word;
     size_t len;
-} KEYS[K_COUNT] = {KEY("id"),     KEY("radius"), KEY("shape"),       KEY("position"),
-                   KEY("velocity"), KEY("acceleration"), KEY("mass"),  KEY("static"),
+} KEYS[K_COUNT] = {KEY("id"),          KEY("radius"),       KEY("shape"), KEY("position"),
+                   KEY("velocity"),    KEY("acceleration"), KEY("mass"),  KEY("static"),
                    KEY("restitution"), KEY("tangential")};
 
 /* One body, as imp_dec_body_value fills it; string and number ids are appended to `ids`. */
@@ -217,7 +227,7 @@ static int body(cur *c, int *dim, json_t *ids, size_t index, imp_body *b) {
  * (NULL: the last chunk, which runs to the array's ']'). */
 typedef struct chunk {
     const char *from, *to, *end, *stop;
-    size_t max;  /* bodies allowed */
+    size_t max; /* bodies allowed */
     int dim, ok;
     json_t *ids; /* the ids of these bodies */
     imp_body *b;
@@ -253,7 +263,8 @@ static void parse_chunk(chunk *k) {
 
 static void parse_chunks(void *ctx, size_t begin, size_t end) {
     chunk *ks = ctx;
-    for (size_t i = begin; i < end; ++i) parse_chunk(&ks[i]);
+    for (size_t i = begin; i < end; ++i)
+        parse_chunk(&ks[i]);
 }
 
 /* Where a body probably starts at or after p: the '{' of "}, {" with its '}' before end
@@ -327,14 +338,16 @@ static int bodies_array(cur *c, const imp_api_ctx *ctx, int *dim, json_t *ids, i
         ok = *out != NULL;
         for (size_t i = 0, at = 0; ok && i < nk; ++i) {
             memcpy(*out + at, ks[i].b, ks[i].n * sizeof **out);
-            for (size_t j = at; j < at + ks[i].n; ++j) (*out)[j].index = j;
+            for (size_t j = at; j < at + ks[i].n; ++j)
+                (*out)[j].index = j;
             at += ks[i].n;
             free(ks[i].b); /* moved (a sphere owns nothing, so nothing is owned twice) */
             ks[i].b = NULL;
             ks[i].n = 0;
         }
     }
-    for (size_t i = 0; ok && i < nk; ++i) ok = json_array_extend(ids, ks[i].ids) == 0;
+    for (size_t i = 0; ok && i < nk; ++i)
+        ok = json_array_extend(ids, ks[i].ids) == 0;
     if (ok) {
         *n = total;
         *dim = d;
@@ -346,9 +359,18 @@ static int bodies_array(cur *c, const imp_api_ctx *ctx, int *dim, json_t *ids, i
 
 static int is_delim(char ch) {
     switch (ch) {
-    case ',': case ':': case '[': case ']': case '{': case '}': case '"':
-    case ' ': case '\n': case '\r': case '\t': case '\0':
-        return 1;
+    case ',':
+    case ':':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
+    case '"':
+    case ' ':
+    case '\n':
+    case '\r':
+    case '\t':
+    case '\0': return 1;
     }
     return 0;
 }
@@ -356,7 +378,8 @@ static int is_delim(char ch) {
 /* Past a string that may have escapes (its validity is jansson's to judge, on the rest). */
 static int skip_string(cur *c) {
     const char *q = c->p + 1;
-    while (q < c->end && *q != '"') q += *q == '\\' ? 2 : 1;
+    while (q < c->end && *q != '"')
+        q += *q == '\\' ? 2 : 1;
     if (q >= c->end) return 0;
     c->p = q + 1;
     return 1;
@@ -383,7 +406,8 @@ static int skip_value(cur *c) {
             c->p++;
         } else {
             if (is_delim(ch)) return 0;
-            while (c->p < c->end && !is_delim(*c->p)) c->p++;
+            while (c->p < c->end && !is_delim(*c->p))
+                c->p++;
         }
     } while (depth > 0);
     return 1;

@@ -81,8 +81,7 @@ static inline bool imp_bp_is_static(const imp_bp_scene *sc, size_t i) {
 }
 
 /* Box i as two arrays of three (z 0 in 2D), the form the grid and BVH index. */
-static inline void imp_bp_box_arrays(const imp_bp_scene *sc, size_t i, double lo[3],
-                                     double hi[3]) {
+static inline void imp_bp_box_arrays(const imp_bp_scene *sc, size_t i, double lo[3], double hi[3]) {
     const imp_aabb *b = &sc->box[i];
     lo[0] = b->lo.x;
     lo[1] = b->lo.y;

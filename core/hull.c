@@ -86,8 +86,7 @@ static int push(szvec *v, size_t x) {
     if (v->n == v->cap) {
         size_t c = v->cap ? 2 * v->cap : 64;
         size_t *a = realloc(v->a, c * sizeof *a);
-        if (!a)
-            return -1;
+        if (!a) return -1;
         v->a = a;
         v->cap = c;
     }
@@ -104,8 +103,7 @@ static size_t new_tri(builder *b, size_t v0, size_t v1, size_t v2) {
     if (b->nt == b->cap) {
         size_t c = b->cap ? 2 * b->cap : 64;
         tri *t = realloc(b->t, c * sizeof *t);
-        if (!t)
-            return NONE;
+        if (!t) return NONE;
         b->t = t;
         b->cap = c;
     }
@@ -134,11 +132,9 @@ static int assign(builder *b, size_t i, const size_t *faces, size_t nf) {
             best = faces[k];
         }
     }
-    if (best == NONE)
-        return 0;
+    if (best == NONE) return 0;
     tri *t = &b->t[best];
-    if (t->out == NONE && push(&b->pending, best) != 0)
-        return -1;
+    if (t->out == NONE && push(&b->pending, best) != 0) return -1;
     b->next[i] = t->out;
     t->out = i;
     if (t->far == NONE || bd > t->far_d) {
@@ -151,8 +147,7 @@ static int assign(builder *b, size_t i, const size_t *faces, size_t nf) {
 /* Index of the edge v[i] -> v[i+1] of face f that runs from x to y. */
 static size_t edge_index(const tri *t, size_t x, size_t y) {
     for (size_t i = 0; i < 3; ++i)
-        if (t->v[i] == x && t->v[(i + 1) % 3] == y)
-            return i;
+        if (t->v[i] == x && t->v[(i + 1) % 3] == y) return i;
     return NONE;
 }
 
@@ -183,8 +178,7 @@ static int start(builder *b) {
                 i1 = ext[y];
             }
         }
-    if (!(best > b->eps))
-        return 1;
+    if (!(best > b->eps)) return 1;
     imp_vec3 u = imp_scale(imp_sub(q[i1], q[i0]), 1.0 / best);
     size_t i2 = 0;
     best = 0.0;
@@ -195,10 +189,9 @@ static int start(builder *b) {
             i2 = i;
         }
     }
-    if (!(best > b->eps))
-        return 1;
-    imp_vec3 nrm = imp_normalize_or(imp_cross(imp_sub(q[i1], q[i0]), imp_sub(q[i2], q[i0])),
-                                    imp_v3(0, 0, 0));
+    if (!(best > b->eps)) return 1;
+    imp_vec3 nrm =
+        imp_normalize_or(imp_cross(imp_sub(q[i1], q[i0]), imp_sub(q[i2], q[i0])), imp_v3(0, 0, 0));
     size_t i3 = 0;
     best = 0.0;
     for (size_t i = 0; i < b->n; ++i) {
@@ -208,8 +201,7 @@ static int start(builder *b) {
             i3 = i;
         }
     }
-    if (!(best > b->eps))
-        return 1;
+    if (!(best > b->eps)) return 1;
     size_t v[4] = {i0, i1, i2, i3};
     size_t f[4];
     for (int k = 0; k < 4; ++k) {
@@ -222,21 +214,18 @@ static int start(builder *b) {
             e = s;
         }
         f[k] = new_tri(b, a, c, e);
-        if (f[k] == NONE)
-            return -1;
+        if (f[k] == NONE) return -1;
     }
     for (int x = 0; x < 4; ++x)
         for (size_t i = 0; i < 3; ++i) {
             tri *t = &b->t[f[x]];
             for (int y = 0; y < 4; ++y) {
                 size_t j = edge_index(&b->t[f[y]], t->v[(i + 1) % 3], t->v[i]);
-                if (y != x && j != NONE)
-                    t->nb[i] = f[y];
+                if (y != x && j != NONE) t->nb[i] = f[y];
             }
         }
     for (size_t i = 0; i < b->n; ++i)
-        if (i != i0 && i != i1 && i != i2 && i != i3 && assign(b, i, f, 4) != 0)
-            return -1;
+        if (i != i0 && i != i1 && i != i2 && i != i3 && assign(b, i, f, 4) != 0) return -1;
     return 0;
 }
 
@@ -246,8 +235,7 @@ static void drop_point(builder *b, size_t f, size_t x) {
     size_t *link = &t->out;
     while (*link != NONE && *link != x)
         link = &b->next[*link];
-    if (*link == x)
-        *link = b->next[x];
+    if (*link == x) *link = b->next[x];
     t->far = NONE;
     t->far_d = 0.0;
     for (size_t i = t->out; i != NONE; i = b->next[i]) {
@@ -266,19 +254,16 @@ static int add_eye(builder *b, size_t f) {
     unsigned s = ++b->stamp;
     b->vis.n = b->stack.n = b->hz_a.n = b->hz_b.n = b->hz_out.n = 0;
     b->t[f].seen = b->t[f].vis = s;
-    if (push(&b->vis, f) || push(&b->stack, f))
-        return -1;
+    if (push(&b->vis, f) || push(&b->stack, f)) return -1;
     while (b->stack.n > 0) {
         size_t g = b->stack.a[--b->stack.n];
         for (int i = 0; i < 3; ++i) {
             size_t h = b->t[g].nb[i];
-            if (b->t[h].seen == s)
-                continue;
+            if (b->t[h].seen == s) continue;
             b->t[h].seen = s;
             if (dist(b, h, eye) > b->eps) {
                 b->t[h].vis = s;
-                if (push(&b->vis, h) || push(&b->stack, h))
-                    return -1;
+                if (push(&b->vis, h) || push(&b->stack, h)) return -1;
             }
         }
     }
@@ -302,23 +287,19 @@ static int add_eye(builder *b, size_t f) {
     if (simple) {
         size_t k = 0;
         do {
-            if (push(&b->order, k))
-                return -1;
+            if (push(&b->order, k)) return -1;
             k = b->slot[b->hz_b.a[k]];
         } while (k != NONE && k != 0 && b->order.n <= H);
         simple = k == 0 && b->order.n == H;
     }
     for (size_t k = 0; k < H; ++k)
-        if (b->slot[b->hz_a.a[k]] == k)
-            b->slot[b->hz_a.a[k]] = NONE;
-    if (!simple)
-        return 1;
+        if (b->slot[b->hz_a.a[k]] == k) b->slot[b->hz_a.a[k]] = NONE;
+    if (!simple) return 1;
     b->fresh.n = 0;
     for (size_t j = 0; j < H; ++j) {
         size_t k = b->order.a[j];
         size_t nf = new_tri(b, b->hz_a.a[k], b->hz_b.a[k], eye);
-        if (nf == NONE || push(&b->fresh, nf))
-            return -1;
+        if (nf == NONE || push(&b->fresh, nf)) return -1;
         tri *o = &b->t[b->hz_out.a[k]];
         b->t[nf].nb[0] = b->hz_out.a[k];
         o->nb[edge_index(o, b->hz_b.a[k], b->hz_a.a[k])] = nf;
@@ -335,8 +316,7 @@ static int add_eye(builder *b, size_t f) {
         b->t[g].alive = 0;
         while (i != NONE) {
             size_t nx = b->next[i];
-            if (i != eye && assign(b, i, b->fresh.a, H) != 0)
-                return -1;
+            if (i != eye && assign(b, i, b->fresh.a, H) != 0) return -1;
             i = nx;
         }
     }
@@ -357,12 +337,10 @@ static int run(builder *b) {
         b->next[i] = b->slot[i] = NONE;
         scale = fmax(scale, imp_max_abs(b->q[i]));
     }
-    if (!(scale > 0.0) || !isfinite(scale))
-        return 1;
+    if (!(scale > 0.0) || !isfinite(scale)) return 1;
     b->eps = IMP_HULL_PLANE_REL * scale;
     int rc = start(b);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     while (b->pending.n > 0) {
         size_t f = b->pending.a[b->pending.n - 1];
         if (!b->t[f].alive || b->t[f].out == NONE) {
@@ -370,10 +348,8 @@ static int run(builder *b) {
             continue;
         }
         rc = add_eye(b, f);
-        if (rc < 0)
-            return -1;
-        if (rc == 1)
-            drop_point(b, f, b->t[f].far);
+        if (rc < 0) return -1;
+        if (rc == 1) drop_point(b, f, b->t[f].far);
     }
     return 0;
 }
@@ -386,10 +362,8 @@ typedef struct edge_rec {
 
 static int cmp_edge(const void *x, const void *y) {
     const edge_rec *a = x, *b = y;
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? -1 : 1;
-    if (a->hi != b->hi)
-        return a->hi < b->hi ? -1 : 1;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
     return a->face < b->face ? -1 : a->face > b->face;
 }
 
@@ -400,8 +374,7 @@ typedef struct area_rec {
 
 static int cmp_area(const void *x, const void *y) {
     const area_rec *a = x, *b = y;
-    if (a->area != b->area)
-        return a->area > b->area ? -1 : 1;
+    if (a->area != b->area) return a->area > b->area ? -1 : 1;
     return a->f < b->f ? -1 : a->f > b->f;
 }
 
@@ -424,8 +397,7 @@ typedef struct loops {
 /* Traces the boundary of the triangles whose group is g (members listed)
  * into one loop appended to L; 0, 1 when it is not one simple loop, -1 on
  * memory. */
-static int trace_group(builder *b, const size_t *group, const szvec *members, size_t g,
-                       loops *L) {
+static int trace_group(builder *b, const size_t *group, const szvec *members, size_t g, loops *L) {
     szvec ea = {0}, eb = {0};
     int rc = 0;
     for (size_t k = 0; k < members->n && rc == 0; ++k) {
@@ -454,26 +426,21 @@ static int trace_group(builder *b, const size_t *group, const szvec *members, si
             ++cnt;
             k = b->slot[eb.a[k]];
         } while (k != NONE && k != 0 && cnt <= E);
-        if (rc == 0 && !(k == 0 && cnt == E))
-            rc = 1;
+        if (rc == 0 && !(k == 0 && cnt == E)) rc = 1;
     } else if (rc == 0) {
         rc = 1;
     }
     for (size_t k = 0; k < E; ++k)
-        if (b->slot[ea.a[k]] == k)
-            b->slot[ea.a[k]] = NONE;
-    if (rc == 0 && push(&L->start, L->verts.n))
-        rc = -1;
-    if (rc != 0)
-        L->verts.n = before;
+        if (b->slot[ea.a[k]] == k) b->slot[ea.a[k]] = NONE;
+    if (rc == 0 && push(&L->start, L->verts.n)) rc = -1;
+    if (rc != 0) L->verts.n = before;
     free(ea.a);
     free(eb.a);
     return rc;
 }
 
 void imp_hull_destroy(imp_hull *h) {
-    if (!h)
-        return;
+    if (!h) return;
     free(h->verts);
     free(h->input);
     free(h->face_start);
@@ -498,13 +465,11 @@ static int extract(builder *b, imp_hull **out) {
     edge_rec *er = NULL;
     imp_vec3 *dirs = NULL;
     imp_hull *h = NULL;
-    if (!group || !ar || !deg || !vmap || push(&L.start, 0))
-        goto done;
+    if (!group || !ar || !deg || !vmap || push(&L.start, 0)) goto done;
     size_t na = 0;
     for (size_t f = 0; f < nt; ++f) {
         group[f] = NONE;
-        if (!b->t[f].alive)
-            continue;
+        if (!b->t[f].alive) continue;
         const tri *t = &b->t[f];
         ar[na].area = imp_len(imp_cross(imp_sub(b->q[t->v[1]], b->q[t->v[0]]),
                                         imp_sub(b->q[t->v[2]], b->q[t->v[0]])));
@@ -514,35 +479,28 @@ static int extract(builder *b, imp_hull **out) {
     size_t ng = 0;
     for (size_t k = 0; k < na; ++k) {
         size_t seed = ar[k].f;
-        if (group[seed] != NONE)
-            continue;
+        if (group[seed] != NONE) continue;
         size_t g = ng++;
         const tri *s = &b->t[seed];
         members.n = queue.n = 0;
         group[seed] = g;
-        if (push(&members, seed) || push(&queue, seed))
-            goto done;
+        if (push(&members, seed) || push(&queue, seed)) goto done;
         for (size_t qi = 0; qi < queue.n; ++qi) {
             const tri *t = &b->t[queue.a[qi]];
             for (int i = 0; i < 3; ++i) {
                 size_t x = t->nb[i];
                 const tri *u = &b->t[x];
-                if (group[x] != NONE || imp_dot(u->n, s->n) <= 0.0)
-                    continue;
+                if (group[x] != NONE || imp_dot(u->n, s->n) <= 0.0) continue;
                 int flat = 1;
                 for (int j = 0; j < 3; ++j)
-                    if (fabs(imp_dot(s->n, b->q[u->v[j]]) - s->d) > b->eps)
-                        flat = 0;
-                if (!flat)
-                    continue;
+                    if (fabs(imp_dot(s->n, b->q[u->v[j]]) - s->d) > b->eps) flat = 0;
+                if (!flat) continue;
                 group[x] = g;
-                if (push(&members, x) || push(&queue, x))
-                    goto done;
+                if (push(&members, x) || push(&queue, x)) goto done;
             }
         }
         int tr = trace_group(b, group, &members, g, &L);
-        if (tr < 0)
-            goto done;
+        if (tr < 0) goto done;
         if (tr == 1) {
             /* not one simple loop: keep this group's triangles as faces */
             for (size_t m = 0; m < members.n; ++m)
@@ -552,10 +510,8 @@ static int extract(builder *b, imp_hull **out) {
                 group[f] = ng++;
                 const tri *t = &b->t[f];
                 for (int i = 0; i < 3; ++i)
-                    if (push(&L.verts, t->v[i]))
-                        goto done;
-                if (push(&L.start, L.verts.n))
-                    goto done;
+                    if (push(&L.verts, t->v[i])) goto done;
+                if (push(&L.start, L.verts.n)) goto done;
             }
         }
     }
@@ -563,29 +519,24 @@ static int extract(builder *b, imp_hull **out) {
     for (size_t k = 0; k < L.verts.n; ++k)
         ++deg[L.verts.a[k]];
     /* drop vertices where only two faces meet (unless a loop would fall below 3) */
-    if (push(&fin_start, 0))
-        goto done;
+    if (push(&fin_start, 0)) goto done;
     for (size_t f = 0; f < nf; ++f) {
         size_t s0 = L.start.a[f], s1 = L.start.a[f + 1], keep = 0;
         for (size_t k = s0; k < s1; ++k)
             keep += deg[L.verts.a[k]] > 2;
         for (size_t k = s0; k < s1; ++k)
-            if ((keep < 3 || deg[L.verts.a[k]] > 2) && push(&fin_verts, L.verts.a[k]))
-                goto done;
-        if (push(&fin_start, fin_verts.n))
-            goto done;
+            if ((keep < 3 || deg[L.verts.a[k]] > 2) && push(&fin_verts, L.verts.a[k])) goto done;
+        if (push(&fin_start, fin_verts.n)) goto done;
     }
     for (size_t i = 0; i < b->n; ++i)
         vmap[i] = NONE;
     size_t nv = 0;
     for (size_t k = 0; k < fin_verts.n; ++k)
-        if (vmap[fin_verts.a[k]] == NONE)
-            vmap[fin_verts.a[k]] = nv++;
+        if (vmap[fin_verts.a[k]] == NONE) vmap[fin_verts.a[k]] = nv++;
     size_t nfv = fin_verts.n;
     er = malloc((nfv ? nfv : 1) * sizeof *er);
     h = calloc(1, sizeof *h);
-    if (!er || !h)
-        goto done;
+    if (!er || !h) goto done;
     h->n_verts = nv;
     h->n_faces = nf;
     h->verts = malloc(nv * sizeof *h->verts);
@@ -629,8 +580,7 @@ static int extract(builder *b, imp_hull **out) {
     h->edges = malloc((nfv ? nfv : 1) * sizeof *h->edges);
     dirs = malloc((nfv ? nfv : 1) * sizeof *dirs);
     h->dirs = malloc((nfv ? nfv : 1) * sizeof *h->dirs);
-    if (!h->edges || !dirs || !h->dirs)
-        goto done;
+    if (!h->edges || !dirs || !h->dirs) goto done;
     size_t ne = 0;
     for (size_t k = 0; k < nfv;) {
         imp_hull_edge e;
@@ -661,8 +611,7 @@ static int extract(builder *b, imp_hull **out) {
                 dup = 1;
                 break;
             }
-        if (!dup)
-            h->dirs[nd++] = dirs[k];
+        if (!dup) h->dirs[nd++] = dirs[k];
     }
     h->n_dirs = nd;
     *out = h;
@@ -687,8 +636,7 @@ done:
 
 imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out) {
     *out = NULL;
-    if (n < 4)
-        return IMP_HULL_DEGENERATE;
+    if (n < 4) return IMP_HULL_DEGENERATE;
     builder b;
     memset(&b, 0, sizeof b);
     b.p = p;
@@ -699,8 +647,7 @@ imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out) {
     int rc = -1;
     if (b.q && b.next && b.slot) {
         rc = run(&b);
-        if (rc == 0)
-            rc = extract(&b, out);
+        if (rc == 0) rc = extract(&b, out);
     }
     free(b.q);
     free(b.next);

@@ -28,8 +28,8 @@ typedef struct imp_hull_edge {
 
 typedef struct imp_hull {
     size_t n_verts;
-    imp_vec3 *verts;    /* hull vertices: copies of input points */
-    size_t *input;      /* input[i]: index of verts[i] in the input array */
+    imp_vec3 *verts; /* hull vertices: copies of input points */
+    size_t *input;   /* input[i]: index of verts[i] in the input array */
     size_t n_faces;
     size_t *face_start; /* face f's vertex loop is face_verts[face_start[f] .. face_start[f+1]) */
     size_t *face_verts; /* hull vertex indices, counter-clockwise seen from outside */
@@ -38,7 +38,7 @@ typedef struct imp_hull {
     size_t n_edges;
     imp_hull_edge *edges;
     size_t n_dirs;
-    imp_vec3 *dirs;     /* unit edge directions, parallel (or antiparallel) ones once */
+    imp_vec3 *dirs; /* unit edge directions, parallel (or antiparallel) ones once */
 } imp_hull;
 
 typedef enum imp_hull_status {

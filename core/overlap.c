@@ -74,8 +74,7 @@ static size_t n_edges(const core *c) { return c->n == 1 ? 0 : c->n == 2 ? 1 : c-
 static int make_core(const imp_shape *s, imp_vec3 pos, int dim, core *c) {
     c->pos = pos;
     c->n = imp_shape_core(s, dim, c->buf, &c->local, &c->r);
-    if (c->n > 0)
-        return 0;
+    if (c->n > 0) return 0;
     c->n = imp_shape_points(s, dim, c->buf, &c->local, &c->r);
     return -1;
 }
@@ -153,20 +152,20 @@ static double core_distance(const core *a, const core *b, imp_vec3 *ca, imp_vec3
 
 /* 2D: do the segments cross at a point interior to both? */
 static int segments_cross(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1) {
-    double d1 = cross2(imp_sub(p1, p0), imp_sub(q0, p0)), d2 = cross2(imp_sub(p1, p0), imp_sub(q1, p0));
-    double d3 = cross2(imp_sub(q1, q0), imp_sub(p0, q0)), d4 = cross2(imp_sub(q1, q0), imp_sub(p1, q0));
+    double d1 = cross2(imp_sub(p1, p0), imp_sub(q0, p0)),
+           d2 = cross2(imp_sub(p1, p0), imp_sub(q1, p0));
+    double d3 = cross2(imp_sub(q1, q0), imp_sub(p0, q0)),
+           d4 = cross2(imp_sub(q1, q0), imp_sub(p1, q0));
     return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
 }
 
 /* 2D: is point x inside (or on) the counter-clockwise polygon core c? */
 static int contains(const core *c, imp_vec3 x) {
-    if (c->n < 3)
-        return 0;
+    if (c->n < 3) return 0;
     for (size_t i = 0; i < c->n; ++i) {
         imp_vec3 e0, e1;
         edge_of(c, i, &e0, &e1);
-        if (cross2(imp_sub(e1, e0), imp_sub(x, e0)) < 0.0)
-            return 0;
+        if (cross2(imp_sub(e1, e0), imp_sub(x, e0)) < 0.0) return 0;
     }
     return 1;
 }
@@ -179,8 +178,7 @@ static int cores_intersect_2d(const core *a, const core *b) {
         for (size_t j = 0; j < be; ++j) {
             imp_vec3 q0, q1;
             edge_of(b, j, &q0, &q1);
-            if (segments_cross(p0, p1, q0, q1))
-                return 1;
+            if (segments_cross(p0, p1, q0, q1)) return 1;
         }
     }
     return contains(a, vert(b, 0)) || contains(b, vert(a, 0));
@@ -244,8 +242,7 @@ static imp_overlap_result against_halfspace(const imp_shape *s, imp_vec3 pos, co
                                             int dim, int h_is_b) {
     core c;
     imp_overlap_result r = {IMP_OVERLAP_UNSUPPORTED, 0, 0, imp_v3(0, 0, 0)};
-    if (s->type == IMP_SHAPE_HALFSPACE)
-        return r;
+    if (s->type == IMP_SHAPE_HALFSPACE) return r;
     (void)make_core(s, pos, dim, &c); /* every shape has vertices for this test */
     double low = INFINITY;
     for (size_t i = 0; i < c.n; ++i)
@@ -287,8 +284,7 @@ static int make_poly3(const imp_shape *s, imp_vec3 pos, poly3 *p) {
     memset(p, 0, sizeof *p);
     p->pos = pos;
     if (s->type == IMP_SHAPE_POLYHEDRON) {
-        if (imp_hull_build(s->verts, s->n_verts, &p->hull) != IMP_HULL_OK)
-            return -1;
+        if (imp_hull_build(s->verts, s->n_verts, &p->hull) != IMP_HULL_OK) return -1;
         p->local = p->hull->verts;
         p->n = p->hull->n_verts;
         p->fn = p->hull->normals;
@@ -347,8 +343,7 @@ static double support(const poly3 *p, imp_vec3 n, imp_vec3 *at) {
             best = i;
         }
     }
-    if (at)
-        *at = imp_add(p->pos, p->local[best]);
+    if (at) *at = imp_add(p->pos, p->local[best]);
     return m + imp_dot(p->pos, n);
 }
 
@@ -448,8 +443,8 @@ static int closest_on_simplex(imp_vec3 *w, size_t *n, imp_vec3 *v) {
         double edge = 0.0;
         for (int i = 1; i < 4; ++i)
             edge = fmax(edge, imp_len(imp_sub(w[i], w[0])));
-        double vol = fabs(imp_dot(imp_cross(imp_sub(w[1], w[0]), imp_sub(w[2], w[0])),
-                                  imp_sub(w[3], w[0])));
+        double vol =
+            fabs(imp_dot(imp_cross(imp_sub(w[1], w[0]), imp_sub(w[2], w[0])), imp_sub(w[3], w[0])));
         int flat = !(vol > IMP_GJK_FLAT_REL * edge * edge * edge);
         int inside = !flat;
         double best = INFINITY;
@@ -468,17 +463,14 @@ static int closest_on_simplex(imp_vec3 *w, size_t *n, imp_vec3 *v) {
                 *v = p;
                 keep = 0;
                 for (int j = 0; j < 3; ++j)
-                    if (k & (1u << j))
-                        keep |= 1u << face[f][j];
+                    if (k & (1u << j)) keep |= 1u << face[f][j];
             }
         }
-        if (inside)
-            return 1;
+        if (inside) return 1;
     }
     size_t m = 0;
     for (size_t i = 0; i < *n; ++i)
-        if (keep & (1u << i))
-            w[m++] = w[i];
+        if (keep & (1u << i)) w[m++] = w[i];
     *n = m;
     return 0;
 }
@@ -508,27 +500,22 @@ static double gjk_run(const poly3 *A, const poly3 *B, double tol, gjk_simplex *s
     s->n = 1;
     for (int it = 0; it < IMP_GJK_MAX_ITER; ++it) {
         double vv = imp_dot(s->v, s->v);
-        if (vv <= tol * tol)
-            return 0.0;
+        if (vv <= tol * tol) return 0.0;
         imp_vec3 pa, pb;
         (void)support(A, s->v, &pa);
         (void)support(B, imp_neg(s->v), &pb);
         imp_vec3 x = imp_sub(pb, pa);
-        if (vv - imp_dot(s->v, x) <= fmax(IMP_GJK_REL * vv, tol * sqrt(vv)))
-            break;
+        if (vv - imp_dot(s->v, x) <= fmax(IMP_GJK_REL * vv, tol * sqrt(vv))) break;
         int dup = 0;
         for (size_t i = 0; i < s->n; ++i)
             dup |= s->w[i].x == x.x && s->w[i].y == x.y && s->w[i].z == x.z;
-        if (dup || s->n == 4)
-            break;
+        if (dup || s->n == 4) break;
         imp_vec3 tw[4], nv;
         memcpy(tw, s->w, s->n * sizeof *tw);
         tw[s->n] = x;
         size_t m = s->n + 1;
-        if (closest_on_simplex(tw, &m, &nv))
-            return 0.0;
-        if (!(imp_dot(nv, nv) < vv))
-            break; /* no progress: rounding; v is the best point found */
+        if (closest_on_simplex(tw, &m, &nv)) return 0.0;
+        if (!(imp_dot(nv, nv) < vv)) break; /* no progress: rounding; v is the best point found */
         /* closest_on_simplex kept a subset of distinct points in order: match them */
         imp_vec3 na[4], nb[4];
         for (size_t i = 0; i < m; ++i) {
@@ -621,8 +608,7 @@ static int straddles(imp_vec3 d, imp_vec3 n0, imp_vec3 n1) {
  * of memory. */
 static int sat_gauss(const poly3 *A, const poly3 *B, axis_fn fn, void *ctx) {
     gauss_edge *gb = malloc(B->ne * sizeof *gb);
-    if (!gb)
-        return -1;
+    if (!gb) return -1;
     for (size_t j = 0; j < B->ne; ++j)
         gb[j] = gauss_edge_of(B, j, -1.0);
     for (size_t i = 0; i < A->ne; ++i) {
@@ -634,18 +620,15 @@ static int sat_gauss(const poly3 *A, const poly3 *B, axis_fn fn, void *ctx) {
                 continue;
             imp_vec3 c = imp_cross(ga.d, g->d);
             double l = imp_len(c);
-            if (!(l > IMP_EDGE_PARALLEL_SIN))
-                continue;
+            if (!(l > IMP_EDGE_PARALLEL_SIN)) continue;
             imp_vec3 n = imp_scale(c, 1.0 / l);
             if (open) { /* no arc to test: both directions */
                 fn(ctx, n);
                 fn(ctx, imp_neg(n));
                 continue;
             }
-            if (imp_dot(n, imp_add(ga.n0, ga.n1)) < 0.0)
-                n = imp_neg(n);
-            if (on_arc(n, ga.n0, ga.n1) && on_arc(n, g->n0, g->n1))
-                fn(ctx, n);
+            if (imp_dot(n, imp_add(ga.n0, ga.n1)) < 0.0) n = imp_neg(n);
+            if (on_arc(n, ga.n0, ga.n1) && on_arc(n, g->n0, g->n1)) fn(ctx, n);
         }
     }
     free(gb);
@@ -669,14 +652,12 @@ static int sat_axes_3d(const poly3 *A, const poly3 *B, axis_fn fn, void *ctx) {
         fn(ctx, A->fn[i]);
     for (size_t i = 0; i < B->nf; ++i)
         fn(ctx, imp_neg(B->fn[i]));
-    if (A->ne > 0 && B->ne > 0 && A->nd * B->nd > SAT_DIRECT_PAIRS)
-        return sat_gauss(A, B, fn, ctx);
+    if (A->ne > 0 && B->ne > 0 && A->nd * B->nd > SAT_DIRECT_PAIRS) return sat_gauss(A, B, fn, ctx);
     for (size_t i = 0; i < A->nd; ++i)
         for (size_t j = 0; j < B->nd; ++j) {
             imp_vec3 c = imp_cross(A->dirs[i], B->dirs[j]);
             double l = imp_len(c);
-            if (!(l > IMP_EDGE_PARALLEL_SIN))
-                continue;
+            if (!(l > IMP_EDGE_PARALLEL_SIN)) continue;
             imp_vec3 n = imp_scale(c, 1.0 / l);
             fn(ctx, n);
             fn(ctx, imp_neg(n));
@@ -686,8 +667,7 @@ static int sat_axes_3d(const poly3 *A, const poly3 *B, axis_fn fn, void *ctx) {
 
 static int sat_depth_3d(const poly3 *A, const poly3 *B, double *depth, imp_vec3 *normal) {
     depth_ctx c = {A, B, INFINITY, imp_v3(1, 0, 0)};
-    if (sat_axes_3d(A, B, consider, &c) != 0)
-        return -1;
+    if (sat_axes_3d(A, B, consider, &c) != 0) return -1;
     *normal = c.bn;
     *depth = c.best == INFINITY ? 0.0 : fmax(c.best, 0.0);
     return 0;
@@ -744,18 +724,14 @@ int imp_polytope_pair_build(const imp_shape *a, const imp_shape *b, imp_polytope
             free(c.axes);
         }
     }
-    if (okA)
-        poly3_free(&A);
-    if (okB)
-        poly3_free(&B);
-    if (rc != 0)
-        imp_polytope_pair_free(out);
+    if (okA) poly3_free(&A);
+    if (okB) poly3_free(&B);
+    if (rc != 0) imp_polytope_pair_free(out);
     return rc;
 }
 
 void imp_polytope_pair_free(imp_polytope_pair *p) {
-    if (!p)
-        return;
+    if (!p) return;
     free(p->va);
     free(p->vb);
     free(p->axes);
@@ -802,18 +778,14 @@ static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, cons
 imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
                                int dim) {
     imp_overlap_result none = {IMP_OVERLAP_UNSUPPORTED, 0, 0, imp_v3(0, 0, 0)};
-    if (b->type == IMP_SHAPE_HALFSPACE)
-        return against_halfspace(a, pa, b, dim, 1);
-    if (a->type == IMP_SHAPE_HALFSPACE)
-        return against_halfspace(b, pb, a, dim, 0);
+    if (b->type == IMP_SHAPE_HALFSPACE) return against_halfspace(a, pa, b, dim, 1);
+    if (a->type == IMP_SHAPE_HALFSPACE) return against_halfspace(b, pb, a, dim, 0);
     if (dim == 3 && (a->type == IMP_SHAPE_BOX || a->type == IMP_SHAPE_POLYHEDRON ||
                      b->type == IMP_SHAPE_BOX || b->type == IMP_SHAPE_POLYHEDRON))
         return overlap_polytope(a, pa, b, pb);
     core ca, cb;
-    if (make_core(a, pa, dim, &ca) != 0 || make_core(b, pb, dim, &cb) != 0)
-        return none;
-    if (dim == 3 && (ca.n > 2 || cb.n > 2))
-        return none;
+    if (make_core(a, pa, dim, &ca) != 0 || make_core(b, pb, dim, &cb) != 0) return none;
+    if (dim == 3 && (ca.n > 2 || cb.n > 2)) return none;
     double rr = ca.r + cb.r;
     imp_vec3 qa, qb;
     double d;
@@ -827,10 +799,10 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
             imp_vec3 db = imp_sub(vert(&cb, cb.n - 1), vert(&cb, 0));
             imp_vec3 n = imp_normalize_or(imp_cross(da, db), imp_v3(0, 0, 0));
             if (n.x == 0 && n.y == 0 && n.z == 0) /* parallel or a point: any normal of them */
-                n = imp_normalize_or(imp_cross(imp_len(da) > 0 ? da : db, imp_v3(1, 0, 0)),
-                                     imp_normalize_or(imp_cross(imp_len(da) > 0 ? da : db,
-                                                                imp_v3(0, 1, 0)),
-                                                      imp_v3(1, 0, 0)));
+                n = imp_normalize_or(
+                    imp_cross(imp_len(da) > 0 ? da : db, imp_v3(1, 0, 0)),
+                    imp_normalize_or(imp_cross(imp_len(da) > 0 ? da : db, imp_v3(0, 1, 0)),
+                                     imp_v3(1, 0, 0)));
             return from_gap(-rr, n);
         }
     } else {
@@ -860,8 +832,7 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
  * within `tol`. */
 static double gjk_witness(const poly3 *A, const poly3 *B, double tol, imp_vec3 *wa, imp_vec3 *wb) {
     gjk_simplex gs;
-    if (!(gjk_run(A, B, tol, &gs) > 0.0))
-        return 0.0;
+    if (!(gjk_run(A, B, tol, &gs) > 0.0)) return 0.0;
     const imp_vec3 *w = gs.w, *sa = gs.sa, *sb = gs.sb;
     imp_vec3 v = gs.v;
     size_t n = gs.n;
@@ -908,8 +879,7 @@ static double gjk_witness(const poly3 *A, const poly3 *B, double tol, imp_vec3 *
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
     imp_overlap_result r = imp_overlap(a, pa, b, pb, dim);
-    if (r.state != IMP_OVERLAP_APART)
-        return r;
+    if (r.state != IMP_OVERLAP_APART) return r;
     if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE) {
         /* the shape's lowest point along the halfspace normal, and its foot on the plane */
         int h_is_b = b->type == IMP_SHAPE_HALFSPACE;
@@ -926,7 +896,8 @@ imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const im
             }
         }
         imp_vec3 on_shape = imp_madd(vert(&c, lo), h->normal, -c.r);
-        imp_vec3 on_plane = imp_madd(on_shape, h->normal, -(imp_dot(on_shape, h->normal) - h->offset));
+        imp_vec3 on_plane =
+            imp_madd(on_shape, h->normal, -(imp_dot(on_shape, h->normal) - h->offset));
         *ca = h_is_b ? on_shape : on_plane;
         *cb = h_is_b ? on_plane : on_shape;
         return r;
@@ -945,8 +916,7 @@ imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const im
             for (int k = 0; k < 2; ++k)
                 for (size_t i = 0; i < ps[k]->n; ++i)
                     scale = fmax(scale, imp_max_abs(imp_add(ps[k]->pos, ps[k]->local[i])));
-            if (!(gjk_witness(&A, &B, IMP_CONTACT_REL * scale, &qa, &qb) > 0.0))
-                ok = 0;
+            if (!(gjk_witness(&A, &B, IMP_CONTACT_REL * scale, &qa, &qb) > 0.0)) ok = 0;
             ra = A.r;
             rb = B.r;
         }

@@ -32,8 +32,7 @@ typedef struct imp_parallel {
 
 static inline void imp_parallel_for(const imp_parallel *par, size_t n, size_t grain,
                                     imp_range_fn fn, void *ctx) {
-    if (n == 0)
-        return;
+    if (n == 0) return;
     if (par && par->run)
         par->run(par->runner, n, grain, fn, ctx);
     else

@@ -114,7 +114,9 @@ static range range_scaled(range r, int e) {
 
 static double clamp(double x, range r) { return x < r.lo ? r.lo : x > r.hi ? r.hi : x; }
 
-static imp_vec3 scaled(imp_vec3 v, int e) { return imp_v3(scalbn(v.x, e), scalbn(v.y, e), scalbn(v.z, e)); }
+static imp_vec3 scaled(imp_vec3 v, int e) {
+    return imp_v3(scalbn(v.x, e), scalbn(v.y, e), scalbn(v.z, e));
+}
 
 static double dot2v(imp_vec3 x, imp_vec3 y) {
     double xs[3] = {x.x, x.y, x.z}, ys[3] = {y.x, y.y, y.z};

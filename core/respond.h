@@ -40,12 +40,12 @@ typedef struct imp_respond_input {
 
 typedef struct imp_respond_result {
     imp_respond_state state;
-    imp_vec3 va, vb;   /* velocities after the contact (the inputs unless RESOLVED) */
-    imp_vec3 impulse;  /* impulse applied to b (a receives its negative); zero unless RESOLVED */
-    imp_vec3 normal;   /* the unit normal used, from a towards b */
-    double e, k;       /* the pair's restitution and tangential efficiency */
-    double ke_before;  /* 0.5 m |v|^2 summed over the non-static bodies */
-    double ke_after;   /* the same after the contact */
+    imp_vec3 va, vb;  /* velocities after the contact (the inputs unless RESOLVED) */
+    imp_vec3 impulse; /* impulse applied to b (a receives its negative); zero unless RESOLVED */
+    imp_vec3 normal;  /* the unit normal used, from a towards b */
+    double e, k;      /* the pair's restitution and tangential efficiency */
+    double ke_before; /* 0.5 m |v|^2 summed over the non-static bodies */
+    double ke_after;  /* the same after the contact */
 } imp_respond_result;
 
 /*

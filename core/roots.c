@@ -197,7 +197,8 @@ static double root_bound(const poly *p) {
 }
 
 static int emit(double *out, int count, int cap, double r, int mult) {
-    for (int k = 0; k < mult && count < cap; ++k) out[count++] = r;
+    for (int k = 0; k < mult && count < cap; ++k)
+        out[count++] = r;
     return count;
 }
 
@@ -212,7 +213,8 @@ static int emit(double *out, int count, int cap, double r, int mult) {
  * make t = 0 an exact root that the input does not have. */
 static void poly_balance(poly *p) {
     double m = 0.0;
-    for (int i = 0; i <= p->n; ++i) m = fmax(m, fabs(p->c[i]));
+    for (int i = 0; i <= p->n; ++i)
+        m = fmax(m, fabs(p->c[i]));
     int e;
     frexp(m, &e);
     int shift = e > 480 ? 480 - e : e < 0 ? -e : 0;
@@ -282,7 +284,8 @@ static int roots_rec(const poly *p, double lo, double hi, double *out) {
 
     poly d;
     d.n = n - 1;
-    for (int i = 0; i < n; ++i) d.c[i] = (double)(i + 1) * p->c[i + 1];
+    for (int i = 0; i < n; ++i)
+        d.c[i] = (double)(i + 1) * p->c[i + 1];
     double crit[IMP_POLY_MAX_DEGREE];
     int nc = roots_rec(&d, lo, hi, crit);
 
@@ -294,7 +297,8 @@ static int roots_rec(const poly *p, double lo, double hi, double *out) {
     int nn = 0;
     for (int i = 0; i < nc;) {
         int m = 1;
-        while (i + m < nc && crit[i + m] == crit[i]) ++m;
+        while (i + m < nc && crit[i + m] == crit[i])
+            ++m;
         if (crit[i] >= L && crit[i] <= H) nodes[nn++] = (node){crit[i], m, 0, 0};
         i += m;
     }
@@ -314,7 +318,8 @@ static int roots_rec(const poly *p, double lo, double hi, double *out) {
     int count = 0;
     for (int i = 0; i < nn; ++i) {
         if (i > 0 && !nodes[i - 1].zero && !nodes[i].zero && nodes[i - 1].s != nodes[i].s)
-            count = emit(out, count, n, solve_bracket(p, nodes[i - 1].x, nodes[i].x, nodes[i - 1].s), 1);
+            count = emit(out, count, n,
+                         solve_bracket(p, nodes[i - 1].x, nodes[i].x, nodes[i - 1].s), 1);
         if (nodes[i].zero) count = emit(out, count, n, nodes[i].x, nodes[i].mult + 1);
     }
     return count;
@@ -330,11 +335,13 @@ int imp_poly_roots(const double *c, int degree, double lo, double hi, double *ro
         p.c[i] = c[i];
     }
     poly_balance(&p);
-    while (p.n >= 0 && p.c[p.n] == 0.0) --p.n;
+    while (p.n >= 0 && p.c[p.n] == 0.0)
+        --p.n;
     if (p.n <= 0) return 0; /* a nonzero constant, or identically zero */
     /* Exact roots at zero: deflate them. */
     int z = 0;
-    while (p.c[z] == 0.0) ++z;
+    while (p.c[z] == 0.0)
+        ++z;
     p.n -= z;
     if (z > 0) memmove(p.c, p.c + z, (size_t)(p.n + 1) * sizeof p.c[0]);
 
@@ -343,9 +350,12 @@ int imp_poly_roots(const double *c, int degree, double lo, double hi, double *ro
     /* Merge the z zeros into the ascending list. */
     int count = 0, i = 0;
     int zero_in = (0.0 >= lo && 0.0 <= hi) ? z : 0;
-    while (i < k && tmp[i] < 0.0) roots[count++] = tmp[i++];
-    for (int j = 0; j < zero_in; ++j) roots[count++] = 0.0;
-    while (i < k) roots[count++] = tmp[i++];
+    while (i < k && tmp[i] < 0.0)
+        roots[count++] = tmp[i++];
+    for (int j = 0; j < zero_in; ++j)
+        roots[count++] = 0.0;
+    while (i < k)
+        roots[count++] = tmp[i++];
     return count;
 }
 
@@ -367,6 +377,7 @@ int imp_quartic_roots(double a, double b, double c, double d, double e, double l
 
 double imp_poly_eval(const double *c, int degree, double t) {
     double s = c[degree];
-    for (int i = degree - 1; i >= 0; --i) s = s * t + c[i];
+    for (int i = degree - 1; i >= 0; --i)
+        s = s * t + c[i];
     return s;
 }

@@ -74,8 +74,7 @@ imp_aabb imp_swept_bounds_shape(const imp_motion *m, const imp_shape *shape, dou
     local_bounds(shape, dim, &lo, &hi);
     b.lo = imp_add(b.lo, lo);
     b.hi = imp_add(b.hi, hi);
-    if (dim == 2)
-        b.lo.z = b.hi.z = 0.0;
+    if (dim == 2) b.lo.z = b.hi.z = 0.0;
     return b;
 }
 
@@ -124,8 +123,7 @@ static int push(contact_vec *cv, const imp_scene_contact *c) {
     if (cv->n == cv->cap) {
         size_t cap = cv->cap ? 2 * cv->cap : 16;
         imp_scene_contact *v = realloc(cv->v, cap * sizeof *v);
-        if (!v)
-            return -1;
+        if (!v) return -1;
         cv->v = v;
         cv->cap = cap;
     }
@@ -147,11 +145,9 @@ static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chun
         if (r.state == IMP_TOI_FAILED)
             out->nomem = 1; /* the caller checked the pairs; only memory fails here */
     }
-    if (r.state != IMP_TOI_HIT && r.state != IMP_TOI_OVERLAPPING)
-        return;
+    if (r.state != IMP_TOI_HIT && r.state != IMP_TOI_OVERLAPPING) return;
     imp_scene_contact c = {ia, ib, r.time, r.point, r.normal, r.depth};
-    if (push(r.state == IMP_TOI_HIT ? &out->hits : &out->overlaps, &c) != 0)
-        out->nomem = 1;
+    if (push(r.state == IMP_TOI_HIT ? &out->hits : &out->overlaps, &c) != 0) out->nomem = 1;
 }
 
 static void narrow_range(void *ctx, size_t begin, size_t end) {
@@ -179,10 +175,8 @@ static size_t brute_pairs(const imp_scene_input *in) {
 
 static int by_time_then_pair(const void *x, const void *y) {
     const imp_scene_contact *p = x, *q = y;
-    if (p->time != q->time)
-        return p->time < q->time ? -1 : 1;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
+    if (p->time != q->time) return p->time < q->time ? -1 : 1;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
     return (p->b > q->b) - (p->b < q->b);
 }
 
@@ -212,8 +206,7 @@ static int is_halfspace(const imp_scene_body *b) {
 
 static int by_pair(const void *x, const void *y) {
     const imp_pair *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
     return (p->b > q->b) - (p->b < q->b);
 }
 
@@ -239,8 +232,7 @@ static int candidates(const imp_scene_input *in, imp_broadphase_kind *kind, imp_
     *pairs = NULL;
     *n_pairs = 0;
     int rc = -1;
-    if (!boxes || !is_static || !map)
-        goto done;
+    if (!boxes || !is_static || !map) goto done;
     double pad = IMP_SCENE_BOUNDS_PAD * scene_scale(in);
     size_t m = 0, n_half = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -255,12 +247,10 @@ static int candidates(const imp_scene_input *in, imp_broadphase_kind *kind, imp_
         map[m++] = (uint32_t)i;
     }
     imp_broadphase_input bin = {boxes, is_static, m, in->dim, in->max_pairs, in->par};
-    if (*kind == IMP_BROAD_AUTO)
-        *kind = imp_broadphase_choose(&bin);
+    if (*kind == IMP_BROAD_AUTO) *kind = imp_broadphase_choose(&bin);
     if (imp_broadphase_pairs(*kind, &bin, pairs, n_pairs) != 0) {
         /* the broadphase does not say which: a finite bound is the likely cause */
-        if (in->max_pairs < SIZE_MAX)
-            *why = IMP_SCENE_TOO_MANY;
+        if (in->max_pairs < SIZE_MAX) *why = IMP_SCENE_TOO_MANY;
         goto done;
     }
     for (size_t k = 0; k < *n_pairs; ++k) /* map is increasing: order and a < b are kept */
@@ -268,17 +258,14 @@ static int candidates(const imp_scene_input *in, imp_broadphase_kind *kind, imp_
     if (n_half > 0) {
         size_t cap = *n_pairs + n_half * m;
         imp_pair *all = realloc(*pairs, (cap ? cap : 1) * sizeof *all);
-        if (!all)
-            goto done;
+        if (!all) goto done;
         *pairs = all;
         for (size_t i = 0; i < n; ++i) {
             const imp_scene_body *h = &in->bodies[i];
-            if (!is_halfspace(h))
-                continue;
+            if (!is_halfspace(h)) continue;
             for (size_t k = 0; k < m; ++k) {
                 const imp_scene_body *b = &in->bodies[map[k]];
-                if ((h->is_static && b->is_static) || !reaches(&boxes[k], h->shape, pad))
-                    continue;
+                if ((h->is_static && b->is_static) || !reaches(&boxes[k], h->shape, pad)) continue;
                 uint32_t x = (uint32_t)i, y = map[k];
                 all[(*n_pairs)++] = x < y ? (imp_pair){x, y} : (imp_pair){y, x};
             }
@@ -306,15 +293,13 @@ done:
 static int gather(chunk_out *chunks, size_t n_chunks, imp_scene_output *out) {
     size_t hits = 0, overlaps = 0;
     for (size_t c = 0; c < n_chunks; ++c) {
-        if (chunks[c].nomem)
-            return -1;
+        if (chunks[c].nomem) return -1;
         hits += chunks[c].hits.n;
         overlaps += chunks[c].overlaps.n;
     }
     out->collisions = malloc((hits ? hits : 1) * sizeof *out->collisions);
     out->overlapping = malloc((overlaps ? overlaps : 1) * sizeof *out->overlapping);
-    if (!out->collisions || !out->overlapping)
-        return -1;
+    if (!out->collisions || !out->overlapping) return -1;
     for (size_t c = 0; c < n_chunks; ++c) {
         if (chunks[c].hits.n)
             memcpy(out->collisions + out->n_collisions, chunks[c].hits.v,
@@ -336,14 +321,12 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
     if (kind == IMP_BROAD_BRUTE) {
         /* every pair through the narrowphase, no bounds: the reference */
         n_pairs = brute_pairs(in);
-        if (n_pairs > in->max_pairs)
-            return IMP_SCENE_TOO_MANY;
+        if (n_pairs > in->max_pairs) return IMP_SCENE_TOO_MANY;
         range = in->n;
         grain = in->n ? 1 + NARROW_GRAIN / in->n : 1; /* rows of about NARROW_GRAIN pairs */
     } else {
         imp_scene_status why;
-        if (candidates(in, &kind, &pairs, &n_pairs, &why) != 0)
-            return why;
+        if (candidates(in, &kind, &pairs, &n_pairs, &why) != 0) return why;
         range = n_pairs;
         grain = NARROW_GRAIN;
     }
@@ -354,8 +337,7 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
     if (chunks) {
         narrow_job job = {in, pairs, grain, chunks};
         imp_parallel_for(in->par, range, grain, narrow_range, &job);
-        if (gather(chunks, n_chunks, out) == 0)
-            st = IMP_SCENE_OK;
+        if (gather(chunks, n_chunks, out) == 0) st = IMP_SCENE_OK;
         for (size_t c = 0; c < n_chunks; ++c) {
             free(chunks[c].hits.v);
             free(chunks[c].overlaps.v);
@@ -376,8 +358,7 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
 }
 
 void imp_scene_output_free(imp_scene_output *out) {
-    if (!out)
-        return;
+    if (!out) return;
     free(out->collisions);
     free(out->overlapping);
     memset(out, 0, sizeof *out);

@@ -76,8 +76,8 @@ typedef struct imp_scene_contact {
 
 typedef enum imp_scene_status {
     IMP_SCENE_OK = 0,
-    IMP_SCENE_NOMEM,     /* allocation failed */
-    IMP_SCENE_TOO_MANY   /* more candidate pairs than max_pairs */
+    IMP_SCENE_NOMEM,   /* allocation failed */
+    IMP_SCENE_TOO_MANY /* more candidate pairs than max_pairs */
 } imp_scene_status;
 
 typedef struct imp_scene_output {

@@ -32,8 +32,7 @@
 #define TURNING_SLACK 1e-6
 
 void imp_shape_free(imp_shape *s) {
-    if (!s)
-        return;
+    if (!s) return;
     free(s->verts);
     s->verts = NULL;
     s->n_verts = 0;
@@ -60,8 +59,7 @@ imp_quat imp_quat_from_angle(double angle) {
 int imp_quat_normalize(imp_quat q, imp_quat *out) {
     /* scaled by the largest component first, so neither 1e-200 nor 1e200 over- or underflows */
     double m = fmax(fmax(fabs(q.w), fabs(q.x)), fmax(fabs(q.y), fabs(q.z)));
-    if (!(m > 0.0) || !isfinite(m))
-        return -1;
+    if (!(m > 0.0) || !isfinite(m)) return -1;
     imp_quat s = {q.w / m, q.x / m, q.y / m, q.z / m};
     double l = sqrt(s.w * s.w + s.x * s.x + s.y * s.y + s.z * s.z);
     out->w = s.w / l;
@@ -83,8 +81,7 @@ size_t imp_shape_polygon_vertices(const imp_shape *s, imp_vec3 box_buf[4], const
         *out = s->verts;
         return s->n_verts;
     }
-    if (s->type != IMP_SHAPE_BOX)
-        return 0;
+    if (s->type != IMP_SHAPE_BOX) return 0;
     static const double sx[4] = {-1, 1, 1, -1}, sy[4] = {-1, -1, 1, 1};
     for (int i = 0; i < 4; ++i) /* counter-clockwise, kept so by the rotation */
         box_buf[i] = imp_quat_rotate(s->rot, imp_v3(sx[i] * s->half.x, sy[i] * s->half.y, 0));
@@ -108,11 +105,9 @@ size_t imp_shape_core(const imp_shape *s, int dim, imp_vec3 buf[4], const imp_ve
         *radius = s->type == IMP_SHAPE_CAPSULE ? s->radius : 0.0;
         return s->a.x == s->b.x && s->a.y == s->b.y && s->a.z == s->b.z ? 1 : 2;
     case IMP_SHAPE_BOX:
-    case IMP_SHAPE_POLYGON:
-        return dim == 2 ? imp_shape_polygon_vertices(s, buf, out) : 0;
+    case IMP_SHAPE_POLYGON: return dim == 2 ? imp_shape_polygon_vertices(s, buf, out) : 0;
     case IMP_SHAPE_POLYHEDRON:
-    case IMP_SHAPE_HALFSPACE:
-        break;
+    case IMP_SHAPE_HALFSPACE: break;
     }
     return 0;
 }
@@ -120,8 +115,7 @@ size_t imp_shape_core(const imp_shape *s, int dim, imp_vec3 buf[4], const imp_ve
 size_t imp_shape_points(const imp_shape *s, int dim, imp_vec3 buf[8], const imp_vec3 **out,
                         double *radius) {
     size_t n = imp_shape_core(s, dim, buf, out, radius);
-    if (n > 0)
-        return n;
+    if (n > 0) return n;
     if (s->type == IMP_SHAPE_BOX) {
         for (int i = 0; i < 8; ++i)
             buf[i] = imp_quat_rotate(s->rot, imp_v3(i & 1 ? s->half.x : -s->half.x,
@@ -181,8 +175,7 @@ imp_polygon_status imp_polygon_normalize(imp_vec3 *v, size_t n, size_t *bad) {
             return IMP_POLYGON_NONCONVEX;
         }
     }
-    if (sign == 0)
-        return IMP_POLYGON_FLAT;
+    if (sign == 0) return IMP_POLYGON_FLAT;
     /* turns of one sign add up to a whole number of windings, and more than one was
      * caught above */
     if (sign < 0) {
@@ -196,8 +189,7 @@ imp_polygon_status imp_polygon_normalize(imp_vec3 *v, size_t n, size_t *bad) {
 }
 
 int imp_polyhedron_check(const imp_vec3 *p, size_t n) {
-    if (n < 4)
-        return -1;
+    if (n < 4) return -1;
     size_t i1 = 0, i2 = 0;
     double best = 0.0;
     for (size_t i = 1; i < n; ++i) {
@@ -208,8 +200,7 @@ int imp_polyhedron_check(const imp_vec3 *p, size_t n) {
         }
     }
     double extent = best;
-    if (!(extent > 0.0))
-        return -1; /* one distinct point */
+    if (!(extent > 0.0)) return -1; /* one distinct point */
     imp_vec3 axis = imp_scale(imp_sub(p[i1], p[0]), 1.0 / extent);
     best = 0.0;
     for (size_t i = 0; i < n; ++i) {
@@ -220,10 +211,9 @@ int imp_polyhedron_check(const imp_vec3 *p, size_t n) {
             i2 = i;
         }
     }
-    if (best <= IMP_POLYHEDRON_FLAT_REL * extent)
-        return -1; /* collinear */
-    imp_vec3 nrm = imp_normalize_or(imp_cross(imp_sub(p[i1], p[0]), imp_sub(p[i2], p[0])),
-                                    imp_v3(0, 0, 0));
+    if (best <= IMP_POLYHEDRON_FLAT_REL * extent) return -1; /* collinear */
+    imp_vec3 nrm =
+        imp_normalize_or(imp_cross(imp_sub(p[i1], p[0]), imp_sub(p[i2], p[0])), imp_v3(0, 0, 0));
     best = 0.0;
     for (size_t i = 0; i < n; ++i) {
         double d = fabs(imp_dot(imp_sub(p[i], p[0]), nrm));

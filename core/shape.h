@@ -32,7 +32,7 @@ typedef enum imp_shape_type {
     IMP_SHAPE_POLYHEDRON, /* 3D only */
     IMP_SHAPE_CAPSULE,
     IMP_SHAPE_SEGMENT,
-    IMP_SHAPE_HALFSPACE   /* static bodies only */
+    IMP_SHAPE_HALFSPACE /* static bodies only */
 } imp_shape_type;
 
 /* A rotation as a unit quaternion w + xi + yj + zk. */
@@ -42,13 +42,13 @@ typedef struct imp_quat {
 
 typedef struct imp_shape {
     imp_shape_type type;
-    double radius;     /* sphere, capsule (>= 0); 0 otherwise */
-    imp_vec3 half;     /* box: half extents, each > 0 (z 0 in 2D) */
-    imp_quat rot;      /* box: unit rotation; identity when none; 2D: about z */
-    imp_vec3 a, b;     /* capsule, segment: end points */
-    imp_vec3 normal;   /* halfspace: unit normal */
-    double offset;     /* halfspace: the solid is {x : normal . x <= offset} */
-    imp_vec3 *verts;   /* polygon: counter-clockwise, convex; polyhedron: the points */
+    double radius;   /* sphere, capsule (>= 0); 0 otherwise */
+    imp_vec3 half;   /* box: half extents, each > 0 (z 0 in 2D) */
+    imp_quat rot;    /* box: unit rotation; identity when none; 2D: about z */
+    imp_vec3 a, b;   /* capsule, segment: end points */
+    imp_vec3 normal; /* halfspace: unit normal */
+    double offset;   /* halfspace: the solid is {x : normal . x <= offset} */
+    imp_vec3 *verts; /* polygon: counter-clockwise, convex; polyhedron: the points */
     size_t n_verts;
 } imp_shape;
 

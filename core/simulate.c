@@ -135,9 +135,9 @@ typedef struct sbody {
     _Alignas(64) imp_vec3 p; /* path at tref: p + v (t - tref) + a (t - tref)^2 / 2 */
     imp_vec3 v, a;
     double tref;
-    double radius;    /* F_SPHERE: the shape's radius */
-    int32_t cell[3];  /* grid cell (z 0 in 2D); unused for globals */
-    uint32_t next;    /* next body in the cell's hash bucket */
+    double radius;   /* F_SPHERE: the shape's radius */
+    int32_t cell[3]; /* grid cell (z 0 in 2D); unused for globals */
+    uint32_t next;   /* next body in the cell's hash bucket */
     uint32_t seq, traj, support;
     uint8_t flags;
 } sbody;
@@ -164,10 +164,10 @@ struct imp_sim {
     /* grid */
     double L;
     uint32_t *prev, *head;
-    size_t mask;       /* hash buckets - 1 */
-    int64_t dlo[3];    /* dense box: first cell */
-    uint64_t dn[3];    /* cells per axis (0: no dense box) */
-    size_t n_dense;    /* dn[0] dn[1] dn[2] slots, then mask + 1 hash buckets */
+    size_t mask;    /* hash buckets - 1 */
+    int64_t dlo[3]; /* dense box: first cell */
+    uint64_t dn[3]; /* cells per axis (0: no dense box) */
+    size_t n_dense; /* dn[0] dn[1] dn[2] slots, then mask + 1 hash buckets */
     uint32_t *globals;
     size_t n_globals;
     /* queue */
@@ -209,7 +209,8 @@ static void compact(imp_sim *s) {
         if (s->heap[i].seq == s->sb[s->heap[i].owner].seq) s->heap[k++] = s->heap[i];
     s->st.stale += s->hn - k;
     s->hn = k;
-    for (size_t i = k / HEAP_ARITY + 1; i-- > 0;) sift_down(s->heap, k, i);
+    for (size_t i = k / HEAP_ARITY + 1; i-- > 0;)
+        sift_down(s->heap, k, i);
 }
 
 static void push(imp_sim *s, qev e) {
@@ -253,7 +254,8 @@ static void pop(imp_sim *s) {
 static size_t bucket_of(const imp_sim *s, const int32_t c[3]) {
     uint64_t x = (uint64_t)((int64_t)c[0] - s->dlo[0]), y = (uint64_t)((int64_t)c[1] - s->dlo[1]),
              z = (uint64_t)((int64_t)c[2] - s->dlo[2]);
-    if (x < s->dn[0] && y < s->dn[1] && z < s->dn[2]) return (size_t)((z * s->dn[1] + y) * s->dn[0] + x);
+    if (x < s->dn[0] && y < s->dn[1] && z < s->dn[2])
+        return (size_t)((z * s->dn[1] + y) * s->dn[0] + x);
     uint64_t h = (uint64_t)c[0] * 0x9E3779B97F4A7C15ull ^ (uint64_t)c[1] * 0xC2B2AE3D27D4EB4Full ^
                  (uint64_t)c[2] * 0x165667B19E3779F9ull;
     h ^= h >> 29;
@@ -287,8 +289,8 @@ static int32_t cell_index(double x, double L) {
 
 static imp_motion motion_at(const imp_sim *s, uint32_t i, double t) {
     double dt = t - s->sb[i].tref;
-    imp_motion m = {imp_path_at(s->sb[i].p, s->sb[i].v, s->sb[i].a, dt), imp_path_vel(s->sb[i].v, s->sb[i].a, dt),
-                    s->sb[i].a};
+    imp_motion m = {imp_path_at(s->sb[i].p, s->sb[i].v, s->sb[i].a, dt),
+                    imp_path_vel(s->sb[i].v, s->sb[i].a, dt), s->sb[i].a};
     return m;
 }
 
@@ -429,7 +431,8 @@ static void predict(imp_sim *s, uint32_t i) {
     imp_motion mi;
     body_at(s, i, s->now, &tmp, &shi, &mi);
     if (fi & F_GLOBAL) {
-        for (uint32_t j = 0; j < (uint32_t)s->n; ++j) predict_pair(s, i, j, shi, &mi, &be);
+        for (uint32_t j = 0; j < (uint32_t)s->n; ++j)
+            predict_pair(s, i, j, shi, &mi, &be);
     } else {
         /* The neighbours are gathered first and predicted against after: the gathering
          * loads (slots, then records) are independent from cell to cell and overlap, where
@@ -447,12 +450,15 @@ static void predict(imp_sim *s, uint32_t i) {
                         if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
                         near[nn++] = j;
                         if (nn < GATHER) continue;
-                        for (size_t k = 0; k < nn; ++k) predict_pair(s, i, near[k], shi, &mi, &be);
+                        for (size_t k = 0; k < nn; ++k)
+                            predict_pair(s, i, near[k], shi, &mi, &be);
                         nn = 0;
                     }
                 }
-        for (size_t k = 0; k < nn; ++k) predict_pair(s, i, near[k], shi, &mi, &be);
-        for (size_t g = 0; g < s->n_globals; ++g) predict_pair(s, i, s->globals[g], shi, &mi, &be);
+        for (size_t k = 0; k < nn; ++k)
+            predict_pair(s, i, near[k], shi, &mi, &be);
+        for (size_t g = 0; g < s->n_globals; ++g)
+            predict_pair(s, i, s->globals[g], shi, &mi, &be);
     }
     if (be.partner == NONE || !(be.t <= s->horizon)) return;
     s->ev_point[i] = be.point;
@@ -634,7 +640,8 @@ static double bounding_radius(const imp_shape *sh, int dim) {
     double r = 0;
     size_t k = imp_shape_points(sh, dim, buf, &pts, &r);
     double m = 0;
-    for (size_t q = 0; q < k; ++q) m = fmax(m, imp_len(pts[q]));
+    for (size_t q = 0; q < k; ++q)
+        m = fmax(m, imp_len(pts[q]));
     return m + r;
 }
 
@@ -654,7 +661,8 @@ static uint64_t morton(const imp_sim *s, const int32_t c[3]) {
         u[k] = d < 0 ? 0 : (uint64_t)d > top ? top : (uint64_t)d;
     }
     for (int b = bits - 1; b >= 0; --b)
-        for (int k = 0; k < s->dim; ++k) key = key << 1 | ((u[k] >> b) & 1);
+        for (int k = 0; k < s->dim; ++k)
+            key = key << 1 | ((u[k] >> b) & 1);
     return key;
 }
 
@@ -708,10 +716,10 @@ static int reorder(imp_sim *s) {
     return 0;
 }
 
-#define ALLOC(ptr, count)                                                   \
-    do {                                                                    \
-        (ptr) = calloc((count) > 0 ? (count) : 1, sizeof *(ptr));           \
-        if (!(ptr)) goto nomem;                                             \
+#define ALLOC(ptr, count)                                                                          \
+    do {                                                                                           \
+        (ptr) = calloc((count) > 0 ? (count) : 1, sizeof *(ptr));                                  \
+        if (!(ptr)) goto nomem;                                                                    \
     } while (0)
 
 imp_sim *imp_sim_create(const imp_sim_input *in) {
@@ -728,8 +736,8 @@ imp_sim *imp_sim_create(const imp_sim_input *in) {
     s->max_events = in->max_events;
     /* saturating: max_events may be SIZE_MAX */
     size_t per = IMP_SIM_WORK_PER_EVENT;
-    size_t budget = in->max_events > (SIZE_MAX - per * in->n) / per ? SIZE_MAX
-                                                                     : per * (in->max_events + in->n);
+    size_t budget =
+        in->max_events > (SIZE_MAX - per * in->n) / per ? SIZE_MAX : per * (in->max_events + in->n);
     s->max_work = budget;
     s->record = in->record;
     /* cache-line aligned: each record is exactly two lines */
@@ -822,7 +830,8 @@ imp_sim *imp_sim_create(const imp_sim_input *in) {
         s->L = L;
         s->st.cell_size = L;
         size_t nb = 16;
-        while (nb < 2 * n_grid) nb *= 2;
+        while (nb < 2 * n_grid)
+            nb *= 2;
         s->mask = nb - 1;
         /* the dense box, unless it would hold more than DENSE_MAX_PER_BODY cells per body
          * (a sparse scene with outliers): then every cell hashes */
@@ -840,7 +849,8 @@ imp_sim *imp_sim_create(const imp_sim_input *in) {
         if (cells == 0) s->dn[0] = s->dn[1] = s->dn[2] = 0;
         s->n_dense = (size_t)(s->dn[0] * s->dn[1] * s->dn[2]);
         ALLOC(s->head, s->n_dense + nb);
-        for (size_t k = 0; k < s->n_dense + nb; ++k) s->head[k] = NONE;
+        for (size_t k = 0; k < s->n_dense + nb; ++k)
+            s->head[k] = NONE;
         for (size_t i = 0; i < n; ++i) {
             if (s->sb[i].flags & F_GLOBAL) continue;
             int32_t *c = s->sb[i].cell;
@@ -893,8 +903,7 @@ void imp_sim_destroy(imp_sim *s) {
 
 double imp_sim_time(const imp_sim *s) { return s->now; }
 
-void imp_sim_body_state(const imp_sim *s, size_t caller_index, double t, imp_vec3 *p,
-                        imp_vec3 *v) {
+void imp_sim_body_state(const imp_sim *s, size_t caller_index, double t, imp_vec3 *p, imp_vec3 *v) {
     assert(s && caller_index < s->n);
     uint32_t i = s->slot[caller_index];
     if (s->sb[i].flags & F_HALFSPACE) {
@@ -927,7 +936,8 @@ imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out) {
     }
     out->time = s->now;
     out->stopped = (imp_sim_stop)st;
-    for (size_t i = 0; i < in->n; ++i) imp_sim_body_state(s, i, s->now, &bodies[i].p, &bodies[i].v);
+    for (size_t i = 0; i < in->n; ++i)
+        imp_sim_body_state(s, i, s->now, &bodies[i].p, &bodies[i].v);
     out->bodies = bodies;
     out->events = s->rec;
     out->n_events = s->nrec;

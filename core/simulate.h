@@ -98,14 +98,14 @@ typedef enum imp_sim_stop {
 } imp_sim_stop;
 
 typedef struct imp_sim_stats {
-    size_t events;       /* contacts processed */
-    size_t crossings;    /* cell-crossing events */
-    size_t stale;        /* invalidated events dropped from the queue */
-    size_t predictions;  /* pairwise time-of-impact calls */
+    size_t events;        /* contacts processed */
+    size_t crossings;     /* cell-crossing events */
+    size_t stale;         /* invalidated events dropped from the queue */
+    size_t predictions;   /* pairwise time-of-impact calls */
     size_t slow_contacts; /* contacts resolved with e = 0 by the collapse guard */
-    size_t rests;        /* times a body came to rest on a halfspace */
-    size_t global;       /* bodies predicted against everyone (halfspaces, huge bodies) */
-    double cell_size;    /* grid cell edge (0 without the grid) */
+    size_t rests;         /* times a body came to rest on a halfspace */
+    size_t global;        /* bodies predicted against everyone (halfspaces, huge bodies) */
+    double cell_size;     /* grid cell edge (0 without the grid) */
 } imp_sim_stats;
 
 typedef struct imp_sim imp_sim;
@@ -142,7 +142,7 @@ typedef struct imp_sim_state {
 } imp_sim_state;
 
 typedef struct imp_sim_output {
-    double time;           /* when it stopped */
+    double time; /* when it stopped */
     imp_sim_stop stopped;
     imp_sim_state *bodies; /* n, at `time` */
     imp_sim_event *events; /* n_events (record) or NULL */

@@ -28,16 +28,16 @@ typedef struct imp_motion {
 
 typedef struct imp_toi_result {
     imp_toi_state state;
-    double time;        /* HIT, OVERLAPPING (0) */
-    imp_vec3 point;     /* contact point at `time` */
-    imp_vec3 normal;    /* unit, from a towards b */
-    imp_vec3 pa, pb;    /* the bodies' positions at `time` */
-    double depth;       /* OVERLAPPING: penetration depth along normal */
-    int has_closest;    /* closest approach filled */
+    double time;             /* HIT, OVERLAPPING (0) */
+    imp_vec3 point;          /* contact point at `time` */
+    imp_vec3 normal;         /* unit, from a towards b */
+    imp_vec3 pa, pb;         /* the bodies' positions at `time` */
+    double depth;            /* OVERLAPPING: penetration depth along normal */
+    int has_closest;         /* closest approach filled */
     double closest_time;     /* time in the window of least centre distance */
     double closest_distance; /* surface gap then; negative when overlapping */
-    double tolerance;   /* 0: the time is exact (a root); > 0: it came from conservative
-                           advancement, and the gap at `time` is within this length */
+    double tolerance;        /* 0: the time is exact (a root); > 0: it came from conservative
+                                advancement, and the gap at `time` is within this length */
 } imp_toi_result;
 
 typedef struct imp_toi_spheres_input {

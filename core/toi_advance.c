@@ -91,7 +91,7 @@ typedef struct pair {
     const imp_shape *a, *b;
     const imp_motion *ma, *mb;
     int dim;
-    int move_b;     /* 1: a held at ma->p, b moves; 0: b held, a moves (b is a halfspace) */
+    int move_b;      /* 1: a held at ma->p, b moves; 0: b held, a moves (b is a halfspace) */
     imp_vec3 dv, da; /* b's velocity and acceleration relative to a */
     double tol;
 } pair;
@@ -136,8 +136,7 @@ static probe query(const pair *P, double t) {
     q.sep = q.gap;
     if (r.state == IMP_OVERLAP_APART || r.state == IMP_OVERLAP_OVERLAPPING) {
         q.sep = plane_gap(P, &q);
-        if (q.sep > q.gap)
-            q.gap = q.sep;
+        if (q.sep > q.gap) q.gap = q.sep;
     }
     return q;
 }
@@ -147,8 +146,7 @@ static probe query(const pair *P, double t) {
  * along a general n; against one, imp_overlap's gap is already the exact
  * plane gap along the halfspace's normal. */
 static double plane_gap(const pair *P, const probe *q) {
-    if (P->a->type == IMP_SHAPE_HALFSPACE || P->b->type == IMP_SHAPE_HALFSPACE)
-        return q->gap;
+    if (P->a->type == IMP_SHAPE_HALFSPACE || P->b->type == IMP_SHAPE_HALFSPACE) return q->gap;
     imp_vec3 ba[8], bb[8];
     const imp_vec3 *pa, *pb;
     double ra, rb;
@@ -165,19 +163,14 @@ static double plane_gap(const pair *P, const probe *q) {
 
 /* Smallest s > 0 with c + b s + h s^2 = 0, for c > 0; INFINITY when none. */
 static double first_root(double c, double b, double h) {
-    if (h == 0.0)
-        return b < 0.0 ? c / -b : INFINITY;
-    if (b >= 0.0 && h > 0.0)
-        return INFINITY;
+    if (h == 0.0) return b < 0.0 ? c / -b : INFINITY;
+    if (b >= 0.0 && h > 0.0) return INFINITY;
     double disc = b * b - 4.0 * h * c;
-    if (disc < 0.0)
-        return INFINITY; /* h > 0 here: the parabola stays above zero */
+    if (disc < 0.0) return INFINITY; /* h > 0 here: the parabola stays above zero */
     double qq = -0.5 * (b + copysign(sqrt(disc), b));
     double r1 = qq / h, r2 = qq != 0.0 ? c / qq : INFINITY, best = INFINITY;
-    if (r1 > 0.0)
-        best = r1;
-    if (r2 > 0.0 && r2 < best)
-        best = r2;
+    if (r1 > 0.0) best = r1;
+    if (r2 > 0.0 && r2 < best) best = r2;
     return best;
 }
 
@@ -200,8 +193,7 @@ static double safe_step(const pair *P, const probe *q, double t) {
  * more at t = 0), the moving body is first pushed out along the normal by
  * the depth plus the tolerance, and its closest point brought back. */
 static imp_vec3 contact_point(const pair *P, const probe *q) {
-    if (q->has_pts)
-        return imp_scale(imp_add(q->ca, q->cb), 0.5);
+    if (q->has_pts) return imp_scale(imp_add(q->ca, q->cb), 0.5);
     double push = -q->gap + P->tol;
     imp_vec3 qa = q->qa, qb = q->qb, ca, cb;
     if (P->move_b)
@@ -222,14 +214,12 @@ static imp_vec3 contact_point(const pair *P, const probe *q) {
 static imp_toi_result finish(const pair *P, imp_toi_state state, double t, const probe *q) {
     imp_toi_result r = {0};
     r.state = state;
-    if (state != IMP_TOI_HIT && state != IMP_TOI_OVERLAPPING)
-        return r;
+    if (state != IMP_TOI_HIT && state != IMP_TOI_OVERLAPPING) return r;
     r.time = t;
     r.pa = imp_path_at(P->ma->p, P->ma->v, P->ma->a, t);
     r.pb = imp_path_at(P->mb->p, P->mb->v, P->mb->a, t);
     r.normal = q->n;
-    if (state == IMP_TOI_OVERLAPPING)
-        r.depth = -q->gap;
+    if (state == IMP_TOI_OVERLAPPING) r.depth = -q->gap;
     /* frame to world: add the held body's displacement */
     const imp_motion *held = P->move_b ? P->ma : P->mb;
     imp_vec3 disp = imp_path_at(imp_v3(0, 0, 0), held->v, held->a, t);
@@ -243,23 +233,27 @@ imp_toi_result imp_toi_advance(const imp_shape *a, const imp_motion *ma, const i
     assert(dim == 2 || dim == 3);
     assert(horizon > 0.0);
     assert(tolerance > 0.0 && isfinite(tolerance));
-    pair P = {a, b, ma, mb, dim, b->type != IMP_SHAPE_HALFSPACE, imp_sub(mb->v, ma->v),
-              imp_sub(mb->a, ma->a), tolerance};
+    pair P = {a,
+              b,
+              ma,
+              mb,
+              dim,
+              b->type != IMP_SHAPE_HALFSPACE,
+              imp_sub(mb->v, ma->v),
+              imp_sub(mb->a, ma->a),
+              tolerance};
     imp_toi_result failed = {0};
     failed.state = IMP_TOI_FAILED;
 
     double t = 0.0;
     probe q = query(&P, t);
-    if (q.state != IMP_OVERLAP_APART && q.state != IMP_OVERLAP_OVERLAPPING)
-        return failed;
-    if (q.gap < -tolerance)
-        return finish(&P, IMP_TOI_OVERLAPPING, 0.0, &q);
+    if (q.state != IMP_OVERLAP_APART && q.state != IMP_OVERLAP_OVERLAPPING) return failed;
+    if (q.gap < -tolerance) return finish(&P, IMP_TOI_OVERLAPPING, 0.0, &q);
     if (q.gap <= tolerance) {
         /* touching at 0: a contact only when closing along the normal */
         double vn = imp_dot(q.n, P.dv), an = imp_dot(q.n, P.da);
         double ev = IMP_SLIDE_REL * imp_len(P.dv), ea = IMP_SLIDE_REL * imp_len(P.da);
-        if (vn < -ev || (vn <= ev && an < -ea))
-            return finish(&P, IMP_TOI_HIT, 0.0, &q);
+        if (vn < -ev || (vn <= ev && an < -ea)) return finish(&P, IMP_TOI_HIT, 0.0, &q);
         double g = q.sep, resume;
         if (!(g + tolerance > 0.0)) {
             resume = 0.0; /* n too poor to bound anything: a hit at 0, the safe side */
@@ -270,20 +264,16 @@ imp_toi_result imp_toi_advance(const imp_shape *a, const imp_motion *ma, const i
              * fall below -tolerance? */
             resume = first_root(g + tolerance, vn, 0.5 * an);
         }
-        if (!(resume <= horizon) || isinf(resume))
-            return finish(&P, IMP_TOI_NONE, 0.0, &q);
+        if (!(resume <= horizon) || isinf(resume)) return finish(&P, IMP_TOI_NONE, 0.0, &q);
         t = resume;
         q = query(&P, t);
     }
     for (int it = 1;; ++it) {
-        if (q.state != IMP_OVERLAP_APART && q.state != IMP_OVERLAP_OVERLAPPING)
-            return failed;
-        if (q.gap <= tolerance)
-            return finish(&P, IMP_TOI_HIT, t, &q);
+        if (q.state != IMP_OVERLAP_APART && q.state != IMP_OVERLAP_OVERLAPPING) return failed;
+        if (q.gap <= tolerance) return finish(&P, IMP_TOI_HIT, t, &q);
         /* gap > 0 on [t, t + step): past the horizon (or never closing) proves none */
         double step = safe_step(&P, &q, t);
-        if (!(step <= horizon - t) || isinf(step))
-            return finish(&P, IMP_TOI_NONE, t, &q);
+        if (!(step <= horizon - t) || isinf(step)) return finish(&P, IMP_TOI_NONE, t, &q);
         double next = fmin(t + step, horizon);
         if (it == IMP_ADVANCE_MAX_ITER || !(next > t))
             return failed; /* out of steps, or the gap closes within one ulp of t */

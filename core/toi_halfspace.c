@@ -55,8 +55,7 @@ imp_toi_result imp_toi_halfspace(const imp_toi_halfspace_input *in) {
             }
         }
     }
-    if (t_hit < 0.0)
-        return r;
+    if (t_hit < 0.0) return r;
     r.time = t_hit;
     imp_vec3 body_at = imp_path_at(in->body.p, in->body.v, in->body.a, t_hit);
     imp_vec3 shift = imp_path_at(imp_v3(0, 0, 0), in->plane.v, in->plane.a, t_hit);
@@ -68,8 +67,8 @@ imp_toi_result imp_toi_halfspace(const imp_toi_halfspace_input *in) {
             sum = imp_add(sum, in->verts[i]);
             count += 1;
         }
-    r.point = imp_madd(imp_add(body_at, imp_scale(sum, 1.0 / count)), n,
-                       -(in->radius - 0.5 * r.depth));
+    r.point =
+        imp_madd(imp_add(body_at, imp_scale(sum, 1.0 / count)), n, -(in->radius - 0.5 * r.depth));
     imp_vec3 from_a_to_b = in->halfspace_is_a ? n : imp_neg(n);
     r.normal = imp_v3(from_a_to_b.x + 0.0, from_a_to_b.y + 0.0, from_a_to_b.z + 0.0);
     if (in->halfspace_is_a) {

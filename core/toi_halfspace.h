@@ -18,10 +18,10 @@ typedef struct imp_toi_halfspace_input {
     double radius;         /* >= 0: the core rounded by it */
     imp_vec3 normal;       /* unit */
     double offset;
-    imp_motion plane;      /* the halfspace's motion: only v and a count (it is displaced
-                              by v t + a t^2 / 2; its position is ignored) */
-    double horizon;        /* > 0; INFINITY searches all t >= 0 */
-    int halfspace_is_a;    /* the normal of the result points from a to b */
+    imp_motion plane;   /* the halfspace's motion: only v and a count (it is displaced
+                           by v t + a t^2 / 2; its position is ignored) */
+    double horizon;     /* > 0; INFINITY searches all t >= 0 */
+    int halfspace_is_a; /* the normal of the result points from a to b */
 } imp_toi_halfspace_input;
 
 /* HIT, OVERLAPPING at t = 0 (depth) or NONE, as imp_toi_spheres. */

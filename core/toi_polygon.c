@@ -53,9 +53,9 @@ typedef struct span_set {
 } span_set;
 
 typedef struct axis_band {
-    imp_vec3 n;        /* unit axis */
-    double lo, hi;     /* band of the shift f at which the projections overlap */
-    double c1, c2;     /* f(t) = c1 t + c2 t^2 */
+    imp_vec3 n;    /* unit axis */
+    double lo, hi; /* band of the shift f at which the projections overlap */
+    double c1, c2; /* f(t) = c1 t + c2 t^2 */
 } axis_band;
 
 static double shift(const axis_band *b, double t) { return (b->c2 * t + b->c1) * t; }
@@ -105,13 +105,11 @@ static void band_spans(const axis_band *b, double h, span_set *out) {
         int inside = f >= b->lo && f <= b->hi;
         if (u == w) {
             /* a point of contact only: a root where the band is just touched (t = 0 too) */
-            if (out->n > 0 && out->s[out->n - 1].hi == u)
-                continue;
+            if (out->n > 0 && out->s[out->n - 1].hi == u) continue;
             f = shift(b, u);
             inside = f >= b->lo && f <= b->hi;
         }
-        if (!inside)
-            continue;
+        if (!inside) continue;
         if (out->n > 0 && out->s[out->n - 1].hi >= u)
             out->s[out->n - 1].hi = w;
         else if (out->n < MAX_INTERVALS)
@@ -124,8 +122,7 @@ static void intersect(span_set *acc, const span_set *b) {
     for (int i = 0; i < acc->n; ++i)
         for (int j = 0; j < b->n; ++j) {
             double lo = fmax(acc->s[i].lo, b->s[j].lo), hi = fmin(acc->s[i].hi, b->s[j].hi);
-            if (lo <= hi && r.n < MAX_INTERVALS)
-                r.s[r.n++] = (span){lo, hi};
+            if (lo <= hi && r.n < MAX_INTERVALS) r.s[r.n++] = (span){lo, hi};
         }
     *acc = r;
 }
@@ -150,7 +147,7 @@ typedef struct swept_in {
     imp_motion a, b;
     const imp_vec3 *va, *vb; /* relative to the positions */
     size_t na, nb;
-    const imp_vec3 *axes;    /* unit candidate separating axes */
+    const imp_vec3 *axes; /* unit candidate separating axes */
     size_t n_axes;
     double horizon;
     int dim;
@@ -213,8 +210,7 @@ static imp_vec3 contact_point_3d(const swept_in *in, imp_vec3 pa, imp_vec3 pb, i
     for (size_t i = 0; i < in->na; ++i) {
         imp_vec3 w = imp_add(pa, in->va[i]);
         if (imp_dot(w, n) >= ha - tol) {
-            if (ka < 2)
-                ea[ka] = w;
+            if (ka < 2) ea[ka] = w;
             sa = imp_add(sa, w);
             ++ka;
         }
@@ -222,8 +218,7 @@ static imp_vec3 contact_point_3d(const swept_in *in, imp_vec3 pa, imp_vec3 pb, i
     for (size_t i = 0; i < in->nb; ++i) {
         imp_vec3 w = imp_add(pb, in->vb[i]);
         if (imp_dot(w, n) <= hb + tol) {
-            if (kb < 2)
-                eb[kb] = w;
+            if (kb < 2) eb[kb] = w;
             sb = imp_add(sb, w);
             ++kb;
         }
@@ -285,8 +280,7 @@ static imp_toi_result swept(const swept_in *in) {
             double probe = t1 == INFINITY ? t0 + 1.0 : 0.5 * (t0 + t1);
             size_t w2;
             int p2;
-            if (!(t1 > t0) || least_pen(bands, nb, probe, &w2, &p2) <= tol)
-                continue;
+            if (!(t1 > t0) || least_pen(bands, nb, probe, &w2, &p2) <= tol) continue;
             r.state = IMP_TOI_HIT;
         }
         r.time = t0;
@@ -308,8 +302,7 @@ imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
     imp_toi_result r = {.state = IMP_TOI_FAILED};
     size_t n = in->na + in->nb;
     imp_vec3 *axes = malloc(n * sizeof *axes);
-    if (!axes)
-        return r;
+    if (!axes) return r;
     for (size_t i = 0; i < n; ++i) { /* the edge normals of both */
         const imp_vec3 *v = i < in->na ? in->va : in->vb;
         size_t m = i < in->na ? in->na : in->nb, k = i < in->na ? i : i - in->na;
@@ -327,8 +320,7 @@ imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, co
     assert(horizon > 0.0);
     imp_toi_result r = {.state = IMP_TOI_FAILED};
     imp_polytope_pair pair;
-    if (imp_polytope_pair_build(a, b, &pair) != 0)
-        return r;
+    if (imp_polytope_pair_build(a, b, &pair) != 0) return r;
     swept_in s = {*ma, *mb, pair.va, pair.vb, pair.na, pair.nb, pair.axes, pair.n_axes, horizon, 3};
     r = swept(&s);
     imp_polytope_pair_free(&pair);

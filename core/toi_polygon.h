@@ -14,10 +14,10 @@
 #include "toi.h"
 
 typedef struct imp_toi_polygons_input {
-    imp_motion a, b;        /* the polygons' reference points: vertices are relative to them */
+    imp_motion a, b;         /* the polygons' reference points: vertices are relative to them */
     const imp_vec3 *va, *vb; /* counter-clockwise convex vertices, z = 0 */
-    size_t na, nb;          /* >= 3 each */
-    double horizon;         /* > 0; INFINITY searches all t >= 0 */
+    size_t na, nb;           /* >= 3 each */
+    double horizon;          /* > 0; INFINITY searches all t >= 0 */
 } imp_toi_polygons_input;
 
 /* HIT (time, point, unit normal from a to b, positions), OVERLAPPING at

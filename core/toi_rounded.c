@@ -37,7 +37,7 @@
 #include "tolerance.h"
 
 typedef struct dvert {
-    imp_vec3 p;   /* vertex of D */
+    imp_vec3 p;    /* vertex of D */
     size_t ia, ib; /* the core vertices it is a[ia] - b[ib] of */
 } dvert;
 
@@ -49,8 +49,7 @@ static size_t lowest(const imp_vec3 *v, size_t n, double sign) {
     for (size_t i = 1; i < n; ++i) {
         double yi = sign * v[i].y, yb = sign * v[best].y;
         double xi = sign * v[i].x, xb = sign * v[best].x;
-        if (yi < yb || (yi == yb && xi < xb))
-            best = i;
+        if (yi < yb || (yi == yb && xi < xb)) best = i;
     }
     return best;
 }
@@ -70,8 +69,7 @@ static size_t minkowski_difference(const imp_vec3 *a, size_t na, const imp_vec3 
     while (i < ea || j < eb || k == 0) {
         size_t ia = (i0 + i) % na, ib = (j0 + j) % nb;
         out[k++] = (dvert){imp_sub(a[ia], b[ib]), ia, ib};
-        if (i >= ea && j >= eb)
-            break;
+        if (i >= ea && j >= eb) break;
         imp_vec3 da = imp_sub(a[(ia + 1) % na], a[ia]);
         imp_vec3 db = imp_sub(b[ib], b[(ib + 1) % nb]); /* edge of -b */
         double c = i < ea && j < eb ? cross2(da, db) : 0.0;
@@ -81,16 +79,15 @@ static size_t minkowski_difference(const imp_vec3 *a, size_t na, const imp_vec3 
             ++j;
         else
             ++i, ++j;
-        if (i >= ea && j >= eb)
-            break;
+        if (i >= ea && j >= eb) break;
     }
     return k;
 }
 
 typedef struct feature {
     int is_vertex;
-    size_t k;     /* vertex k, or edge k -> k+1 */
-    double s;     /* position along the edge, in [0, 1] */
+    size_t k; /* vertex k, or edge k -> k+1 */
+    double s; /* position along the edge, in [0, 1] */
 } feature;
 
 /* distance from x to D (0 inside for a polygon D) and the nearest feature;
@@ -109,12 +106,10 @@ static double signed_distance(const dvert *d, size_t n, imp_vec3 x, feature *f, 
     for (size_t k = 0; k < n; ++k) {
         imp_vec3 p0 = d[k].p, p1 = d[(k + 1) % n].p, e = imp_sub(p1, p0);
         double ee = imp_dot(e, e);
-        if (ee == 0.0)
-            continue;
+        if (ee == 0.0) continue;
         imp_vec3 en = imp_scale(imp_v3(e.y, -e.x, 0), 1.0 / sqrt(ee)); /* outward for CCW */
         double side = imp_dot(imp_sub(x, p0), en);
-        if (side > 0.0)
-            in = 0;
+        if (side > 0.0) in = 0;
         if (side > inside) {
             inside = side;
             fin = (feature){0, k, fmin(fmax(imp_dot(imp_sub(x, p0), e) / ee, 0.0), 1.0)};
@@ -156,10 +151,8 @@ static imp_vec3 qd_at(const rel *q, double t) { return imp_path_vel(q->v, q->a, 
 static int entering(const rel *q, double t, imp_vec3 n) {
     double vtol = IMP_SLIDE_REL * (imp_max_abs(q->v) + imp_max_abs(q->a) * t);
     double vn = imp_dot(qd_at(q, t), n);
-    if (vn < -vtol)
-        return 1;
-    if (vn > vtol)
-        return 0;
+    if (vn < -vtol) return 1;
+    if (vn > vtol) return 0;
     return imp_dot(q->a, n) < 0.0;
 }
 
@@ -226,15 +219,13 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
                 nr = imp_poly_roots(c, 4, 0.0, in->horizon, roots);
                 for (int i = 0; i < nr; ++i) {
                     double t = roots[i];
-                    if (!(t > 0.0 && t < best))
-                        continue;
+                    if (!(t > 0.0 && t < best)) continue;
                     imp_vec3 x = q_at(&q, t);
                     feature g;
                     imp_vec3 gn;
                     double gap = signed_distance(d, n, x, &g, &gn) - R;
                     /* on the rounded boundary near this vertex, and entering */
-                    if (fabs(gap) <= 1e3 * tol + 1e-12 * R && entering(&q, t, gn))
-                        best = t;
+                    if (fabs(gap) <= 1e3 * tol + 1e-12 * R && entering(&q, t, gn)) best = t;
                 }
             }
         }

@@ -20,8 +20,8 @@ typedef struct imp_toi_rounded_input {
     const imp_vec3 *va, *vb; /* cores relative to the positions: 1 point, 2 segment ends,
                                 or >= 3 counter-clockwise convex vertices; z = 0 */
     size_t na, nb;
-    double ra, rb;           /* radii >= 0 */
-    double horizon;          /* > 0; INFINITY searches all t >= 0 */
+    double ra, rb;  /* radii >= 0 */
+    double horizon; /* > 0; INFINITY searches all t >= 0 */
 } imp_toi_rounded_input;
 
 /* As imp_toi_polygons: HIT, OVERLAPPING at t = 0 (depth, normal), NONE, or

@@ -49,7 +49,7 @@
  * i * nb + j), edges and faces (outward normal, offset, vertex loop
  * counter-clockwise seen from outside). */
 typedef struct dpoly {
-    int dim;                  /* affine dimension of D: 1, 2 or 3 */
+    int dim; /* affine dimension of D: 1, 2 or 3 */
     size_t nv, ne, nf;
     const imp_vec3 *v;
     const size_t *src;
@@ -57,8 +57,8 @@ typedef struct dpoly {
     const size_t *fstart, *floop;
     const imp_vec3 *fn;
     const double *fd;
-    imp_hull *hull;           /* dim 3 */
-    void *own;                /* dim 1 and 2: one block holding every array */
+    imp_hull *hull; /* dim 3 */
+    void *own;      /* dim 1 and 2: one block holding every array */
 } dpoly;
 
 static void dpoly_free(dpoly *d) {
@@ -73,8 +73,7 @@ typedef struct pt2 {
 
 static int pt2_cmp(const void *pa, const void *pb) {
     const pt2 *a = pa, *b = pb;
-    if (a->x != b->x)
-        return a->x < b->x ? -1 : 1;
+    if (a->x != b->x) return a->x < b->x ? -1 : 1;
     return (a->y > b->y) - (a->y < b->y);
 }
 
@@ -87,8 +86,7 @@ static int dpoly_alloc(dpoly *d, size_t nv, size_t ne, size_t nf, size_t nloop) 
     size_t bytes = nv * (sizeof(imp_vec3) + sizeof(size_t)) + ne * sizeof(imp_hull_edge) +
                    (nf + 1 + nloop) * sizeof(size_t) + nf * (sizeof(imp_vec3) + sizeof(double));
     char *m = malloc(bytes);
-    if (!m)
-        return -1;
+    if (!m) return -1;
     d->own = m;
     d->nv = nv, d->ne = ne, d->nf = nf;
     d->v = (imp_vec3 *)m, m += nv * sizeof(imp_vec3);
@@ -106,13 +104,10 @@ static int build_line(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 dir, dp
     size_t lo = 0, hi = 0;
     for (size_t k = 1; k < n; ++k) {
         double s = imp_dot(imp_sub(p[k], p0), dir);
-        if (s < imp_dot(imp_sub(p[lo], p0), dir))
-            lo = k;
-        if (s > imp_dot(imp_sub(p[hi], p0), dir))
-            hi = k;
+        if (s < imp_dot(imp_sub(p[lo], p0), dir)) lo = k;
+        if (s > imp_dot(imp_sub(p[hi], p0), dir)) hi = k;
     }
-    if (dpoly_alloc(d, 2, 1, 0, 0) != 0)
-        return -1;
+    if (dpoly_alloc(d, 2, 1, 0, 0) != 0) return -1;
     d->dim = 1;
     imp_vec3 *v = (imp_vec3 *)d->v;
     size_t *src = (size_t *)d->src, *fstart = (size_t *)d->fstart;
@@ -126,8 +121,7 @@ static int build_line(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 dir, dp
 static int build_flat(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 e1, imp_vec3 e2,
                       dpoly *d) {
     pt2 *s = malloc((2 * n + 1) * sizeof *s); /* the points, then the chain (n + 1) */
-    if (!s)
-        return -1;
+    if (!s) return -1;
     for (size_t k = 0; k < n; ++k) {
         imp_vec3 w = imp_sub(p[k], p0);
         s[k] = (pt2){imp_dot(w, e1), imp_dot(w, e2), k};
@@ -165,8 +159,8 @@ static int build_flat(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 e1, imp
         v[k] = p[h[k].k];
         src[k] = h[k].k;
         e[k] = (imp_hull_edge){{k, (k + 1) % m}, {0, 1}};
-        floop[k] = k;              /* counter-clockwise about +nrm */
-        floop[m + k] = m - 1 - k;  /* and about -nrm */
+        floop[k] = k;             /* counter-clockwise about +nrm */
+        floop[m + k] = m - 1 - k; /* and about -nrm */
         fd[0] = fmax(fd[0], imp_dot(nrm, v[k]));
         fd[1] = fmax(fd[1], -imp_dot(nrm, v[k]));
     }
@@ -188,29 +182,24 @@ static int build_dpoly(const imp_vec3 *p, size_t n, dpoly *d) {
     double l1 = 0.0;
     for (size_t k = 1; k < n; ++k) {
         double l = imp_len(imp_sub(p[k], p0));
-        if (l > l1)
-            l1 = l, i1 = k;
+        if (l > l1) l1 = l, i1 = k;
     }
-    if (!(l1 > thr))
-        return 1;
+    if (!(l1 > thr)) return 1;
     imp_vec3 e1 = imp_scale(imp_sub(p[i1], p0), 1.0 / l1);
     size_t i2 = 0;
     double h2 = 0.0;
     for (size_t k = 1; k < n; ++k) {
         double h = imp_len(imp_cross(imp_sub(p[k], p0), e1));
-        if (h > h2)
-            h2 = h, i2 = k;
+        if (h > h2) h2 = h, i2 = k;
     }
-    if (!(h2 > thr))
-        return build_line(p, n, p0, e1, d);
+    if (!(h2 > thr)) return build_line(p, n, p0, e1, d);
     imp_vec3 nrm = imp_normalize_or(imp_cross(e1, imp_sub(p[i2], p0)), imp_v3(0, 0, 1));
     double h3 = 0.0;
     for (size_t k = 1; k < n; ++k)
         h3 = fmax(h3, fabs(imp_dot(imp_sub(p[k], p0), nrm)));
     if (h3 > thr) {
         imp_hull_status st = imp_hull_build(p, n, &d->hull);
-        if (st == IMP_HULL_NOMEM)
-            return -1;
+        if (st == IMP_HULL_NOMEM) return -1;
         if (st == IMP_HULL_OK) {
             const imp_hull *h = d->hull;
             d->dim = 3;
@@ -231,15 +220,14 @@ static int in_face(const dpoly *d, size_t f, imp_vec3 x, double slack) {
     for (size_t k = lo; k < hi; ++k) {
         imp_vec3 u = d->v[d->floop[k]], w = d->v[d->floop[k + 1 < hi ? k + 1 : lo]];
         imp_vec3 ew = imp_sub(w, u);
-        if (imp_dot(imp_cross(ew, imp_sub(x, u)), d->fn[f]) < -slack * imp_dot(ew, ew))
-            return 0;
+        if (imp_dot(imp_cross(ew, imp_sub(x, u)), d->fn[f]) < -slack * imp_dot(ew, ew)) return 0;
     }
     return 1;
 }
 
 /* the nearest point of D's boundary to x */
 typedef struct nearest {
-    int kind;   /* 0 face, 1 edge */
+    int kind; /* 0 face, 1 edge */
     size_t k;
     double s;   /* edge: position along it, in [0, 1] */
     double sd;  /* signed distance: negative inside D */
@@ -253,8 +241,7 @@ static nearest nearest_of(const dpoly *d, imp_vec3 x) {
         double m = -INFINITY;
         for (size_t f = 0; f < d->nf; ++f) {
             double h = imp_dot(d->fn[f], x) - d->fd[f];
-            if (h > m)
-                m = h, r.k = f;
+            if (h > m) m = h, r.k = f;
         }
         if (m <= 0.0) { /* inside: the nearest face plane's foot lies on that face */
             r.kind = 0, r.sd = m, r.n = d->fn[r.k], r.y = imp_madd(x, r.n, -m);
@@ -274,7 +261,8 @@ static nearest nearest_of(const dpoly *d, imp_vec3 x) {
         double dist = imp_len(w);
         if (dist < r.sd) {
             /* on the edge itself (a flat D): any normal of the plane */
-            imp_vec3 n = d->nf ? d->fn[d->e[k].face[0]] : imp_normalize_or(imp_cross(e, imp_v3(0, 0, 1)), imp_v3(0, 0, 1));
+            imp_vec3 n = d->nf ? d->fn[d->e[k].face[0]]
+                               : imp_normalize_or(imp_cross(e, imp_v3(0, 0, 1)), imp_v3(0, 0, 1));
             r = (nearest){1, k, s, dist, dist > 0.0 ? imp_scale(w, 1.0 / dist) : n, c};
         }
     }
@@ -296,13 +284,11 @@ static imp_vec3 core_a_point(const dpoly *d, const nearest *r, const imp_vec3 *v
     for (size_t j = lo + 1; j + 1 < hi; ++j) {
         imp_vec3 v1 = d->v[d->floop[j]], v2 = d->v[d->floop[j + 1]];
         double area = imp_dot(imp_cross(imp_sub(v1, v0), imp_sub(v2, v0)), n);
-        if (!(area > 0.0))
-            continue;
+        if (!(area > 0.0)) continue;
         double l1 = imp_dot(imp_cross(imp_sub(v2, v0), imp_sub(r->y, v0)), n) / -area;
         double l2 = imp_dot(imp_cross(imp_sub(v1, v0), imp_sub(r->y, v0)), n) / area;
         double l0 = 1.0 - l1 - l2, worst = fmin(l0, fmin(l1, l2));
-        if (worst > best)
-            best = worst, bj = j, w[0] = l0, w[1] = l1, w[2] = l2;
+        if (worst > best) best = worst, bj = j, w[0] = l0, w[1] = l1, w[2] = l2;
     }
     imp_vec3 c = imp_v3(0, 0, 0);
     size_t corner[3] = {lo, bj, bj + 1 < hi ? bj + 1 : lo};
@@ -322,10 +308,8 @@ static imp_vec3 q_at(const rel *q, double t) { return imp_path_at(q->p, q->v, q-
 static int entering(const rel *q, double t, imp_vec3 n) {
     double vtol = IMP_SLIDE_REL * (imp_max_abs(q->v) + imp_max_abs(q->a) * t);
     double vn = imp_dot(imp_path_vel(q->v, q->a, t), n);
-    if (vn < -vtol)
-        return 1;
-    if (vn > vtol)
-        return 0;
+    if (vn < -vtol) return 1;
+    if (vn > vtol) return 0;
     return imp_dot(q->a, n) < 0.0;
 }
 
@@ -345,9 +329,9 @@ static double first_entry(const dpoly *d, const rel *q, double R, double horizon
     double best = INFINITY, roots[4];
     for (size_t f = 0; f < d->nf; ++f) {
         imp_vec3 fn = d->fn[f];
-        int nr = imp_quadratic_roots(0.5 * imp_dot(q->a, fn), imp_dot(q->v, fn),
-                                     imp_dot(q->p, fn) - d->fd[f] - R, 0.0, fmin(horizon, best),
-                                     roots);
+        int nr =
+            imp_quadratic_roots(0.5 * imp_dot(q->a, fn), imp_dot(q->v, fn),
+                                imp_dot(q->p, fn) - d->fd[f] - R, 0.0, fmin(horizon, best), roots);
         for (int i = 0; i < nr; ++i) {
             double t = roots[i];
             /* the face a hair wider: with R = 0 a path through an edge of D must not slip
@@ -359,13 +343,11 @@ static double first_entry(const dpoly *d, const rel *q, double R, double horizon
             }
         }
     }
-    if (!(R > 0.0))
-        return best;
+    if (!(R > 0.0)) return best;
     for (size_t k = 0; k < d->ne; ++k) { /* |(q(t) - u) x e|^2 = R^2 |e|^2 */
         imp_vec3 u = d->v[d->e[k].v[0]], e = imp_sub(d->v[d->e[k].v[1]], u);
         double ee = imp_dot(e, e);
-        if (!(ee > 0.0))
-            continue;
+        if (!(ee > 0.0)) continue;
         imp_vec3 c0 = imp_cross(imp_sub(q->p, u), e), c1 = imp_cross(q->v, e);
         imp_vec3 c2 = imp_scale(imp_cross(q->a, e), 0.5);
         double c[5] = {imp_dot(c0, c0) - R * R * ee, 2.0 * imp_dot(c0, c1),
@@ -374,8 +356,7 @@ static double first_entry(const dpoly *d, const rel *q, double R, double horizon
         int nr = imp_poly_roots(c, 4, 0.0, fmin(horizon, best), roots);
         for (int i = 0; i < nr; ++i) {
             double t = roots[i];
-            if (!(t > 0.0 && t < best))
-                continue;
+            if (!(t > 0.0 && t < best)) continue;
             imp_vec3 w = imp_sub(q_at(q, t), u);
             double s = imp_dot(w, e) / ee;
             imp_vec3 rn = imp_normalize_or(imp_madd(w, e, -s), imp_v3(0, 0, 0));
@@ -414,8 +395,7 @@ int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape
     *out = (imp_toi_result){.state = IMP_TOI_FAILED};
 
     imp_vec3 *cloud = malloc(na * nb * sizeof *cloud);
-    if (!cloud)
-        return -1;
+    if (!cloud) return -1;
     for (size_t i = 0; i < na; ++i)
         for (size_t j = 0; j < nb; ++j)
             cloud[i * nb + j] = imp_sub(va[i], vb[j]);
@@ -432,8 +412,7 @@ int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape
         return 0;
     }
     free(cloud);
-    if (rc != 0)
-        return -1;
+    if (rc != 0) return -1;
     if (d.dim < 3 && !(R > 0.0)) { /* no volume anywhere */
         dpoly_free(&d);
         return 1;

@@ -41,10 +41,8 @@ static int is_thin_3d(const imp_shape *s) {
 
 int imp_toi_shapes_closed_form(const imp_shape *a, const imp_shape *b, int dim) {
     int ha = a->type == IMP_SHAPE_HALFSPACE, hb = b->type == IMP_SHAPE_HALFSPACE;
-    if (ha || hb)
-        return !(ha && hb);
-    if (dim == 2 || (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE))
-        return 1;
+    if (ha || hb) return !(ha && hb);
+    if (dim == 2 || (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE)) return 1;
     /* 3D: a box or polyhedron on either side has volume; else a radius must */
     return !(is_thin_3d(a) && is_thin_3d(b)) || a->radius + b->radius > 0.0;
 }
@@ -82,8 +80,7 @@ static imp_toi_result advance(const imp_shape *a, const imp_motion *ma, const im
 imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                               const imp_motion *mb, int dim, double horizon) {
     imp_toi_result r = {.state = IMP_TOI_FAILED};
-    if (!imp_toi_shapes_supported(a, b, dim))
-        return r;
+    if (!imp_toi_shapes_supported(a, b, dim)) return r;
     if (dim == 3 && (is_thin_3d(a) || is_thin_3d(b)) && a->type != IMP_SHAPE_HALFSPACE &&
         b->type != IMP_SHAPE_HALFSPACE &&
         !(a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE)) {
@@ -91,8 +88,7 @@ imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const im
         int rc = imp_toi_rounded_3d(a, ma, b, mb, horizon, &r);
         return rc <= 0 ? r : advance(a, ma, b, mb, dim, horizon);
     }
-    if (!imp_toi_shapes_closed_form(a, b, dim))
-        return advance(a, ma, b, mb, dim, horizon);
+    if (!imp_toi_shapes_closed_form(a, b, dim)) return advance(a, ma, b, mb, dim, horizon);
     if (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE) {
         imp_toi_spheres_input in = {*ma, *mb, a->radius, b->radius, horizon};
         return imp_toi_spheres(&in);
@@ -110,9 +106,12 @@ imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const im
         int h_is_a = a->type == IMP_SHAPE_HALFSPACE;
         const imp_shape *h = h_is_a ? a : b, *o = h_is_a ? b : a;
         imp_vec3 buf[8];
-        imp_toi_halfspace_input in = {.body = h_is_a ? *mb : *ma, .normal = h->normal,
-                                      .offset = h->offset, .plane = h_is_a ? *ma : *mb,
-                                      .horizon = horizon, .halfspace_is_a = h_is_a};
+        imp_toi_halfspace_input in = {.body = h_is_a ? *mb : *ma,
+                                      .normal = h->normal,
+                                      .offset = h->offset,
+                                      .plane = h_is_a ? *ma : *mb,
+                                      .horizon = horizon,
+                                      .halfspace_is_a = h_is_a};
         in.n = imp_shape_points(o, dim, buf, &in.verts, &in.radius);
         return imp_toi_halfspace(&in);
     }

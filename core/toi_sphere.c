@@ -32,8 +32,8 @@
 
 #include "eft.h"
 #include "roots.h"
-#include "tolerance.h"
 #include "toi.h"
+#include "tolerance.h"
 
 static double dot2v(imp_vec3 a, imp_vec3 b) {
     double x[3] = {a.x, a.y, a.z}, y[3] = {b.x, b.y, b.z};
@@ -45,7 +45,8 @@ static void gap_poly(imp_vec3 dp, imp_vec3 dv, imp_vec3 da, double R, double c[5
     double x0[4] = {dp.x, dp.y, dp.z, R}, y0[4] = {dp.x, dp.y, dp.z, -R};
     c[0] = imp_dot2(x0, y0, 4);
     c[1] = 2.0 * dot2v(dp, dv);
-    double x2[6] = {dv.x, dv.y, dv.z, dp.x, dp.y, dp.z}, y2[6] = {dv.x, dv.y, dv.z, da.x, da.y, da.z};
+    double x2[6] = {dv.x, dv.y, dv.z, dp.x, dp.y, dp.z},
+           y2[6] = {dv.x, dv.y, dv.z, da.x, da.y, da.z};
     c[2] = imp_dot2(x2, y2, 6);
     c[3] = dot2v(dv, da);
     c[4] = 0.25 * dot2v(da, da);
@@ -121,16 +122,13 @@ static double points_meet(imp_vec3 p, imp_vec3 v, imp_vec3 a, double h, double t
             k = i;
         }
     }
-    if (k < 0)
-        return NAN; /* no relative motion: together for ever, or never */
+    if (k < 0) return NAN; /* no relative motion: together for ever, or never */
     double r[2];
     int n = imp_quadratic_roots(0.5 * comp(a, k), comp(v, k), comp(p, k), 0.0, h, r);
     for (int i = 0; i < n; ++i) {
-        if (together && r[i] == 0.0)
-            continue;
+        if (together && r[i] == 0.0) continue;
         imp_vec3 d = imp_path_at(p, v, a, r[i]);
-        if (fabs(d.x) <= tol && fabs(d.y) <= tol && fabs(d.z) <= tol)
-            return r[i];
+        if (fabs(d.x) <= tol && fabs(d.y) <= tol && fabs(d.z) <= tol) return r[i];
     }
     return NAN;
 }
@@ -206,7 +204,8 @@ imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
             n = 2;
         }
         int lead = 0;
-        while (lead <= n && q[lead] == 0.0) ++lead;
+        while (lead <= n && q[lead] == 0.0)
+            ++lead;
         if (lead > n) return out; /* the bodies stay in contact: no new touch */
         if (q[lead] < 0.0) {
             t = 0.0; /* approaching: the gap turns negative at once */

@@ -95,7 +95,8 @@ static double shape_extent(const imp_shape *s, int dim) {
     double r;
     size_t n = imp_shape_points(s, dim, buf, &pts, &r);
     double e = 0.0;
-    for (size_t i = 0; i < n; ++i) e = fmax(e, imp_max_abs(pts[i]));
+    for (size_t i = 0; i < n; ++i)
+        e = fmax(e, imp_max_abs(pts[i]));
     return e + r;
 }
 
@@ -362,8 +363,11 @@ imp_validate_result imp_validate_move(const imp_validate_input *in) {
         if (k == LEG_FAILED) goto fail;
         if (k == LEG_CONTACT)
             add_violation(&res, (imp_validate_violation){
-                                    .kind = IMP_VALIDATE_TUNNELING, .obstacle = i,
-                                    .time = r.time, .point = r.point, .normal = r.normal,
+                                    .kind = IMP_VALIDATE_TUNNELING,
+                                    .obstacle = i,
+                                    .time = r.time,
+                                    .point = r.point,
+                                    .normal = r.normal,
                                     .depth = r.state == IMP_TOI_OVERLAPPING ? r.depth : 0.0,
                                     .has_depth = r.state == IMP_TOI_OVERLAPPING});
     }
@@ -376,11 +380,14 @@ imp_validate_result imp_validate_move(const imp_validate_input *in) {
         if (o.state == IMP_OVERLAP_UNSUPPORTED) goto fail;
         if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > pair_tol(&sv, &s, &m)) {
             imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
-            add_violation(&res, (imp_validate_violation){
-                                    .kind = IMP_VALIDATE_PENETRATION, .obstacle = i,
-                                    .time = in->dt, .point = imp_madd(deep, o.normal,
-                                                                      -0.5 * o.depth),
-                                    .normal = o.normal, .depth = o.depth, .has_depth = 1});
+            add_violation(
+                &res, (imp_validate_violation){.kind = IMP_VALIDATE_PENETRATION,
+                                               .obstacle = i,
+                                               .time = in->dt,
+                                               .point = imp_madd(deep, o.normal, -0.5 * o.depth),
+                                               .normal = o.normal,
+                                               .depth = o.depth,
+                                               .has_depth = 1});
         }
     }
     qsort(res.violations, res.n_violations, sizeof *res.violations, cmp_violation);

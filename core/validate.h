@@ -93,14 +93,14 @@ typedef enum imp_validate_kind {
 
 typedef struct imp_validate_violation {
     imp_validate_kind kind;
-    size_t obstacle;  /* tunnelling, penetration: index into the obstacles */
-    double time;      /* tunnelling: first contact in [0, dt]; penetration: dt; speed: 0 */
-    imp_vec3 point;   /* tunnelling: contact point; penetration: middle of the overlap */
-    imp_vec3 normal;  /* unit, from the mover towards the obstacle (not for speed) */
-    double depth;     /* penetration: depth at `to`; tunnelling: depth when the mover starts
-                         inside (time 0), else 0 */
-    int has_depth;    /* depth is meaningful */
-    double speed;     /* speed: distance / dt */
+    size_t obstacle; /* tunnelling, penetration: index into the obstacles */
+    double time;     /* tunnelling: first contact in [0, dt]; penetration: dt; speed: 0 */
+    imp_vec3 point;  /* tunnelling: contact point; penetration: middle of the overlap */
+    imp_vec3 normal; /* unit, from the mover towards the obstacle (not for speed) */
+    double depth;    /* penetration: depth at `to`; tunnelling: depth when the mover starts
+                        inside (time 0), else 0 */
+    int has_depth;   /* depth is meaningful */
+    double speed;    /* speed: distance / dt */
 } imp_validate_violation;
 
 /* One leg of the corrected path: from `start` at time `t0` with velocity

@@ -19,8 +19,12 @@ static inline imp_vec3 imp_v3(double x, double y, double z) {
     imp_vec3 r = {x, y, z};
     return r;
 }
-static inline imp_vec3 imp_add(imp_vec3 a, imp_vec3 b) { return imp_v3(a.x + b.x, a.y + b.y, a.z + b.z); }
-static inline imp_vec3 imp_sub(imp_vec3 a, imp_vec3 b) { return imp_v3(a.x - b.x, a.y - b.y, a.z - b.z); }
+static inline imp_vec3 imp_add(imp_vec3 a, imp_vec3 b) {
+    return imp_v3(a.x + b.x, a.y + b.y, a.z + b.z);
+}
+static inline imp_vec3 imp_sub(imp_vec3 a, imp_vec3 b) {
+    return imp_v3(a.x - b.x, a.y - b.y, a.z - b.z);
+}
 static inline imp_vec3 imp_scale(imp_vec3 a, double s) { return imp_v3(a.x * s, a.y * s, a.z * s); }
 static inline imp_vec3 imp_neg(imp_vec3 a) { return imp_v3(-a.x, -a.y, -a.z); }
 static inline double imp_dot(imp_vec3 a, imp_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }

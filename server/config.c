@@ -90,8 +90,7 @@ typedef enum source { SRC_DEFAULT, SRC_ENV, SRC_FLAG } source;
 
 static void set_error(imp_config_error *err, const char *fmt, ...) IMP_PRINTF_LIKE(2, 3);
 static void set_error(imp_config_error *err, const char *fmt, ...) {
-    if (!err)
-        return;
+    if (!err) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
@@ -100,13 +99,11 @@ static void set_error(imp_config_error *err, const char *fmt, ...) {
 
 /* Decimal integer, the whole string, no surrounding space. */
 static int parse_int(const char *s, long long *out) {
-    if (*s == '\0' || *s == ' ' || *s == '\t')
-        return 0;
+    if (*s == '\0' || *s == ' ' || *s == '\t') return 0;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (errno == ERANGE || *end != '\0')
-        return 0;
+    if (errno == ERANGE || *end != '\0') return 0;
     *out = v;
     return 1;
 }
@@ -181,8 +178,7 @@ imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
 
     for (int i = 1; i < argc; ++i) {
         const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
-            return IMP_CONFIG_HELP;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return IMP_CONFIG_HELP;
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
             set_error(err, "unexpected argument \"%.64s\"", arg);
             return IMP_CONFIG_ERROR;
@@ -210,17 +206,13 @@ imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
 
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < N_SETTINGS; ++i) {
-        if (!apply(cfg, &settings[i], raw[i], src[i], err))
-            return IMP_CONFIG_ERROR;
+        if (!apply(cfg, &settings[i], raw[i], src[i], err)) return IMP_CONFIG_ERROR;
     }
 
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores < 1)
-        cores = 1;
-    if (cores > MAX_THREADS)
-        cores = MAX_THREADS;
-    if (cfg->threads == 0)
-        cfg->threads = cores;
+    if (cores < 1) cores = 1;
+    if (cores > MAX_THREADS) cores = MAX_THREADS;
+    if (cfg->threads == 0) cfg->threads = cores;
     if (cfg->io_threads == 0) {
         /* One per core: for small requests, reading, parsing and writing HTTP costs as
          * much as the solving, and an idle connection thread costs nothing (it sleeps
@@ -248,8 +240,7 @@ void imp_config_usage(FILE *out, const char *program) {
         char flag[40];
         snprintf(flag, sizeof flag, "--%s", s->flag);
         fprintf(out, "  %-24s %-26s %-10s %s", flag, s->env, s->dflt, s->help);
-        if (s->kind == KIND_INT)
-            fprintf(out, " [%lld, %lld]", s->min, s->max);
+        if (s->kind == KIND_INT) fprintf(out, " [%lld, %lld]", s->min, s->max);
         fputc('\n', out);
     }
     fprintf(out, "  %-24s %-26s %-10s %s\n", "--help", "", "", "print this text and exit");

@@ -22,19 +22,21 @@
 typedef struct imp_config {
     long long port;                 /* 0 asks the kernel for a free port */
     char bind[IMP_CONFIG_BIND_MAX]; /* numeric IPv4 or IPv6 address */
-    long long threads;           /* worker threads; resolved from 0 ("auto") to the online cores */
-    long long io_threads;        /* connection (HTTP) threads; resolved from 0 ("auto") */
-    long long max_body_bytes;    /* request bodies above this get 413 */
-    long long max_bodies;        /* bodies in one scene or world (422 beyond) */
-    long long max_batch_items;   /* items in one /v1/batch (422 beyond) */
-    long long max_events;        /* events one simulation may process */
-    long long queue_depth;       /* requests waiting for a worker before 503 */
-    long long idle_timeout_s;    /* connections without a request in progress close after this; 0 = never */
-    long long request_timeout_s; /* receiving one request, or sending its reply, may take this long */
-    long long max_connections;   /* simultaneous connections the daemon accepts */
-    long long drain_grace_s;     /* after SIGTERM: keep serving this long with /readyz at 503 */
-    long long drain_timeout_s;   /* then: wait at most this long for in-flight requests */
-    imp_log_format log;          /* access and error log format on stderr */
+    long long threads;         /* worker threads; resolved from 0 ("auto") to the online cores */
+    long long io_threads;      /* connection (HTTP) threads; resolved from 0 ("auto") */
+    long long max_body_bytes;  /* request bodies above this get 413 */
+    long long max_bodies;      /* bodies in one scene or world (422 beyond) */
+    long long max_batch_items; /* items in one /v1/batch (422 beyond) */
+    long long max_events;      /* events one simulation may process */
+    long long queue_depth;     /* requests waiting for a worker before 503 */
+    long long
+        idle_timeout_s; /* connections without a request in progress close after this; 0 = never */
+    long long
+        request_timeout_s;     /* receiving one request, or sending its reply, may take this long */
+    long long max_connections; /* simultaneous connections the daemon accepts */
+    long long drain_grace_s;   /* after SIGTERM: keep serving this long with /readyz at 503 */
+    long long drain_timeout_s; /* then: wait at most this long for in-flight requests */
+    imp_log_format log;        /* access and error log format on stderr */
 } imp_config;
 
 typedef enum imp_config_status {

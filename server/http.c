@@ -114,8 +114,8 @@ typedef enum phase { PHASE_READING, PHASE_QUEUED, PHASE_DONE } phase;
 typedef struct request_state {
     imp_http_server *srv;
     struct MHD_Connection *conn;
-    conn_state *cs;        /* NULL when the connection state could not be allocated */
-    const char *method;    /* libmicrohttpd's strings: valid until the request completes */
+    conn_state *cs;     /* NULL when the connection state could not be allocated */
+    const char *method; /* libmicrohttpd's strings: valid until the request completes */
     const char *url;
     const char *ctype;
     struct timespec start; /* headers received */
@@ -129,8 +129,7 @@ typedef struct request_state {
 
 static void set_error(imp_http_error *err, const char *fmt, ...) IMP_PRINTF_LIKE(2, 3);
 static void set_error(imp_http_error *err, const char *fmt, ...) {
-    if (!err)
-        return;
+    if (!err) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
@@ -159,13 +158,11 @@ static void set_deadline(conn_state *cs, long long after_ms) {
  * has already rejected a malformed one; chunked bodies have none). */
 static long long content_length(struct MHD_Connection *c) {
     const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (!v)
-        return -1;
+    if (!v) return -1;
     char *end;
     errno = 0;
     long long n = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || n < 0)
-        return -1;
+    if (errno != 0 || end == v || *end != '\0' || n < 0) return -1;
     return n;
 }
 
@@ -181,9 +178,8 @@ static int add_headers(struct MHD_Response *r, const imp_reply *reply) {
                MHD_YES &&
            (!reply->allow ||
             MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, reply->allow) == MHD_YES) &&
-           (!reply->retry_after ||
-            MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, reply->retry_after) ==
-                MHD_YES) &&
+           (!reply->retry_after || MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER,
+                                                           reply->retry_after) == MHD_YES) &&
            (!reply->close ||
             MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES);
 }
@@ -218,7 +214,7 @@ static enum MHD_Result send_reply(request_state *st) {
         return MHD_NO;
     }
     enum MHD_Result ok = MHD_queue_response(st->conn, (unsigned)status, r);
-    MHD_destroy_response(r); /* the queued reply holds its own reference */
+    MHD_destroy_response(r);             /* the queued reply holds its own reference */
     set_deadline(st->cs, s->request_ms); /* the client has this long to read it */
     return ok;
 }
@@ -232,8 +228,7 @@ static int append(request_state *st, const char *data, size_t n, size_t limit) {
         while (cap - st->len < n)
             cap = cap > limit / 2 ? limit : cap * 2;
         char *p = realloc(st->body, cap + 1);
-        if (!p)
-            return 0;
+        if (!p) return 0;
         st->body = p;
         st->cap = cap;
     }
@@ -289,11 +284,10 @@ static conn_state *connection_state(struct MHD_Connection *c) {
 }
 
 /* First call of a request: headers complete, no body seen yet. */
-static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *c,
-                                     const char *url, const char *method, void **con_cls) {
+static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *c, const char *url,
+                                     const char *method, void **con_cls) {
     request_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return MHD_NO;
+    if (!st) return MHD_NO;
     clock_gettime(CLOCK_MONOTONIC, &st->start);
     st->srv = s;
     st->conn = c;
@@ -319,17 +313,16 @@ static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *
         /* A reply queued now makes libmicrohttpd skip the body but also close the
          * connection; worth it only when a body is coming. Without one, wait for
          * the final call and keep the connection alive. */
-        int body_coming = declared > 0 || MHD_lookup_connection_value(
-                                              c, MHD_HEADER_KIND,
-                                              MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+        int body_coming =
+            declared > 0 || MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                        MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
         return body_coming ? send_reply(st) : MHD_YES;
     }
     if (declared > 0) {
         /* imp_router_early has checked declared <= the limit */
         size_t cap = (size_t)declared < BODY_PREALLOC_MAX ? (size_t)declared : BODY_PREALLOC_MAX;
         st->body = malloc(cap + 1);
-        if (!st->body)
-            return MHD_NO;
+        if (!st->body) return MHD_NO;
         st->cap = cap;
     }
     return MHD_YES;
@@ -341,8 +334,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     imp_http_server *s = cls;
     request_state *st = *con_cls;
-    if (!st)
-        return begin_request(s, c, url, method, con_cls);
+    if (!st) return begin_request(s, c, url, method, con_cls);
 
     if (*upload_data_size > 0) { /* a piece of body */
         size_t n = *upload_data_size;
@@ -363,12 +355,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
     /* body complete, or the connection was resumed */
     switch ((phase)atomic_load_explicit(&st->phase, memory_order_acquire)) {
-    case PHASE_DONE:
-        return send_reply(st);
-    case PHASE_QUEUED:
-        return MHD_YES; /* not ours to answer yet (a spurious call) */
-    case PHASE_READING:
-        break;
+    case PHASE_DONE: return send_reply(st);
+    case PHASE_QUEUED: return MHD_YES; /* not ours to answer yet (a spurious call) */
+    case PHASE_READING: break;
     }
     if (st->too_large) {
         imp_router_too_large(&s->router, &st->reply);
@@ -383,8 +372,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     imp_http_server *s = cls;
     request_state *st = *con_cls;
-    if (!st)
-        return;
+    if (!st) return;
     set_deadline(st->cs, s->idle_ms);
     imp_reply_free(&st->reply); /* set when the client left before the reply went out */
     free(st->body);
@@ -403,30 +391,26 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         conn_state *cs = ci ? calloc(1, sizeof *cs) : NULL;
         *socket_context = cs;
-        if (!cs)
-            return; /* no deadline for this one; libmicrohttpd's idle timeout still applies */
+        if (!cs) return; /* no deadline for this one; libmicrohttpd's idle timeout still applies */
         cs->fd = ci->connect_fd;
         atomic_init(&cs->deadline_ms, 0);
         set_deadline(cs, s->idle_ms);
         pthread_mutex_lock(&s->conns_lock);
         cs->next = s->conns;
-        if (s->conns)
-            s->conns->prev = cs;
+        if (s->conns) s->conns->prev = cs;
         s->conns = cs;
         pthread_mutex_unlock(&s->conns_lock);
         return;
     }
     atomic_fetch_sub(&s->open_connections, 1);
     conn_state *cs = *socket_context;
-    if (!cs)
-        return;
+    if (!cs) return;
     pthread_mutex_lock(&s->conns_lock);
     if (cs->prev)
         cs->prev->next = cs->next;
     else
         s->conns = cs->next;
-    if (cs->next)
-        cs->next->prev = cs->prev;
+    if (cs->next) cs->next->prev = cs->prev;
     pthread_mutex_unlock(&s->conns_lock);
     free(cs);
     *socket_context = NULL;
@@ -434,8 +418,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
     const imp_http_server *s = cls;
-    if (IMP_LOG_ENABLED(&s->log, IMP_LOG_WARN))
-        imp_log_vwrite(&s->log, IMP_LOG_WARN, fmt, ap);
+    if (IMP_LOG_ENABLED(&s->log, IMP_LOG_WARN)) imp_log_vwrite(&s->log, IMP_LOG_WARN, fmt, ap);
 }
 
 static int hook_ready(void *cls) {
@@ -562,8 +545,7 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
      * counts one thread serves here. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
                      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_POLL;
-    if (is_v6)
-        flags |= MHD_USE_IPv6;
+    if (is_v6) flags |= MHD_USE_IPv6;
     /* One thread means no pool; libmicrohttpd warns about a pool size of 0 or 1, so the
      * option is only passed (through an option array) for a real pool. */
     struct MHD_OptionItem pool_opt[] = {
@@ -572,15 +554,14 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
         {MHD_OPTION_END, 0, NULL},
     };
 
-    s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
-                                 /* first, so that start-up messages already go through our log */
-                                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-                                 MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_ARRAY, pool_opt,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_POOL_BYTES,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
-                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+    s->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s,
+        /* first, so that start-up messages already go through our log */
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_ARRAY,
+        pool_opt, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_POOL_BYTES,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->idle_timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     if (!s->daemon) {
         set_error(err, "libmicrohttpd failed to start (see the log for its reason)");
         close(fd);
@@ -605,8 +586,7 @@ size_t imp_http_tick(imp_http_server *s) {
         }
     }
     pthread_mutex_unlock(&s->conns_lock);
-    if (cut)
-        IMP_LOG(&s->log, IMP_LOG_INFO, "closed %zu connections past their deadline", cut);
+    if (cut) IMP_LOG(&s->log, IMP_LOG_INFO, "closed %zu connections past their deadline", cut);
     return cut;
 }
 
@@ -614,22 +594,19 @@ void imp_http_drain_begin(imp_http_server *s) { atomic_store(&s->draining, 1); }
 
 void imp_http_close(imp_http_server *s) {
     atomic_store(&s->draining, 1);
-    if (atomic_exchange(&s->closing, 1))
-        return;
+    if (atomic_exchange(&s->closing, 1)) return;
     s->quiesced_fd = MHD_quiesce_daemon(s->daemon);
     /* Refuse new connections now. Closing the descriptor would race with
      * libmicrohttpd's thread taking it out of its epoll set; shutdown(2)
      * ends the listening state (connection attempts are refused) and the
      * descriptor itself is closed after libmicrohttpd has stopped. */
-    if (s->quiesced_fd != MHD_INVALID_SOCKET)
-        (void)shutdown(s->quiesced_fd, SHUT_RDWR);
+    if (s->quiesced_fd != MHD_INVALID_SOCKET) (void)shutdown(s->quiesced_fd, SHUT_RDWR);
 }
 
 size_t imp_http_in_flight(imp_http_server *s) { return atomic_load(&s->open_requests); }
 
 void imp_http_stop(imp_http_server *s) {
-    if (!s)
-        return;
+    if (!s) return;
     imp_http_close(s);
     /* Work nobody started is answered 503; running work finishes and resumes its
      * connection, so libmicrohttpd stops with none left suspended. */
@@ -639,7 +616,6 @@ void imp_http_stop(imp_http_server *s) {
     imp_pool_destroy(s->pool);
     s->pool = NULL;
     MHD_stop_daemon(s->daemon);
-    if (s->quiesced_fd != MHD_INVALID_SOCKET)
-        close(s->quiesced_fd);
+    if (s->quiesced_fd != MHD_INVALID_SOCKET) close(s->quiesced_fd);
     free_server(s);
 }

@@ -30,8 +30,7 @@ typedef struct line {
 
 static void put_mem(line *l, const char *s, size_t n) {
     size_t room = sizeof l->buf - 1 - l->len; /* keep one byte for '\n' */
-    if (n > room)
-        n = room;
+    if (n > room) n = room;
     memcpy(l->buf + l->len, s, n);
     l->len += n;
 }
@@ -44,8 +43,7 @@ static void put_vfmt(line *l, const char *fmt, va_list ap) IMP_PRINTF_LIKE(2, 0)
 static void put_vfmt(line *l, const char *fmt, va_list ap) {
     size_t room = sizeof l->buf - 1 - l->len;
     int n = vsnprintf(l->buf + l->len, room + 1, fmt, ap);
-    if (n < 0)
-        return;
+    if (n < 0) return;
     l->len += (size_t)n < room ? (size_t)n : room;
 }
 
@@ -61,8 +59,7 @@ static size_t utf8_seq_len(const unsigned char *s, size_t n) {
     size_t len;
     unsigned cp;
     unsigned min; /* smallest code point that needs `len` bytes: smaller is overlong */
-    if (s[0] < 0x80)
-        return 1;
+    if (s[0] < 0x80) return 1;
     if ((s[0] & 0xE0) == 0xC0) {
         len = 2;
         cp = s[0] & 0x1Fu;
@@ -78,15 +75,12 @@ static size_t utf8_seq_len(const unsigned char *s, size_t n) {
     } else {
         return 0;
     }
-    if (len > n)
-        return 0;
+    if (len > n) return 0;
     for (size_t i = 1; i < len; ++i) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
+        if ((s[i] & 0xC0) != 0x80) return 0;
         cp = (cp << 6) | (s[i] & 0x3Fu);
     }
-    if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-        return 0;
+    if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
     return len;
 }
 
@@ -95,8 +89,7 @@ static void put_json_escaped(line *l, const char *s) {
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     int cut = n > LOG_FIELD_MAX;
-    if (cut)
-        n = LOG_FIELD_MAX;
+    if (cut) n = LOG_FIELD_MAX;
     for (size_t i = 0; i < n;) {
         unsigned char c = p[i];
         if (c == '"' || c == '\\') {
@@ -117,16 +110,14 @@ static void put_json_escaped(line *l, const char *s) {
             }
         }
     }
-    if (cut)
-        put_str(l, "...");
+    if (cut) put_str(l, "...");
 }
 
 /* Appends s for a text line: printable ASCII kept, anything else as \xNN. */
 static void put_text_escaped(line *l, const char *s) {
     size_t n = strlen(s);
     int cut = n > LOG_FIELD_MAX;
-    if (cut)
-        n = LOG_FIELD_MAX;
+    if (cut) n = LOG_FIELD_MAX;
     for (size_t i = 0; i < n; ++i) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c >= 0x7F || c == '\\')
@@ -134,18 +125,14 @@ static void put_text_escaped(line *l, const char *s) {
         else
             put_mem(l, s + i, 1);
     }
-    if (cut)
-        put_str(l, "...");
+    if (cut) put_str(l, "...");
 }
 
 static const char *level_name(imp_log_level lvl) {
     switch (lvl) {
-    case IMP_LOG_ERROR:
-        return "error";
-    case IMP_LOG_WARN:
-        return "warn";
-    case IMP_LOG_INFO:
-        return "info";
+    case IMP_LOG_ERROR: return "error";
+    case IMP_LOG_WARN: return "warn";
+    case IMP_LOG_INFO: return "info";
     }
     return "info";
 }
@@ -176,8 +163,7 @@ static void line_begin(line *l, const imp_logger *lg, imp_log_level lvl) {
 static void line_end(line *l, const imp_logger *lg) {
     if (lg->format == IMP_LOG_JSON) {
         /* A line cut by the buffer is not valid JSON; keep the closing brace. */
-        if (l->len > sizeof l->buf - 3)
-            l->len = sizeof l->buf - 3;
+        if (l->len > sizeof l->buf - 3) l->len = sizeof l->buf - 3;
         put_str(l, "}");
     }
     l->buf[l->len++] = '\n';
@@ -198,12 +184,9 @@ int imp_log_parse_format(const char *s, imp_log_format *out) {
 
 const char *imp_log_format_name(imp_log_format format) {
     switch (format) {
-    case IMP_LOG_JSON:
-        return "json";
-    case IMP_LOG_TEXT:
-        return "text";
-    case IMP_LOG_OFF:
-        return "off";
+    case IMP_LOG_JSON: return "json";
+    case IMP_LOG_TEXT: return "text";
+    case IMP_LOG_OFF: return "off";
     }
     return "off";
 }

@@ -37,16 +37,14 @@ typedef struct imp_logger {
 #define IMP_LOG(lg, lvl, ...)                                                                      \
     do {                                                                                           \
         const imp_logger *imp_log_lg_ = (lg);                                                      \
-        if (IMP_LOG_ENABLED(imp_log_lg_, (lvl)))                                                   \
-            imp_log_write(imp_log_lg_, (lvl), __VA_ARGS__);                                        \
+        if (IMP_LOG_ENABLED(imp_log_lg_, (lvl))) imp_log_write(imp_log_lg_, (lvl), __VA_ARGS__);   \
     } while (0)
 
 /* IMP_LOG_ACCESS(logger, method, path, status, bytes_in, bytes_out, duration_ms) */
 #define IMP_LOG_ACCESS(lg, ...)                                                                    \
     do {                                                                                           \
         const imp_logger *imp_log_lg_ = (lg);                                                      \
-        if (IMP_LOG_ENABLED(imp_log_lg_, IMP_LOG_INFO))                                            \
-            imp_log_access(imp_log_lg_, __VA_ARGS__);                                              \
+        if (IMP_LOG_ENABLED(imp_log_lg_, IMP_LOG_INFO)) imp_log_access(imp_log_lg_, __VA_ARGS__);  \
     } while (0)
 
 /* Parses "json", "text" or "off". Returns 1 and sets *out, or 0 if unknown. */

@@ -41,8 +41,7 @@
  * limit when needed. */
 static void raise_fd_limit(const imp_config *cfg, const imp_logger *log) {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
     rlim_t need = (rlim_t)cfg->max_connections + (rlim_t)cfg->threads + FD_HEADROOM;
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
         rl.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) ? need : rl.rlim_max;
@@ -69,15 +68,12 @@ static int wait_signal(imp_http_server *srv, const sigset_t *set, long long time
             clock_gettime(CLOCK_MONOTONIC, &now);
             long long left = timeout_ms - ((long long)(now.tv_sec - start.tv_sec) * 1000 +
                                            (now.tv_nsec - start.tv_nsec) / 1000000);
-            if (left <= 0)
-                return 0;
-            if (left < slice)
-                slice = left;
+            if (left <= 0) return 0;
+            if (left < slice) slice = left;
         }
         struct timespec ts = {(time_t)(slice / 1000), (long)(slice % 1000) * 1000000L};
         int sig = sigtimedwait(set, NULL, &ts);
-        if (sig > 0)
-            return sig;
+        if (sig > 0) return sig;
         imp_http_tick(srv); /* timeout (EAGAIN) or EINTR */
     }
 }
@@ -86,11 +82,8 @@ int main(int argc, char **argv) {
     imp_config cfg;
     imp_config_error cerr;
     switch (imp_config_load(&cfg, argc, argv, &cerr)) {
-    case IMP_CONFIG_OK:
-        break;
-    case IMP_CONFIG_HELP:
-        imp_config_usage(stdout, "impactd");
-        return 0;
+    case IMP_CONFIG_OK: break;
+    case IMP_CONFIG_HELP: imp_config_usage(stdout, "impactd"); return 0;
     case IMP_CONFIG_ERROR:
         fprintf(stderr, "impactd: %s\nTry 'impactd --help'.\n", cerr.message);
         return 2;
@@ -130,7 +123,8 @@ int main(int argc, char **argv) {
             imp_http_port(srv), cfg.threads, cfg.io_threads, cfg.max_body_bytes);
 
     int sig = wait_signal(srv, &stop_signals, -1);
-    IMP_LOG(&log, IMP_LOG_INFO, "%s: draining (grace %llds, then up to %llds for requests in flight)",
+    IMP_LOG(&log, IMP_LOG_INFO,
+            "%s: draining (grace %llds, then up to %llds for requests in flight)",
             sig == SIGINT ? "SIGINT" : "SIGTERM", sig == SIGINT ? 0LL : cfg.drain_grace_s,
             cfg.drain_timeout_s);
     imp_http_drain_begin(srv);
@@ -142,8 +136,7 @@ int main(int argc, char **argv) {
         struct timespec step = {0, DRAIN_POLL_MS * 1000000L};
         nanosleep(&step, NULL);
         waited_ms += DRAIN_POLL_MS;
-        if (waited_ms % 1000 == 0)
-            imp_http_tick(srv);
+        if (waited_ms % 1000 == 0) imp_http_tick(srv);
     }
     size_t left = imp_http_in_flight(srv);
     if (left > 0)

@@ -28,9 +28,18 @@
 #include "log.h"
 
 static const char *const ROUTES[] = {
-    "/healthz",           "/readyz",           "/metrics",     "/openapi.yaml",
-    "/v1/toi",            "/v1/paths/intersect", "/v1/overlap", "/v1/respond",
-    "/v1/scenes/predict", "/v1/scenes/simulate", "/v1/validate", "/v1/batch",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/openapi.yaml",
+    "/v1/toi",
+    "/v1/paths/intersect",
+    "/v1/overlap",
+    "/v1/respond",
+    "/v1/scenes/predict",
+    "/v1/scenes/simulate",
+    "/v1/validate",
+    "/v1/batch",
     "other",
 };
 #define N_ROUTES (sizeof ROUTES / sizeof ROUTES[0])
@@ -59,8 +68,7 @@ struct imp_metrics {
 
 imp_metrics *imp_metrics_create(double start_time) {
     imp_metrics *m = calloc(1, sizeof *m); /* all-zero bits are zero atomics on our targets */
-    if (m)
-        m->start_time = start_time;
+    if (m) m->start_time = start_time;
     return m;
 }
 
@@ -68,24 +76,20 @@ void imp_metrics_destroy(imp_metrics *m) { free(m); }
 
 size_t imp_metrics_route(const char *path) {
     for (size_t i = 0; i + 1 < N_ROUTES; ++i)
-        if (strcmp(ROUTES[i], path) == 0)
-            return i;
+        if (strcmp(ROUTES[i], path) == 0) return i;
     return N_ROUTES - 1;
 }
 
 void imp_metrics_observe(imp_metrics *m, size_t route, int status, double seconds) {
-    if (route >= N_ROUTES)
-        route = N_ROUTES - 1;
+    if (route >= N_ROUTES) route = N_ROUTES - 1;
     route_stats *r = &m->routes[route];
-    if (status < STATUS_MIN || status > STATUS_MAX)
-        status = 500;
+    if (status < STATUS_MIN || status > STATUS_MAX) status = 500;
     atomic_fetch_add_explicit(&r->by_status[status - STATUS_MIN], 1, memory_order_relaxed);
     size_t b = 0;
     while (b < N_BUCKETS && seconds > BUCKETS[b])
         ++b;
     atomic_fetch_add_explicit(&r->buckets[b], 1, memory_order_relaxed);
-    if (seconds < 0)
-        seconds = 0;
+    if (seconds < 0) seconds = 0;
     atomic_fetch_add_explicit(&r->sum_ns, (uint_fast64_t)(seconds * 1e9), memory_order_relaxed);
     atomic_fetch_add_explicit(&r->count, 1, memory_order_relaxed);
 }
@@ -99,8 +103,7 @@ typedef struct text {
 
 static void put(text *t, const char *fmt, ...) IMP_PRINTF_LIKE(2, 3);
 static void put(text *t, const char *fmt, ...) {
-    if (t->failed)
-        return;
+    if (t->failed) return;
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
@@ -132,8 +135,7 @@ static uint64_t load(const atomic_uint_fast64_t *a) {
 /* Resident set size in bytes from /proc/self/statm, or 0 when unavailable. */
 static unsigned long long resident_bytes(void) {
     FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return 0;
+    if (!f) return 0;
     unsigned long long size = 0, resident = 0;
     int n = fscanf(f, "%llu %llu", &size, &resident);
     fclose(f);
@@ -147,8 +149,7 @@ static void gauge(text *t, const char *name, const char *help, double value) {
 
 char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size_t *len) {
     text t = {malloc(16384), 0, 16384, 0};
-    if (!t.buf)
-        return NULL;
+    if (!t.buf) return NULL;
     put(&t, "# HELP impactd_http_requests_total Requests answered, by route and status code.\n"
             "# TYPE impactd_http_requests_total counter\n");
     for (size_t r = 0; r < N_ROUTES; ++r) {
@@ -165,13 +166,13 @@ char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size
     for (size_t r = 0; r < N_ROUTES; ++r) {
         const route_stats *rs = &m->routes[r];
         uint64_t count = load(&rs->count);
-        if (count == 0)
-            continue;
+        if (count == 0) continue;
         uint64_t cum = 0;
         for (size_t b = 0; b <= N_BUCKETS; ++b) {
             cum += load(&rs->buckets[b]);
             if (b < N_BUCKETS)
-                put(&t, "impactd_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
+                put(&t,
+                    "impactd_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
                     ROUTES[r], BUCKETS[b], (unsigned long long)cum);
             else
                 put(&t,

@@ -19,12 +19,12 @@ typedef struct imp_metrics imp_metrics;
 
 /* Point-in-time values the daemon supplies when it renders. */
 typedef struct imp_metrics_gauges {
-    size_t queue_depth;       /* jobs waiting for a worker */
-    size_t in_flight;         /* requests between headers received and reply queued */
-    size_t workers_busy;      /* jobs being run by workers */
-    size_t connections;       /* open client connections */
-    unsigned worker_threads;  /* size of the pool */
-    int draining;             /* 1 after SIGTERM */
+    size_t queue_depth;      /* jobs waiting for a worker */
+    size_t in_flight;        /* requests between headers received and reply queued */
+    size_t workers_busy;     /* jobs being run by workers */
+    size_t connections;      /* open client connections */
+    unsigned worker_threads; /* size of the pool */
+    int draining;            /* 1 after SIGTERM */
 } imp_metrics_gauges;
 
 /* start_time: the process start, seconds since the Unix epoch. NULL on OOM. */

@@ -45,9 +45,9 @@ typedef struct range {
     void *ctx;
     size_t n, grain, chunks;
     atomic_size_t next_chunk;
-    size_t helpers_wanted;   /* slots still open (guarded by the pool lock) */
-    size_t helpers_inside;   /* workers running chunks of it (guarded) */
-    struct range *next;      /* in the pool's list of ranges wanting help */
+    size_t helpers_wanted; /* slots still open (guarded by the pool lock) */
+    size_t helpers_inside; /* workers running chunks of it (guarded) */
+    struct range *next;    /* in the pool's list of ranges wanting help */
 } range;
 
 struct imp_pool {
@@ -55,13 +55,13 @@ struct imp_pool {
     pthread_cond_t work;       /* a job, a helper slot, or stop */
     pthread_cond_t range_done; /* some range lost its last helper */
     ring lanes[2];
-    size_t capacity;           /* queue_depth: bound on both lanes together */
-    size_t queued;             /* jobs in both lanes */
-    size_t running;            /* jobs (not helper slots) being run */
-    size_t helping;            /* workers inside a helper slot */
+    size_t capacity;             /* queue_depth: bound on both lanes together */
+    size_t queued;               /* jobs in both lanes */
+    size_t running;              /* jobs (not helper slots) being run */
+    size_t helping;              /* workers inside a helper slot */
     atomic_size_t light_waiting; /* mirror of the light lane's count, read without the lock */
     size_t heavy_running, heavy_max;
-    range *ranges;             /* ranges with open helper slots */
+    range *ranges; /* ranges with open helper slots */
     int stopping;
     unsigned nthreads;
     pthread_t *threads;
@@ -85,8 +85,7 @@ static job ring_pop(ring *r, size_t cap) {
 static void run_chunks(range *r, imp_pool *helper_of) {
     for (;;) {
         size_t c = atomic_fetch_add_explicit(&r->next_chunk, 1, memory_order_relaxed);
-        if (c >= r->chunks)
-            return;
+        if (c >= r->chunks) return;
         size_t begin = c * r->grain;
         size_t end = begin + r->grain < r->n ? begin + r->grain : r->n;
         r->fn(r->ctx, begin, end);
@@ -110,8 +109,8 @@ static void *worker_main(void *arg) {
     for (;;) {
         ring *light = &p->lanes[IMP_POOL_LIGHT], *heavy = &p->lanes[IMP_POOL_HEAVY];
         int take_light = light->count > 0;
-        int take_heavy = !take_light && p->ranges == NULL && heavy->count > 0 &&
-                         p->heavy_running < p->heavy_max;
+        int take_heavy =
+            !take_light && p->ranges == NULL && heavy->count > 0 && p->heavy_running < p->heavy_max;
         if (take_light || take_heavy) {
             int is_heavy = take_heavy;
             job j = ring_pop(is_heavy ? heavy : light, p->capacity);
@@ -130,20 +129,17 @@ static void *worker_main(void *arg) {
         }
         if (p->ranges) {
             range *r = p->ranges;
-            if (--r->helpers_wanted == 0)
-                unlink_range(p, r);
+            if (--r->helpers_wanted == 0) unlink_range(p, r);
             r->helpers_inside++;
             p->helping++;
             pthread_mutex_unlock(&p->lock);
             run_chunks(r, p);
             pthread_mutex_lock(&p->lock);
             p->helping--;
-            if (--r->helpers_inside == 0)
-                pthread_cond_broadcast(&p->range_done);
+            if (--r->helpers_inside == 0) pthread_cond_broadcast(&p->range_done);
             continue;
         }
-        if (p->stopping && p->queued == 0)
-            break;
+        if (p->stopping && p->queued == 0) break;
         pthread_cond_wait(&p->work, &p->lock);
     }
     pthread_mutex_unlock(&p->lock);
@@ -152,8 +148,7 @@ static void *worker_main(void *arg) {
 
 static void pool_run_range(void *runner, size_t n, size_t grain, imp_range_fn fn, void *ctx) {
     imp_pool *p = runner;
-    if (grain == 0)
-        grain = 1;
+    if (grain == 0) grain = 1;
     size_t chunks = n / grain + (n % grain != 0);
     if (chunks <= 1 || p->nthreads <= 1) {
         fn(ctx, 0, n);
@@ -223,10 +218,9 @@ size_t imp_pool_cancel_queued(imp_pool *p, imp_pool_fn cancel) {
     pthread_mutex_lock(&p->lock);
     p->stopping = 1;
     for (;;) {
-        ring *r = p->lanes[IMP_POOL_LIGHT].count ? &p->lanes[IMP_POOL_LIGHT]
-                                                  : &p->lanes[IMP_POOL_HEAVY];
-        if (r->count == 0)
-            break;
+        ring *r =
+            p->lanes[IMP_POOL_LIGHT].count ? &p->lanes[IMP_POOL_LIGHT] : &p->lanes[IMP_POOL_HEAVY];
+        if (r->count == 0) break;
         job j = ring_pop(r, p->capacity);
         p->queued--;
         atomic_store_explicit(&p->light_waiting, p->lanes[IMP_POOL_LIGHT].count,
@@ -251,11 +245,9 @@ static void free_pool(imp_pool *p) {
 }
 
 imp_pool *imp_pool_create(unsigned threads, size_t queue_depth) {
-    if (threads == 0 || queue_depth == 0)
-        return NULL;
+    if (threads == 0 || queue_depth == 0) return NULL;
     imp_pool *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     p->capacity = queue_depth;
     p->nthreads = threads;
     p->heavy_max = threads > 1 ? threads - 1 : 1;
@@ -282,8 +274,7 @@ imp_pool *imp_pool_create(unsigned threads, size_t queue_depth) {
 }
 
 void imp_pool_destroy(imp_pool *p) {
-    if (!p)
-        return;
+    if (!p) return;
     pthread_mutex_lock(&p->lock);
     p->stopping = 1;
     pthread_cond_broadcast(&p->work);

@@ -54,8 +54,7 @@ static const struct {
 
 static route find_route(const char *path) {
     for (size_t i = 0; i < sizeof GET_ROUTES / sizeof GET_ROUTES[0]; ++i)
-        if (strcmp(path, GET_ROUTES[i].path) == 0)
-            return GET_ROUTES[i].r;
+        if (strcmp(path, GET_ROUTES[i].path) == 0) return GET_ROUTES[i].r;
     if (strncmp(path, API_PREFIX, API_PREFIX_LEN) == 0 && imp_api_has_op(path + API_PREFIX_LEN)) {
         return ROUTE_API;
     }
@@ -117,9 +116,7 @@ static void metrics(const imp_router *r, imp_reply *out) {
 
 static void get_route(const imp_router *r, route which, imp_reply *out) {
     switch (which) {
-    case ROUTE_HEALTHZ:
-        reply_json(200, "{\"status\": \"ok\"}", out);
-        return;
+    case ROUTE_HEALTHZ: reply_json(200, "{\"status\": \"ok\"}", out); return;
     case ROUTE_READYZ:
         if (!r->hooks.ready || r->hooks.ready(r->hooks.cls)) {
             reply_json(200, "{\"status\": \"ready\"}", out);
@@ -128,18 +125,14 @@ static void get_route(const imp_router *r, route which, imp_reply *out) {
             out->close = 0; /* the probe's connection may stay; only readiness changed */
         }
         return;
-    case ROUTE_METRICS:
-        metrics(r, out);
-        return;
+    case ROUTE_METRICS: metrics(r, out); return;
     case ROUTE_OPENAPI: {
         size_t len;
         const char *doc = imp_api_openapi(&len);
         reply_copy(200, "application/yaml", doc, len, out);
         return;
     }
-    default:
-        problem(500, "internal-error", "Internal Server Error", "unrouted path", out);
-        return;
+    default: problem(500, "internal-error", "Internal Server Error", "unrouted path", out); return;
     }
 }
 
@@ -154,18 +147,15 @@ int imp_router_is_json(const char *ct) {
     static const char app[] = "application/";
     while (*ct == ' ' || *ct == '\t')
         ++ct;
-    if (strncasecmp(ct, app, sizeof app - 1) != 0)
-        return 0;
+    if (strncasecmp(ct, app, sizeof app - 1) != 0) return 0;
     const char *sub = ct + sizeof app - 1;
     size_t n = strcspn(sub, "; \t");
     /* after the subtype only parameters (";...") or whitespace may follow */
     const char *rest = sub + n;
     while (*rest == ' ' || *rest == '\t')
         ++rest;
-    if (*rest != '\0' && *rest != ';')
-        return 0;
-    if (n == 4 && strncasecmp(sub, "json", 4) == 0)
-        return 1;
+    if (*rest != '\0' && *rest != ';') return 0;
+    if (n == 4 && strncasecmp(sub, "json", 4) == 0) return 1;
     return n > 5 && strncasecmp(sub + n - 5, "+json", 5) == 0;
 }
 
@@ -190,13 +180,10 @@ void imp_router_unavailable(imp_unavailable why, imp_reply *out) {
 
 int imp_router_is_heavy(const char *path, size_t body_len) {
     static const char *const heavy_ops[] = {"batch", "scenes/predict", "scenes/simulate"};
-    if (body_len > IMP_ROUTER_HEAVY_BYTES)
-        return 1;
-    if (strncmp(path, API_PREFIX, API_PREFIX_LEN) != 0)
-        return 0;
+    if (body_len > IMP_ROUTER_HEAVY_BYTES) return 1;
+    if (strncmp(path, API_PREFIX, API_PREFIX_LEN) != 0) return 0;
     for (size_t i = 0; i < sizeof heavy_ops / sizeof heavy_ops[0]; ++i)
-        if (strcmp(path + API_PREFIX_LEN, heavy_ops[i]) == 0)
-            return 1;
+        if (strcmp(path + API_PREFIX_LEN, heavy_ops[i]) == 0) return 1;
     return 0;
 }
 
@@ -246,8 +233,7 @@ void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *o
 }
 
 void imp_reply_free(imp_reply *out) {
-    if (!out)
-        return;
+    if (!out) return;
     imp_api_response_free(&out->resp);
     memset(out, 0, sizeof *out);
 }

@@ -18,7 +18,7 @@
  * router. Every member may be NULL: then /readyz says ready and /metrics
  * is empty. Both functions are called concurrently from any thread. */
 typedef struct imp_router_hooks {
-    int (*ready)(void *cls);                   /* 1 while accepting work, 0 while draining */
+    int (*ready)(void *cls);                  /* 1 while accepting work, 0 while draining */
     char *(*metrics)(void *cls, size_t *len); /* Prometheus text, malloc'd; NULL on OOM */
     void *cls;
 } imp_router_hooks;
@@ -45,7 +45,10 @@ typedef struct imp_reply {
 } imp_reply;
 
 /* Why a request is turned away with 503. */
-typedef enum imp_unavailable { IMP_UNAVAILABLE_OVERLOADED, IMP_UNAVAILABLE_DRAINING } imp_unavailable;
+typedef enum imp_unavailable {
+    IMP_UNAVAILABLE_OVERLOADED,
+    IMP_UNAVAILABLE_DRAINING
+} imp_unavailable;
 
 /* Sets the defaults of every field, then the limits that come from
  * configuration (api limits as imp_api_ctx_init; the caller may change
@@ -56,9 +59,9 @@ void imp_router_init(imp_router *r, size_t max_body_bytes, size_t max_bodies);
  * Decides whatever the request line and headers alone decide: unknown path
  * (404), wrong method (405, with `allow`), non-JSON Content-Type (415), a
  * declared Content-Length over the limit (413; pass -1 when unknown), and
- * routes that take no body (GET /healthz, /readyz, /metrics, /openapi.yaml). Returns 1 with *out filled when
- * the reply is known; returns 0 (and leaves *out untouched) when the body
- * must be read and the request passed to imp_router_handle.
+ * routes that take no body (GET /healthz, /readyz, /metrics, /openapi.yaml). Returns 1 with *out
+ * filled when the reply is known; returns 0 (and leaves *out untouched) when the body must be read
+ * and the request passed to imp_router_handle.
  */
 int imp_router_early(const imp_router *r, const char *method, const char *path,
                      const char *content_type, long long content_length, imp_reply *out);

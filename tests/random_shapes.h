@@ -19,8 +19,7 @@ static inline imp_vec3 random_unit(uint64_t *rng) {
         imp_vec3 v = imp_v3(imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
                             imp_rng_uniform(rng, -1, 1));
         double l = imp_len(v);
-        if (l > 0.1 && l <= 1)
-            return imp_scale(v, 1 / l);
+        if (l > 0.1 && l <= 1) return imp_scale(v, 1 / l);
     }
 }
 
@@ -32,16 +31,15 @@ static inline imp_vec3 random_vec(uint64_t *rng, double r) {
 
 static inline imp_quat random_rotation(uint64_t *rng) {
     imp_quat q = {imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
-                  imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1)}, u;
-    if (imp_quat_normalize(q, &u) != 0)
-        u = (imp_quat){1, 0, 0, 0};
+                  imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1)},
+             u;
+    if (imp_quat_normalize(q, &u) != 0) u = (imp_quat){1, 0, 0, 0};
     return u;
 }
 
 /* a unit vector, in the plane z = 0 when dim is 2 */
 static inline imp_vec3 random_dir(uint64_t *rng, int dim) {
-    if (dim == 3)
-        return random_unit(rng);
+    if (dim == 3) return random_unit(rng);
     double a = imp_rng_uniform(rng, 0, IMP_TEST_TWO_PI);
     return imp_v3(cos(a), sin(a), 0);
 }
@@ -49,8 +47,7 @@ static inline imp_vec3 random_dir(uint64_t *rng, int dim) {
 /* a vector of random_vec in the plane z = 0 when dim is 2 */
 static inline imp_vec3 random_vec_dim(uint64_t *rng, double r, int dim) {
     imp_vec3 v = random_vec(rng, r);
-    if (dim == 2)
-        v.z = 0;
+    if (dim == 2) v.z = 0;
     return v;
 }
 
@@ -76,8 +73,8 @@ static inline imp_shape random_shape_of(uint64_t *rng, int dim, int kind, imp_ve
     case IMP_TEST_KIND_CAPSULE:
     case IMP_TEST_KIND_SEGMENT: {
         imp_vec3 d = imp_scale(random_dir(rng, dim), imp_rng_uniform(rng, 0.2, 1));
-        return capsule(d, imp_neg(d), kind == IMP_TEST_KIND_SEGMENT ? 0.0
-                                                                     : imp_rng_uniform(rng, 0.05, 0.6));
+        return capsule(d, imp_neg(d),
+                       kind == IMP_TEST_KIND_SEGMENT ? 0.0 : imp_rng_uniform(rng, 0.05, 0.6));
     }
     case IMP_TEST_KIND_BOX:
         if (dim == 2)
@@ -92,7 +89,8 @@ static inline imp_shape random_shape_of(uint64_t *rng, int dim, int kind, imp_ve
             size_t n = 3 + (size_t)(imp_rng_unit(rng) * 6);
             double a0 = imp_rng_uniform(rng, 0, IMP_TEST_TWO_PI);
             for (size_t i = 0; i < n; ++i) {
-                double a = a0 + IMP_TEST_TWO_PI * ((double)i + imp_rng_uniform(rng, -0.3, 0.3)) / (double)n;
+                double a = a0 + IMP_TEST_TWO_PI * ((double)i + imp_rng_uniform(rng, -0.3, 0.3)) /
+                                    (double)n;
                 buf[i] = imp_v3(size * cos(a), size * sin(a), 0);
             }
             s.type = IMP_SHAPE_POLYGON, s.n_verts = n;

@@ -51,8 +51,8 @@ static inline imp_scenetext_verdict imp_scenetext_compare(const char *op, const 
     status[0] = status[1] = 0;
     if (!imp_scenetext_run(fn, t, len, &df, &doc, &status[0])) return IMP_ST_DECLINED;
     *fast = imp_stable_reply(&df, doc);
-    json_t *req = json_loadb(t, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL |
-                                         JSON_DECODE_ANY, NULL);
+    json_t *req = json_loadb(
+        t, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, NULL);
     if (req) {
         json_t *other = NULL;
         status[1] = imp_api_run_dec(fn, req, &ds, &other);

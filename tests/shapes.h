@@ -15,7 +15,8 @@ static inline imp_shape sphere(double r) {
 
 /* a 2D box turned by `angle` radians */
 static inline imp_shape box2(double hx, double hy, double angle) {
-    imp_shape s = {.type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, 0), .rot = imp_quat_from_angle(angle)};
+    imp_shape s = {
+        .type = IMP_SHAPE_BOX, .half = imp_v3(hx, hy, 0), .rot = imp_quat_from_angle(angle)};
     return s;
 }
 
@@ -26,7 +27,8 @@ static inline imp_shape box3(double hx, double hy, double hz, imp_quat rot) {
 
 /* a capsule, or a segment when r is 0 */
 static inline imp_shape capsule(imp_vec3 a, imp_vec3 b, double r) {
-    imp_shape s = {.type = r > 0 ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = a, .b = b, .radius = r};
+    imp_shape s = {
+        .type = r > 0 ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = a, .b = b, .radius = r};
     return s;
 }
 

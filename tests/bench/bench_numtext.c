@@ -36,9 +36,9 @@ static double now_s(void) {
 
 typedef struct dataset {
     const char *name;
-    char *text;     /* all numbers, each NUL-terminated (strtod needs that) */
+    char *text;      /* all numbers, each NUL-terminated (strtod needs that) */
     const char *end; /* end of text: like a request body, not the end of the number */
-    size_t *start;  /* offset of number i */
+    size_t *start;   /* offset of number i */
     size_t *len;
     double *value;
 } dataset;
@@ -60,7 +60,8 @@ static void make_set(dataset *d, const char *name, int kind, uint64_t seed) {
         int n;
         if (kind == 0) {
             uint64_t b;
-            do b = imp_rng_next(&rng);
+            do
+                b = imp_rng_next(&rng);
             while (((b >> 52) & 0x7ff) == 0x7ff);
             double x;
             memcpy(&x, &b, sizeof x);
@@ -76,7 +77,10 @@ static void make_set(dataset *d, const char *name, int kind, uint64_t seed) {
                 n = snprintf(p, 32, "%ld", ip);
             } else {
                 long f = (long)((r >> 24) % 1000u);
-                n = snprintf(p, 32, "%ld.%0*ld", ip, frac, f % (frac == 1 ? 10 : frac == 2 ? 100 : 1000));
+                n = snprintf(p, 32, "%ld.%0*ld", ip, frac,
+                             f % (frac == 1   ? 10
+                                  : frac == 2 ? 100
+                                              : 1000));
             }
         }
         d->start[i] = off;
@@ -121,15 +125,18 @@ static void bench(const dataset *d) {
         }
         te[r] = now_s() - t0;
         t0 = now_s();
-        for (size_t i = 0; i < N; ++i) acc += strtod(d->text + d->start[i], NULL);
+        for (size_t i = 0; i < N; ++i)
+            acc += strtod(d->text + d->start[i], NULL);
         ts[r] = now_s() - t0;
         sink = acc;
         size_t total = 0;
         t0 = now_s();
-        for (size_t i = 0; i < N; ++i) total += imp_num_format(d->value[i], buf);
+        for (size_t i = 0; i < N; ++i)
+            total += imp_num_format(d->value[i], buf);
         tf[r] = now_s() - t0;
         t0 = now_s();
-        for (size_t i = 0; i < N; ++i) total += (size_t)snprintf(buf, sizeof buf, "%.17g", d->value[i]);
+        for (size_t i = 0; i < N; ++i)
+            total += (size_t)snprintf(buf, sizeof buf, "%.17g", d->value[i]);
         tn[r] = now_s() - t0;
         sink_len = total;
     }
@@ -156,7 +163,8 @@ int main(void) {
     make_set(&sets[1], "scene", 1, 0x1234567887654321u);
     make_set(&sets[2], "short", 2, 0x0badc0ffee0ddf00u);
     printf("%d numbers per set, best of %d runs\n", N, RUNS);
-    for (int i = 0; i < 3; ++i) bench(&sets[i]);
+    for (int i = 0; i < 3; ++i)
+        bench(&sets[i]);
     for (int i = 0; i < 3; ++i) {
         free(sets[i].text);
         free(sets[i].start);

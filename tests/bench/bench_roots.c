@@ -100,12 +100,14 @@ static void hard_set(void) {
     json_array_foreach(json_object_get(doc, "cases"), i, c) {
         double co[5];
         json_t *hex = json_object_get(c, "coefficients_high_to_low");
-        for (int k = 0; k < 5; ++k) co[k] = strtod(json_string_value(json_array_get(hex, k)), NULL);
+        for (int k = 0; k < 5; ++k)
+            co[k] = strtod(json_string_value(json_array_get(hex, k)), NULL);
         json_t *rr = json_object_get(c, "real_roots");
         size_t ne = json_array_size(rr);
         if (ne == 0) continue;
         double want[4], got[4], fr[8];
-        for (size_t k = 0; k < ne; ++k) want[k] = parse_root(json_string_value(json_array_get(rr, k)));
+        for (size_t k = 0; k < ne; ++k)
+            want[k] = parse_root(json_string_value(json_array_get(rr, k)));
         int n1 = imp_quartic_roots(co[0], co[1], co[2], co[3], co[4], -INFINITY, INFINITY, got);
         int n2 = ferrari(co[0], co[1], co[2], co[3], co[4], fr);
         qsort(fr, (size_t)n2, sizeof fr[0], cmp_d);
@@ -117,8 +119,8 @@ static void hard_set(void) {
         json_t *pub = json_object_get(c, "best_published_max_rel_error");
         char pb[32] = "-";
         if (json_is_number(pub)) snprintf(pb, sizeof pb, "%.2g", json_number_value(pub));
-        printf("%-26s %12.2g %12.2g %12s%s\n", json_string_value(json_object_get(c, "name")), e1, e2,
-               pb, (size_t)n2 != ne ? "  (ferrari: wrong root count)" : "");
+        printf("%-26s %12.2g %12.2g %12s%s\n", json_string_value(json_object_get(c, "name")), e1,
+               e2, pb, (size_t)n2 != ne ? "  (ferrari: wrong root count)" : "");
     }
     json_decref(doc);
 }
@@ -129,7 +131,8 @@ int main(void) {
     static double coef[NQ][5];
     for (int k = 0; k < NQ; ++k) {
         double r[4];
-        for (int i = 0; i < 4; ++i) r[i] = urand() - 0.5;
+        for (int i = 0; i < 4; ++i)
+            r[i] = urand() - 0.5;
         /* half with four real roots, half with two and a complex pair */
         double s1 = r[0] + r[1], p1 = r[0] * r[1];
         double s2 = r[2] + r[3], p2 = (k & 1) ? r[2] * r[3] : r[2] * r[3] + 0.3;
@@ -170,11 +173,14 @@ int main(void) {
         q->horizon = 10.0;
     }
     double t3 = now_s();
-    for (int k = 0; k < NQ; ++k) sink += imp_toi_spheres(&in[k]).time;
+    for (int k = 0; k < NQ; ++k)
+        sink += imp_toi_spheres(&in[k]).time;
     double t4 = now_s();
-    for (int k = 0; k < NQ; ++k) in[k].a.a = imp_v3(0, -9.81, 0), in[k].b.a = imp_v3(0.5, 0, 0);
+    for (int k = 0; k < NQ; ++k)
+        in[k].a.a = imp_v3(0, -9.81, 0), in[k].b.a = imp_v3(0.5, 0, 0);
     double t5 = now_s();
-    for (int k = 0; k < NQ; ++k) sink += imp_toi_spheres(&in[k]).time;
+    for (int k = 0; k < NQ; ++k)
+        sink += imp_toi_spheres(&in[k]).time;
     double t6 = now_s();
     printf("sphere TOI solves/s: linear %.3g, accelerated %.3g\n", NQ / (t4 - t3), NQ / (t6 - t5));
     hard_set();

@@ -47,7 +47,8 @@ static imp_scene_body *make_scene(size_t n, int dim, int clustered, uint64_t see
     imp_scene_body *b = malloc(n * sizeof *b);
     uint64_t rng = seed;
     const double r = 0.5, cover = 0.1;
-    double per = dim == 2 ? IMP_BENCH_PI * r * r / cover : 4.0 / 3.0 * IMP_BENCH_PI * r * r * r / cover;
+    double per =
+        dim == 2 ? IMP_BENCH_PI * r * r / cover : 4.0 / 3.0 * IMP_BENCH_PI * r * r * r / cover;
     double side = dim == 2 ? sqrt((double)n * per) : cbrt((double)n * per);
     for (size_t i = 0; i < n; ++i) {
         double c[3];
@@ -83,8 +84,7 @@ typedef struct measure {
  * neither; -1 on failure. */
 static double broadphase_ms(const imp_scene_body *b, size_t n, int dim, imp_broadphase_kind kind,
                             const imp_parallel *par) {
-    if (kind == IMP_BROAD_BRUTE)
-        return 0;
+    if (kind == IMP_BROAD_BRUTE) return 0;
     double t0 = now_ms();
     imp_aabb *boxes = malloc(n * sizeof *boxes);
     for (size_t i = 0; i < n; ++i)
@@ -104,13 +104,11 @@ static int run_kind(const imp_scene_body *b, size_t n, int dim, imp_broadphase_k
     m->broad_ms = m->total_ms = INFINITY;
     for (int run = 0; run < RUNS; ++run) {
         double broad = broadphase_ms(b, n, dim, kind, par);
-        if (broad < 0)
-            return -1;
+        if (broad < 0) return -1;
         imp_scene_input si = {b, n, dim, 1.0, kind, SIZE_MAX, par};
         imp_scene_output out;
         double t2 = now_ms();
-        if (imp_scene_predict(&si, &out) != IMP_SCENE_OK)
-            return -1;
+        if (imp_scene_predict(&si, &out) != IMP_SCENE_OK) return -1;
         double t3 = now_ms();
         m->broad_ms = fmin(m->broad_ms, broad);
         m->total_ms = fmin(m->total_ms, t3 - t2);
@@ -216,16 +214,15 @@ int main(int argc, char **argv) {
                                                 IMP_BROAD_BRUTE};
     int bad = 0;
     printf("scene prediction, 2 worker threads, best of %d (ms)\n", RUNS);
-    printf("%-3s %-9s %8s %-6s %10s %12s %10s %10s %8s\n", "dim", "scene", "n", "kind",
-           "broad ms", "candidates", "narrow ms", "total ms", "hits");
+    printf("%-3s %-9s %8s %-6s %10s %12s %10s %10s %8s\n", "dim", "scene", "n", "kind", "broad ms",
+           "candidates", "narrow ms", "total ms", "hits");
     for (int dim = 2; dim <= 3 && !json_only; ++dim) {
         for (int clustered = 0; clustered <= 1; ++clustered) {
             for (size_t n = 1000; n <= max_n; n *= 10) {
                 imp_scene_body *b = make_scene(n, dim, clustered, 0xB0D1E5 + n);
                 size_t ref = (size_t)-1;
                 for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
-                    if (kinds[k] == IMP_BROAD_BRUTE && n > BRUTE_MAX_N)
-                        continue;
+                    if (kinds[k] == IMP_BROAD_BRUTE && n > BRUTE_MAX_N) continue;
                     measure m;
                     if (run_kind(b, n, dim, kinds[k], &par, &m) != 0) {
                         printf("%dD %s n=%zu %s: failed\n", dim, clustered ? "cluster" : "uniform",
@@ -235,8 +232,7 @@ int main(int argc, char **argv) {
                     }
                     printf("%-3d %-9s %8zu %-6s %10.2f %12zu %10.2f %10.2f %8zu\n", dim,
                            clustered ? "clustered" : "uniform", n, imp_broadphase_name(kinds[k]),
-                           m.broad_ms, m.pairs, m.total_ms - m.broad_ms, m.total_ms,
-                           m.collisions);
+                           m.broad_ms, m.pairs, m.total_ms - m.broad_ms, m.total_ms, m.collisions);
                     if (ref == (size_t)-1)
                         ref = m.collisions;
                     else if (ref != m.collisions)
@@ -269,7 +265,6 @@ int main(int argc, char **argv) {
         }
     }
     imp_pool_destroy(pool);
-    if (bad)
-        printf("MISMATCH: broadphases disagree or failed\n");
+    if (bad) printf("MISMATCH: broadphases disagree or failed\n");
     return bad;
 }

@@ -45,7 +45,8 @@ typedef struct gas {
 
 static void make_gas(gas *g, size_t n, int dim, double phi, uint64_t seed) {
     size_t per = (size_t)ceil(dim == 3 ? cbrt((double)n) : sqrt((double)n));
-    while ((dim == 3 ? per * per * per : per * per) < n) ++per;
+    while ((dim == 3 ? per * per * per : per * per) < n)
+        ++per;
     const double sp = 1.0;
     double r = dim == 3 ? sp * cbrt(phi * 3.0 / (4.0 * BENCH_PI)) : sp * sqrt(phi / BENCH_PI);
     double w = (double)per * sp;
@@ -66,11 +67,15 @@ static void make_gas(gas *g, size_t n, int dim, double phi, uint64_t seed) {
     for (int a = 0; a < dim; ++a) {
         imp_vec3 e = imp_v3(a == 0, a == 1, a == 2);
         g->shapes[k] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = e, .offset = 0};
-        g->shapes[k + 1] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = imp_neg(e),
-                                       .offset = -w};
+        g->shapes[k + 1] =
+            (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = imp_neg(e), .offset = -w};
         for (int q = 0; q < 2; ++q) {
             g->b[k] = (imp_sim_body){{imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)},
-                                     &g->shapes[k], 1.0, 1, 1.0, 1.0};
+                                     &g->shapes[k],
+                                     1.0,
+                                     1,
+                                     1.0,
+                                     1.0};
             ++k;
         }
     }
@@ -105,8 +110,8 @@ static int run(int dim, double phi, size_t n, int no_grid, size_t events) {
     double drift = fabs(kinetic(s, &g, imp_sim_time(s)) / k0 - 1);
     double secs = (t2 - t1) / 1e3;
     double ev = (double)st->events;
-    printf("%3dD  %4.1f  %7zu  %-9s  %9.1f  %8zu  %8.3f  %10.0f  %8.2f  %9.2f  %10.1f  %8.1e\n", dim,
-           phi, n, no_grid ? "all-pairs" : "grid", t1 - t0, st->events, secs, ev / secs,
+    printf("%3dD  %4.1f  %7zu  %-9s  %9.1f  %8zu  %8.3f  %10.0f  %8.2f  %9.2f  %10.1f  %8.1e\n",
+           dim, phi, n, no_grid ? "all-pairs" : "grid", t1 - t0, st->events, secs, ev / secs,
            1e6 * secs / ev, (double)(st->crossings - before.crossings) / ev,
            (double)(st->predictions - before.predictions) / ev, drift);
     fflush(stdout);
@@ -141,7 +146,8 @@ int main(int argc, char **argv) {
     for (int dim = 2; dim <= 3; ++dim)
         for (int f = 0; f < 2; ++f) {
             double phi = f ? 0.4 : 0.1;
-            for (size_t k = 0; k < 3; ++k) bad |= run(dim, phi, ns[k], 0, events);
+            for (size_t k = 0; k < 3; ++k)
+                bad |= run(dim, phi, ns[k], 0, events);
             bad |= run(dim, phi, 1000, 1, 10000);
             if (all10k) bad |= run(dim, phi, 10000, 1, 2000);
         }

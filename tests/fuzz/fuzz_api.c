@@ -19,15 +19,14 @@
 #include "api/api.h"
 #include "tests/scenetext_check.h"
 
-static const char *const OPS[] = {"toi",          "overlap",        "paths/intersect",
-                                  "respond",      "scenes/predict", "scenes/simulate",
-                                  "validate",     "batch",          "nope"};
+static const char *const OPS[] = {"toi",      "overlap",        "paths/intersect",
+                                  "respond",  "scenes/predict", "scenes/simulate",
+                                  "validate", "batch",          "nope"};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size < 1)
-        return 0;
+    if (size < 1) return 0;
     const char *op = OPS[data[0] % (sizeof OPS / sizeof OPS[0])];
     imp_api_ctx ctx;
     imp_api_ctx_init(&ctx);
@@ -36,17 +35,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ctx.max_events = 1000;
     imp_api_response r;
     imp_api_handle(op, (const char *)data + 1, size - 1, &ctx, &r);
-    if (r.status == 500 || r.status < 200 || r.status > 499)
-        abort();
+    if (r.status == 500 || r.status < 200 || r.status > 499) abort();
     json_error_t err;
     json_t *doc = json_loadb(r.body, r.len, 0, &err);
-    if (!doc || !json_is_object(doc))
-        abort();
+    if (!doc || !json_is_object(doc)) abort();
     int problem = r.status != 200;
-    if (problem != (strcmp(r.content_type, "application/problem+json") == 0))
-        abort();
-    if (problem && json_integer_value(json_object_get(doc, "status")) != r.status)
-        abort();
+    if (problem != (strcmp(r.content_type, "application/problem+json") == 0)) abort();
+    if (problem && json_integer_value(json_object_get(doc, "status")) != r.status) abort();
     json_decref(doc);
     imp_api_response_free(&r);
     if (strncmp(op, "scenes/", 7) == 0) {

@@ -30,31 +30,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define COEFF_MIN 1e-150
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size < 1 + 3 * sizeof(double))
-        return 0;
+    if (size < 1 + 3 * sizeof(double)) return 0;
     int degree = data[0] % 5;
     double v[7] = {0};
     size_t n = (size - 1) / sizeof(double);
-    if (n > 7)
-        n = 7;
+    if (n > 7) n = 7;
     memcpy(v, data + 1, n * sizeof(double));
     for (size_t i = 0; i < 7; ++i)
-        if (!isfinite(v[i]) || fabs(v[i]) > COEFF_MAX || fabs(v[i]) < COEFF_MIN)
-            v[i] = 0.0;
+        if (!isfinite(v[i]) || fabs(v[i]) > COEFF_MAX || fabs(v[i]) < COEFF_MIN) v[i] = 0.0;
     double c[5] = {0};
     for (int i = 0; i <= degree; ++i)
         c[i] = v[i];
     double lo = fmin(v[5], v[6]), hi = fmax(v[5], v[6]);
-    if (data[0] & 0x80)
-        hi = INFINITY;
+    if (data[0] & 0x80) hi = INFINITY;
     double roots[4];
     int k = imp_poly_roots(c, degree, lo, hi, roots);
-    if (k < 0 || k > degree)
-        abort();
+    if (k < 0 || k > degree) abort();
     for (int i = 0; i < k; ++i) {
         double r = roots[i];
-        if (!(r >= lo && r <= hi) || (i > 0 && roots[i - 1] > r))
-            abort();
+        if (!(r >= lo && r <= hi) || (i > 0 && roots[i - 1] > r)) abort();
         /* backward error at r, evaluated in long double so the check is not the solver's,
          * plus what rounding the root itself to a double costs: |p'(r)| times its spacing
          * (a root below the smallest subnormal is 0) */

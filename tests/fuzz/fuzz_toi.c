@@ -82,10 +82,10 @@ static imp_shape shape(reader *r, imp_vec3 *verts, int allow_halfspace) {
 }
 
 static imp_motion motion(reader *r, int still) {
-    imp_motion m = {imp_v3(num(r, -10, 10), num(r, -10, 10), 0), imp_v3(num(r, -5, 5), num(r, -5, 5), 0),
+    imp_motion m = {imp_v3(num(r, -10, 10), num(r, -10, 10), 0),
+                    imp_v3(num(r, -5, 5), num(r, -5, 5), 0),
                     imp_v3(num(r, -3, 3), num(r, -3, 3), 0)};
-    if (still)
-        m.v = m.a = imp_v3(0, 0, 0);
+    if (still) m.v = m.a = imp_v3(0, 0, 0);
     return m;
 }
 
@@ -101,27 +101,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     imp_vec3 va[8], vb[8];
     imp_shape a = shape(&rd, va, 0), b = shape(&rd, vb, 1);
     imp_motion ma = motion(&rd, 0), mb = motion(&rd, b.type == IMP_SHAPE_HALFSPACE);
-    if (num(&rd, 0, 1) < 0.5)
-        ma.a = mb.a = imp_v3(0, 0, 0);
+    if (num(&rd, 0, 1) < 0.5) ma.a = mb.a = imp_v3(0, 0, 0);
     double horizon = num(&rd, 0.01, 10);
     imp_toi_result r = imp_toi_shapes(&a, &ma, &b, &mb, 2, horizon);
-    if (r.state == IMP_TOI_FAILED)
-        abort();
+    if (r.state == IMP_TOI_FAILED) abort();
     /* the scene's scale: everything reached in the window is within about this */
     const double scale = 10 + 5 * horizon + 1.5 * horizon * horizon + 10;
     const double tol = 1e-9 * scale;
     double end = horizon;
-    if (r.state == IMP_TOI_OVERLAPPING)
-        return 0;
+    if (r.state == IMP_TOI_OVERLAPPING) return 0;
     if (r.state == IMP_TOI_HIT) {
-        if (!(r.time >= 0 && r.time <= horizon))
-            abort();
-        if (fabs(penetration(&a, &ma, &b, &mb, r.time)) > tol)
-            abort();
+        if (!(r.time >= 0 && r.time <= horizon)) abort();
+        if (fabs(penetration(&a, &ma, &b, &mb, r.time)) > tol) abort();
         end = r.time;
     }
     for (int i = 0; i < 64; ++i)
-        if (penetration(&a, &ma, &b, &mb, end * (i + 0.5) / 64) > tol)
-            abort();
+        if (penetration(&a, &ma, &b, &mb, end * (i + 0.5) / 64) > tol) abort();
     return 0;
 }

@@ -60,13 +60,11 @@ static int build_argv(const char **argv, const char *const *defaults, const char
     size_t n = 0;
     argv[n++] = imp_test_daemon_bin();
     for (const char *const *p = defaults; p && *p; ++p) {
-        if (n + 1 >= MAX_ARGS)
-            return -1;
+        if (n + 1 >= MAX_ARGS) return -1;
         argv[n++] = *p;
     }
     for (const char *const *p = args; p && *p; ++p) {
-        if (n + 1 >= MAX_ARGS)
-            return -1;
+        if (n + 1 >= MAX_ARGS) return -1;
         argv[n++] = *p;
     }
     argv[n] = NULL;
@@ -79,29 +77,23 @@ static pid_t spawn(const char *const *argv, const char *const *env, const int *c
                    size_t n_close, int out_w, int err_w) {
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid != 0)
-        return pid;
+    if (pid != 0) return pid;
 
     /* child: never outlive the test */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(127);
-    if (dup2(out_w, STDOUT_FILENO) < 0)
-        _exit(127);
-    if (err_w >= 0 && dup2(err_w, STDERR_FILENO) < 0)
-        _exit(127);
+    if (getppid() != parent) _exit(127);
+    if (dup2(out_w, STDOUT_FILENO) < 0) _exit(127);
+    if (err_w >= 0 && dup2(err_w, STDERR_FILENO) < 0) _exit(127);
     for (size_t i = 0; i < n_close; ++i)
         close(close_fds[i]);
     for (const char *const *e = env; e && *e; ++e) {
         char name[128];
         const char *eq = strchr(*e, '=');
         size_t len = eq ? (size_t)(eq - *e) : 0;
-        if (!eq || len == 0 || len >= sizeof name)
-            _exit(127);
+        if (!eq || len == 0 || len >= sizeof name) _exit(127);
         memcpy(name, *e, len);
         name[len] = '\0';
-        if (setenv(name, eq + 1, 1) != 0)
-            _exit(127);
+        if (setenv(name, eq + 1, 1) != 0) _exit(127);
     }
     execv(argv[0], (char *const *)argv);
     fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
@@ -114,10 +106,8 @@ static int wait_exit(pid_t pid, double timeout_s) {
     int st;
     for (;;) {
         pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            break;
-        if (r < 0 && errno != EINTR)
-            return -1;
+        if (r == pid) break;
+        if (r < 0 && errno != EINTR) return -1;
         if (imp_test_now_s() > deadline) {
             fprintf(stderr, "daemon %d did not exit within %.0f s; killing it\n", (int)pid,
                     timeout_s);
@@ -127,8 +117,7 @@ static int wait_exit(pid_t pid, double timeout_s) {
         }
         imp_test_sleep_ms(5);
     }
-    if (WIFEXITED(st))
-        return WEXITSTATUS(st);
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
     fprintf(stderr, "daemon %d died of signal %d\n", (int)pid, WTERMSIG(st));
     return -1;
 }
@@ -139,16 +128,13 @@ static int drain_fd(int fd, char **buf, size_t *len, size_t *cap) {
         if (*cap - *len < 4096) {
             size_t ncap = *cap ? *cap * 2 : 8192;
             char *p = realloc(*buf, ncap + 1);
-            if (!p)
-                return -1;
+            if (!p) return -1;
             *buf = p;
             *cap = ncap;
         }
         ssize_t n = read(fd, *buf + *len, *cap - *len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            return 1; /* would block: not at EOF yet */
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return 1; /* would block: not at EOF yet */
         if (n <= 0) {
             (*buf)[*len] = '\0';
             return 0;
@@ -165,20 +151,15 @@ static int read_line(int fd, char *buf, size_t cap, double timeout_s) {
     size_t n = 0;
     while (n + 1 < cap) {
         int left_ms = (int)((deadline - imp_test_now_s()) * 1000.0);
-        if (left_ms <= 0)
-            return -1;
+        if (left_ms <= 0) return -1;
         struct pollfd p = {fd, POLLIN, 0};
         int r = poll(&p, 1, left_ms);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
         char c;
         ssize_t k = read(fd, &c, 1); /* byte by byte: never read past the line */
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
         if (c == '\n') {
             buf[n] = '\0';
             return 0;
@@ -192,17 +173,15 @@ int imp_test_daemon_start(imp_test_daemon *d, const char *const *args, const cha
                           int capture_stderr) {
     /* No drain grace by default: a test that stops the daemon should not wait for
      * load balancers that are not there (the drain test sets its own). */
-    static const char *const defaults[] = {"--port", "0",   "--bind", "127.0.0.1", "--log",
-                                           "off",    "--drain-grace-s", "0", NULL};
+    static const char *const defaults[] = {
+        "--port", "0", "--bind", "127.0.0.1", "--log", "off", "--drain-grace-s", "0", NULL};
     const char *argv[MAX_ARGS];
     memset(d, 0, sizeof *d);
     d->out_fd = d->err_fd = -1;
-    if (build_argv(argv, defaults, args) != 0)
-        return -1;
+    if (build_argv(argv, defaults, args) != 0) return -1;
 
     int out[2], err[2] = {-1, -1};
-    if (pipe(out) != 0)
-        return -1;
+    if (pipe(out) != 0) return -1;
     if (capture_stderr && pipe(err) != 0) {
         close(out[0]);
         close(out[1]);
@@ -211,12 +190,10 @@ int imp_test_daemon_start(imp_test_daemon *d, const char *const *args, const cha
     int to_close[] = {out[0], out[1], err[0], err[1]};
     pid_t pid = spawn(argv, env, to_close, capture_stderr ? 4 : 2, out[1], err[1]);
     close(out[1]);
-    if (capture_stderr)
-        close(err[1]);
+    if (capture_stderr) close(err[1]);
     if (pid < 0) {
         close(out[0]);
-        if (capture_stderr)
-            close(err[0]);
+        if (capture_stderr) close(err[0]);
         return -1;
     }
     d->pid = pid;
@@ -233,8 +210,7 @@ int imp_test_daemon_start(imp_test_daemon *d, const char *const *args, const cha
     const size_t plen = sizeof LISTEN_PREFIX - 1;
     char *end = NULL;
     unsigned long port = 0;
-    if (strncmp(line, LISTEN_PREFIX, plen) == 0)
-        port = strtoul(line + plen, &end, 10);
+    if (strncmp(line, LISTEN_PREFIX, plen) == 0) port = strtoul(line + plen, &end, 10);
     if (!end || *end != '\0' || port == 0 || port > 65535) {
         fprintf(stderr, "unexpected start-up line: \"%s\"\n", line);
         imp_test_daemon_stop(d, SIGKILL);
@@ -247,20 +223,17 @@ int imp_test_daemon_start(imp_test_daemon *d, const char *const *args, const cha
 }
 
 int imp_test_daemon_stop(imp_test_daemon *d, int sig) {
-    if (d->pid <= 0)
-        return -1;
+    if (d->pid <= 0) return -1;
     kill(d->pid, sig);
     int status = wait_exit(d->pid, IMP_TEST_STOP_TIMEOUT_S);
     d->pid = 0;
-    if (d->out_fd >= 0)
-        close(d->out_fd);
+    if (d->out_fd >= 0) close(d->out_fd);
     d->out_fd = -1;
     return status;
 }
 
 char *imp_test_daemon_read_stderr(imp_test_daemon *d) {
-    if (d->err_fd < 0)
-        return NULL;
+    if (d->err_fd < 0) return NULL;
     char *buf = NULL;
     size_t len = 0, cap = 0;
     drain_fd(d->err_fd, &buf, &len, &cap);
@@ -271,11 +244,9 @@ char *imp_test_daemon_read_stderr(imp_test_daemon *d) {
 
 int imp_test_run(const char *const *args, const char *const *env, char **out, char **err) {
     const char *argv[MAX_ARGS];
-    if (build_argv(argv, NULL, args) != 0)
-        return -1;
+    if (build_argv(argv, NULL, args) != 0) return -1;
     int po[2], pe[2];
-    if (pipe(po) != 0)
-        return -1;
+    if (pipe(po) != 0) return -1;
     if (pipe(pe) != 0) {
         close(po[0]);
         close(po[1]);
@@ -303,8 +274,7 @@ int imp_test_run(const char *const *args, const char *const *env, char **out, ch
         struct pollfd p[2];
         for (int i = 0; i < 2; ++i)
             p[i] = (struct pollfd){fds[i], POLLIN, 0};
-        if (poll(p, 2, 100) < 0 && errno != EINTR)
-            break;
+        if (poll(p, 2, 100) < 0 && errno != EINTR) break;
         for (int i = 0; i < 2; ++i) {
             if (fds[i] >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR))) {
                 if (drain_fd(fds[i], &bufs[i], &lens[i], &caps[i]) <= 0) {
@@ -316,13 +286,10 @@ int imp_test_run(const char *const *args, const char *const *env, char **out, ch
         }
     }
     for (int i = 0; i < 2; ++i) {
-        if (fds[i] >= 0)
-            close(fds[i]);
-        if (!bufs[i])
-            bufs[i] = calloc(1, 1);
+        if (fds[i] >= 0) close(fds[i]);
+        if (!bufs[i]) bufs[i] = calloc(1, 1);
     }
-    if (open_n > 0)
-        kill(pid, SIGKILL); /* still talking after the deadline */
+    if (open_n > 0) kill(pid, SIGKILL); /* still talking after the deadline */
     int status = wait_exit(pid, IMP_TEST_STOP_TIMEOUT_S);
     if (out)
         *out = bufs[0];
@@ -349,8 +316,7 @@ int imp_test_buf_append(char **buf, size_t *len, size_t *cap, const char *p, siz
         while (c < *len + n + 1)
             c *= 2;
         char *q = realloc(*buf, c);
-        if (!q)
-            return -1;
+        if (!q) return -1;
         *buf = q;
         *cap = c;
     }
@@ -372,8 +338,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud) {
 
 void imp_test_header_value(const char *line, size_t n, const char *name, char *dst, size_t cap) {
     size_t nl = strlen(name);
-    if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
-        return;
+    if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':') return;
     const char *v = line + nl + 1;
     const char *end = line + n;
     while (v < end && (*v == ' ' || *v == '\t'))
@@ -381,8 +346,7 @@ void imp_test_header_value(const char *line, size_t n, const char *name, char *d
     while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
         --end;
     size_t len = (size_t)(end - v);
-    if (len >= cap)
-        len = cap - 1;
+    if (len >= cap) len = cap - 1;
     memcpy(dst, v, len);
     dst[len] = '\0';
 }
@@ -415,8 +379,7 @@ static int perform(CURL *c, struct curl_slist *headers, imp_http_result *out) {
     } else {
         fprintf(stderr, "curl: %s\n", curl_easy_strerror(rc));
     }
-    if (!out->body)
-        out->body = calloc(1, 1);
+    if (!out->body) out->body = calloc(1, 1);
     return rc == CURLE_OK && !s.failed && out->body ? 0 : -1;
 }
 
@@ -424,8 +387,7 @@ int imp_http(void *curl, const char *method, const char *url, const char *conten
              const char *body, size_t len, imp_http_result *out) {
     memset(out, 0, sizeof *out);
     CURL *c = curl ? (CURL *)curl : curl_easy_init();
-    if (!c)
-        return -1;
+    if (!c) return -1;
     curl_easy_reset(c); /* keeps live connections: keep-alive tests rely on that */
     curl_easy_setopt(c, CURLOPT_URL, url);
 
@@ -438,8 +400,7 @@ int imp_http(void *curl, const char *method, const char *url, const char *conten
     if (body || strcmp(method, "POST") == 0) {
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
-        if (strcmp(method, "POST") != 0)
-            curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+        if (strcmp(method, "POST") != 0) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     } else if (strcmp(method, "HEAD") == 0) {
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else if (strcmp(method, "GET") == 0) {
@@ -449,8 +410,7 @@ int imp_http(void *curl, const char *method, const char *url, const char *conten
     }
     int rc = perform(c, h, out);
     curl_slist_free_all(h);
-    if (!curl)
-        curl_easy_cleanup(c);
+    if (!curl) curl_easy_cleanup(c);
     return rc;
 }
 
@@ -462,10 +422,8 @@ typedef struct source {
 static size_t on_read(char *dst, size_t size, size_t nmemb, void *ud) {
     source *s = ud;
     size_t n = size * nmemb;
-    if (n > s->piece)
-        n = s->piece;
-    if (n > s->left)
-        n = s->left;
+    if (n > s->piece) n = s->piece;
+    if (n > s->left) n = s->left;
     memcpy(dst, s->p, n);
     s->p += n;
     s->left -= n;
@@ -476,8 +434,7 @@ int imp_http_post_pieces(const char *url, const char *body, size_t len, size_t p
                          imp_http_result *out) {
     memset(out, 0, sizeof *out);
     CURL *c = curl_easy_init();
-    if (!c)
-        return -1;
+    if (!c) return -1;
     source src = {body, len, piece};
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_POST, 1L);
@@ -496,8 +453,7 @@ int imp_http_post_pieces(const char *url, const char *body, size_t len, size_t p
 }
 
 void imp_http_result_free(imp_http_result *r) {
-    if (!r)
-        return;
+    if (!r) return;
     free(r->body);
     r->body = NULL;
     r->len = 0;

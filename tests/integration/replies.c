@@ -20,12 +20,10 @@ json_t *imp_test_post_json(const imp_test_daemon *d, const char *path, const cha
     imp_http_result r;
     assert_int_equal(imp_http(NULL, "POST", url, ct, body, strlen(body), &r), 0);
     *status = r.status;
-    if (ctype)
-        snprintf(ctype, cap, "%s", r.content_type);
+    if (ctype) snprintf(ctype, cap, "%s", r.content_type);
     json_error_t err;
     json_t *reply = json_loads(r.body, 0, &err);
-    if (!reply)
-        fail_msg("reply to %.200s is not JSON: %.200s", body, r.body);
+    if (!reply) fail_msg("reply to %.200s is not JSON: %.200s", body, r.body);
     imp_http_result_free(&r);
     return reply;
 }
@@ -48,14 +46,14 @@ json_t *imp_test_member(const json_t *o, const char *path) {
     snprintf(buf, sizeof buf, "%s", path);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
-        cur = json_is_array(cur) ? json_array_get(cur, (size_t)atoi(tok)) : json_object_get(cur, tok);
+        cur =
+            json_is_array(cur) ? json_array_get(cur, (size_t)atoi(tok)) : json_object_get(cur, tok);
     return cur;
 }
 
 void imp_test_expect_real(const json_t *r, const char *path, double want, double tol) {
     const json_t *x = imp_test_member(r, path);
-    if (!json_is_number(x))
-        fail_msg("%s is not a number", path);
+    if (!json_is_number(x)) fail_msg("%s is not a number", path);
     double got = json_number_value(x);
     if (!(fabs(got - want) <= tol))
         fail_msg("%s = %.17g, want %.17g (+- %g)", path, got, want, tol);
@@ -68,8 +66,7 @@ void imp_test_expect_vec(const json_t *r, const char *path, const double *want, 
         fail_msg("%s is not an array of %zu numbers", path, n);
     for (size_t i = 0; i < n; ++i) {
         const json_t *x = json_array_get(v, i);
-        if (!json_is_number(x))
-            fail_msg("%s[%zu] is not a number", path, i);
+        if (!json_is_number(x)) fail_msg("%s[%zu] is not a number", path, i);
         double got = json_number_value(x);
         if (!(fabs(got - want[i]) <= tol))
             fail_msg("%s[%zu] = %.17g, want %.17g (+- %g)", path, i, got, want[i], tol);

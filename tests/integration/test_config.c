@@ -201,8 +201,7 @@ static void test_log_off(void **state) {
 }
 
 int main(void) {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-        return 1;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_bad_flags_exit_2),

@@ -62,11 +62,11 @@ typedef struct outcome {
 
 typedef struct client {
     pthread_t thread;
-    const char *url;      /* POST target */
+    const char *url; /* POST target */
     const char *body;
     size_t len;
-    long expect_results;  /* batch: number of results; 0: a single toi */
-    int keep_alive;       /* reuse one handle */
+    long expect_results; /* batch: number of results; 0: a single toi */
+    int keep_alive;      /* reuse one handle */
     _Atomic int *stop;
     _Atomic int *not_ready_seen;
     _Atomic int *term_sent; /* SIGTERM is on its way: the listener may close any moment */
@@ -92,8 +92,7 @@ static size_t on_header(char *d, size_t size, size_t n, void *ud) {
 
 static void note_bad(outcome *o, const char *fmt, ...) {
     o->bad++;
-    if (o->first_bad[0])
-        return;
+    if (o->first_bad[0]) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(o->first_bad, sizeof o->first_bad, fmt, ap);
@@ -104,8 +103,7 @@ static void note_bad(outcome *o, const char *fmt, ...) {
  * expect_results items whose first is that hit. */
 static int body_is_right(const char *body, long expect_results) {
     json_t *doc = json_loads(body, 0, NULL);
-    if (!doc)
-        return 0;
+    if (!doc) return 0;
     const json_t *toi = doc;
     int ok = 1;
     if (expect_results > 0) {
@@ -146,8 +144,9 @@ static int one_request(client *c, CURL *h) {
     } else if (rc != CURLE_OK) {
         long connects = 0;
         curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
-        if (connects > 0 && b.len == 0 && (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR ||
-                                           rc == CURLE_SEND_ERROR) && *c->term_sent) {
+        if (connects > 0 && b.len == 0 &&
+            (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
+            *c->term_sent) {
             c->out.refused++; /* reset of a queued, never-accepted connection */
             refused = 1;
         } else {
@@ -159,8 +158,7 @@ static int one_request(client *c, CURL *h) {
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         if (status == 200 && b.p && body_is_right(b.p, c->expect_results)) {
             c->out.ok++;
-            if (not_ready_before)
-                c->out.ok_after_ready++;
+            if (not_ready_before) c->out.ok_after_ready++;
         } else if (status == 503 && b.p && strstr(b.p, "\"draining\"") &&
                    strcmp(b.retry_after, "1") == 0) {
             c->out.draining++;
@@ -183,11 +181,9 @@ static void *client_main(void *arg) {
             break;
         }
         refused_in_a_row = one_request(c, e) ? refused_in_a_row + 1 : 0;
-        if (!h)
-            curl_easy_cleanup(e);
+        if (!h) curl_easy_cleanup(e);
     }
-    if (h)
-        curl_easy_cleanup(h);
+    if (h) curl_easy_cleanup(h);
     return NULL;
 }
 
@@ -198,8 +194,7 @@ static char *heavy_body(size_t *len) {
     assert_non_null(s);
     size_t n = (size_t)snprintf(s, cap, "{\"requests\":[");
     for (int i = 0; i < HEAVY_ITEMS; ++i) {
-        if (i)
-            s[n++] = ',';
+        if (i) s[n++] = ',';
         memcpy(s + n, item, sizeof item - 1);
         n += sizeof item - 1;
     }
@@ -216,9 +211,10 @@ static long status_of(const char *url) {
 }
 
 static void print_outcome(const char *name, const outcome *o) {
-    print_message("%-12s ok %ld (after readyz 503: %ld), 503 draining %ld, refused %ld, bad %ld%s%s\n",
-                  name, (long)o->ok, o->ok_after_ready, o->draining, o->refused, o->bad,
-                  o->bad ? ": " : "", o->first_bad);
+    print_message(
+        "%-12s ok %ld (after readyz 503: %ld), 503 draining %ld, refused %ld, bad %ld%s%s\n", name,
+        (long)o->ok, o->ok_after_ready, o->draining, o->refused, o->bad, o->bad ? ": " : "",
+        o->first_bad);
 }
 
 /*
@@ -228,7 +224,7 @@ static void print_outcome(const char *name, const outcome *o) {
  */
 static void run_drain(const char *grace) {
     const char *const args[] = {"--threads", "2", "--drain-grace-s", grace, "--drain-timeout-s",
-                                "30", NULL};
+                                "30",        NULL};
     imp_test_daemon d;
     assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
     char toi_url[128], batch_url[128], readyz[128];
@@ -243,7 +239,10 @@ static void run_drain(const char *grace) {
     client clients[] = {
         {.url = toi_url, .body = TOI_BODY, .len = sizeof TOI_BODY - 1, .keep_alive = 1},
         {.url = toi_url, .body = TOI_BODY, .len = sizeof TOI_BODY - 1, .keep_alive = 0},
-        {.url = batch_url, .body = heavy, .len = heavy_len, .expect_results = HEAVY_ITEMS,
+        {.url = batch_url,
+         .body = heavy,
+         .len = heavy_len,
+         .expect_results = HEAVY_ITEMS,
          .keep_alive = 1},
     };
     const size_t n = sizeof clients / sizeof clients[0];
@@ -273,8 +272,7 @@ static void run_drain(const char *grace) {
             ready_flip = imp_test_now_s() - t0;
             break;
         }
-        if (ready_status != 200)
-            break;
+        if (ready_status != 200) break;
         imp_test_sleep_ms(5);
     }
     not_ready = 1;
@@ -353,8 +351,12 @@ static void test_repeated_stop_under_traffic(void **state) {
         _Atomic int stop = 0, not_ready = 0, term_sent = 0;
         client clients[2];
         for (size_t i = 0; i < 2; ++i) {
-            clients[i] = (client){.url = toi_url, .body = TOI_BODY, .len = sizeof TOI_BODY - 1,
-                                  .keep_alive = 1, .stop = &stop, .not_ready_seen = &not_ready,
+            clients[i] = (client){.url = toi_url,
+                                  .body = TOI_BODY,
+                                  .len = sizeof TOI_BODY - 1,
+                                  .keep_alive = 1,
+                                  .stop = &stop,
+                                  .not_ready_seen = &not_ready,
                                   .term_sent = &term_sent};
             assert_int_equal(pthread_create(&clients[i].thread, NULL, client_main, &clients[i]), 0);
         }

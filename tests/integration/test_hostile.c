@@ -109,10 +109,10 @@
 
 static imp_test_daemon daemon_;
 static int teardown_failures;
-static long n_requests;  /* hostile requests sent (health probes not included) */
-static long n_health;    /* GET /healthz probes */
-static int failures;     /* mismatches in the current test function */
-static int crashes;      /* daemon deaths seen (each restarts it) */
+static long n_requests; /* hostile requests sent (health probes not included) */
+static long n_health;   /* GET /healthz probes */
+static int failures;    /* mismatches in the current test function */
+static int crashes;     /* daemon deaths seen (each restarts it) */
 
 /* ---- replies ------------------------------------------------------------------------------- */
 
@@ -140,8 +140,7 @@ static size_t reply_body_len(const reply *r) { return r->raw ? r->raw_len - r->h
 /* Copies the trimmed value of header line [p, end) into dst when its name is `name`. */
 static void header_value(const char *p, const char *end, const char *name, char *dst, size_t cap) {
     size_t nl = strlen(name);
-    if ((size_t)(end - p) <= nl || strncasecmp(p, name, nl) != 0 || p[nl] != ':')
-        return;
+    if ((size_t)(end - p) <= nl || strncasecmp(p, name, nl) != 0 || p[nl] != ':') return;
     const char *v = p + nl + 1;
     while (v < end && (*v == ' ' || *v == '\t'))
         ++v;
@@ -160,18 +159,15 @@ static int parse_head(reply *r) {
         end = strstr(r->raw, "\n\n");
         skip = 2;
     }
-    if (!end)
-        return 0;
+    if (!end) return 0;
     r->head_len = (size_t)(end - r->raw) + skip;
     int major, minor, status;
-    if (sscanf(r->raw, "HTTP/%d.%d %d", &major, &minor, &status) == 3)
-        r->status = status;
+    if (sscanf(r->raw, "HTTP/%d.%d %d", &major, &minor, &status) == 3) r->status = status;
     char clen[32] = "";
     for (const char *p = strchr(r->raw, '\n'); p && p < end; p = strchr(p, '\n')) {
         ++p;
         const char *e = strchr(p, '\n');
-        if (!e || e > end)
-            e = end;
+        if (!e || e > end) e = end;
         header_value(p, e, "Content-Type", r->ctype, sizeof r->ctype);
         header_value(p, e, "Allow", r->allow, sizeof r->allow);
         header_value(p, e, "Content-Length", clen, sizeof clen);
@@ -183,8 +179,7 @@ static int parse_head(reply *r) {
 /* A connected socket to the daemon with send and receive timeouts, or -1. */
 static int connect_daemon(void) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     struct timeval tv = {IO_TIMEOUT_S, 0};
     if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
@@ -206,15 +201,11 @@ static int connect_daemon(void) {
 /* Sends all n bytes; 0, -1 when the peer went away, -2 on the send timeout. */
 static int send_all(int fd, const char *p, size_t n, double deadline) {
     while (n > 0) {
-        if (imp_test_now_s() > deadline)
-            return -2;
+        if (imp_test_now_s() > deadline) return -2;
         ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return -2;
-        if (k <= 0)
-            return -1;
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return -2;
+        if (k <= 0) return -1;
         p += k;
         n -= (size_t)k;
     }
@@ -237,12 +228,10 @@ static void read_reply(int fd, int flags, double deadline, reply *r) {
             r->status = 0;
             r->ctype[0] = r->allow[0] = '\0';
             r->clen = -1;
-            if (parse_head(r))
-                continue;
+            if (parse_head(r)) continue;
         }
         if (r->head_len && !(flags & F_ALL)) {
-            if (flags & F_HEAD)
-                return;
+            if (flags & F_HEAD) return;
             if (r->clen >= 0 && r->raw_len - r->head_len >= (size_t)r->clen) {
                 r->raw_len = r->head_len + (size_t)r->clen; /* one reply, not what follows */
                 r->raw[r->raw_len] = '\0';
@@ -256,8 +245,7 @@ static void read_reply(int fd, int flags, double deadline, reply *r) {
         struct pollfd p = {fd, POLLIN, 0};
         int left_ms = (int)((deadline - imp_test_now_s()) * 1000.0) + 1;
         int pr = poll(&p, 1, left_ms);
-        if (pr < 0 && errno == EINTR)
-            continue;
+        if (pr < 0 && errno == EINTR) continue;
         if (pr == 0) {
             r->timed_out = 1;
             return;
@@ -274,8 +262,7 @@ static void read_reply(int fd, int flags, double deadline, reply *r) {
             r->raw[r->raw_len] = '\0';
         }
         ssize_t k = recv(fd, r->raw + r->raw_len, 65536, 0);
-        if (k < 0 && errno == EINTR)
-            continue;
+        if (k < 0 && errno == EINTR) continue;
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             r->timed_out = 1;
             return;
@@ -289,8 +276,7 @@ static void read_reply(int fd, int flags, double deadline, reply *r) {
         }
         r->raw_len += (size_t)k;
         r->raw[r->raw_len] = '\0';
-        if (!r->head_len)
-            parse_head(r);
+        if (!r->head_len) parse_head(r);
         if (r->raw_len > REPLY_MAX) {
             r->incomplete = 1;
             return;
@@ -315,8 +301,7 @@ static void exchange(const char *req, size_t len, int flags, reply *r) {
         return;
     }
     /* sent == -1: the daemon answered early and closed; its reply may be waiting */
-    if (flags & F_SHUT)
-        shutdown(fd, SHUT_WR);
+    if (flags & F_SHUT) shutdown(fd, SHUT_WR);
     read_reply(fd, flags, deadline, r);
     close(fd);
 }
@@ -350,8 +335,7 @@ static int daemon_died(const char *label) {
     bad(label, NULL, "the daemon DIED (%s %d) after this request; restarting it",
         si.si_code == CLD_EXITED ? "exit status" : "signal", si.si_status);
     imp_test_daemon_stop(&daemon_, SIGKILL); /* reaps it */
-    if (imp_test_daemon_start(&daemon_, NULL, NULL, 0) != 0)
-        fail_msg("cannot restart the daemon");
+    if (imp_test_daemon_start(&daemon_, NULL, NULL, 0) != 0) fail_msg("cannot restart the daemon");
     return 1;
 }
 
@@ -368,7 +352,9 @@ static void check_health(const char *after) {
         snprintf(label, sizeof label, "healthz after %s", after);
         if (!daemon_died(after))
             bad(label, &r, "GET /healthz did not answer 200 {\"status\": \"ok\"}%s",
-                r.timed_out ? " (timed out)" : r.connect_failed ? " (connect failed)" : "");
+                r.timed_out        ? " (timed out)"
+                : r.connect_failed ? " (connect failed)"
+                                   : "");
     }
     json_decref(j);
     reply_free(&r);
@@ -403,7 +389,9 @@ static expect item(size_t i, int status, const char *pointer) {
 /* 200, or a 422 problem with some pointer: a value in range that the solver may refuse */
 static expect solved(void) { return (expect){XK_SOLVED, 200, NULL, 0, NULL, 0}; }
 static expect mhd(int status) { return (expect){XK_MHD, status, NULL, 0, NULL, 0}; }
-static expect mhd_or_close(int status) { return (expect){XK_MHD_OR_CLOSE, status, NULL, 0, NULL, 0}; }
+static expect mhd_or_close(int status) {
+    return (expect){XK_MHD_OR_CLOSE, status, NULL, 0, NULL, 0};
+}
 
 /* "application/json; charset=utf-8" has the media type "application/json". */
 static int media_is(const char *ctype, const char *want) {
@@ -433,8 +421,8 @@ static void check_problem_doc(const char *label, const reply *r, const json_t *p
         return;
     }
     const char *got = json_string_value(ptr);
-    int match = got && (prefix ? strncmp(got, pointer, strlen(pointer)) == 0
-                               : strcmp(got, pointer) == 0);
+    int match =
+        got && (prefix ? strncmp(got, pointer, strlen(pointer)) == 0 : strcmp(got, pointer) == 0);
     if (!match)
         bad(label, r, "%s: \"pointer\" is %s%s%s, expected %s\"%s\"", where, got ? "\"" : "",
             got ? got : "absent", got ? "\"" : "", prefix ? "a pointer under " : "", pointer);
@@ -452,8 +440,7 @@ static void check_reply(const char *label, const reply *r, int flags, const expe
         return;
     }
     if (r->silent_close) {
-        if (x->kind != XK_MHD_OR_CLOSE)
-            bad(label, r, "connection closed without a reply");
+        if (x->kind != XK_MHD_OR_CLOSE) bad(label, r, "connection closed without a reply");
         return;
     }
     if (r->incomplete || !r->head_len || r->status == 0) {
@@ -480,8 +467,7 @@ static void check_reply(const char *label, const reply *r, int flags, const expe
         bad(label, r, "HTTP status %d, expected %d", r->status, want_status);
         return;
     }
-    if (mhd_level)
-        return; /* libmicrohttpd's own page: only the status is the contract */
+    if (mhd_level) return; /* libmicrohttpd's own page: only the status is the contract */
 
     const int is_problem = x->kind == XK_PROBLEM;
     const char *want_ct = is_problem ? "application/problem+json" : "application/json";
@@ -489,8 +475,7 @@ static void check_reply(const char *label, const reply *r, int flags, const expe
         bad(label, r, "Content-Type \"%s\", expected %s", r->ctype, want_ct);
     if (x->allow && strcmp(r->allow, x->allow) != 0)
         bad(label, r, "Allow \"%s\", expected \"%s\"", r->allow, x->allow);
-    if (flags & F_HEAD)
-        return;
+    if (flags & F_HEAD) return;
     json_error_t e;
     json_t *j = json_loadb(reply_body(r), reply_body_len(r), 0, &e);
     if (!j) {
@@ -505,9 +490,9 @@ static void check_reply(const char *label, const reply *r, int flags, const expe
         char where[64];
         snprintf(where, sizeof where, "results[%zu]", x->item);
         int any = x->status < 0; /* 200 or a 422 with a pointer */
-        if (!json_is_integer(st) || (any ? json_integer_value(st) != 200 &&
-                                               json_integer_value(st) != 422
-                                         : json_integer_value(st) != x->status)) {
+        if (!json_is_integer(st) ||
+            (any ? json_integer_value(st) != 200 && json_integer_value(st) != 422
+                 : json_integer_value(st) != x->status)) {
             bad(label, r, "%s.status is not %s", where, any ? "200 or 422" : "as expected");
         } else if (any && json_integer_value(st) == 422) {
             snprintf(where, sizeof where, "results[%zu].body", x->item);
@@ -528,10 +513,8 @@ static void check_reply(const char *label, const reply *r, int flags, const expe
 static int died_after(const char *label, const reply *r) {
     int suspicious = r->silent_close || r->incomplete || r->timed_out || r->connect_failed;
     for (int i = 0; i < (suspicious ? 50 : 1); ++i) {
-        if (daemon_died(label))
-            return 1;
-        if (suspicious)
-            imp_test_sleep_ms(10);
+        if (daemon_died(label)) return 1;
+        if (suspicious) imp_test_sleep_ms(10);
     }
     return 0;
 }
@@ -551,11 +534,11 @@ static void run_raw(const char *label, const char *req, size_t len, int flags, e
 static char *post_bytes(const char *path, const char *ctype, const char *body, size_t len,
                         size_t *out_len) {
     char head[512];
-    int n = snprintf(head, sizeof head,
-                     "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                     "%s%s%sContent-Length: %zu\r\n\r\n",
-                     path, ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "",
-                     len);
+    int n =
+        snprintf(head, sizeof head,
+                 "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                 "%s%s%sContent-Length: %zu\r\n\r\n",
+                 path, ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "", len);
     char *req = malloc((size_t)n + len + 1);
     assert_non_null(req);
     memcpy(req, head, (size_t)n);
@@ -650,13 +633,13 @@ static void begin(void) {
 }
 static void end(const char *what) {
     print_message("%s: %ld requests\n", what, n_requests - category_start);
-    if (failures)
-        print_error("%s: %d mismatches\n", what, failures);
+    if (failures) print_error("%s: %d mismatches\n", what, failures);
     assert_int_equal(failures, 0);
 }
 
 /* A valid /v1/toi body: two circles 3 apart, 69 bytes; its members without the "{". */
-#define TOI_MEMBERS "\"a\":{\"radius\":1,\"position\":[0,0]},\"b\":{\"radius\":1,\"position\":[3,0]}}"
+#define TOI_MEMBERS                                                                                \
+    "\"a\":{\"radius\":1,\"position\":[0,0]},\"b\":{\"radius\":1,\"position\":[3,0]}}"
 #define TOI_BODY "{" TOI_MEMBERS
 #define HOST "Host: 127.0.0.1\r\n"
 #define CLOSE "Connection: close\r\n"
@@ -674,11 +657,9 @@ static void test_request_line(void **state) {
     run_raw("HTTP/2.0 in text", RAW("GET /healthz HTTP/2.0\r\n" HOST CLOSE "\r\n"), 0, mhd(505));
     run_raw("HTTP/0.9 with headers", RAW("GET /healthz HTTP/0.9\r\n" HOST CLOSE "\r\n"), 0,
             mhd(505));
-    run_raw("lower-case http/1.1", RAW("GET /healthz http/1.1\r\n" HOST CLOSE "\r\n"), 0,
-            mhd(400));
+    run_raw("lower-case http/1.1", RAW("GET /healthz http/1.1\r\n" HOST CLOSE "\r\n"), 0, mhd(400));
     run_raw("version HTTP/1", RAW("GET /healthz HTTP/1\r\n" HOST CLOSE "\r\n"), 0, mhd(400));
-    run_raw("version HTTP/1.10", RAW("GET /healthz HTTP/1.10\r\n" HOST CLOSE "\r\n"), 0,
-            mhd(400));
+    run_raw("version HTTP/1.10", RAW("GET /healthz HTTP/1.10\r\n" HOST CLOSE "\r\n"), 0, mhd(400));
     run_raw("junk after version", RAW("GET /healthz HTTP/1.1 junk\r\n" HOST CLOSE "\r\n"), 0,
             mhd(400));
     run_raw("FOO/1.1 version", RAW("GET /healthz FOO/1.1\r\n" HOST CLOSE "\r\n"), 0, mhd(400));
@@ -709,9 +690,10 @@ static void test_request_line(void **state) {
             0, not_allowed("POST"));
     run_raw("garbage method G@T", RAW("G@T /healthz HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0,
             not_allowed("GET, HEAD"));
-    run_raw("lower-case post", RAW("post /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                   "Content-Length: 69\r\n\r\n" TOI_BODY),
-            0, not_allowed("POST"));
+    run_raw(
+        "lower-case post",
+        RAW("post /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 69\r\n\r\n" TOI_BODY),
+        0, not_allowed("POST"));
     run_raw("NUL inside the method", RAW("GE\0T /healthz HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0,
             not_allowed("GET, HEAD"));
     run_raw("tab inside the method", RAW("GET\tx /healthz HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0,
@@ -727,34 +709,39 @@ static void test_request_line(void **state) {
             not_allowed("POST"));
     run_raw("HEAD on an API path", RAW("HEAD /v1/batch HTTP/1.1\r\n" HOST CLOSE "\r\n"), F_HEAD,
             not_allowed("POST"));
-    run_raw("PUT on an API path", RAW("PUT /v1/overlap HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                      "Content-Length: 69\r\n\r\n" TOI_BODY),
+    run_raw("PUT on an API path",
+            RAW("PUT /v1/overlap HTTP/1.1\r\n" HOST CLOSE JSON_CT
+                "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, not_allowed("POST"));
     run_raw("DELETE /healthz", RAW("DELETE /healthz HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0,
             not_allowed("GET, HEAD"));
-    run_raw("POST /metrics", RAW("POST /metrics HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                 "Content-Length: 69\r\n\r\n" TOI_BODY),
-            0, not_allowed("GET, HEAD"));
+    run_raw(
+        "POST /metrics",
+        RAW("POST /metrics HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 69\r\n\r\n" TOI_BODY),
+        0, not_allowed("GET, HEAD"));
     run_raw("NUL inside the path", RAW("GET /heal\0thz HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0,
             problem(404, NULL));
-    run_raw("invalid UTF-8 in the path", RAW("GET /\xff\xfe\xc0\xaf HTTP/1.1\r\n" HOST CLOSE "\r\n"),
-            0, problem(404, NULL));
+    run_raw("invalid UTF-8 in the path",
+            RAW("GET /\xff\xfe\xc0\xaf HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0, problem(404, NULL));
     run_raw("path traversal", RAW("GET /v1/../healthz HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0,
             problem(404, NULL));
     run_raw("OPTIONS *", RAW("OPTIONS * HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0, problem(404, NULL));
     run_raw("relative request-target", RAW("GET healthz HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0,
             problem(404, NULL));
-    run_raw("unknown API operation", RAW("POST /v1/nope HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                         "Content-Length: 69\r\n\r\n" TOI_BODY),
-            0, problem(404, NULL));
-    run_raw("API path with a trailing slash", RAW("POST /v1/toi/ HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                                  "Content-Length: 69\r\n\r\n" TOI_BODY),
-            0, problem(404, NULL));
-    run_raw("API path in upper case", RAW("POST /V1/TOI HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                          "Content-Length: 69\r\n\r\n" TOI_BODY),
-            0, problem(404, NULL));
-    run_raw("/v1/ alone", RAW("POST /v1/ HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                              "Content-Length: 69\r\n\r\n" TOI_BODY),
+    run_raw(
+        "unknown API operation",
+        RAW("POST /v1/nope HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 69\r\n\r\n" TOI_BODY),
+        0, problem(404, NULL));
+    run_raw(
+        "API path with a trailing slash",
+        RAW("POST /v1/toi/ HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 69\r\n\r\n" TOI_BODY),
+        0, problem(404, NULL));
+    run_raw(
+        "API path in upper case",
+        RAW("POST /V1/TOI HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 69\r\n\r\n" TOI_BODY),
+        0, problem(404, NULL));
+    run_raw("/v1/ alone",
+            RAW("POST /v1/ HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, problem(404, NULL));
     {
         text t = {0};
@@ -768,8 +755,9 @@ static void test_request_line(void **state) {
     run_raw("leading CRLFs", RAW("\r\n\r\nGET /healthz HTTP/1.1\r\n" HOST CLOSE "\r\n"), 0,
             ok200());
     run_raw("HTTP/1.0 without Host", RAW("GET /healthz HTTP/1.0\r\n\r\n"), 0, ok200());
-    run_raw("query string on an API path", RAW("POST /v1/toi?x=%zz&y HTTP/1.1\r\n" HOST CLOSE
-                                               JSON_CT "Content-Length: 69\r\n\r\n" TOI_BODY),
+    run_raw("query string on an API path",
+            RAW("POST /v1/toi?x=%zz&y HTTP/1.1\r\n" HOST CLOSE JSON_CT
+                "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, ok200());
     end("request line");
 }
@@ -777,9 +765,8 @@ static void test_request_line(void **state) {
 static void test_headers(void **state) {
     (void)state;
     begin();
-    run_raw("header without a colon", RAW("GET /healthz HTTP/1.1\r\n" HOST "BadHeader\r\n" CLOSE
-                                          "\r\n"),
-            0, mhd(400));
+    run_raw("header without a colon",
+            RAW("GET /healthz HTTP/1.1\r\n" HOST "BadHeader\r\n" CLOSE "\r\n"), 0, mhd(400));
     run_raw("NUL inside a header name", RAW("GET /healthz HTTP/1.1\r\nHo\0st: x\r\n" CLOSE "\r\n"),
             0, mhd(400));
     {
@@ -806,52 +793,53 @@ static void test_headers(void **state) {
         run_raw("8 kB header on a POST", t.p, t.len, 0, ok200());
         free(t.p);
     }
-    run_raw("NUL inside a header value", RAW("GET /healthz HTTP/1.1\r\n" HOST "X-A: a\0b\r\n" CLOSE
-                                             "\r\n"),
+    run_raw("NUL inside a header value",
+            RAW("GET /healthz HTTP/1.1\r\n" HOST "X-A: a\0b\r\n" CLOSE "\r\n"), 0, ok200());
+    run_raw("NUL in the Content-Type",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Type: application/json\0x\r\n"
+                "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, ok200());
-    run_raw("NUL in the Content-Type", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE
-                                           "Content-Type: application/json\0x\r\n"
-                                           "Content-Length: 69\r\n\r\n" TOI_BODY),
-            0, ok200());
-    run_raw("bare LF line ends", RAW("POST /v1/toi HTTP/1.1\n" HOST "Connection: close\n"
-                                     "Content-Type: application/json\nContent-Length: 69\n\n"
-                                     TOI_BODY),
+    run_raw("bare LF line ends",
+            RAW("POST /v1/toi HTTP/1.1\n" HOST "Connection: close\n"
+                "Content-Type: application/json\nContent-Length: 69\n\n" TOI_BODY),
             0, ok200());
     run_raw("bare LF on GET", RAW("GET /healthz HTTP/1.1\nHost: x\nConnection: close\n\n"), 0,
             ok200());
-    run_raw("high bytes in a header", RAW("GET /healthz HTTP/1.1\r\n" HOST "X-A: \xff\xfe\x80\r\n"
-                                          CLOSE "\r\n"),
-            0, ok200());
-    run_raw("folded header", RAW("GET /healthz HTTP/1.1\r\n" HOST "X-A: b\r\n  folded\r\n" CLOSE
-                                 "\r\n"),
-            0, ok200());
+    run_raw("high bytes in a header",
+            RAW("GET /healthz HTTP/1.1\r\n" HOST "X-A: \xff\xfe\x80\r\n" CLOSE "\r\n"), 0, ok200());
+    run_raw("folded header",
+            RAW("GET /healthz HTTP/1.1\r\n" HOST "X-A: b\r\n  folded\r\n" CLOSE "\r\n"), 0,
+            ok200());
     /* media types: present and not JSON is 415 (API.md), decided from the headers */
-    run_raw("text/plain", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Type: text/plain\r\n"
-                              "Content-Length: 69\r\n\r\n" TOI_BODY),
+    run_raw("text/plain",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Type: text/plain\r\n"
+                "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, problem(415, NULL));
-    run_raw("empty Content-Type", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Type: \r\n"
-                                      "Content-Length: 69\r\n\r\n" TOI_BODY),
+    run_raw("empty Content-Type",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Type: \r\n"
+                "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, problem(415, NULL));
-    run_raw("application/jsonx", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE
-                                     "Content-Type: application/jsonx\r\n"
-                                     "Content-Length: 69\r\n\r\n" TOI_BODY),
+    run_raw("application/jsonx",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Type: application/jsonx\r\n"
+                "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, problem(415, NULL));
     run_raw("multipart with a JSON-looking boundary",
             RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE
                 "Content-Type: multipart/form-data; boundary=application/json\r\n"
                 "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, problem(415, NULL));
-    run_raw("application/problem+json is JSON", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE
-                                                    "Content-Type: application/problem+json\r\n"
-                                                    "Content-Length: 69\r\n\r\n" TOI_BODY),
+    run_raw("application/problem+json is JSON",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Type: application/problem+json\r\n"
+                "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, ok200());
-    run_raw("JSON with parameters in odd case", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE
-                                                    "Content-Type: APPLICATION/JSON ; Charset=UTF-8\r\n"
-                                                    "Content-Length: 69\r\n\r\n" TOI_BODY),
+    run_raw("JSON with parameters in odd case",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE
+                "Content-Type: APPLICATION/JSON ; Charset=UTF-8\r\n"
+                "Content-Length: 69\r\n\r\n" TOI_BODY),
             0, ok200());
-    run_raw("no Content-Type", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE
-                                   "Content-Length: 69\r\n\r\n" TOI_BODY),
-            0, ok200());
+    run_raw("no Content-Type",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Length: 69\r\n\r\n" TOI_BODY), 0,
+            ok200());
     end("headers");
 }
 
@@ -861,8 +849,9 @@ static void test_content_length(void **state) {
     (void)state;
     begin();
 #define CL_CASE(label, value, x)                                                                   \
-    run_raw(label, RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: " value     \
-                       "\r\n\r\n" TOI_BODY),                                                       \
+    run_raw(label,                                                                                 \
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: " value            \
+                "\r\n\r\n" TOI_BODY),                                                              \
             0, x)
     CL_CASE("negative Content-Length", "-5", mhd(400));
     CL_CASE("non-numeric Content-Length", "abc", mhd(400));
@@ -874,30 +863,30 @@ static void test_content_length(void **state) {
     CL_CASE("Content-Length shorter than the body", "10", problem(400, NULL));
     CL_CASE("Content-Length 0 with bytes after", "0", problem(400, NULL));
 #undef CL_CASE
-    run_raw("Content-Length 0", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                    "Content-Length: 0\r\n\r\n"),
-            0, problem(400, NULL));
-    run_raw("POST without a length (no body)", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                                   "\r\n"),
-            0, problem(400, NULL));
+    run_raw("Content-Length 0",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 0\r\n\r\n"), 0,
+            problem(400, NULL));
+    run_raw("POST without a length (no body)",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "\r\n"), 0, problem(400, NULL));
     /* libmicrohttpd reads the first of two lengths: 10 bytes of JSON are broken JSON */
-    run_raw("two different Content-Lengths", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                                 "Content-Length: 10\r\nContent-Length: 69\r\n\r\n"
-                                                 TOI_BODY),
+    run_raw("two different Content-Lengths",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
+                "Content-Length: 10\r\nContent-Length: 69\r\n\r\n" TOI_BODY),
             0, problem(400, NULL));
-    run_raw("Content-Length 500, 69 bytes, then half-close",
-            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 500\r\n\r\n"
-                TOI_BODY),
-            F_SHUT, mhd_or_close(400));
+    run_raw(
+        "Content-Length 500, 69 bytes, then half-close",
+        RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 500\r\n\r\n" TOI_BODY),
+        F_SHUT, mhd_or_close(400));
     run_raw("Content-Length over the limit, no body sent",
             RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 16777217\r\n\r\n"),
             0, problem(413, NULL));
-    run_raw("Content-Length 1 TiB", RAW("POST /v1/scenes/predict HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                        "Content-Length: 1099511627776\r\n\r\n{"),
+    run_raw("Content-Length 1 TiB",
+            RAW("POST /v1/scenes/predict HTTP/1.1\r\n" HOST CLOSE JSON_CT
+                "Content-Length: 1099511627776\r\n\r\n{"),
             0, problem(413, NULL));
     /* 413 beats 404 only on a known path; an unknown one is a 404 first */
-    run_raw("huge Content-Length on an unknown path", RAW("POST /v1/nope HTTP/1.1\r\n" HOST CLOSE
-                                                          JSON_CT "Content-Length: 16777217\r\n\r\n"),
+    run_raw("huge Content-Length on an unknown path",
+            RAW("POST /v1/nope HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 16777217\r\n\r\n"),
             0, problem(404, NULL));
     end("Content-Length");
 }
@@ -921,13 +910,15 @@ static void test_chunked(void **state) {
     free(req);
 
 #define CHUNKED(label, chunks, flags, x)                                                           \
-    run_raw(label, RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT                              \
-                       "Transfer-Encoding: chunked\r\n\r\n" chunks),                               \
+    run_raw(label,                                                                                 \
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT                                     \
+                "Transfer-Encoding: chunked\r\n\r\n" chunks),                                      \
             flags, x)
     CHUNKED("chunk extension", "45;ext=\"1\"\r\n" TOI_BODY "\r\n0\r\n\r\n", 0, ok200());
     CHUNKED("chunked trailer", "45\r\n" TOI_BODY "\r\n0\r\nX-Trailer: 1\r\n\r\n", 0, ok200());
-    CHUNKED("upper-case hex size", "2D\r\n{\"a\":{\"radius\":1,\"position\":[0,0]},\"b\":{\"radi"
-                                   "\r\n18\r\nus\":1,\"position\":[3,0]}}\r\n0\r\n\r\n",
+    CHUNKED("upper-case hex size",
+            "2D\r\n{\"a\":{\"radius\":1,\"position\":[0,0]},\"b\":{\"radi"
+            "\r\n18\r\nus\":1,\"position\":[3,0]}}\r\n0\r\n\r\n",
             0, ok200());
     CHUNKED("non-hex chunk size", "zz\r\n" TOI_BODY "\r\n0\r\n\r\n", 0, mhd(400));
     CHUNKED("negative chunk size", "-5\r\n" TOI_BODY "\r\n0\r\n\r\n", 0, mhd(400));
@@ -940,17 +931,15 @@ static void test_chunked(void **state) {
             mhd(413));
     CHUNKED("chunk size past the body limit, data cut", "7fffffffffffffff\r\n" TOI_BODY, F_SHUT,
             mhd_or_close(400));
-    CHUNKED("no last chunk, then half-close", "45\r\n" TOI_BODY "\r\n", F_SHUT,
-            mhd_or_close(400));
+    CHUNKED("no last chunk, then half-close", "45\r\n" TOI_BODY "\r\n", F_SHUT, mhd_or_close(400));
 #undef CHUNKED
     run_raw("chunked and Content-Length (chunked wins)",
             RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 5\r\n"
                 "Transfer-Encoding: chunked\r\n\r\n45\r\n" TOI_BODY "\r\n0\r\n\r\n"),
             0, ok200());
-    run_raw("chunked body with text/plain", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE
-                                                "Content-Type: text/plain\r\n"
-                                                "Transfer-Encoding: chunked\r\n\r\n45\r\n" TOI_BODY
-                                                "\r\n0\r\n\r\n"),
+    run_raw("chunked body with text/plain",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Type: text/plain\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n45\r\n" TOI_BODY "\r\n0\r\n\r\n"),
             0, problem(415, NULL));
     end("chunked");
 }
@@ -976,8 +965,7 @@ static size_t split_replies(const reply *all, reply *out, size_t max) {
         }
         size_t body = r->clen >= 0 && (size_t)r->clen <= left - r->head_len ? (size_t)r->clen
                                                                             : left - r->head_len;
-        if (r->clen >= 0 && (size_t)r->clen > left - r->head_len)
-            r->incomplete = 1;
+        if (r->clen >= 0 && (size_t)r->clen > left - r->head_len) r->incomplete = 1;
         r->raw_len = r->head_len + body;
         r->raw[r->raw_len] = '\0';
         off += r->raw_len;
@@ -1002,8 +990,7 @@ static void pipelined(const char *label, const char *req, size_t len, const expe
         check_reply(label, &all, 0, &want[0]);
     } else {
         size_t n = split_replies(&all, parts, 32);
-        if (n != n_want)
-            bad(label, &all, "%zu replies to %zu pipelined requests", n, n_want);
+        if (n != n_want) bad(label, &all, "%zu replies to %zu pipelined requests", n, n_want);
         for (size_t i = 0; i < n; ++i) {
             if (i < n_want) {
                 char l[160];
@@ -1031,17 +1018,16 @@ static void send_and_leave(const char *label, const char *req, size_t len, int r
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
     }
     close(fd);
-    if (!daemon_died(label))
-        check_health(label);
+    if (!daemon_died(label)) check_health(label);
 }
 
 static void test_connection_abuse(void **state) {
     (void)state;
     begin();
-    static const char three[] = "POST /v1/toi HTTP/1.1\r\n" HOST JSON_CT "Content-Length: 69\r\n\r\n"
-                                TOI_BODY "POST /v1/toi HTTP/1.1\r\n" HOST JSON_CT
-                                "Content-Length: 1\r\n\r\n{"
-                                "GET /healthz HTTP/1.1\r\n" HOST CLOSE "\r\n";
+    static const char three[] =
+        "POST /v1/toi HTTP/1.1\r\n" HOST JSON_CT "Content-Length: 69\r\n\r\n" TOI_BODY
+        "POST /v1/toi HTTP/1.1\r\n" HOST JSON_CT "Content-Length: 1\r\n\r\n{"
+        "GET /healthz HTTP/1.1\r\n" HOST CLOSE "\r\n";
     const expect want3[] = {ok200(), problem(400, NULL), ok200()};
     pipelined("pipelined: toi, broken JSON, healthz", three, sizeof three - 1, want3, 3);
 
@@ -1066,8 +1052,8 @@ static void test_connection_abuse(void **state) {
 
     /* a request dribbled a byte at a time */
     {
-        static const char req[] = "POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                  "Content-Length: 69\r\n\r\n" TOI_BODY;
+        static const char req[] =
+            "POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 69\r\n\r\n" TOI_BODY;
         reply r;
         memset(&r, 0, sizeof r);
         r.clen = -1;
@@ -1078,8 +1064,7 @@ static void test_connection_abuse(void **state) {
             r.connect_failed = 1;
         } else {
             for (size_t i = 0; i < sizeof req - 1; ++i) {
-                if (send_all(fd, req + i, 1, deadline) != 0)
-                    break;
+                if (send_all(fd, req + i, 1, deadline) != 0) break;
                 imp_test_sleep_ms(1);
             }
             read_reply(fd, 0, deadline, &r);
@@ -1091,9 +1076,9 @@ static void test_connection_abuse(void **state) {
         check_health("request sent one byte at a time");
     }
 
-    run_raw("Expect: 100-continue", RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
-                                        "Expect: 100-continue\r\nContent-Length: 69\r\n\r\n"
-                                        TOI_BODY),
+    run_raw("Expect: 100-continue",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
+                "Expect: 100-continue\r\nContent-Length: 69\r\n\r\n" TOI_BODY),
             0, ok200());
     run_raw("Expect: 100-continue over the limit",
             RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
@@ -1102,11 +1087,13 @@ static void test_connection_abuse(void **state) {
     run_raw("HEAD /healthz", RAW("HEAD /healthz HTTP/1.1\r\n" HOST CLOSE "\r\n"), F_HEAD, ok200());
 
     /* clients that leave: mid-body, and while their request is being worked on */
-    send_and_leave("gone mid-body", RAW("POST /v1/toi HTTP/1.1\r\n" HOST JSON_CT
-                                        "Content-Length: 69\r\n\r\n{\"a\":{\"radius\":1,"),
+    send_and_leave("gone mid-body",
+                   RAW("POST /v1/toi HTTP/1.1\r\n" HOST JSON_CT
+                       "Content-Length: 69\r\n\r\n{\"a\":{\"radius\":1,"),
                    0);
-    send_and_leave("reset mid-body", RAW("POST /v1/toi HTTP/1.1\r\n" HOST JSON_CT
-                                         "Content-Length: 69\r\n\r\n{\"a\":{\"radius\":1,"),
+    send_and_leave("reset mid-body",
+                   RAW("POST /v1/toi HTTP/1.1\r\n" HOST JSON_CT
+                       "Content-Length: 69\r\n\r\n{\"a\":{\"radius\":1,"),
                    1);
     t = (text){0};
     puts_(&t, "{\"horizon\":1,\"broadphase\":\"brute\",\"bodies\":[");
@@ -1138,12 +1125,11 @@ static void test_connection_abuse(void **state) {
         n_requests += 50;
         check_health("50 stalled connections");
         run_raw("a request beside 50 stalled connections",
-                RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Length: 69\r\n\r\n"
-                    TOI_BODY),
+                RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
+                    "Content-Length: 69\r\n\r\n" TOI_BODY),
                 0, ok200());
         for (int i = 0; i < 50; ++i)
-            if (fds[i] >= 0)
-                close(fds[i]);
+            if (fds[i] >= 0) close(fds[i]);
     }
     end("connection abuse");
 }
@@ -1174,9 +1160,10 @@ static void test_json_syntax(void **state) {
     post("Infinity token", "/v1/toi",
          "{\"a\":{\"radius\":1,\"position\":[Infinity,0]},\"b\":{\"radius\":1,\"position\":[3,0]}}",
          malformed);
-    post("-Infinity token", "/v1/toi",
-         "{\"a\":{\"radius\":1,\"position\":[0,0]},\"b\":{\"radius\":1,\"position\":[-Infinity,0]}}",
-         malformed);
+    post(
+        "-Infinity token", "/v1/toi",
+        "{\"a\":{\"radius\":1,\"position\":[0,0]},\"b\":{\"radius\":1,\"position\":[-Infinity,0]}}",
+        malformed);
     post("nan and inf in lower case", "/v1/paths/intersect",
          "{\"p\":[[nan,0],[1,1]],\"q\":[[0,1],[inf,0]]}", malformed);
     post("single quotes", "/v1/toi", "{'a': 1}", malformed);
@@ -1202,9 +1189,10 @@ static void test_json_syntax(void **state) {
          "\"b\":{\"radius\":1,\"position\":[3,0]}}",
          malformed);
     post("UTF-8 byte order mark", "/v1/toi", "\xef\xbb\xbf" TOI_BODY, malformed);
-    post_n("raw NUL byte in the body", "/v1/toi",
-           RAW("{\"a\":{\"radius\":1,\"position\":[0,0]},\0\"b\":{\"radius\":1,\"position\":[3,0]}}"),
-           malformed);
+    post_n(
+        "raw NUL byte in the body", "/v1/toi",
+        RAW("{\"a\":{\"radius\":1,\"position\":[0,0]},\0\"b\":{\"radius\":1,\"position\":[3,0]}}"),
+        malformed);
     post("\\u0000 in a string", "/v1/toi",
          "{\"a\":{\"id\":\"a\\u0000b\",\"radius\":1,\"position\":[0,0]},"
          "\"b\":{\"radius\":1,\"position\":[3,0]}}",
@@ -1227,10 +1215,9 @@ static void test_json_syntax(void **state) {
          malformed);
     /* jansson quotes the bytes near a syntax error: here half of a UTF-8 sequence after a
      * bad escape (found by fuzz_api: the problem's detail was not UTF-8, and it was a 500) */
-    post("half a UTF-8 sequence after a bad escape", "/v1/scenes/predict",
-         "{\"\\\\\\\xd5\xa3", malformed);
-    post("half a UTF-8 sequence at a bad token", "/v1/toi",
-         "{\"a\": \xe2\x82\xac}", malformed);
+    post("half a UTF-8 sequence after a bad escape", "/v1/scenes/predict", "{\"\\\\\\\xd5\xa3",
+         malformed);
+    post("half a UTF-8 sequence at a bad token", "/v1/toi", "{\"a\": \xe2\x82\xac}", malformed);
     post("lone surrogate escape", "/v1/toi",
          "{\"a\":{\"id\":\"\\ud800\",\"radius\":1,\"position\":[0,0]},"
          "\"b\":{\"radius\":1,\"position\":[3,0]}}",
@@ -1252,8 +1239,8 @@ static void test_json_syntax(void **state) {
          "{\"a\":{\"radius\":1,\"radius\":-1,\"position\":[0,0]},"
          "\"b\":{\"radius\":1,\"position\":[3,0]}}",
          malformed);
-    post("duplicate key in an ignored member", "/v1/toi",
-         "{\"x\":{\"k\":1,\"k\":2}," TOI_MEMBERS, malformed);
+    post("duplicate key in an ignored member", "/v1/toi", "{\"x\":{\"k\":1,\"k\":2}," TOI_MEMBERS,
+         malformed);
     /* scalars and arrays are JSON, just not a request object: 400 at the root */
     post("top-level number", "/v1/toi", "42", problem(400, ""));
     post("top-level string", "/v1/overlap", "\"x\"", problem(400, ""));
@@ -1377,8 +1364,9 @@ static void test_huge(void **state) {
 
     /* 4097 points of a polyhedron: one past the limit */
     t = (text){0};
-    puts_(&t, "{\"a\":{\"radius\":1,\"position\":[0,0,0]},\"b\":{\"shape\":{\"type\":\"polyhedron\","
-              "\"vertices\":[[0,0,0]");
+    puts_(&t,
+          "{\"a\":{\"radius\":1,\"position\":[0,0,0]},\"b\":{\"shape\":{\"type\":\"polyhedron\","
+          "\"vertices\":[[0,0,0]");
     put_repeat(&t, ",[0,0,0]", MAX_VERTICES);
     puts_(&t, "]},\"position\":[3,0,0]}}");
     post_n("polyhedron of 4097 points", "/v1/overlap", t.p, t.len,
@@ -1387,15 +1375,16 @@ static void test_huge(void **state) {
 
     /* 4096 distinct points on a sphere: at the limit, a valid hull */
     t = (text){0};
-    puts_(&t, "{\"a\":{\"radius\":1,\"position\":[0,0,0]},\"b\":{\"shape\":{\"type\":\"polyhedron\","
-              "\"vertices\":[");
+    puts_(&t,
+          "{\"a\":{\"radius\":1,\"position\":[0,0,0]},\"b\":{\"shape\":{\"type\":\"polyhedron\","
+          "\"vertices\":[");
     for (int i = 0; i < MAX_VERTICES; ++i) {
         /* a Fibonacci sphere: well-spread, no four points coplanar by accident */
         double z = 1.0 - (2.0 * i + 1.0) / MAX_VERTICES, rr = sqrt(1.0 - z * z);
         double phi = 2.399963229728653 * i;
         char v[96];
-        snprintf(v, sizeof v, "%s[%.17g,%.17g,%.17g]", i ? "," : "", rr * cos(phi),
-                 rr * sin(phi), z);
+        snprintf(v, sizeof v, "%s[%.17g,%.17g,%.17g]", i ? "," : "", rr * cos(phi), rr * sin(phi),
+                 z);
         puts_(&t, v);
     }
     puts_(&t, "]},\"position\":[3,0,0]}}");
@@ -1422,7 +1411,8 @@ static void test_huge(void **state) {
 
     /* 5000 bodies on one spot: 12.5 million pairs, past the candidate-pair bound */
     t = (text){0};
-    puts_(&t, "{\"horizon\":1,\"broadphase\":\"brute\",\"bodies\":[{\"radius\":1,\"position\":[0,0]}");
+    puts_(&t,
+          "{\"horizon\":1,\"broadphase\":\"brute\",\"bodies\":[{\"radius\":1,\"position\":[0,0]}");
     put_repeat(&t, ",{\"radius\":1,\"position\":[0,0]}", 4999);
     puts_(&t, "]}");
     post_n("5000 coincident bodies, brute", "/v1/scenes/predict", t.p, t.len,
@@ -1435,8 +1425,7 @@ static void test_huge(void **state) {
     put_repeat(&t, ",0", (BODY_LIMIT + 4096) / 2);
     puts_(&t, "]}");
     assert_true(t.len > BODY_LIMIT);
-    post_n("17 MiB body with Content-Length", "/v1/scenes/predict", t.p, t.len,
-           problem(413, NULL));
+    post_n("17 MiB body with Content-Length", "/v1/scenes/predict", t.p, t.len, problem(413, NULL));
     size_t n;
     char *req = post_chunked("/v1/scenes/predict", t.p, t.len, 65536, &n);
     run_raw("17 MiB chunked body", req, n, 0, problem(413, NULL));
@@ -1466,12 +1455,13 @@ typedef struct json_case {
 /* Bodies for the geometry table. */
 #define SPHERE2(x) "{\"radius\":1,\"position\":[" x ",0]}"
 #define SPHERE3(x) "{\"radius\":1,\"position\":[" x ",0,0]}"
-#define POLYGON(verts) "{\"shape\":{\"type\":\"polygon\",\"vertices\":" verts "},\"position\":[0,0]}"
+#define POLYGON(verts)                                                                             \
+    "{\"shape\":{\"type\":\"polygon\",\"vertices\":" verts "},\"position\":[0,0]}"
 #define POLYHEDRON(verts)                                                                          \
     "{\"shape\":{\"type\":\"polyhedron\",\"vertices\":" verts "},\"position\":[0,0,0]}"
 #define HALFSPACE2(normal, extra)                                                                  \
-    "{\"shape\":{\"type\":\"halfspace\",\"normal\":" normal ",\"offset\":-5},\"position\":[0,0]" \
-    extra "}"
+    "{\"shape\":{\"type\":\"halfspace\",\"normal\":" normal                                        \
+    ",\"offset\":-5},\"position\":[0,0]" extra "}"
 
 static const json_case GEOMETRY[] = {
     /* non-convex polygons: the pointer names the vertex where the turn flips */
@@ -1485,8 +1475,8 @@ static const json_case GEOMETRY[] = {
      "{\"horizon\":1,\"bodies\":[" SPHERE2("9") "," POLYGON("[[0,0],[4,0],[4,4],[2,1],[0,4]]") "]}",
      422, "/bodies/1/shape/vertices/3", 0},
     {"self-intersecting star polygon", "/v1/toi",
-     "{\"a\":" POLYGON("[[0,1],[0.588,-0.809],[-0.951,0.309],[0.951,0.309],[-0.588,-0.809]]")
-     ",\"b\":" SPHERE2("9") "}",
+     "{\"a\":" POLYGON("[[0,1],[0.588,-0.809],[-0.951,0.309],[0.951,0.309],[-0.588,-0.809]"
+                       "]") ",\"b\":" SPHERE2("9") "}",
      422, "/a/shape/vertices/", 1},
     {"bow-tie polygon", "/v1/validate",
      "{\"body\":" POLYGON("[[0,0],[1,1],[1,0],[0,1]]") ",\"to\":[1,0],\"dt\":1,\"world\":[]}", 422,
@@ -1499,8 +1489,8 @@ static const json_case GEOMETRY[] = {
      0},
     {"polygon of 2 vertices", "/v1/toi",
      "{\"a\":" POLYGON("[[0,0],[1,0]]") ",\"b\":" SPHERE2("9") "}", 422, "/a/shape/vertices", 0},
-    {"polygon of 0 vertices", "/v1/overlap",
-     "{\"a\":" POLYGON("[]") ",\"b\":" SPHERE2("9") "}", 422, "/a/shape/vertices", 0},
+    {"polygon of 0 vertices", "/v1/overlap", "{\"a\":" POLYGON("[]") ",\"b\":" SPHERE2("9") "}",
+     422, "/a/shape/vertices", 0},
     {"convex polygon, clockwise (valid)", "/v1/toi",
      "{\"a\":" POLYGON("[[0,0],[0,1],[1,1],[1,0]]") ",\"b\":" SPHERE2("9") "}", 200, NULL, 0},
     {"polygon with collinear points on an edge (valid)", "/v1/overlap",
@@ -1537,9 +1527,8 @@ static const json_case GEOMETRY[] = {
     {"2D point in a 3D polyhedron", "/v1/overlap",
      "{\"a\":" POLYHEDRON("[[0,0,0],[1,0,0],[0,1],[0,0,1]]") ",\"b\":" SPHERE3("9") "}", 400,
      "/a/shape/vertices/2", 0},
-    {"polygon in a 3D request", "/v1/toi", "{\"a\":" SPHERE3("9") ",\"b\":" POLYGON(
-                                               "[[0,0],[1,0],[0,1]]") "}",
-     422, "/b/shape/type", 0},
+    {"polygon in a 3D request", "/v1/toi",
+     "{\"a\":" SPHERE3("9") ",\"b\":" POLYGON("[[0,0],[1,0],[0,1]]") "}", 422, "/b/shape/type", 0},
     {"polyhedron in a 2D request", "/v1/overlap",
      "{\"a\":" SPHERE2("9") ",\"b\":" POLYHEDRON("[[0,0,0],[1,0,0],[0,1,0],[0,0,1]]") "}", 422,
      "/b/shape/type", 0},
@@ -1556,8 +1545,8 @@ static const json_case GEOMETRY[] = {
      "{\"body\":" SPHERE2("0") ",\"to\":[1,0,0],\"dt\":1,\"world\":[]}", 400, "/to", 0},
     {"3D normal for 2D bodies", "/v1/respond",
      "{\"a\":" SPHERE2("0") ",\"b\":" SPHERE2("2") ",\"normal\":[1,0,0]}", 400, "/normal", 0},
-    {"1-component vector", "/v1/toi", "{\"a\":{\"radius\":1,\"position\":[0]},\"b\":" SPHERE2("3") "}",
-     400, "/a/position", 0},
+    {"1-component vector", "/v1/toi",
+     "{\"a\":{\"radius\":1,\"position\":[0]},\"b\":" SPHERE2("3") "}", 400, "/a/position", 0},
     {"4-component vector", "/v1/toi",
      "{\"a\":{\"radius\":1,\"position\":[0,0,0,0]},\"b\":" SPHERE2("3") "}", 400, "/a/position", 0},
     /* other geometry the contract calls 422 */
@@ -1567,16 +1556,16 @@ static const json_case GEOMETRY[] = {
     {"moving (non-static) halfspace", "/v1/toi",
      "{\"a\":" SPHERE2("0") ",\"b\":" HALFSPACE2("[0,1]", "") "}", 422, "/b/static", 0},
     {"two halfspaces in toi", "/v1/toi",
-     "{\"a\":" HALFSPACE2("[0,1]", ",\"static\":true") ",\"b\":" HALFSPACE2(
-         "[1,0]", ",\"static\":true") "}",
+     "{\"a\":" HALFSPACE2("[0,1]", ",\"static\":true") ",\"b\":" HALFSPACE2("[1,0]",
+                                                                            ",\"static\":true") "}",
      422, "/a/shape/type", 0},
     {"two halfspaces in overlap", "/v1/overlap",
-     "{\"a\":" HALFSPACE2("[0,1]", ",\"static\":true") ",\"b\":" HALFSPACE2(
-         "[1,0]", ",\"static\":true") "}",
+     "{\"a\":" HALFSPACE2("[0,1]", ",\"static\":true") ",\"b\":" HALFSPACE2("[1,0]",
+                                                                            ",\"static\":true") "}",
      422, "/b/shape/type", 0},
     {"negative radius", "/v1/toi",
-     "{\"a\":{\"shape\":{\"type\":\"sphere\",\"radius\":-1},\"position\":[0,0]},\"b\":" SPHERE2(
-         "3") "}",
+     "{\"a\":{\"shape\":{\"type\":\"sphere\",\"radius\":-1},\"position\":[0,0]},"
+     "\"b\":" SPHERE2("3") "}",
      422, "/a/shape/radius", 0},
     {"negative bare radius", "/v1/overlap",
      "{\"a\":" SPHERE2("0") ",\"b\":{\"radius\":-0.5,\"position\":[3,0]}}", 422, "/b/radius", 0},
@@ -1610,14 +1599,14 @@ static const json_case GEOMETRY[] = {
      "/a/tangential", 0},
     {"coincident centres and no normal", "/v1/respond",
      "{\"a\":" SPHERE2("1") ",\"b\":" SPHERE2("1") "}", 422, "/normal", 0},
-    {"zero normal", "/v1/respond", "{\"a\":" SPHERE2("0") ",\"b\":" SPHERE2("3") ",\"normal\":[0,0]}",
-     422, "/normal", 0},
-    {"zero horizon", "/v1/toi", "{\"a\":" SPHERE2("0") ",\"b\":" SPHERE2("3") ",\"horizon\":0}", 422,
-     "/horizon", 0},
+    {"zero normal", "/v1/respond",
+     "{\"a\":" SPHERE2("0") ",\"b\":" SPHERE2("3") ",\"normal\":[0,0]}", 422, "/normal", 0},
+    {"zero horizon", "/v1/toi", "{\"a\":" SPHERE2("0") ",\"b\":" SPHERE2("3") ",\"horizon\":0}",
+     422, "/horizon", 0},
     {"negative scene horizon", "/v1/scenes/predict",
      "{\"horizon\":-1,\"bodies\":[" SPHERE2("0") "]}", 422, "/horizon", 0},
-    {"zero dt", "/v1/validate", "{\"body\":" SPHERE2("0") ",\"to\":[1,0],\"dt\":0,\"world\":[]}", 422,
-     "/dt", 0},
+    {"zero dt", "/v1/validate", "{\"body\":" SPHERE2("0") ",\"to\":[1,0],\"dt\":0,\"world\":[]}",
+     422, "/dt", 0},
     {"tiny dt: speed past 1e60", "/v1/validate",
      "{\"body\":" SPHERE2("0") ",\"to\":[1e30,0],\"dt\":1e-300,\"world\":[]}", 422, "/dt", 0},
     {"unknown path kind", "/v1/paths/intersect",
@@ -1632,8 +1621,8 @@ static const json_case GEOMETRY[] = {
      422, "/record", 0},
     {"max_events past --max-events", "/v1/scenes/simulate",
      "{\"horizon\":1,\"max_events\":1e7,\"bodies\":[]}", 422, "/max_events", 0},
-    {"negative max_events", "/v1/scenes/simulate", "{\"horizon\":1,\"max_events\":-1,\"bodies\":[]}",
-     422, "/max_events", 0},
+    {"negative max_events", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"max_events\":-1,\"bodies\":[]}", 422, "/max_events", 0},
     {"max_iterations 65", "/v1/validate",
      "{\"body\":" SPHERE2("0") ",\"to\":[1,0],\"dt\":1,\"world\":[],\"max_iterations\":65}", 422,
      "/max_iterations", 0},
@@ -1643,8 +1632,8 @@ static const json_case GEOMETRY[] = {
     {"empty scene (valid)", "/v1/scenes/predict", "{\"horizon\":1,\"bodies\":[]}", 200, NULL, 0},
     {"empty world (valid)", "/v1/validate",
      "{\"body\":" SPHERE2("0") ",\"to\":[1,0],\"dt\":1,\"world\":[]}", 200, NULL, 0},
-    {"zero-length paths (valid)", "/v1/paths/intersect", "{\"p\":[[1,1],[1,1]],\"q\":[[1,1],[1,1]]}",
-     200, NULL, 0},
+    {"zero-length paths (valid)", "/v1/paths/intersect",
+     "{\"p\":[[1,1],[1,1]],\"q\":[[1,1],[1,1]]}", 200, NULL, 0},
     {"point against point, both radius 0 (valid)", "/v1/toi",
      "{\"a\":{\"radius\":0,\"position\":[0,0],\"velocity\":[1,0]},"
      "\"b\":{\"radius\":0,\"position\":[1,0]}}",
@@ -1673,7 +1662,8 @@ static void test_geometry(void **state) {
     post("batch: unknown op", "/v1/batch", "{\"requests\":[{\"op\":\"nope\",\"body\":{}}]}",
          item(0, 422, "/requests/0/op"));
     post("batch: mixed dimensions in an item", "/v1/batch",
-         "{\"requests\":[{\"op\":\"toi\",\"body\":{\"a\":" SPHERE2("0") ",\"b\":" SPHERE3("3") "}}]}",
+         "{\"requests\":[{\"op\":\"toi\",\"body\":{\"a\":" SPHERE2("0") ",\"b\":" SPHERE3(
+             "3") "}}]}",
          item(0, 400, "/b/position"));
     end("geometry");
 }
@@ -1690,10 +1680,12 @@ static const base_request BASES[] = {
      "{\"a\": {\"id\": \"ship-7\", \"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.25],"
      " \"rotation\": 0.3}, \"position\": [0, 0], \"velocity\": [1, 0], \"acceleration\": [0, -0.5],"
      " \"mass\": 2, \"static\": false, \"restitution\": 0.9, \"tangential\": 0.8},"
-     " \"b\": {\"id\": 3, \"shape\": {\"type\": \"polygon\", \"vertices\": [[0, 0], [1, 0], [0, 1]]},"
+     " \"b\": {\"id\": 3, \"shape\": {\"type\": \"polygon\", \"vertices\": [[0, 0], [1, 0], [0, "
+     "1]]},"
      " \"position\": [4, 0], \"velocity\": [-1, 0]}, \"horizon\": 10}"},
     {"toi 3D polyhedron/box", "toi",
-     "{\"a\": {\"shape\": {\"type\": \"polyhedron\", \"vertices\": [[0, 0, 0], [1, 0, 0], [0, 1, 0],"
+     "{\"a\": {\"shape\": {\"type\": \"polyhedron\", \"vertices\": [[0, 0, 0], [1, 0, 0], [0, 1, "
+     "0],"
      " [0, 0, 1]]}, \"position\": [0, 0, 0], \"velocity\": [1, 0, 0]},"
      " \"b\": {\"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.5, 0.5],"
      " \"rotation\": [1, 0, 0, 0]}, \"position\": [5, 0, 0]}, \"horizon\": 20}"},
@@ -1703,14 +1695,16 @@ static const base_request BASES[] = {
      " \"b\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": 0},"
      " \"position\": [0, 0], \"static\": true}}"},
     {"overlap 2D segment/sphere", "overlap",
-     "{\"a\": {\"shape\": {\"type\": \"segment\", \"a\": [-1, 0], \"b\": [1, 0]}, \"position\": [0, 0]},"
+     "{\"a\": {\"shape\": {\"type\": \"segment\", \"a\": [-1, 0], \"b\": [1, 0]}, \"position\": "
+     "[0, 0]},"
      " \"b\": {\"shape\": {\"type\": \"sphere\", \"radius\": 0.5}, \"position\": [0, 0.25]}}"},
     {"overlap 2D box/halfspace", "overlap",
      "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.5], \"rotation\": 0.5},"
      " \"position\": [0, 3]}, \"b\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1],"
      " \"offset\": 0}, \"position\": [0, 0], \"static\": true}}"},
     {"overlap 3D polyhedron/capsule", "overlap",
-     "{\"a\": {\"shape\": {\"type\": \"polyhedron\", \"vertices\": [[0, 0, 0], [1, 0, 0], [0, 1, 0],"
+     "{\"a\": {\"shape\": {\"type\": \"polyhedron\", \"vertices\": [[0, 0, 0], [1, 0, 0], [0, 1, "
+     "0],"
      " [0, 0, 1], [1, 1, 1]]}, \"position\": [0, 0, 0]},"
      " \"b\": {\"shape\": {\"type\": \"capsule\", \"a\": [0, 0, -1], \"b\": [0, 0, 1],"
      " \"radius\": 0.5}, \"position\": [3, 0, 0]}}"},
@@ -1720,7 +1714,8 @@ static const base_request BASES[] = {
      " \"b\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 0, 1], \"offset\": 0},"
      " \"position\": [0, 0, 0], \"static\": true}, \"horizon\": 10}"},
     {"paths/intersect", "paths/intersect",
-     "{\"p\": [[0, 0], [2, 2]], \"q\": [[0, 2], [2, 0]], \"kind\": \"segment\", \"tolerance\": 1e-9}"},
+     "{\"p\": [[0, 0], [2, 2]], \"q\": [[0, 2], [2, 0]], \"kind\": \"segment\", \"tolerance\": "
+     "1e-9}"},
     {"respond", "respond",
      "{\"a\": {\"shape\": {\"type\": \"sphere\", \"radius\": 0.5}, \"position\": [0, 0],"
      " \"velocity\": [1, 0], \"mass\": 1, \"restitution\": 0.5, \"tangential\": 1},"
@@ -1779,25 +1774,23 @@ static const char *const OPTIONAL_BODY[] = {"id",     "velocity",    "accelerati
 
 static int in_list(const char *const *list, const char *key) {
     for (; *list; ++list)
-        if (strcmp(*list, key) == 0)
-            return 1;
+        if (strcmp(*list, key) == 0) return 1;
     return 0;
 }
 
 static const char *const *optional_top(const char *op) {
     for (size_t i = 0; i < sizeof OPTIONAL_TOP / sizeof OPTIONAL_TOP[0]; ++i)
-        if (strcmp(OPTIONAL_TOP[i].op, op) == 0)
-            return OPTIONAL_TOP[i].keys;
+        if (strcmp(OPTIONAL_TOP[i].op, op) == 0) return OPTIONAL_TOP[i].keys;
     fail_msg("no optional-member list for op %s", op);
     return NULL;
 }
 
 /* Where in the document the walk is. */
 typedef struct where {
-    const char *op;   /* operation of the request at hand (the item's in a batch) */
-    long item;        /* batch item index, -1 outside items */
-    size_t rel;       /* pointer length of the item's body (SIZE_MAX: not inside it) */
-    size_t req_len;   /* pointer length of the request root ("" or the item's body) */
+    const char *op; /* operation of the request at hand (the item's in a batch) */
+    long item;      /* batch item index, -1 outside items */
+    size_t rel;     /* pointer length of the item's body (SIZE_MAX: not inside it) */
+    size_t req_len; /* pointer length of the request root ("" or the item's body) */
 } where;
 
 typedef struct sweep {
@@ -1809,8 +1802,7 @@ typedef struct sweep {
 
 /* The expectation for an error (or 200) at pointer ptr, directly or inside a batch item. */
 static expect expect_at(const where *w, int status, const char *ptr) {
-    if (w->item < 0)
-        return status == 200 ? ok200() : problem(status, ptr);
+    if (w->item < 0) return status == 200 ? ok200() : problem(status, ptr);
     const char *rel = w->rel != SIZE_MAX ? ptr + w->rel : ptr;
     return item((size_t)w->item, status, status == 200 ? NULL : rel);
 }
@@ -1887,8 +1879,7 @@ static void replace_types(sweep *s, json_t *node, const char *key, size_t index,
     int orig_t = type_class(orig);
     json_incref(orig);
     for (int t = 0; t < N_TYPES; ++t) {
-        if (t == orig_t || accepted(key, t))
-            continue;
+        if (t == orig_t || accepted(key, t)) continue;
         if (key)
             json_object_set_new(node, key, make_value(t));
         else
@@ -1983,8 +1974,7 @@ static void sweep_base(const base_request *b, long *total) {
     snprintf(s.path, sizeof s.path, "/v1/%s", b->op);
     json_error_t e;
     s.root = json_loads(b->json, 0, &e);
-    if (!s.root)
-        fail_msg("base request \"%s\" is not JSON: %s", b->name, e.text);
+    if (!s.root) fail_msg("base request \"%s\" is not JSON: %s", b->name, e.text);
     where w = {b->op, -1, 0, 0};
     /* the starting point itself must be valid */
     send_doc(&s, "the valid base request", "", ok200());
@@ -2042,12 +2032,12 @@ typedef struct range_rule {
 #define INT53 9007199254740992.0
 
 static const range_rule RANGES[] = {
-    {"radius", 0, 1e60, 0, 0, 422, 0},        {"mass", 0, 1e60, 1, 0, 422, 0},
-    {"restitution", 0, 1, 0, 0, 422, 0},      {"tangential", 0, 1, 0, 0, 422, 0},
-    {"horizon", 0, 1e60, 1, 0, 422, 0},       {"dt", 0, 1e60, 1, 0, 422, 0},
-    {"tolerance", 0, 1e60, 0, 0, 422, 0},     {"max_speed", 0, 1e60, 0, 0, 422, 0},
-    {"max_results", 0, INT53, 0, 1, 422, 0},  {"max_events", 0, 1e6, 0, 1, 422, 1},
-    {"max_iterations", 0, 64, 0, 1, 422, 0},  {"id", -INT53, INT53, 0, 1, 400, 1},
+    {"radius", 0, 1e60, 0, 0, 422, 0},       {"mass", 0, 1e60, 1, 0, 422, 0},
+    {"restitution", 0, 1, 0, 0, 422, 0},     {"tangential", 0, 1, 0, 0, 422, 0},
+    {"horizon", 0, 1e60, 1, 0, 422, 0},      {"dt", 0, 1e60, 1, 0, 422, 0},
+    {"tolerance", 0, 1e60, 0, 0, 422, 0},    {"max_speed", 0, 1e60, 0, 0, 422, 0},
+    {"max_results", 0, INT53, 0, 1, 422, 0}, {"max_events", 0, 1e6, 0, 1, 422, 1},
+    {"max_iterations", 0, 64, 0, 1, 422, 0}, {"id", -INT53, INT53, 0, 1, 400, 1},
     {"half_extents", 0, 1e60, 1, 0, 422, 0}, /* each element */
 };
 
@@ -2055,27 +2045,21 @@ static const range_rule RANGES[] = {
 static expect extreme_expect(const where *w, const char *key, double v, const char *ptr) {
     for (size_t i = 0; key && i < sizeof RANGES / sizeof RANGES[0]; ++i) {
         const range_rule *r = &RANGES[i];
-        if (strcmp(r->key, key) != 0)
-            continue;
+        if (strcmp(r->key, key) != 0) continue;
         int fraction = r->integer && v != floor(v);
         int out = v < r->min || (r->open_min && v == r->min) || v > r->max;
-        if (fraction && (r->int_first || !out))
-            return expect_at(w, 400, ptr);
-        if (out)
-            return expect_at(w, r->status, ptr);
+        if (fraction && (r->int_first || !out)) return expect_at(w, 400, ptr);
+        if (out) return expect_at(w, r->status, ptr);
         break;
     }
-    if (w->item >= 0)
-        return item((size_t)w->item, -1, NULL); /* -1: 200 or 422 */
+    if (w->item >= 0) return item((size_t)w->item, -1, NULL); /* -1: 200 or 422 */
     return solved();
 }
 
 /* Sets every numeric member and element under `node` to each extreme in turn. */
-static void extremes_walk(sweep *s, json_t *node, const char *key, char *ptr, size_t len,
-                          where w) {
+static void extremes_walk(sweep *s, json_t *node, const char *key, char *ptr, size_t len, where w) {
     int is_obj = json_is_object(node);
-    if (!is_obj && !json_is_array(node))
-        return;
+    if (!is_obj && !json_is_array(node)) return;
     /* object keys are copied: setting an existing key keeps them, but be safe */
     size_t n = is_obj ? json_object_size(node) : json_array_size(node);
     char(*keys)[32] = is_obj ? calloc(n ? n : 1, sizeof *keys) : NULL;
@@ -2143,20 +2127,27 @@ static const json_case EXTREME_CASES[] = {
          "9") "}",
      0, NULL, 0},
     {"polyhedron at scale 1e60", "/v1/toi",
-     "{\"a\":" POLYHEDRON("[[0,0,0],[1e60,0,0],[0,1e60,0],[0,0,1e60]]") ",\"b\":{\"radius\":1,"
-     "\"position\":[9,0,0],\"velocity\":[-1e60,0,0]}}",
+     "{\"a\":" POLYHEDRON(
+         "[[0,0,0],[1e60,0,0],[0,1e60,0],[0,0,1e60]]") ",\"b\":{\"radius\":1,"
+                                                       "\"position\":[9,0,0],\"velocity\":[-1e60,0,"
+                                                       "0]}}",
      0, NULL, 0},
     {"polyhedron pair, one at 1e60 and one at 1e-300", "/v1/toi",
-     "{\"a\":" POLYHEDRON("[[0,0,0],[1e60,0,0],[0,1e60,0],[0,0,1e60]]") ",\"b\":{\"shape\":"
-     "{\"type\":\"polyhedron\",\"vertices\":[[0,0,0],[1e-300,0,0],[0,1e-300,0],[0,0,1e-300]]},"
-     "\"position\":[-5,0,0],\"velocity\":[1,0,0]}}",
+     "{\"a\":" POLYHEDRON(
+         "[[0,0,0],[1e60,0,0],[0,1e60,0],[0,0,1e60]]") ",\"b\":{\"shape\":"
+                                                       "{\"type\":\"polyhedron\",\"vertices\":[[0,"
+                                                       "0,0],[1e-300,0,0],[0,1e-300,0],[0,0,1e-300]"
+                                                       "]},"
+                                                       "\"position\":[-5,0,0],\"velocity\":[1,0,0]}"
+                                                       "}",
      0, NULL, 0},
     {"subnormal box", "/v1/toi",
      "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[5e-324,5e-324]},\"position\":[0,0],"
      "\"velocity\":[1,0]},\"b\":" SPHERE2("9") "}",
      0, NULL, 0},
     {"3D box at 1e60 with an unnormalised quaternion", "/v1/overlap",
-     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1e60,1e60,1e60],\"rotation\":[1,1,1,1]},"
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1e60,1e60,1e60],\"rotation\":[1,1,1,1]}"
+     ","
      "\"position\":[0,0,0]},\"b\":" SPHERE3("9") "}",
      0, NULL, 0},
     {"subnormal quaternion", "/v1/overlap",
@@ -2164,11 +2155,13 @@ static const json_case EXTREME_CASES[] = {
      "\"position\":[0,0,0]},\"b\":" SPHERE3("9") "}",
      0, NULL, 0},
     {"quaternion of 1e60s", "/v1/toi",
-     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1],\"rotation\":[1e60,1e60,1e60,1e60]},"
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1],\"rotation\":[1e60,1e60,1e60,"
+     "1e60]},"
      "\"position\":[0,0,0],\"velocity\":[1,0,0]},\"b\":" SPHERE3("9") "}",
      0, NULL, 0},
     {"capsule with a = b", "/v1/toi",
-     "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"b\":[0,0],\"radius\":1},\"position\":[0,0],"
+     "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"b\":[0,0],\"radius\":1},\"position\":["
+     "0,0],"
      "\"velocity\":[1,0]},\"b\":" SPHERE2("9") "}",
      0, NULL, 0},
     {"two point segments", "/v1/toi",
@@ -2177,13 +2170,14 @@ static const json_case EXTREME_CASES[] = {
      "\"position\":[5,-1]}}",
      0, NULL, 0},
     {"3D capsules crossing at 1e60", "/v1/toi",
-     "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0,-1e60],\"b\":[0,0,1e60],\"radius\":1e-300},"
+     "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0,-1e60],\"b\":[0,0,1e60],\"radius\":1e-300}"
+     ","
      "\"position\":[0,0,0],\"velocity\":[1e60,0,0]},\"b\":{\"shape\":{\"type\":\"capsule\","
      "\"a\":[0,-1e60,0],\"b\":[0,1e60,0],\"radius\":0},\"position\":[1e60,0,0]}}",
      0, NULL, 0},
     {"subnormal halfspace normal, both components", "/v1/overlap",
-     "{\"a\":" SPHERE2("0") ",\"b\":" HALFSPACE2("[1e-310,1e-310]", ",\"static\":true") "}", 0, NULL,
-     0},
+     "{\"a\":" SPHERE2("0") ",\"b\":" HALFSPACE2("[1e-310,1e-310]", ",\"static\":true") "}", 0,
+     NULL, 0},
     {"tiny-but-normal halfspace normal", "/v1/toi",
      "{\"a\":" SPHERE2("0") ",\"b\":" HALFSPACE2("[0,1e-300]", ",\"static\":true") "}", 0, NULL, 0},
     {"subnormal respond normal", "/v1/respond",
@@ -2219,7 +2213,8 @@ static const json_case EXTREME_CASES[] = {
      "{\"radius\":0,\"position\":[2,2]}]}",
      0, NULL, 0},
     {"3D scene spanning 1e60 with accelerations", "/v1/scenes/predict",
-     "{\"horizon\":1e60,\"bodies\":[{\"radius\":1,\"position\":[0,0,0],\"acceleration\":[1e60,0,0]},"
+     "{\"horizon\":1e60,\"bodies\":[{\"radius\":1,\"position\":[0,0,0],\"acceleration\":[1e60,0,0]}"
+     ","
      "{\"radius\":1,\"position\":[1e60,1e60,1e60],\"acceleration\":[-1e60,-1e60,-1e60]}]}",
      0, NULL, 0},
     {"simulation under gravity 1e60 for 1e60 s", "/v1/scenes/simulate",
@@ -2231,9 +2226,11 @@ static const json_case EXTREME_CASES[] = {
          "0") "]}",
      0, NULL, 0},
     {"move across 1e60 past a polygon", "/v1/validate",
-     "{\"body\":" POLYGON("[[0,0],[1e-300,0],[0,1e-300]]") ",\"to\":[1e60,0],\"dt\":1,"
-     "\"world\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1e60]},\"position\":[5e59,0],"
-     "\"static\":true}]}",
+     "{\"body\":" POLYGON(
+         "[[0,0],[1e-300,0],[0,1e-300]]") ",\"to\":[1e60,0],\"dt\":1,"
+                                          "\"world\":[{\"shape\":{\"type\":\"box\",\"half_"
+                                          "extents\":[1,1e60]},\"position\":[5e59,0],"
+                                          "\"static\":true}]}",
      0, NULL, 0},
     {"paths at 1e60 and 1e-300 with tolerance 1e60", "/v1/paths/intersect",
      "{\"p\":[[-1e60,1e-300],[1e60,-1e-300]],\"q\":[[1e-300,-1e60],[-1e-300,1e60]],"
@@ -2307,18 +2304,12 @@ static void test_count(void **state) {
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_request_line),
-        cmocka_unit_test(test_headers),
-        cmocka_unit_test(test_content_length),
-        cmocka_unit_test(test_chunked),
-        cmocka_unit_test(test_connection_abuse),
-        cmocka_unit_test(test_json_syntax),
-        cmocka_unit_test(test_deep_nesting),
-        cmocka_unit_test(test_huge),
-        cmocka_unit_test(test_geometry),
-        cmocka_unit_test(test_wrong_types_and_missing),
-        cmocka_unit_test(test_extreme_numbers),
-        cmocka_unit_test(test_count),
+        cmocka_unit_test(test_request_line),     cmocka_unit_test(test_headers),
+        cmocka_unit_test(test_content_length),   cmocka_unit_test(test_chunked),
+        cmocka_unit_test(test_connection_abuse), cmocka_unit_test(test_json_syntax),
+        cmocka_unit_test(test_deep_nesting),     cmocka_unit_test(test_huge),
+        cmocka_unit_test(test_geometry),         cmocka_unit_test(test_wrong_types_and_missing),
+        cmocka_unit_test(test_extreme_numbers),  cmocka_unit_test(test_count),
     };
     int failed = cmocka_run_group_tests_name("hostile", tests, start_daemon, stop_daemon);
     return failed + teardown_failures ? 1 : 0;

@@ -69,8 +69,7 @@ static void post_json(const imp_test_daemon *d, const char *path, const char *bo
 static json_t *parse_body(const imp_http_result *r) {
     json_error_t e;
     json_t *j = json_loadb(r->body, r->len, 0, &e);
-    if (!j)
-        print_error("response is not JSON (%s): %s\n", e.text, r->body);
+    if (!j) print_error("response is not JSON (%s): %s\n", e.text, r->body);
     assert_non_null(j);
     return j;
 }
@@ -327,8 +326,7 @@ static void test_json_media_types(void **state) {
         imp_http_result r;
         assert_int_equal(imp_http(NULL, "POST", url, types[i], HEAD_ON_2D, strlen(HEAD_ON_2D), &r),
                          0);
-        if (r.status != 200)
-            print_error("Content-Type \"%s\"\n", types[i] ? types[i] : "(none)");
+        if (r.status != 200) print_error("Content-Type \"%s\"\n", types[i] ? types[i] : "(none)");
         assert_status(&r, 200);
         imp_http_result_free(&r);
     }
@@ -428,8 +426,7 @@ static int connect_local(unsigned port) {
 static void send_all(int fd, const char *p, size_t n) {
     while (n > 0) {
         ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
+        if (k < 0 && errno == EINTR) continue;
         assert_true(k > 0);
         p += k;
         n -= (size_t)k;
@@ -448,10 +445,8 @@ static char *recv_all(int fd) {
             assert_non_null(buf);
         }
         ssize_t k = recv(fd, buf + len, cap - len - 1, 0);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
         len += (size_t)k;
     }
     buf[len] = '\0';
@@ -666,8 +661,7 @@ static void test_exit_0_on_sigterm_with_open_connection(void **state) {
 }
 
 int main(void) {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-        return 1;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) return 1;
     const struct CMUnitTest main_tests[] = {
         cmocka_unit_test(test_healthz),
         cmocka_unit_test(test_toi_head_on_2d),

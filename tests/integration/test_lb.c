@@ -76,8 +76,7 @@ static struct {
 static const char *nginx_bin(void) {
     static const char *const paths[] = {"/usr/sbin/nginx", "/usr/bin/nginx"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; ++i)
-        if (access(paths[i], X_OK) == 0)
-            return paths[i];
+        if (access(paths[i], X_OK) == 0) return paths[i];
     return NULL;
 }
 
@@ -90,8 +89,7 @@ static unsigned free_port(void) {
     if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
         getsockname(fd, (struct sockaddr *)&a, &len) == 0)
         port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
+    if (fd >= 0) close(fd);
     return port;
 }
 
@@ -101,10 +99,8 @@ static unsigned free_port(void) {
 static int write_conf(const char *path, unsigned port) {
     FILE *in = fopen(NGINX_CONF, "r"), *out = fopen(path, "w");
     if (!in || !out) {
-        if (in)
-            fclose(in);
-        if (out)
-            fclose(out);
+        if (in) fclose(in);
+        if (out) fclose(out);
         return -1;
     }
     char line[512];
@@ -115,8 +111,7 @@ static int write_conf(const char *path, unsigned port) {
         if (srv) {
             int k = atoi(srv + strlen("server impactd-")) - 1;
             char *rest = strstr(srv, ":8080");
-            if (k < 0 || k >= REPLICAS || !rest)
-                break;
+            if (k < 0 || k >= REPLICAS || !rest) break;
             fprintf(out, "%.*sserver 127.0.0.1:%u%s", (int)(srv - line), line, lb.d[k].port,
                     rest + strlen(":8080"));
             ++subs;
@@ -135,11 +130,11 @@ static int write_conf(const char *path, unsigned port) {
 /* 1 when something accepts connections on 127.0.0.1:port. */
 static int port_open(unsigned port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int open = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-    if (fd >= 0)
-        close(fd);
+    if (fd >= 0) close(fd);
     return open;
 }
 
@@ -157,14 +152,12 @@ static int start_nginx(void) {
         return -1;
     }
     snprintf(lb.prefix, sizeof lb.prefix, "/tmp/impactd-lb.XXXXXX");
-    if (!mkdtemp(lb.prefix))
-        return -1;
+    if (!mkdtemp(lb.prefix)) return -1;
     lb.port = free_port();
     char conf[128], globals[512];
     snprintf(conf, sizeof conf, "%s/nginx.conf", lb.prefix);
     if (write_conf(conf, lb.port) != REPLICAS + 1) {
-        print_error("%s: expected %d upstream servers and one listen 8080\n", NGINX_CONF,
-                    REPLICAS);
+        print_error("%s: expected %d upstream servers and one listen 8080\n", NGINX_CONF, REPLICAS);
         return -1;
     }
     snprintf(globals, sizeof globals, "daemon off; pid %s/nginx.pid; error_log %s/error.log;",
@@ -176,14 +169,12 @@ static int start_nginx(void) {
         execl(bin, bin, "-p", prefix_arg, "-c", conf, "-g", globals, (char *)NULL);
         _exit(127);
     }
-    if (lb.nginx < 0)
-        return -1;
+    if (lb.nginx < 0) return -1;
     char url[96];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/healthz", lb.port);
     double t0 = imp_test_now_s();
     while (imp_test_now_s() - t0 < NGINX_START_TIMEOUT_S) {
-        if (port_open(lb.port) && get_status(url) == 200)
-            return 0;
+        if (port_open(lb.port) && get_status(url) == 200) return 0;
         if (waitpid(lb.nginx, NULL, WNOHANG) == lb.nginx) {
             lb.nginx = 0;
             print_error("nginx exited at start; see %s/error.log\n", lb.prefix);
@@ -196,12 +187,10 @@ static int start_nginx(void) {
 }
 
 static void remove_prefix(void) {
-    if (!lb.prefix[0])
-        return;
+    if (!lb.prefix[0]) return;
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", lb.prefix);
-    if (system(cmd) != 0)
-        print_error("could not remove %s\n", lb.prefix);
+    if (system(cmd) != 0) print_error("could not remove %s\n", lb.prefix);
     lb.prefix[0] = '\0';
 }
 
@@ -211,8 +200,7 @@ static int setup(void **state) {
     const char *const args[] = {"--threads", "2", "--io-threads", "1", "--drain-grace-s",
                                 DRAIN_GRACE, NULL};
     for (int k = 0; k < REPLICAS; ++k) {
-        if (imp_test_daemon_start(&lb.d[k], args, NULL, 0) != 0)
-            return -1;
+        if (imp_test_daemon_start(&lb.d[k], args, NULL, 0) != 0) return -1;
         lb.running[k] = 1;
     }
     return start_nginx();
@@ -226,8 +214,7 @@ static int teardown(void **state) {
         lb.nginx = 0;
     }
     for (int k = 0; k < REPLICAS; ++k)
-        if (lb.running[k])
-            (void)imp_test_daemon_stop(&lb.d[k], SIGINT); /* drains without grace */
+        if (lb.running[k]) (void)imp_test_daemon_stop(&lb.d[k], SIGINT); /* drains without grace */
     remove_prefix();
     return 0;
 }
@@ -244,8 +231,7 @@ static size_t on_data(char *d, size_t size, size_t n, void *ud) {
 
 static void note_bad(client *c, const char *fmt, ...) {
     c->bad++;
-    if (c->first_bad[0])
-        return;
+    if (c->first_bad[0]) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->first_bad, sizeof c->first_bad, fmt, ap);
@@ -358,18 +344,17 @@ static void test_kill_and_drain_behind_nginx(void **state) {
         ok += clients[i].ok;
         bad += clients[i].bad;
         if (clients[i].bad)
-            print_error("client %d: %ld bad, first: %s\n", i, clients[i].bad,
-                        clients[i].first_bad);
+            print_error("client %d: %ld bad, first: %s\n", i, clients[i].bad, clients[i].first_bad);
     }
     print_message("through nginx: %ld ok, %ld failed; replicas serving before the kill: %ld; "
                   "the survivor served %ld after the drain began\n",
                   ok, bad, before_kill, served_c_end - served_c_at_term);
     assert_int_equal(bad, 0);
     assert_true(ok > 100);
-    assert_int_equal(before_kill, REPLICAS);   /* nginx spread the load */
+    assert_int_equal(before_kill, REPLICAS);      /* nginx spread the load */
     assert_true(served_c_end > served_c_at_term); /* and the survivor took it over */
-    assert_int_equal(killed_status, -1);       /* died of the signal */
-    assert_int_equal(drained_status, 0);       /* drained cleanly */
+    assert_int_equal(killed_status, -1);          /* died of the signal */
+    assert_int_equal(drained_status, 0);          /* drained cleanly */
 }
 
 int main(void) {

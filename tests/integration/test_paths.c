@@ -130,8 +130,9 @@ static void test_known_answers(void **state) {
      * |t - s| = 0.25 counts as the same time */
     skew.intersects = 1;
     skew.same_time = 1;
-    check_answer("{\"p\": [[0, 0, 0], [2, 0, 0]], \"q\": [[1, -1, 1], [1, 3, 1]], \"tolerance\": 1}",
-                 3, &skew);
+    check_answer(
+        "{\"p\": [[0, 0, 0], [2, 0, 0]], \"q\": [[1, -1, 1], [1, 3, 1]], \"tolerance\": 1}", 3,
+        &skew);
     /* one geometry, three kinds, three answers */
     const char *geom = "\"p\": [[0, 0], [1, 0]], \"q\": [[-3, -2], [-3, -1]]";
     char body[256];
@@ -253,7 +254,8 @@ static void test_cli_equivalent(void **state) {
         int code = run_cli(cases[i].body, &out);
         if (code != cases[i].exit_code) fail_msg("%s: impact exited %d", cases[i].body, code);
         /* the CLI prints the daemon's body and a newline */
-        if (strlen(out) != raw.len + 1 || strncmp(out, raw.body, raw.len) != 0 || out[raw.len] != '\n')
+        if (strlen(out) != raw.len + 1 || strncmp(out, raw.body, raw.len) != 0 ||
+            out[raw.len] != '\n')
             fail_msg("CLI printed\n%s\ndaemon sent\n%s", out, raw.body);
         free(out);
         imp_http_result_free(&raw);

@@ -45,7 +45,9 @@ static json_t *post_text(const char *path, const char *ct, const char *body, lon
 }
 
 /* POSTs a JSON request to /v1/respond, expects 200 application/json. */
-static json_t *respond_ok(const char *body) { return imp_test_post_ok(&daemon_, "/v1/respond", body); }
+static json_t *respond_ok(const char *body) {
+    return imp_test_post_ok(&daemon_, "/v1/respond", body);
+}
 
 static json_t *member(const json_t *o, const char *path) { return imp_test_member(o, path); }
 
@@ -59,15 +61,15 @@ static void expect_real(const json_t *r, const char *path, double want, double t
     imp_test_expect_real(r, path, want, tol);
 }
 
-#define VEC2(path, x, y, tol)                                                                  \
-    do {                                                                                       \
-        const double w_[2] = {(x), (y)};                                                       \
-        expect_vec(r, (path), w_, 2, (tol));                                                   \
+#define VEC2(path, x, y, tol)                                                                      \
+    do {                                                                                           \
+        const double w_[2] = {(x), (y)};                                                           \
+        expect_vec(r, (path), w_, 2, (tol));                                                       \
     } while (0)
-#define VEC3(path, x, y, z, tol)                                                               \
-    do {                                                                                       \
-        const double w_[3] = {(x), (y), (z)};                                                  \
-        expect_vec(r, (path), w_, 3, (tol));                                                   \
+#define VEC3(path, x, y, z, tol)                                                                   \
+    do {                                                                                           \
+        const double w_[3] = {(x), (y), (z)};                                                      \
+        expect_vec(r, (path), w_, 3, (tol));                                                       \
     } while (0)
 
 static const char HEAD_ON[] =
@@ -242,8 +244,7 @@ static void test_errors_400(void **state) {
     expect_problem("{" B2 "}", 400, "missing-field", "/a", NULL);
     expect_problem("{\"a\": 3, " B2 "}", 400, "wrong-type", "/a", NULL);
     expect_problem("[1, 2]", 400, "wrong-type", "", NULL);
-    expect_problem("{\"a\": {\"radius\": 1}, " B2 "}", 400, "missing-field", "/a/position",
-                   NULL);
+    expect_problem("{\"a\": {\"radius\": 1}, " B2 "}", 400, "missing-field", "/a/position", NULL);
     expect_problem("{\"a\": {\"position\": [0, 0]}, " B2 "}", 400, "missing-field", "/a/shape",
                    NULL);
     expect_problem("{" A2 ", " B2 ", \"normal\": \"up\"}", 400, "wrong-type", "/normal", NULL);
@@ -251,8 +252,8 @@ static void test_errors_400(void **state) {
     expect_problem("{" A2 ", " B2 ", \"normal\": [1, \"x\"]}", 400, "wrong-type", "/normal/1",
                    NULL);
     expect_problem("{" A2 ", " B2 ", \"normal\": null}", 400, "wrong-type", "/normal", NULL);
-    expect_problem("{" A2 ", " B2 ", \"normal\": [1, 0, 0]}", 400, "mixed-dimensions",
-                   "/normal", NULL);
+    expect_problem("{" A2 ", " B2 ", \"normal\": [1, 0, 0]}", 400, "mixed-dimensions", "/normal",
+                   NULL);
     expect_problem("{" A2 ", \"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}", 400,
                    "mixed-dimensions", "/b/position", NULL);
     expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [1, 0, 0]}, " B2
@@ -282,18 +283,17 @@ static void test_errors_422(void **state) {
                    "invalid-field", "/a/mass", "> 0");
     expect_problem("{" A2 ", \"b\": {\"radius\": 1, \"position\": [3, 0], \"mass\": 0}}", 422,
                    "invalid-field", "/b/mass", NULL);
-    expect_problem("{\"a\": {\"radius\": -1, \"position\": [0, 0]}, " B2 "}", 422,
-                   "invalid-field", "/a/radius", NULL);
-    expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"restitution\": 1.5}, " B2
-                   "}",
+    expect_problem("{\"a\": {\"radius\": -1, \"position\": [0, 0]}, " B2 "}", 422, "invalid-field",
+                   "/a/radius", NULL);
+    expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"restitution\": 1.5}, " B2 "}",
                    422, "invalid-field", "/a/restitution", "[0, 1]");
     expect_problem("{" A2 ", \"b\": {\"radius\": 1, \"position\": [3, 0], \"tangential\": -0.1}}",
                    422, "invalid-field", "/b/tangential", NULL);
     expect_problem("{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [1e61, 0]}, " B2
                    "}",
                    422, "invalid-field", "/a/velocity/0", NULL);
-    expect_problem("{" A2 ", " B2 ", \"normal\": [1e300, 0]}", 422, "invalid-field",
-                   "/normal/0", NULL);
+    expect_problem("{" A2 ", " B2 ", \"normal\": [1e300, 0]}", 422, "invalid-field", "/normal/0",
+                   NULL);
 }
 
 static void test_http_errors(void **state) {
@@ -306,8 +306,7 @@ static void test_http_errors(void **state) {
     assert_non_null(strstr(r.allow, "POST"));
     assert_string_equal(r.content_type, "application/problem+json");
     imp_http_result_free(&r);
-    assert_int_equal(
-        imp_http(NULL, "POST", url, "text/plain", HEAD_ON, sizeof HEAD_ON - 1, &r), 0);
+    assert_int_equal(imp_http(NULL, "POST", url, "text/plain", HEAD_ON, sizeof HEAD_ON - 1, &r), 0);
     assert_int_equal(r.status, 415);
     assert_string_equal(r.content_type, "application/problem+json");
     imp_http_result_free(&r);

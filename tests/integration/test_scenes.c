@@ -53,8 +53,7 @@ static json_t *post(const char *path, json_t *doc, long *status) {
     *status = r.status;
     json_error_t err;
     json_t *reply = json_loads(r.body, 0, &err);
-    if (!reply)
-        fail_msg("reply is not JSON: %.200s", r.body);
+    if (!reply) fail_msg("reply is not JSON: %.200s", r.body);
     imp_http_result_free(&r);
     return reply;
 }
@@ -65,8 +64,7 @@ static json_t *vec(double x, double y, double z, int dim) {
 
 static json_t *body(double r, json_t *p, json_t *v) {
     json_t *b = json_pack("{s:f,s:o}", "radius", r, "position", p);
-    if (v)
-        json_object_set_new(b, "velocity", v);
+    if (v) json_object_set_new(b, "velocity", v);
     return b;
 }
 
@@ -90,10 +88,10 @@ static void test_known_answer(void **state) {
     }
     json_array_append_new(bodies, body(0.25, vec(3, 0.5, 0, 2), NULL));
     long status;
-    json_t *r = post("/v1/scenes/predict",
-                     json_pack("{s:o,s:f,s:s}", "bodies", bodies, "horizon", 2.2, "broadphase",
-                               "brute"),
-                     &status);
+    json_t *r =
+        post("/v1/scenes/predict",
+             json_pack("{s:o,s:f,s:s}", "bodies", bodies, "horizon", 2.2, "broadphase", "brute"),
+             &status);
     assert_int_equal(status, 200);
     json_t *col = json_object_get(r, "collisions");
     assert_int_equal(json_array_size(col), 1);
@@ -119,15 +117,14 @@ static void test_known_answer(void **state) {
 /* Other shapes and a wall: a box sliding into a halfspace, a capsule far off. */
 static void test_shapes_and_wall(void **state) {
     (void)state;
-    json_t *bodies = json_pack(
-        "[{s:{s:s,s:[ff]},s:[ff],s:[ff]},"
-        " {s:s,s:{s:s,s:[ff],s:f},s:[ff],s:b},"
-        " {s:{s:s,s:[ff],s:[ff],s:f},s:[ff]}]",
-        "shape", "type", "box", "half_extents", 1.0, 1.0, "position", 0.0, 0.0, "velocity", 1.0, 0.0,
-        "id", "wall", "shape", "type", "halfspace", "normal", -1.0, 0.0, "offset", -5.0, "position",
-        0.0, 0.0, "static", 1,
-        "shape", "type", "capsule", "a", -1.0, 0.0, "b", 1.0, 0.0, "radius", 0.5, "position", 0.0,
-        50.0);
+    json_t *bodies =
+        json_pack("[{s:{s:s,s:[ff]},s:[ff],s:[ff]},"
+                  " {s:s,s:{s:s,s:[ff],s:f},s:[ff],s:b},"
+                  " {s:{s:s,s:[ff],s:[ff],s:f},s:[ff]}]",
+                  "shape", "type", "box", "half_extents", 1.0, 1.0, "position", 0.0, 0.0,
+                  "velocity", 1.0, 0.0, "id", "wall", "shape", "type", "halfspace", "normal", -1.0,
+                  0.0, "offset", -5.0, "position", 0.0, 0.0, "static", 1, "shape", "type",
+                  "capsule", "a", -1.0, 0.0, "b", 1.0, 0.0, "radius", 0.5, "position", 0.0, 50.0);
     assert_non_null(bodies);
     for (int k = 0; k < 2; ++k) {
         long status;
@@ -164,12 +161,9 @@ static json_t *random_scene(uint64_t *rng, size_t n, int dim, int clustered) {
                              cz + imp_rng_uniform(rng, -spread, spread), dim),
                          vec(imp_rng_uniform(rng, -3, 3), imp_rng_uniform(rng, -3, 3),
                              imp_rng_uniform(rng, -3, 3), dim));
-        if (imp_rng_unit(rng) < 0.2)
-            json_object_set_new(b, "acceleration", vec(0, -9.81, 0, dim));
-        if (imp_rng_unit(rng) < 0.1)
-            json_object_set_new(b, "static", json_true());
-        if (imp_rng_unit(rng) < 0.3)
-            json_object_set_new(b, "id", json_sprintf("body-%zu", i));
+        if (imp_rng_unit(rng) < 0.2) json_object_set_new(b, "acceleration", vec(0, -9.81, 0, dim));
+        if (imp_rng_unit(rng) < 0.1) json_object_set_new(b, "static", json_true());
+        if (imp_rng_unit(rng) < 0.3) json_object_set_new(b, "id", json_sprintf("body-%zu", i));
         json_array_append_new(bodies, b);
     }
     return bodies;
@@ -191,9 +185,9 @@ static void test_every_broadphase_agrees(void **state) {
                                            "broadphase", kinds[k]),
                                  &status);
                 assert_int_equal(status, 200);
-                json_t *answer = json_pack("{s:O,s:O}", "collisions",
-                                           json_object_get(r, "collisions"), "overlapping",
-                                           json_object_get(r, "overlapping"));
+                json_t *answer =
+                    json_pack("{s:O,s:O}", "collisions", json_object_get(r, "collisions"),
+                              "overlapping", json_object_get(r, "overlapping"));
                 if (!first) {
                     first = answer;
                     /* the scene must be interesting */
@@ -234,10 +228,10 @@ static void test_equals_pairwise_toi(void **state) {
         json_t *requests = json_array();
         for (size_t a = 0; a < n; ++a)
             for (size_t b = a + 1; b < n; ++b)
-                json_array_append_new(
-                    requests, json_pack("{s:s,s:{s:O,s:O,s:f}}", "op", "toi", "body", "a",
-                                        json_array_get(bodies, a), "b", json_array_get(bodies, b),
-                                        "horizon", 3.0));
+                json_array_append_new(requests,
+                                      json_pack("{s:s,s:{s:O,s:O,s:f}}", "op", "toi", "body", "a",
+                                                json_array_get(bodies, a), "b",
+                                                json_array_get(bodies, b), "horizon", 3.0));
         json_t *batch = post("/v1/batch", json_pack("{s:o}", "requests", requests), &status);
         assert_int_equal(status, 200);
 
@@ -251,8 +245,7 @@ static void test_equals_pairwise_toi(void **state) {
                 const json_t *t = member(batch, "results");
                 t = json_object_get(json_array_get(t, k), "body");
                 const char *st = json_string_value(json_object_get(t, "status"));
-                if (both_static || strcmp(st, "none") == 0)
-                    continue;
+                if (both_static || strcmp(st, "none") == 0) continue;
                 const char *list = strcmp(st, "hit") == 0 ? "collisions" : "overlapping";
                 hits += strcmp(st, "hit") == 0;
                 overlaps += strcmp(st, "overlapping") == 0;
@@ -276,8 +269,8 @@ static void test_equals_pairwise_toi(void **state) {
                 const char *field = strcmp(st, "hit") == 0 ? "time" : "depth";
                 assert_true(json_real_value(json_object_get(found, field)) ==
                             json_real_value(json_object_get(t, field)));
-                assert_true(json_equal(json_object_get(found, "normal"),
-                                       json_object_get(t, "normal")));
+                assert_true(
+                    json_equal(json_object_get(found, "normal"), json_object_get(t, "normal")));
             }
         }
         /* and nothing more */
@@ -303,10 +296,9 @@ static void test_max_results(void **state) {
     json_t *all = post("/v1/scenes/predict",
                        json_pack("{s:O,s:f}", "bodies", bodies, "horizon", 4.0), &status);
     assert_int_equal(status, 200);
-    json_t *few = post("/v1/scenes/predict",
-                       json_pack("{s:O,s:f,s:i}", "bodies", bodies, "horizon", 4.0,
-                                 "max_results", 5),
-                       &status);
+    json_t *few = post(
+        "/v1/scenes/predict",
+        json_pack("{s:O,s:f,s:i}", "bodies", bodies, "horizon", 4.0, "max_results", 5), &status);
     assert_int_equal(status, 200);
     json_t *ca = json_object_get(all, "collisions"), *cf = json_object_get(few, "collisions");
     assert_true(json_array_size(ca) > 5);
@@ -333,7 +325,8 @@ static void test_errors(void **state) {
     expect_problem("{\"bodies\": 3, \"horizon\": 1}", 400, "/bodies");
     expect_problem("{\"bodies\": []}", 400, "/horizon");
     expect_problem("{\"bodies\": [], \"horizon\": 0}", 422, "/horizon");
-    expect_problem("{\"bodies\": [], \"horizon\": 1, \"broadphase\": \"quad\"}", 422, "/broadphase");
+    expect_problem("{\"bodies\": [], \"horizon\": 1, \"broadphase\": \"quad\"}", 422,
+                   "/broadphase");
     expect_problem("{\"bodies\": [], \"horizon\": 1, \"max_results\": -1}", 422, "/max_results");
     expect_problem("{\"bodies\": [], \"horizon\": 1, \"max_results\": 1.5}", 400, "/max_results");
     expect_problem("{\"bodies\": [{\"radius\": 1, \"position\": [0, 0]},"
@@ -345,8 +338,8 @@ static void test_errors(void **state) {
     expect_problem("{\"bodies\": [{\"radius\": 1}], \"horizon\": 1}", 400, "/bodies/0/position");
     /* empty scene: fine */
     long status;
-    json_t *r = post("/v1/scenes/predict", json_pack("{s:[],s:f}", "bodies", "horizon", 1.0),
-                     &status);
+    json_t *r =
+        post("/v1/scenes/predict", json_pack("{s:[],s:f}", "bodies", "horizon", 1.0), &status);
     assert_int_equal(status, 200);
     assert_int_equal(json_array_size(json_object_get(r, "collisions")), 0);
     json_decref(r);
@@ -401,9 +394,12 @@ static void test_limits(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_answer),     cmocka_unit_test(test_every_broadphase_agrees),
-        cmocka_unit_test(test_equals_pairwise_toi), cmocka_unit_test(test_max_results),
-        cmocka_unit_test(test_errors),           cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_known_answer),
+        cmocka_unit_test(test_every_broadphase_agrees),
+        cmocka_unit_test(test_equals_pairwise_toi),
+        cmocka_unit_test(test_max_results),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_shapes_and_wall),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

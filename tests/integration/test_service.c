@@ -285,8 +285,7 @@ static char *heavy_batch(size_t n, size_t *len) {
     memcpy(p + k, head, sizeof head - 1);
     k += sizeof head - 1;
     for (size_t i = 0; i < n; ++i) {
-        if (i > 0)
-            p[k++] = ',';
+        if (i > 0) p[k++] = ',';
         memcpy(p + k, item, sizeof item - 1);
         k += sizeof item - 1;
     }
@@ -348,8 +347,7 @@ static size_t xfer_on_body(char *p, size_t size, size_t nmemb, void *ud) {
 static size_t xfer_on_header(char *p, size_t size, size_t nmemb, void *ud) {
     xfer *x = ud;
     size_t n = size * nmemb;
-    if (n >= 5 && strncmp(p, "HTTP/", 5) == 0)
-        x->content_type[0] = x->retry_after[0] = '\0';
+    if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) x->content_type[0] = x->retry_after[0] = '\0';
     imp_test_header_value(p, n, "Content-Type", x->content_type, sizeof x->content_type);
     imp_test_header_value(p, n, "Retry-After", x->retry_after, sizeof x->retry_after);
     return n;
@@ -380,8 +378,7 @@ static void xfer_post(xfer *x, const char *url, const char *body, size_t len) {
 }
 
 static void xfer_free(xfer *x) {
-    if (x->easy)
-        curl_easy_cleanup(x->easy);
+    if (x->easy) curl_easy_cleanup(x->easy);
     curl_slist_free_all(x->headers);
     free(x->body);
     memset(x, 0, sizeof *x);
@@ -395,8 +392,7 @@ static int multi_step(CURLM *m, int *next_order) {
     CURLMsg *msg;
     int left;
     while ((msg = curl_multi_info_read(m, &left)) != NULL) {
-        if (msg->msg != CURLMSG_DONE)
-            continue;
+        if (msg->msg != CURLMSG_DONE) continue;
         char *priv = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
         xfer *x = (xfer *)priv;
@@ -406,8 +402,7 @@ static int multi_step(CURLM *m, int *next_order) {
         x->done = 1;
         x->order = (*next_order)++;
     }
-    if (running > 0)
-        assert_int_equal(curl_multi_poll(m, NULL, 0, 20, NULL), CURLM_OK);
+    if (running > 0) assert_int_equal(curl_multi_poll(m, NULL, 0, 20, NULL), CURLM_OK);
     return running;
 }
 
@@ -450,53 +445,41 @@ static int parse_sample(const char *line, size_t n, sample *out) {
     while (i < n &&
            (line[i] == '_' || line[i] == ':' || (line[i] >= 'a' && line[i] <= 'z') ||
             (line[i] >= 'A' && line[i] <= 'Z') || (k > 0 && line[i] >= '0' && line[i] <= '9'))) {
-        if (k + 1 >= sizeof out->name)
-            return -1;
+        if (k + 1 >= sizeof out->name) return -1;
         out->name[k++] = line[i++];
     }
-    if (k == 0)
-        return -1;
+    if (k == 0) return -1;
     if (i < n && line[i] == '{') {
         ++i;
         while (i < n && line[i] != '}') {
-            if (out->n_labels == MAX_LABELS)
-                return -1;
+            if (out->n_labels == MAX_LABELS) return -1;
             size_t l = out->n_labels++;
             k = 0;
             while (i < n && line[i] != '=') {
-                if (k + 1 >= sizeof out->key[l])
-                    return -1;
+                if (k + 1 >= sizeof out->key[l]) return -1;
                 out->key[l][k++] = line[i++];
             }
-            if (i + 1 >= n || line[i + 1] != '"')
-                return -1;
+            if (i + 1 >= n || line[i + 1] != '"') return -1;
             i += 2;
             k = 0;
             while (i < n && line[i] != '"') {
                 char c = line[i++];
                 if (c == '\\') {
-                    if (i >= n)
-                        return -1;
+                    if (i >= n) return -1;
                     c = line[i++];
-                    if (c == 'n')
-                        c = '\n';
+                    if (c == 'n') c = '\n';
                 }
-                if (k + 1 >= sizeof out->value_of[l])
-                    return -1;
+                if (k + 1 >= sizeof out->value_of[l]) return -1;
                 out->value_of[l][k++] = c;
             }
-            if (i >= n)
-                return -1;
+            if (i >= n) return -1;
             ++i; /* closing quote */
-            if (i < n && line[i] == ',')
-                ++i;
+            if (i < n && line[i] == ',') ++i;
         }
-        if (i >= n)
-            return -1;
+        if (i >= n) return -1;
         ++i; /* '}' */
     }
-    if (i >= n || line[i] != ' ')
-        return -1;
+    if (i >= n || line[i] != ' ') return -1;
     while (i < n && line[i] == ' ')
         ++i;
     char num[64];
@@ -506,15 +489,13 @@ static int parse_sample(const char *line, size_t n, sample *out) {
     num[m] = '\0';
     char *end;
     out->value = strtod(num, &end);
-    if (m == 0 || *end != '\0')
-        return -1;
+    if (m == 0 || *end != '\0') return -1;
     return 0; /* an optional timestamp may follow; this daemon writes none */
 }
 
 static const char *label(const sample *s, const char *key) {
     for (size_t i = 0; i < s->n_labels; ++i)
-        if (strcmp(s->key[i], key) == 0)
-            return s->value_of[i];
+        if (strcmp(s->key[i], key) == 0) return s->value_of[i];
     return NULL;
 }
 
@@ -555,12 +536,9 @@ static const sample *find2(const metrics *m, const char *name, const char *k1, c
     const sample *found = NULL;
     for (size_t i = 0; i < m->n; ++i) {
         const sample *s = &m->s[i];
-        if (strcmp(s->name, name) != 0 || s->n_labels != want)
-            continue;
-        if (k1 && (!label(s, k1) || strcmp(label(s, k1), v1) != 0))
-            continue;
-        if (k1 && k2 && (!label(s, k2) || strcmp(label(s, k2), v2) != 0))
-            continue;
+        if (strcmp(s->name, name) != 0 || s->n_labels != want) continue;
+        if (k1 && (!label(s, k1) || strcmp(label(s, k1), v1) != 0)) continue;
+        if (k1 && k2 && (!label(s, k2) || strcmp(label(s, k2), v2) != 0)) continue;
         if (found) {
             print_error("series %s{%s=%s,%s=%s} appears twice\n", name, k1 ? k1 : "", v1 ? v1 : "",
                         k2 ? k2 : "", v2 ? v2 : "");
@@ -611,8 +589,7 @@ static void assert_delta(double before, double after, double want, const char *w
 /* A connected TCP socket to 127.0.0.1:port, or -1. */
 static int connect_local(unsigned port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
@@ -628,10 +605,8 @@ static int connect_local(unsigned port) {
 static int send_all(int fd, const char *p, size_t n) {
     while (n > 0) {
         ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
         p += k;
         n -= (size_t)k;
     }
@@ -644,22 +619,17 @@ static int peer_closed_within(int fd, long wait_ms) {
     double deadline = imp_test_now_s() + (double)wait_ms / 1000.0;
     for (;;) {
         long left = (long)((deadline - imp_test_now_s()) * 1000.0);
-        if (left < 0)
-            left = 0;
+        if (left < 0) left = 0;
         struct pollfd p = {fd, POLLIN, 0};
         int r = poll(&p, 1, (int)left);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r == 0)
-            return 0;
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) return 0;
         char buf[4096];
         ssize_t k = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (k == 0 || (k < 0 && (errno == ECONNRESET || errno == EPIPE)))
-            return 1;
+        if (k == 0 || (k < 0 && (errno == ECONNRESET || errno == EPIPE))) return 1;
         if (k < 0 && errno != EAGAIN && errno != EINTR)
             return 1; /* any other error also means the connection is gone */
-        if (left == 0)
-            return 0;
+        if (left == 0) return 0;
     }
 }
 
@@ -679,8 +649,7 @@ typedef struct trickler {
 static void trickle(trickler *t) {
     int fd = connect_local(t->port);
     t->connected = fd >= 0;
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     double t0 = imp_test_now_s();
     size_t plen = strlen(t->prefix), padlen = strlen(t->pad);
     for (size_t i = 0; imp_test_now_s() - t0 < t->limit_s; ++i) {
@@ -1058,18 +1027,15 @@ static void test_idle_after_reply_cut(void **state) {
     double deadline = imp_test_now_s() + CUT_WITHIN_S;
     while (imp_test_now_s() < deadline) {
         struct pollfd p = {fd, POLLIN, 0};
-        if (poll(&p, 1, 100) <= 0)
-            continue;
+        if (poll(&p, 1, 100) <= 0) continue;
         ssize_t k = recv(fd, buf + got, sizeof buf - 1 - got, 0);
         assert_true(k > 0); /* the connection must stay open after the reply */
         got += (size_t)k;
         buf[got] = '\0';
         end = strstr(buf, "\r\n\r\n");
         for (const char *h = buf; end && h && h < end; h = strstr(h + 1, "\r\n"))
-            if (strncasecmp(h, "\r\nContent-Length:", 17) == 0)
-                clen = strtol(h + 17, NULL, 10);
-        if (end && clen >= 0 && got >= (size_t)(end + 4 - buf) + (size_t)clen)
-            break;
+            if (strncasecmp(h, "\r\nContent-Length:", 17) == 0) clen = strtol(h + 17, NULL, 10);
+        if (end && clen >= 0 && got >= (size_t)(end + 4 - buf) + (size_t)clen) break;
     }
     assert_true(strncmp(buf, "HTTP/1.1 200", 12) == 0);
     assert_non_null(end);
@@ -1105,8 +1071,7 @@ static void test_queued_work_not_cut(void **state) {
 
     double took = 0;
     for (int round = 0; round < QUEUE_ROUNDS && took < QUEUE_WAIT_MIN_S; ++round, n *= 2) {
-        if (n > QUEUED_HEAVY_MAX)
-            n = QUEUED_HEAVY_MAX;
+        if (n > QUEUED_HEAVY_MAX) n = QUEUED_HEAVY_MAX;
         CURLM *m = curl_multi_init();
         assert_non_null(m);
         static xfer x[QUEUED_HEAVY_MAX];
@@ -1177,8 +1142,7 @@ static void test_slow_reader_cut(void **state) {
         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
             eof = 1;
         } else if (k > 0) {
-            if (first == 0)
-                first = imp_test_now_s();
+            if (first == 0) first = imp_test_now_s();
             size_t keep =
                 (size_t)k < sizeof start - 1 - start_len ? (size_t)k : sizeof start - 1 - start_len;
             memcpy(start + start_len, buf, keep);
@@ -1192,8 +1156,7 @@ static void test_slow_reader_cut(void **state) {
     double deadline = imp_test_now_s() + CUT_WITHIN_S;
     while (!eof && imp_test_now_s() < deadline) {
         struct pollfd p = {fd, POLLIN, 0};
-        if (poll(&p, 1, 100) <= 0)
-            continue;
+        if (poll(&p, 1, 100) <= 0) continue;
         char buf[65536];
         ssize_t k = recv(fd, buf, sizeof buf, 0);
         if (k <= 0)
@@ -1207,8 +1170,7 @@ static void test_slow_reader_cut(void **state) {
     assert_non_null(end);
     long clen = -1;
     for (const char *h = start; h && h < end; h = strstr(h + 1, "\r\n"))
-        if (strncasecmp(h, "\r\nContent-Length:", 17) == 0)
-            clen = strtol(h + 17, NULL, 10);
+        if (strncasecmp(h, "\r\nContent-Length:", 17) == 0) clen = strtol(h + 17, NULL, 10);
     assert_true(clen > 0);
     size_t full = (size_t)(end + 4 - start) + (size_t)clen;
     fprintf(stderr, "slow reader: %zu of %zu bytes before the connection ended\n", total, full);
@@ -1219,8 +1181,7 @@ static void test_slow_reader_cut(void **state) {
         FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
         if (f) {
             long long lo, def;
-            if (fscanf(f, "%lld %lld %lld", &lo, &def, &wmem_max) != 3)
-                wmem_max = 0;
+            if (fscanf(f, "%lld %lld %lld", &lo, &def, &wmem_max) != 3) wmem_max = 0;
             fclose(f);
         }
         if (wmem_max >= (long long)full) {
@@ -1292,8 +1253,7 @@ static void test_hangup_while_queued(void **state) {
         in_flight = must_have(&m, "impactd_in_flight_requests", NULL, NULL);
         queued = must_have(&m, "impactd_queue_depth", NULL, NULL);
         metrics_free(&m);
-        if (open == 1 && in_flight == 1 && queued == 0)
-            break;
+        if (open == 1 && in_flight == 1 && queued == 0) break;
         imp_test_sleep_ms(100);
     }
     if (open != 1 || in_flight != 1 || queued != 0) {
@@ -1315,8 +1275,7 @@ static void test_slow_bookkeeping(void **state) {
         open = must_have(&m, "impactd_open_connections", NULL, NULL);
         in_flight = must_have(&m, "impactd_in_flight_requests", NULL, NULL);
         metrics_free(&m);
-        if (open == 1 && in_flight == 1)
-            break;
+        if (open == 1 && in_flight == 1) break;
         imp_test_sleep_ms(50);
     }
     if (open != 1 || in_flight != 1) {
@@ -1353,8 +1312,7 @@ static void test_connection_limit(void **state) {
             fail();
         }
     }
-    if (fourth >= 0)
-        close(fourth);
+    if (fourth >= 0) close(fourth);
     assert_head_on_ok(NULL, &limit_daemon);
     assert_healthy(&limit_daemon);
 
@@ -1364,8 +1322,7 @@ static void test_connection_limit(void **state) {
         metrics m = scrape(&limit_daemon);
         open = must_have(&m, "impactd_open_connections", NULL, NULL);
         metrics_free(&m);
-        if (open == 1)
-            break;
+        if (open == 1) break;
         imp_test_sleep_ms(50);
     }
     if (open != 1) {
@@ -1381,8 +1338,7 @@ static void assert_histograms_consistent(const metrics *m) {
      * +Inf last and equal to _count */
     for (size_t i = 0; i < m->n; ++i) {
         const sample *c = &m->s[i];
-        if (strcmp(c->name, "impactd_http_request_duration_seconds_count") != 0)
-            continue;
+        if (strcmp(c->name, "impactd_http_request_duration_seconds_count") != 0) continue;
         const char *route = label(c, "route");
         assert_non_null(route);
         double prev_le = -INFINITY, prev_v = 0, inf_v = -1;
@@ -1404,8 +1360,7 @@ static void assert_histograms_consistent(const metrics *m) {
             }
             prev_le = le;
             prev_v = b->value;
-            if (isinf(le))
-                inf_v = b->value;
+            if (isinf(le)) inf_v = b->value;
             ++buckets;
         }
         assert_true(buckets >= 2);
@@ -1522,8 +1477,7 @@ static char *read_file(const char *path, size_t *len) {
         }
         size_t k = fread(buf + n, 1, cap - n, f);
         n += k;
-        if (k == 0)
-            break;
+        if (k == 0) break;
     }
     fclose(f);
     *len = n;
@@ -1624,14 +1578,10 @@ static json_t *rand_body(rng *r, int dim, json_t *position, double radius) {
     else
         json_object_set_new(b, "shape", json_pack("{s:s,s:f}", "type", "sphere", "radius", radius));
     json_object_set_new(b, "position", position);
-    if (rng_below(r, 5) != 0)
-        json_object_set_new(b, "velocity", rand_vec(r, dim, 4));
-    if (rng_below(r, 3) == 0)
-        json_object_set_new(b, "acceleration", rand_vec(r, dim, 3));
-    if (rng_below(r, 6) == 0)
-        json_object_set_new(b, "mass", json_real(rng_range(r, 0.5, 10)));
-    if (rng_below(r, 8) == 0)
-        json_object_set_new(b, "static", json_boolean(rng_below(r, 2)));
+    if (rng_below(r, 5) != 0) json_object_set_new(b, "velocity", rand_vec(r, dim, 4));
+    if (rng_below(r, 3) == 0) json_object_set_new(b, "acceleration", rand_vec(r, dim, 3));
+    if (rng_below(r, 6) == 0) json_object_set_new(b, "mass", json_real(rng_range(r, 0.5, 10)));
+    if (rng_below(r, 8) == 0) json_object_set_new(b, "static", json_boolean(rng_below(r, 2)));
     if (rng_below(r, 5) == 0)
         json_object_set_new(b, "id",
                             rng_below(r, 2) ? json_string("ship-7")
@@ -1669,8 +1619,7 @@ static json_t *rand_toi(rng *r, int *expect) {
         json_t *off = rand_vec(r, dim, 0.25);
         pb = vec_plus(pa, off);
         json_decref(off);
-        if (ra + rb < 1)
-            ra = rb = 0.75;
+        if (ra + rb < 1) ra = rb = 0.75;
         a = rand_body(r, dim, pa, ra);
         b = rand_body(r, dim, pb, rb);
         break;
@@ -1688,8 +1637,7 @@ static json_t *rand_toi(rng *r, int *expect) {
         json_object_set_new(req, "horizon", json_real(rng_range(r, 0.25, 20)));
     *expect = 200;
 
-    if (rng_below(r, 10) != 0)
-        return req;
+    if (rng_below(r, 10) != 0) return req;
     /* about one in ten: break it */
     json_t *victim = rng_below(r, 2) ? a : b;
     switch (rng_below(r, 9)) {
@@ -1743,8 +1691,7 @@ static json_t *post_doc(void *curl, const imp_test_daemon *d, const char *path, 
     free(text);
     *status = r.status;
     json_t *j = parse_json(r.body, r.len);
-    if (r.status != 200)
-        assert_media_type(r.content_type, "application/problem+json");
+    if (r.status != 200) assert_media_type(r.content_type, "application/problem+json");
     imp_http_result_free(&r);
     return j;
 }
@@ -1964,8 +1911,7 @@ static void test_access_log_json(void **state) {
                 assert_true(json_is_integer(json_object_get(j, "bytes")));
                 assert_int_equal(json_integer_value(json_object_get(j, "bytes")), reply_len);
                 const json_t *in = json_object_get(j, "request_bytes");
-                if (in)
-                    assert_int_equal(json_integer_value(in), strlen(HEAD_ON));
+                if (in) assert_int_equal(json_integer_value(in), strlen(HEAD_ON));
                 const json_t *ms = json_object_get(j, "duration_ms");
                 assert_true(json_is_number(ms));
                 assert_true(json_number_value(ms) >= 0);
@@ -2038,8 +1984,7 @@ static void test_bad_service_settings(void **state) {
 }
 
 int main(void) {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-        return 1;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) return 1;
     const struct CMUnitTest overload_tests[] = {
         cmocka_unit_test(test_overload_503_and_recovery),
         cmocka_unit_test(test_503_keeps_connection),

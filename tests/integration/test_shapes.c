@@ -52,8 +52,8 @@ static void expect(const bad_case *c) {
     snprintf(want, sizeof want, "\"pointer\":\"%s\"", c->pointer);
     if (r.status != c->status || strcmp(r.content_type, "application/problem+json") != 0 ||
         !strstr(r.body, want))
-        fail_msg("%s: status %ld (want %ld), %s: %s", c->name, r.status, c->status,
-                 r.content_type, r.body);
+        fail_msg("%s: status %ld (want %ld), %s: %s", c->name, r.status, c->status, r.content_type,
+                 r.body);
     imp_http_result_free(&r);
 }
 
@@ -104,8 +104,8 @@ static void test_geometry_errors(void **state) {
          "}",
          422, "/a/shape/half_extents/1"},
         {"negative half extent", "/v1/toi",
-         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,-2]},\"position\":[0,0,0]}," SPHERE_B3
-         "}",
+         "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,-2]},\"position\":[0,0,0]}"
+         "," SPHERE_B3 "}",
          422, "/a/shape/half_extents/2"},
         {"all-zero quaternion", "/v1/toi",
          "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1],\"rotation\":[0,0,0,0]},"
@@ -146,8 +146,8 @@ static void test_geometry_errors(void **state) {
          "0],\"static\":true}}",
          422, "/b/shape/normal"},
         {"capsule without b", "/v1/toi",
-         "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"radius\":1},\"position\":[0,0]}," SPHERE_B
-         "}",
+         "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"radius\":1},\"position\":[0,0]}"
+         "," SPHERE_B "}",
          400, "/a/shape/b"},
         {"capsule negative radius", "/v1/toi",
          "{\"a\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"b\":[1,0],\"radius\":-1},"
@@ -242,7 +242,8 @@ static void test_overlap_endpoint(void **state) {
         /* a ball dropped on a floor (a static halfspace) in 3D */
         static const char floor_[] =
             "{\"a\":{\"radius\":1,\"position\":[0,0,5],\"acceleration\":[0,0,-2]},\"b\":{"
-            "\"shape\":{\"type\":\"halfspace\",\"normal\":[0,0,1],\"offset\":0},\"position\":[0,0,0],"
+            "\"shape\":{\"type\":\"halfspace\",\"normal\":[0,0,1],\"offset\":0},\"position\":[0,0,"
+            "0],"
             "\"static\":true}}";
         static const char want_floor[] =
             "{\"status\":\"hit\",\"hit\":true,\"time\":2.0,\"point\":[0.0,0.0,0.0],\"normal\":[0.0,"
@@ -255,7 +256,8 @@ static void test_overlap_endpoint(void **state) {
             "\"position\":[5,0,0]}}";
         assert_int_equal(imp_http(NULL, "POST", url, "application/json", boxes, strlen(boxes), &r),
                          0);
-        if (r.status != 200 || !strstr(r.body, "\"time\":3.0,") || !strstr(r.body, "\"normal\":[1.0,0.0,0.0]"))
+        if (r.status != 200 || !strstr(r.body, "\"time\":3.0,") ||
+            !strstr(r.body, "\"normal\":[1.0,0.0,0.0]"))
             fail_msg("toi 3D boxes: %ld %s", r.status, r.body);
         imp_http_result_free(&r);
         /* a sphere against a 3D box: exact (the rounded Minkowski difference), no tolerance */
@@ -269,7 +271,8 @@ static void test_overlap_endpoint(void **state) {
         /* a 3D scene with a static box: the ball touches its face at t = 3 */
         static const char scene3[] =
             "{\"horizon\":10,\"bodies\":[{\"id\":\"crate\",\"shape\":{\"type\":\"box\","
-            "\"half_extents\":[1,1,1],\"rotation\":[1,0,0,0]},\"position\":[0,0,0],\"static\":true},"
+            "\"half_extents\":[1,1,1],\"rotation\":[1,0,0,0]},\"position\":[0,0,0],\"static\":true}"
+            ","
             "{\"id\":\"ball\",\"radius\":1,\"position\":[5,0.5,0],\"velocity\":[-1,0,0]}]}";
         char surl[160];
         snprintf(surl, sizeof surl, "%s/v1/scenes/predict", daemon_.url);
@@ -291,7 +294,8 @@ static void test_overlap_endpoint(void **state) {
         assert_non_null(j);
         double t = json_real_value(json_object_get(j, "time"));
         double tol = json_real_value(json_object_get(j, "tolerance"));
-        if (r.status != 200 || strcmp(json_string_value(json_object_get(j, "status")), "hit") != 0 ||
+        if (r.status != 200 ||
+            strcmp(json_string_value(json_object_get(j, "status")), "hit") != 0 ||
             !(tol > 0 && tol <= 5e-9) || !(t <= 5 && t >= 5 - 2 * tol))
             fail_msg("toi 3D segments: %ld %s", r.status, r.body);
         json_decref(j);
@@ -316,8 +320,9 @@ static void test_vertex_limit(void **state) {
     size_t cap = 64 + n * 48;
     char *body = malloc(cap);
     assert_non_null(body);
-    size_t k = (size_t)snprintf(body, cap, "{\"a\":{\"position\":[0,0],\"shape\":{\"type\":"
-                                           "\"polygon\",\"vertices\":[");
+    size_t k = (size_t)snprintf(body, cap,
+                                "{\"a\":{\"position\":[0,0],\"shape\":{\"type\":"
+                                "\"polygon\",\"vertices\":[");
     for (size_t i = 0; i < n; ++i)
         k += (size_t)snprintf(body + k, cap - k, "%s[%.17g,%.17g]", i ? "," : "",
                               cos(6.283185307179586 * (double)i / (double)n),

@@ -114,12 +114,13 @@ static void test_max_events_stop(void **state) {
     (void)state;
     long status;
     /* a ball between two walls 2 apart at speed 1: one contact per unit of time */
-    const char *json = "{\"bodies\": [{\"radius\": 0.5, \"position\": [0, 0], \"velocity\": [1, 0]},"
-                       " {\"shape\": {\"type\": \"halfspace\", \"normal\": [-1, 0], \"offset\": -1.5},"
-                       " \"position\": [0, 0], \"static\": true},"
-                       " {\"shape\": {\"type\": \"halfspace\", \"normal\": [1, 0], \"offset\": -1.5},"
-                       " \"position\": [0, 0], \"static\": true}],"
-                       " \"horizon\": 100000, \"max_events\": 1000}";
+    const char *json =
+        "{\"bodies\": [{\"radius\": 0.5, \"position\": [0, 0], \"velocity\": [1, 0]},"
+        " {\"shape\": {\"type\": \"halfspace\", \"normal\": [-1, 0], \"offset\": -1.5},"
+        " \"position\": [0, 0], \"static\": true},"
+        " {\"shape\": {\"type\": \"halfspace\", \"normal\": [1, 0], \"offset\": -1.5},"
+        " \"position\": [0, 0], \"static\": true}],"
+        " \"horizon\": 100000, \"max_events\": 1000}";
     json_t *r = post(json, &status, NULL, 0);
     assert_int_equal(status, 200);
     json_t *stats = json_object_get(r, "stats");
@@ -132,8 +133,8 @@ static void test_max_events_stop(void **state) {
 }
 
 static void expect_problem(const char *json, long want_status, const char *want_pointer) {
-    imp_test_expect_problem(&daemon_, "/v1/scenes/simulate", json, want_status, NULL,
-                            want_pointer, NULL);
+    imp_test_expect_problem(&daemon_, "/v1/scenes/simulate", json, want_status, NULL, want_pointer,
+                            NULL);
 }
 
 static void test_errors(void **state) {

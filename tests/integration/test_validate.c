@@ -48,7 +48,9 @@ static json_t *post_text(const char *path, const char *ct, const char *body, lon
     return imp_test_post_json(&daemon_, path, ct, body, status, content_type, ct_cap);
 }
 
-static json_t *validate_ok(const char *body) { return imp_test_post_ok(&daemon_, "/v1/validate", body); }
+static json_t *validate_ok(const char *body) {
+    return imp_test_post_ok(&daemon_, "/v1/validate", body);
+}
 
 static json_t *member(const json_t *o, const char *path) { return imp_test_member(o, path); }
 
@@ -66,15 +68,15 @@ static void expect_str(const json_t *r, const char *path, const char *want) {
     if (!got || strcmp(got, want) != 0) fail_msg("%s = %s, want %s", path, got ? got : "-", want);
 }
 
-#define VEC2(path, x, y, tol)                                                                  \
-    do {                                                                                       \
-        const double w_[2] = {(x), (y)};                                                       \
-        expect_vec(r, (path), w_, 2, (tol));                                                   \
+#define VEC2(path, x, y, tol)                                                                      \
+    do {                                                                                           \
+        const double w_[2] = {(x), (y)};                                                           \
+        expect_vec(r, (path), w_, 2, (tol));                                                       \
     } while (0)
-#define VEC3(path, x, y, z, tol)                                                               \
-    do {                                                                                       \
-        const double w_[3] = {(x), (y), (z)};                                                  \
-        expect_vec(r, (path), w_, 3, (tol));                                                   \
+#define VEC3(path, x, y, z, tol)                                                                   \
+    do {                                                                                           \
+        const double w_[3] = {(x), (y), (z)};                                                      \
+        expect_vec(r, (path), w_, 3, (tol));                                                       \
     } while (0)
 
 /* ---- known answers ----------------------------------------------------------------------- */
@@ -116,14 +118,15 @@ static void test_bullet_through_wall(void **state) {
 static void test_valid_move_unchanged(void **state) {
     (void)state;
     /* grazing along a floor, a far obstacle, an id that is an integer */
-    json_t *r = validate_ok(
-        "{\"body\": {\"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.5]},"
-        " \"position\": [0.1, 0.5], \"velocity\": [99, 99]},"
-        " \"to\": [3.3, 0.5], \"dt\": 0.25, \"max_speed\": 12.8,"
-        " \"world\": [{\"id\": 7, \"shape\": {\"type\": \"segment\", \"a\": [-5, 0], \"b\": [5, 0]},"
-        " \"position\": [0, 0]},"
-        " {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 2], \"offset\": 0},"
-        " \"position\": [0, 0], \"static\": true}]}");
+    json_t *r =
+        validate_ok("{\"body\": {\"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.5]},"
+                    " \"position\": [0.1, 0.5], \"velocity\": [99, 99]},"
+                    " \"to\": [3.3, 0.5], \"dt\": 0.25, \"max_speed\": 12.8,"
+                    " \"world\": [{\"id\": 7, \"shape\": {\"type\": \"segment\", \"a\": [-5, 0], "
+                    "\"b\": [5, 0]},"
+                    " \"position\": [0, 0]},"
+                    " {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 2], \"offset\": 0},"
+                    " \"position\": [0, 0], \"static\": true}]}");
     assert_true(json_is_true(member(r, "valid")));
     assert_int_equal(json_array_size(member(r, "violations")), 0);
     VEC2("position", 3.3, 0.5, 0);
@@ -159,11 +162,11 @@ static void test_corner_slide(void **state) {
 
 static void test_moving_door(void **state) {
     (void)state;
-    json_t *r = validate_ok(
-        "{\"body\": {\"radius\": 0.5, \"position\": [0, 0]}, \"to\": [4, 0], \"dt\": 1,"
-        " \"world\": [{\"id\": \"door\", \"shape\": {\"type\": \"box\","
-        " \"half_extents\": [0.1, 0.5]}, \"position\": [3, 2], \"velocity\": [0, -4],"
-        " \"static\": true}]}");
+    json_t *r =
+        validate_ok("{\"body\": {\"radius\": 0.5, \"position\": [0, 0]}, \"to\": [4, 0], \"dt\": 1,"
+                    " \"world\": [{\"id\": \"door\", \"shape\": {\"type\": \"box\","
+                    " \"half_extents\": [0.1, 0.5]}, \"position\": [3, 2], \"velocity\": [0, -4],"
+                    " \"static\": true}]}");
     assert_int_equal(json_array_size(member(r, "violations")), 1);
     expect_str(r, "violations.0.kind", "tunneling");
     expect_str(r, "violations.0.obstacle", "door");
@@ -229,7 +232,7 @@ static void test_in_batch(void **state) {
 
 #define BODY2 "\"body\": {\"radius\": 0.5, \"position\": [0, 0]}"
 #define REST2 "\"to\": [1, 0], \"dt\": 1"
-#define WALL2                                                                                  \
+#define WALL2                                                                                      \
     "{\"shape\": {\"type\": \"segment\", \"a\": [0, -1], \"b\": [0, 1]}, \"position\": [5, 0]}"
 
 static void expect_problem(const char *json, long want_status, const char *want_type,
@@ -243,12 +246,10 @@ static void test_errors_400(void **state) {
     expect_problem("{}", 400, "missing-field", "/body", "body is required");
     expect_problem("[1]", 400, "wrong-type", "", NULL);
     expect_problem("{" BODY2 ", \"dt\": 1, \"world\": []}", 400, "missing-field", "/to", NULL);
-    expect_problem("{" BODY2 ", \"to\": [1, 0], \"world\": []}", 400, "missing-field", "/dt",
-                   NULL);
+    expect_problem("{" BODY2 ", \"to\": [1, 0], \"world\": []}", 400, "missing-field", "/dt", NULL);
     expect_problem("{" BODY2 ", " REST2 "}", 400, "missing-field", "/world", NULL);
     expect_problem("{" BODY2 ", " REST2 ", \"world\": {}}", 400, "wrong-type", "/world", NULL);
-    expect_problem("{" BODY2 ", " REST2 ", \"world\": [3]}", 400, "wrong-type", "/world/0",
-                   NULL);
+    expect_problem("{" BODY2 ", " REST2 ", \"world\": [3]}", 400, "wrong-type", "/world/0", NULL);
     expect_problem("{" BODY2 ", " REST2 ", \"world\": [" WALL2 ", {\"radius\": 1}]}", 400,
                    "missing-field", "/world/1/position", NULL);
     expect_problem("{" BODY2 ", \"to\": \"there\", \"dt\": 1, \"world\": []}", 400, "wrong-type",
@@ -257,10 +258,10 @@ static void test_errors_400(void **state) {
                    "wrong-type", "/max_iterations", NULL);
     expect_problem("{" BODY2 ", " REST2 ", \"world\": [], \"max_iterations\": \"5\"}", 400,
                    "wrong-type", "/max_iterations", NULL);
-    expect_problem("{" BODY2 ", " REST2 ", \"world\": [], \"max_speed\": null}", 400,
-                   "wrong-type", "/max_speed", NULL);
-    expect_problem("{" BODY2 ", \"to\": [1, 0], \"dt\": \"1\", \"world\": []}", 400,
-                   "wrong-type", "/dt", NULL);
+    expect_problem("{" BODY2 ", " REST2 ", \"world\": [], \"max_speed\": null}", 400, "wrong-type",
+                   "/max_speed", NULL);
+    expect_problem("{" BODY2 ", \"to\": [1, 0], \"dt\": \"1\", \"world\": []}", 400, "wrong-type",
+                   "/dt", NULL);
     /* mixed dimensions: to, an obstacle's position, a shape vector */
     expect_problem("{" BODY2 ", \"to\": [1, 0, 0], \"dt\": 1, \"world\": []}", 400,
                    "mixed-dimensions", "/to", NULL);
@@ -277,20 +278,19 @@ static void test_errors_422(void **state) {
     (void)state;
     expect_problem("{" BODY2 ", \"to\": [1, 0], \"dt\": 0, \"world\": []}", 422, "invalid-field",
                    "/dt", "> 0");
-    expect_problem("{" BODY2 ", \"to\": [1, 0], \"dt\": -1, \"world\": []}", 422,
-                   "invalid-field", "/dt", NULL);
+    expect_problem("{" BODY2 ", \"to\": [1, 0], \"dt\": -1, \"world\": []}", 422, "invalid-field",
+                   "/dt", NULL);
     expect_problem("{" BODY2 ", \"to\": [1e60, 0], \"dt\": 1e-10, \"world\": []}", 422,
                    "invalid-field", "/dt", "1e60");
-    expect_problem("{" BODY2 ", \"to\": [1e61, 0], \"dt\": 1, \"world\": []}", 422,
-                   "invalid-field", "/to/0", NULL);
-    expect_problem("{" BODY2 ", " REST2 ", \"world\": [], \"max_speed\": -1}", 422,
-                   "invalid-field", "/max_speed", ">= 0");
+    expect_problem("{" BODY2 ", \"to\": [1e61, 0], \"dt\": 1, \"world\": []}", 422, "invalid-field",
+                   "/to/0", NULL);
+    expect_problem("{" BODY2 ", " REST2 ", \"world\": [], \"max_speed\": -1}", 422, "invalid-field",
+                   "/max_speed", ">= 0");
     expect_problem("{" BODY2 ", " REST2 ", \"world\": [], \"max_iterations\": -1}", 422,
                    "invalid-field", "/max_iterations", "[0, 64]");
     expect_problem("{" BODY2 ", " REST2 ", \"world\": [], \"max_iterations\": 65}", 422,
                    "invalid-field", "/max_iterations", "[0, 64]");
-    expect_problem("{\"body\": {\"radius\": -0.5, \"position\": [0, 0]}, " REST2
-                   ", \"world\": []}",
+    expect_problem("{\"body\": {\"radius\": -0.5, \"position\": [0, 0]}, " REST2 ", \"world\": []}",
                    422, "invalid-field", "/body/radius", NULL);
     expect_problem("{" BODY2 ", " REST2 ", \"world\": [" WALL2 ", {\"shape\": {\"type\": "
                    "\"polygon\", \"vertices\": [[0, 0], [2, 0], [1, 0.2], [1, 2]]},"
@@ -358,14 +358,10 @@ static void test_http_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bullet_through_wall),
-        cmocka_unit_test(test_valid_move_unchanged),
-        cmocka_unit_test(test_corner_slide),
-        cmocka_unit_test(test_moving_door),
-        cmocka_unit_test(test_floor_3d_and_speed),
-        cmocka_unit_test(test_in_batch),
-        cmocka_unit_test(test_errors_400),
-        cmocka_unit_test(test_errors_422),
+        cmocka_unit_test(test_bullet_through_wall), cmocka_unit_test(test_valid_move_unchanged),
+        cmocka_unit_test(test_corner_slide),        cmocka_unit_test(test_moving_door),
+        cmocka_unit_test(test_floor_3d_and_speed),  cmocka_unit_test(test_in_batch),
+        cmocka_unit_test(test_errors_400),          cmocka_unit_test(test_errors_422),
         cmocka_unit_test(test_http_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -65,8 +65,7 @@ static void check_hull(const imp_hull *h, const imp_vec3 *p, size_t n, const cha
                          imp_dot(nf, va) - h->offsets[f]);
             /* convex and counter-clockwise seen from outside */
             double turn = imp_dot(imp_cross(imp_sub(vb, va), imp_sub(vc, vb)), nf);
-            if (!(turn > 0))
-                fail_msg("%s: face %zu turns by %.3g at vertex %zu", what, f, turn, b);
+            if (!(turn > 0)) fail_msg("%s: face %zu turns by %.3g at vertex %zu", what, f, turn, b);
         }
         for (size_t i = 0; i < n; ++i)
             if (imp_dot(nf, p[i]) > h->offsets[f] + tol)
@@ -74,8 +73,7 @@ static void check_hull(const imp_hull *h, const imp_vec3 *p, size_t n, const cha
                          imp_dot(nf, p[i]) - h->offsets[f], f);
     }
     for (size_t i = 0; i < h->n_verts; ++i)
-        if (uses[i] < 3)
-            fail_msg("%s: vertex %zu on %zu faces", what, i, uses[i]);
+        if (uses[i] < 3) fail_msg("%s: vertex %zu on %zu faces", what, i, uses[i]);
     free(uses);
     if (loop_total != 2 * h->n_edges)
         fail_msg("%s: loops hold %zu edge sides for %zu edges", what, loop_total, h->n_edges);
@@ -86,8 +84,8 @@ static void check_hull(const imp_hull *h, const imp_vec3 *p, size_t n, const cha
     }
     long euler = (long)h->n_verts - (long)h->n_edges + (long)h->n_faces;
     if (euler != 2)
-        fail_msg("%s: V - E + F = %zu - %zu + %zu = %ld", what, h->n_verts, h->n_edges,
-                 h->n_faces, euler);
+        fail_msg("%s: V - E + F = %zu - %zu + %zu = %ld", what, h->n_verts, h->n_edges, h->n_faces,
+                 euler);
     /* unique directions: unit, pairwise not parallel, every edge parallel to one */
     for (size_t i = 0; i < h->n_dirs; ++i) {
         assert_true(fabs(imp_len(h->dirs[i]) - 1) < 1e-12);
@@ -101,8 +99,7 @@ static void check_hull(const imp_hull *h, const imp_vec3 *p, size_t n, const cha
         int found = 0;
         for (size_t j = 0; j < h->n_dirs; ++j)
             found |= imp_len(imp_cross(d, h->dirs[j])) < 1e-9;
-        if (!found)
-            fail_msg("%s: edge %zu has no direction", what, e);
+        if (!found) fail_msg("%s: edge %zu has no direction", what, e);
     }
     /* the hull reaches as far as the points: support in random directions */
     uint64_t rng = 0x5EED;
@@ -114,16 +111,14 @@ static void check_hull(const imp_hull *h, const imp_vec3 *p, size_t n, const cha
             hp = fmax(hp, imp_dot(d, p[i]));
         for (size_t i = 0; i < h->n_verts; ++i)
             hh = fmax(hh, imp_dot(d, h->verts[i]));
-        if (hh < hp - tol)
-            fail_msg("%s: hull reaches %.17g, points %.17g", what, hh, hp);
+        if (hh < hp - tol) fail_msg("%s: hull reaches %.17g, points %.17g", what, hh, hp);
     }
 }
 
 static imp_hull *build(const imp_vec3 *p, size_t n, const char *what) {
     imp_hull *h = (imp_hull *)(uintptr_t)0x1; /* poisoned: build must set it */
     imp_hull_status st = imp_hull_build(p, n, &h);
-    if (st != IMP_HULL_OK || !h)
-        fail_msg("%s: status %d", what, (int)st);
+    if (st != IMP_HULL_OK || !h) fail_msg("%s: status %d", what, (int)st);
     check_hull(h, p, n, what);
     return h;
 }
@@ -304,15 +299,13 @@ static void test_random_clouds(void **state) {
                 v = imp_add(imp_v3(100 * v.x, 100 * v.y, 0.01 * v.z), imp_v3(-50, 20, 7));
             p[i] = v;
         }
-        if (imp_polyhedron_check(p, n) != 0)
-            continue;
+        if (imp_polyhedron_check(p, n) != 0) continue;
         char what[80];
         snprintf(what, sizeof what, "seed %#llx cloud %d (kind %d, %zu points)",
                  (unsigned long long)seed, c, kind, n);
         imp_hull *h = NULL;
         imp_hull_status st = imp_hull_build(p, n, &h);
-        if (st != IMP_HULL_OK)
-            fail_msg("%s: status %d", what, (int)st);
+        if (st != IMP_HULL_OK) fail_msg("%s: status %d", what, (int)st);
         check_hull(h, p, n, what);
         imp_hull_destroy(h);
     }

@@ -51,7 +51,8 @@ size_t imp_num_format_portable(double x, char *buf);
 #undef imp_num_format
 #undef IMP_NUM_PORTABLE
 
-/* ---- helpers ---------------------------------------------------------------------------------- */
+/* ---- helpers ----------------------------------------------------------------------------------
+ */
 
 static uint64_t bits_of(double d) {
     uint64_t b;
@@ -136,7 +137,8 @@ static void check_parse(tally *t, const char *text, size_t len) {
     check_parse_with(t, imp_num_parse, text, len);
 }
 
-/* ---- parse: known cases ----------------------------------------------------------------------- */
+/* ---- parse: known cases -----------------------------------------------------------------------
+ */
 
 typedef struct parse_case {
     const char *text;
@@ -153,9 +155,10 @@ static void expect_parse(const char *text, size_t len, int want_rc, uint64_t wan
     const char *stop = NULL;
     int rc = imp_num_parse(buf, buf + len, &got, &stop);
     if (rc != want_rc || bits_of(got) != want_bits || stop != buf + len) {
-        print_error("\"%.80s\" (%zu bytes): rc %d bits %016llx stop +%td, want rc %d bits %016llx\n",
-                    text, len, rc, (unsigned long long)bits_of(got), stop ? stop - buf : -1,
-                    want_rc, (unsigned long long)want_bits);
+        print_error(
+            "\"%.80s\" (%zu bytes): rc %d bits %016llx stop +%td, want rc %d bits %016llx\n", text,
+            len, rc, (unsigned long long)bits_of(got), stop ? stop - buf : -1, want_rc,
+            (unsigned long long)want_bits);
         fail();
     }
 }
@@ -253,11 +256,13 @@ static void test_parse_known(void **state) {
     expect_parse(buf, 406, 0, 0x3ff0000000000000u);
     /* the overflow boundary DBL_MAX + ulp/2 = 2^1024 - 2^970 (309 digits): a tie that
      * rounds to even, i.e. to 2^1024 = infinity; one less stays DBL_MAX */
-    static const char top[] =
-        "17976931348623158079372897140530341507993413271003782693617377898044496829276475094664901797"
-        "75872070963302864166928879109465555478519404026306574886715058206819089020007083836762738548"
-        "45817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711"
-        "559699508093042880177904174497792";
+    static const char top[] = "17976931348623158079372897140530341507993413271003782693617377898044"
+                              "496829276475094664901797"
+                              "75872070963302864166928879109465555478519404026306574886715058206819"
+                              "089020007083836762738548"
+                              "45817711531764475730270069855571366959622842914819860834936475292719"
+                              "074168444365510704342711"
+                              "559699508093042880177904174497792";
     expect_parse(top, strlen(top), 1, 0x7ff0000000000000u);
     memcpy(buf, top, sizeof top);
     buf[strlen(top) - 1] = '1';
@@ -271,10 +276,10 @@ static void test_parse_grammar(void **state) {
         const char *text;
         int at;
     } bad[] = {
-        {"", 0},       {"+1", 0},   {"01", 1},   {"-01", 2},       {"00", 1},   {"1.", 2},
-        {".5", 0},     {"-.5", 1},  {"1.e5", 2}, {"1e", 2},        {"1E+", 3},  {"1e-", 3},
-        {"1e+-1", 3},  {"-", 1},    {"--1", 1},  {"- 1", 1},       {"NaN", 0},  {"nan", 0},
-        {"Infinity", 0}, {"-Infinity", 1}, {"inf", 0}, {" 1", 0}, {"1.x", 2}, {"0.e1", 2},
+        {"", 0},         {"+1", 0},        {"01", 1},   {"-01", 2}, {"00", 1},  {"1.", 2},
+        {".5", 0},       {"-.5", 1},       {"1.e5", 2}, {"1e", 2},  {"1E+", 3}, {"1e-", 3},
+        {"1e+-1", 3},    {"-", 1},         {"--1", 1},  {"- 1", 1}, {"NaN", 0}, {"nan", 0},
+        {"Infinity", 0}, {"-Infinity", 1}, {"inf", 0},  {" 1", 0},  {"1.x", 2}, {"0.e1", 2},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         const char *s = bad[i].text;
@@ -300,9 +305,9 @@ static void test_parse_grammar(void **state) {
         int stop;
         double value;
     } ok[] = {
-        {"1,2", 1, 1.0},      {"1.5.3", 3, 1.5},   {"12]", 2, 12.0},   {"-0.0e-0x", 7, -0.0},
-        {"0x10", 1, 0.0},     {"1e5e5", 3, 1e5},   {"2E-1 ", 4, 0.2},  {"-7}", 2, -7.0},
-        {"0.5\"", 3, 0.5},    {"1e+0 1", 4, 1.0},  {"3.25e1x", 6, 32.5},
+        {"1,2", 1, 1.0},   {"1.5.3", 3, 1.5},  {"12]", 2, 12.0},     {"-0.0e-0x", 7, -0.0},
+        {"0x10", 1, 0.0},  {"1e5e5", 3, 1e5},  {"2E-1 ", 4, 0.2},    {"-7}", 2, -7.0},
+        {"0.5\"", 3, 0.5}, {"1e+0 1", 4, 1.0}, {"3.25e1x", 6, 32.5},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i) {
         const char *s = ok[i].text;
@@ -336,8 +341,13 @@ static void test_parse_grammar(void **state) {
     assert_true(isinf(v) && v > 0 && stop == big + 5);
 
     /* An exact-size heap copy: under ASan any read past `end` faults. */
-    static const char *const texts[] = {"1", "-0", "12.5", "1e5", "0.000123",
-                                        "123456789012345678901234567890", "2.2250738585072011e-308"};
+    static const char *const texts[] = {"1",
+                                        "-0",
+                                        "12.5",
+                                        "1e5",
+                                        "0.000123",
+                                        "123456789012345678901234567890",
+                                        "2.2250738585072011e-308"};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; ++i) {
         size_t len = strlen(texts[i]);
         char *h = malloc(len);
@@ -349,7 +359,8 @@ static void test_parse_grammar(void **state) {
     }
 }
 
-/* ---- parse: random ---------------------------------------------------------------------------- */
+/* ---- parse: random ----------------------------------------------------------------------------
+ */
 
 #define N_RANDOM_DOUBLES 1000000
 #define N_RANDOM_DIGITS 900000
@@ -403,7 +414,8 @@ static size_t random_digit_text(uint64_t *rng, char *out) {
             *p++ = '.';
             if (ni == 0 && (r >> 20) % 3 == 0) { /* leading zeros */
                 int z = (int)((r >> 24) % 30);
-                for (int j = 0; j < z; ++j) *p++ = '0';
+                for (int j = 0; j < z; ++j)
+                    *p++ = '0';
             }
         }
         unsigned d = (unsigned)(imp_rng_next(rng) % 10);
@@ -476,7 +488,8 @@ static size_t db_digits(const decbig *b, char *out) {
         tmp[k++] = (char)('0' + top % 10);
         top /= 10;
     } while (top);
-    while (k) out[n++] = tmp[--k];
+    while (k)
+        out[n++] = tmp[--k];
     for (int i = b->n - 2; i >= 0; --i) {
         uint32_t v = b->w[i];
         for (int j = 8; j >= 0; --j) {
@@ -504,15 +517,18 @@ static size_t midpoint_digits(double x, char *digits, int *e10) {
     db_set(&d, 2 * c + 1);
     int e = q - 1;
     if (e >= 0) {
-        for (; e >= 29; e -= 29) db_mul(&d, UINT32_C(1) << 29);
+        for (; e >= 29; e -= 29)
+            db_mul(&d, UINT32_C(1) << 29);
         if (e) db_mul(&d, UINT32_C(1) << e);
         *e10 = 0;
     } else {
         *e10 = e;
         int k = -e;
-        for (; k >= 12; k -= 12) db_mul(&d, 244140625u); /* 5^12 */
+        for (; k >= 12; k -= 12)
+            db_mul(&d, 244140625u); /* 5^12 */
         uint32_t p = 1;
-        while (k--) p *= 5;
+        while (k--)
+            p *= 5;
         db_mul(&d, p);
     }
     return db_digits(&d, digits);
@@ -566,7 +582,7 @@ static void test_parse_near_halfway(void **state) {
             x = fabs(imp_rng_uniform(&rng, -1000.0, 1000.0));
         } else { /* tiny subnormals and the very top */
             x = (imp_rng_next(&rng) & 1) ? from_u64(imp_rng_next(&rng) % 4096)
-                                          : from_u64(0x7fefffffffffffffu - imp_rng_next(&rng) % 64);
+                                         : from_u64(0x7fefffffffffffffu - imp_rng_next(&rng) % 64);
         }
         int neg = (int)(imp_rng_next(&rng) & 1);
         int e10;
@@ -600,7 +616,8 @@ static void test_parse_near_halfway(void **state) {
     finish(&t);
 }
 
-/* ---- format ----------------------------------------------------------------------------------- */
+/* ---- format -----------------------------------------------------------------------------------
+ */
 
 static void expect_format(double x, const char *want) {
     char buf[IMP_NUM_FORMAT_MAX];
@@ -646,7 +663,7 @@ static void test_format_known(void **state) {
     expect_format(5e-5, "5e-5");
     expect_format(0.3, "0.3");
     expect_format(0.1 + 0.2, "0.30000000000000004");
-    expect_format(1.0000076293945312, "1.0000076293945312"); /* 1 + 2^-17: a tie, even digit */
+    expect_format(1.0000076293945312, "1.0000076293945312");     /* 1 + 2^-17: a tie, even digit */
     expect_format(1.079561871099814e17, "1.079561871099814e17"); /* on a closed interval end */
     expect_format(ldexp(1.0, -1074 + 52), "2.2250738585072014e-308");
     expect_format(4.35, "4.35");
@@ -672,7 +689,8 @@ static int sig_digits(const char *s, char *digits) {
         lead = 0;
         digits[n++] = *p;
     }
-    while (n > 0 && digits[n - 1] == '0') --n;
+    while (n > 0 && digits[n - 1] == '0')
+        --n;
     digits[n] = '\0';
     return n;
 }
@@ -686,19 +704,24 @@ static void expected_layout(const char *e_text, char *out) {
     int n = 0;
     for (; *p != 'e'; ++p)
         if (*p != '.') d[n++] = *p;
-    while (n > 1 && d[n - 1] == '0') --n;
+    while (n > 1 && d[n - 1] == '0')
+        --n;
     int X = atoi(p + 1);
     if (X >= -4 && X < 17) {
         if (X < 0) { /* 0.000ddd */
             *o++ = '0';
             *o++ = '.';
-            for (int i = 0; i < -X - 1; ++i) *o++ = '0';
-            for (int i = 0; i < n; ++i) *o++ = d[i];
+            for (int i = 0; i < -X - 1; ++i)
+                *o++ = '0';
+            for (int i = 0; i < n; ++i)
+                *o++ = d[i];
         } else { /* integer part padded with zeros, then the rest or 0 */
-            for (int i = 0; i <= X; ++i) *o++ = i < n ? d[i] : '0';
+            for (int i = 0; i <= X; ++i)
+                *o++ = i < n ? d[i] : '0';
             *o++ = '.';
             if (n > X + 1) {
-                for (int i = X + 1; i < n; ++i) *o++ = d[i];
+                for (int i = X + 1; i < n; ++i)
+                    *o++ = d[i];
             } else {
                 *o++ = '0';
             }
@@ -707,7 +730,8 @@ static void expected_layout(const char *e_text, char *out) {
     } else {
         *o++ = d[0];
         if (n > 1) *o++ = '.';
-        for (int i = 1; i < n; ++i) *o++ = d[i];
+        for (int i = 1; i < n; ++i)
+            *o++ = d[i];
         sprintf(o, "e%d", X);
     }
 }
@@ -724,7 +748,8 @@ static void next_decimal_up(const char *e_text, char *out) {
         if (*p != '.') d[n++] = *p;
     int X = atoi(p + 1);
     int i = n - 1;
-    while (i >= 0 && d[i] == '9') d[i--] = '0';
+    while (i >= 0 && d[i] == '9')
+        d[i--] = '0';
     if (i >= 0) {
         ++d[i];
     } else { /* 9.99e5 -> 1.00e6 */
@@ -733,7 +758,8 @@ static void next_decimal_up(const char *e_text, char *out) {
     }
     *o++ = d[0];
     *o++ = '.';
-    for (int j = 1; j < n; ++j) *o++ = d[j];
+    for (int j = 1; j < n; ++j)
+        *o++ = d[j];
     sprintf(o, "e%d", X);
 }
 
@@ -753,7 +779,8 @@ static int drop_last_digit(const char *ref, int n, char *out) {
     int X = atoi(p + 1);
     if (d[n - 1] > '5') {
         int i = n - 2;
-        while (i >= 0 && d[i] == '9') d[i--] = '0';
+        while (i >= 0 && d[i] == '9')
+            d[i--] = '0';
         if (i >= 0) {
             ++d[i];
         } else {
@@ -763,7 +790,8 @@ static int drop_last_digit(const char *ref, int n, char *out) {
     }
     *o++ = d[0];
     if (n > 2) *o++ = '.';
-    for (int j = 1; j < n - 1; ++j) *o++ = d[j];
+    for (int j = 1; j < n - 1; ++j)
+        *o++ = d[j];
     sprintf(o, "e%d", X);
     return 1;
 }
@@ -781,8 +809,8 @@ static void check_format(tally *t, double x, int full_scan) {
         return;
     }
     if (!round_trips(buf, x)) {
-        report(t, "%016llx (%.17g): \"%s\" reads back as %.17g", (unsigned long long)bits_of(x),
-               x, buf, strtod(buf, NULL));
+        report(t, "%016llx (%.17g): \"%s\" reads back as %.17g", (unsigned long long)bits_of(x), x,
+               buf, strtod(buf, NULL));
         return;
     }
     if (!strchr(buf, '.') && !strchr(buf, 'e')) report(t, "\"%s\": neither '.' nor 'e'", buf);
@@ -843,7 +871,8 @@ static void test_format_random(void **state) {
     (void)state;
     tally t = {"format random bit patterns", 0x5eed0004u, 0, 0, 0};
     uint64_t rng = t.seed;
-    for (long i = 0, n_cases = cases(N_FORMAT_BITS); i < n_cases; ++i) check_format(&t, random_finite(&rng), i % FULL_SCAN_EVERY == 0);
+    for (long i = 0, n_cases = cases(N_FORMAT_BITS); i < n_cases; ++i)
+        check_format(&t, random_finite(&rng), i % FULL_SCAN_EVERY == 0);
     finish(&t);
 
     tally u = {"format nice values", 0x5eed0005u, 0, 0, 0};
@@ -881,8 +910,10 @@ static void test_format_edges(void **state) {
         check_format(&t, from_u64((e << 52) | 1), 1);
         check_format(&t, from_u64((e << 52) | 0xfffffffffffffu), 1);
     }
-    for (uint64_t c = 1; c < 20000; ++c) check_format(&t, from_u64(c), c < 2000);
-    for (int64_t i = -5000; i <= 5000; ++i) check_format(&t, 9007199254740992.0 + (double)i, 0);
+    for (uint64_t c = 1; c < 20000; ++c)
+        check_format(&t, from_u64(c), c < 2000);
+    for (int64_t i = -5000; i <= 5000; ++i)
+        check_format(&t, 9007199254740992.0 + (double)i, 0);
     for (int q = 1; q < 80; ++q) {
         int k = (int)floor(q * 0.30102999566398120);
         for (int j = k < 1 ? 1 : k; j <= k + 2 && j <= 27 && j <= q - 1; ++j) {
@@ -907,7 +938,8 @@ static void test_format_edges(void **state) {
     finish(&t);
 }
 
-/* ---- the portable build ----------------------------------------------------------------------- */
+/* ---- the portable build -----------------------------------------------------------------------
+ */
 
 static void test_portable_build(void **state) {
     (void)state;
@@ -932,12 +964,14 @@ static void test_portable_build(void **state) {
         imp_num_format(x, a);
         imp_num_format_portable(x, b);
         ++u.cases;
-        if (strcmp(a, b) != 0) report(&u, "%016llx: \"%s\" vs \"%s\"", (unsigned long long)bits_of(x), a, b);
+        if (strcmp(a, b) != 0)
+            report(&u, "%016llx: \"%s\" vs \"%s\"", (unsigned long long)bits_of(x), a, b);
     }
     finish(&u);
 }
 
-/* ---- tables, recomputed ------------------------------------------------------------------------ */
+/* ---- tables, recomputed ------------------------------------------------------------------------
+ */
 
 /* Binary bignum, little-endian 32-bit words. */
 #define BN_WORDS 100 /* 3200 bits: 5^1100 has 2554 */
@@ -968,9 +1002,11 @@ static void bn_mul_small(bn *a, uint32_t m) {
 
 static int bn_bitlen(const bn *a) {
     int i = a->n - 1;
-    while (i > 0 && a->w[i] == 0) --i;
+    while (i > 0 && a->w[i] == 0)
+        --i;
     int b = 0;
-    for (uint32_t top = a->w[i]; top; top >>= 1) ++b;
+    for (uint32_t top = a->w[i]; top; top >>= 1)
+        ++b;
     return 32 * i + b;
 }
 
@@ -1018,9 +1054,9 @@ static int bn_cmp_pow2(const bn *a, int s) {
 }
 
 #define LOG_N 1100
-static int bl5[LOG_N + 1];   /* bit length of 5^n */
-static int sec5[LOG_N + 1];  /* second-highest bit of 5^n */
-static int bl35[LOG_N + 1];  /* bit length of 3 * 5^n */
+static int bl5[LOG_N + 1];  /* bit length of 5^n */
+static int sec5[LOG_N + 1]; /* second-highest bit of 5^n */
+static int bl35[LOG_N + 1]; /* bit length of 3 * 5^n */
 
 /* floor(x / 2^s) for any sign, by division (not the module's biased shift) */
 static int64_t floor_div_pow2(int64_t x, int s) {
@@ -1092,7 +1128,7 @@ static void test_tables(void **state) {
         bn_mul_small(&p, 5);
         int s = 127 + bn_bitlen(&p);
         const uint64_t *t = &imp_num_pow5[2 * (-n - IMP_NUM_POW5_MIN)];
-        assert_true(t[0] >> 63); /* normalised: 2^127 <= T < 2^128 */
+        assert_true(t[0] >> 63);                    /* normalised: 2^127 <= T < 2^128 */
         assert_false(t[1] == 0 && (t[0] & 3) == 0); /* never taken for exact */
         bn prod;
         bn_mul_u128(&p, t[0], t[1], &prod);
@@ -1136,7 +1172,8 @@ static void test_tables(void **state) {
     /* The ranges cover what the module evaluates: q of every double (-1074..971,
      * and -k up to 324) and the parser's decimal exponents. */
     assert_true(IMP_NUM_LOG10_POW2_RANGE >= 1076 && IMP_NUM_LOG10_3Q_POW2_RANGE >= 1076);
-    assert_true(IMP_NUM_LOG2_POW10_RANGE >= 342 && IMP_NUM_POW5_MIN <= -342 && IMP_NUM_POW5_MAX >= 324);
+    assert_true(IMP_NUM_LOG2_POW10_RANGE >= 342 && IMP_NUM_POW5_MIN <= -342 &&
+                IMP_NUM_POW5_MAX >= 324);
 
     /* small powers */
     uint64_t ten = 1, five = 1;

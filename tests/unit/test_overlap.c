@@ -29,8 +29,7 @@
 #define PI 3.14159265358979323846
 
 static void near(double got, double want, double tol, const char *what) {
-    if (!(fabs(got - want) <= tol))
-        fail_msg("%s: got %.17g, want %.17g", what, got, want);
+    if (!(fabs(got - want) <= tol)) fail_msg("%s: got %.17g, want %.17g", what, got, want);
 }
 
 static void test_known_answers_2d(void **state) {
@@ -155,8 +154,7 @@ static double sdf(const imp_shape *s, imp_vec3 pos, imp_vec3 x) {
             imp_vec3 a = s->verts[i], b = s->verts[(i + 1) % s->n_verts];
             imp_vec3 e = imp_sub(b, a);
             double side = (e.x * (l.y - a.y) - e.y * (l.x - a.x)) / imp_len(e);
-            if (side < 0)
-                inside = 0;
+            if (side < 0) inside = 0;
             out = fmin(out, seg_dist(l, a, b));
             in = fmax(in, -side);
         }
@@ -229,7 +227,8 @@ static imp_shape random_shape(uint64_t *rng, imp_vec3 *vbuf) {
     case 3:
     default: {
         double a = imp_rng_uniform(rng, -PI, PI);
-        return capsule(imp_v3(-size * cos(a), -size * sin(a), 0), imp_v3(size * cos(a), size * sin(a), 0),
+        return capsule(imp_v3(-size * cos(a), -size * sin(a), 0),
+                       imp_v3(size * cos(a), size * sin(a), 0),
                        kind == 3 ? imp_rng_uniform(rng, 0.05, 1) : 0);
     }
     }
@@ -329,18 +328,18 @@ static void test_known_answers_3d_polytopes(void **state) {
      * horizontal edge of b; only the cross product of the two (x) gives the depth */
     imp_shape bz = box3(1, 1, 1, axis_angle(imp_v3(0, 0, 1), PI / 4));
     imp_shape by = box3(1, 1, 1, axis_angle(imp_v3(0, 1, 0), PI / 4));
-    expect3(&bz, o, &by, imp_v3(2 * s2 - 0.1, 0, 0), IMP_OVERLAP_OVERLAPPING, 0.1,
-            imp_v3(1, 0, 0), 1e-14, "edge to edge, crossing");
-    expect3(&bz, o, &by, imp_v3(2 * s2 + 0.1, 0, 0), IMP_OVERLAP_APART, 0.1, imp_v3(1, 0, 0),
-            1e-14, "edge to edge, apart");
+    expect3(&bz, o, &by, imp_v3(2 * s2 - 0.1, 0, 0), IMP_OVERLAP_OVERLAPPING, 0.1, imp_v3(1, 0, 0),
+            1e-14, "edge to edge, crossing");
+    expect3(&bz, o, &by, imp_v3(2 * s2 + 0.1, 0, 0), IMP_OVERLAP_APART, 0.1, imp_v3(1, 0, 0), 1e-14,
+            "edge to edge, apart");
     expect3(&bz, o, &by, imp_v3(2 * s2 - 0.1, 0.05, -0.02), IMP_OVERLAP_OVERLAPPING, 0.1,
             imp_v3(1, 0, 0), 1e-14, "edge to edge, off centre");
     /* a box and a sphere at a face, an edge and a corner */
     imp_shape ball = sphere(0.5);
     expect3(&bx, o, &ball, imp_v3(1.3, 0.2, -0.4), IMP_OVERLAP_OVERLAPPING, 0.2, imp_v3(1, 0, 0),
             1e-15, "sphere at a face");
-    expect3(&bx, o, &ball, imp_v3(0.2, -0.4, 1.7), IMP_OVERLAP_APART, 0.2, imp_v3(0, 0, 1),
-            1e-15, "sphere above a face");
+    expect3(&bx, o, &ball, imp_v3(0.2, -0.4, 1.7), IMP_OVERLAP_APART, 0.2, imp_v3(0, 0, 1), 1e-15,
+            "sphere above a face");
     expect3(&bx, o, &ball, imp_v3(1.3, 1.3, 0.1), IMP_OVERLAP_OVERLAPPING, 0.5 - 0.3 * s2,
             imp_v3(1 / s2, 1 / s2, 0), 1e-15, "sphere at an edge");
     expect3(&bx, o, &ball, imp_v3(1.5, 0.1, -1.5), IMP_OVERLAP_APART, 0.5 * s2 - 0.5,
@@ -359,19 +358,19 @@ static void test_known_answers_3d_polytopes(void **state) {
     expect3(&bx, o, &th, imp_v3(1.5, 0.2, 0.3), IMP_OVERLAP_APART, 0.5, imp_v3(1, 0, 0), 1e-15,
             "tetrahedron beside a box");
     /* the tetrahedron's slanted face towards the box's corner (1, 1, 1) */
-    expect3(&th, o, &bx, imp_v3(2, 2, 2), IMP_OVERLAP_APART, 2 / s3,
-            imp_v3(1 / s3, 1 / s3, 1 / s3), 1e-14, "box corner off a slanted face");
+    expect3(&th, o, &bx, imp_v3(2, 2, 2), IMP_OVERLAP_APART, 2 / s3, imp_v3(1 / s3, 1 / s3, 1 / s3),
+            1e-14, "box corner off a slanted face");
     /* a capsule lying across a box: above the top face, then sunk into it */
     imp_shape cap = capsule(imp_v3(-3, 0, 0), imp_v3(3, 0.5, 0), 0.25);
-    expect3(&bx, o, &cap, imp_v3(0, 0, 1.1), IMP_OVERLAP_OVERLAPPING, 0.15, imp_v3(0, 0, 1),
-            1e-15, "capsule across the top");
-    expect3(&bx, o, &cap, imp_v3(0, 0, 0.8), IMP_OVERLAP_OVERLAPPING, 0.45, imp_v3(0, 0, 1),
-            1e-15, "capsule sunk into the top");
+    expect3(&bx, o, &cap, imp_v3(0, 0, 1.1), IMP_OVERLAP_OVERLAPPING, 0.15, imp_v3(0, 0, 1), 1e-15,
+            "capsule across the top");
+    expect3(&bx, o, &cap, imp_v3(0, 0, 0.8), IMP_OVERLAP_OVERLAPPING, 0.45, imp_v3(0, 0, 1), 1e-15,
+            "capsule sunk into the top");
     expect3(&bx, o, &cap, imp_v3(0, 0, 1.5), IMP_OVERLAP_APART, 0.25, imp_v3(0, 0, 1), 1e-15,
             "capsule above the top");
     imp_shape seg = capsule(imp_v3(-3, 0, 0), imp_v3(3, 0, 0), 0);
-    expect3(&bx, o, &seg, imp_v3(0, 0.2, 0.9), IMP_OVERLAP_OVERLAPPING, 0.1, imp_v3(0, 0, 1),
-            1e-15, "segment through a box");
+    expect3(&bx, o, &seg, imp_v3(0, 0.2, 0.9), IMP_OVERLAP_OVERLAPPING, 0.1, imp_v3(0, 0, 1), 1e-15,
+            "segment through a box");
     /* the same cube as a polyhedron (with inner points) agrees with the box */
     imp_vec3 cube[10];
     for (int i = 0; i < 8; ++i)
@@ -412,8 +411,7 @@ static void brute_facets(const imp_vec3 *p, size_t n, test_poly *tp) {
         for (size_t j = i + 1; j < n; ++j)
             for (size_t k = j + 1; k < n; ++k) {
                 imp_vec3 c = imp_cross(imp_sub(p[j], p[i]), imp_sub(p[k], p[i]));
-                if (imp_len(c) < 1e-9)
-                    continue;
+                if (imp_len(c) < 1e-9) continue;
                 c = imp_scale(c, 1 / imp_len(c));
                 double hi = -INFINITY, lo = INFINITY;
                 for (size_t m = 0; m < n; ++m) {
@@ -421,10 +419,8 @@ static void brute_facets(const imp_vec3 *p, size_t n, test_poly *tp) {
                     hi = fmax(hi, s);
                     lo = fmin(lo, s);
                 }
-                if (hi > 1e-12 && lo < -1e-12)
-                    continue;
-                if (hi > 1e-12)
-                    c = imp_neg(c);
+                if (hi > 1e-12 && lo < -1e-12) continue;
+                if (hi > 1e-12) c = imp_neg(c);
                 assert_true(tp->nf < 64);
                 facet *f = &tp->f[tp->nf++];
                 f->n = c;
@@ -443,8 +439,7 @@ static double tri_dist(imp_vec3 x, const imp_vec3 t[3], imp_vec3 n) {
         pos |= c > 0;
         neg |= c < 0;
     }
-    if (!(pos && neg))
-        return fabs(h);
+    if (!(pos && neg)) return fabs(h);
     return fmin(seg_dist(x, t[0], t[1]), fmin(seg_dist(x, t[1], t[2]), seg_dist(x, t[2], t[0])));
 }
 
@@ -465,8 +460,7 @@ static double sdf3(const imp_shape *s, const test_poly *tp, imp_vec3 pos, imp_ve
         double inside = -INFINITY;
         for (size_t i = 0; i < tp->nf; ++i)
             inside = fmax(inside, imp_dot(tp->f[i].n, l) - tp->f[i].d);
-        if (inside <= 0)
-            return inside;
+        if (inside <= 0) return inside;
         double out = INFINITY;
         for (size_t i = 0; i < tp->nf; ++i)
             out = fmin(out, tri_dist(l, tp->f[i].t, tp->f[i].n));
@@ -477,8 +471,7 @@ static double sdf3(const imp_shape *s, const test_poly *tp, imp_vec3 pos, imp_ve
 }
 
 static size_t add_sample(imp_vec3 *out, size_t n, size_t cap, imp_vec3 x) {
-    if (n < cap)
-        out[n++] = x;
+    if (n < cap) out[n++] = x;
     return n;
 }
 
@@ -489,21 +482,23 @@ static size_t sphere_samples(imp_vec3 c, double r, double step, imp_vec3 *out, s
     for (size_t i = 0; i < m; ++i) {
         double z = 1 - 2 * ((double)i + 0.5) / (double)m, rho = sqrt(fmax(0, 1 - z * z));
         double ph = (double)i * PI * (3 - sqrt(5.0));
-        n = add_sample(out, n, cap, imp_add(c, imp_scale(imp_v3(rho * cos(ph), rho * sin(ph), z), r)));
+        n = add_sample(out, n, cap,
+                       imp_add(c, imp_scale(imp_v3(rho * cos(ph), rho * sin(ph), z), r)));
     }
     return n;
 }
 
 /* points of triangle a b c (its edges and vertices included), `step` apart */
-static size_t tri_samples(imp_vec3 a, imp_vec3 b, imp_vec3 c, double step, imp_vec3 *out,
-                          size_t n, size_t cap) {
+static size_t tri_samples(imp_vec3 a, imp_vec3 b, imp_vec3 c, double step, imp_vec3 *out, size_t n,
+                          size_t cap) {
     double l = fmax(imp_len(imp_sub(b, a)), fmax(imp_len(imp_sub(c, b)), imp_len(imp_sub(a, c))));
     size_t k = (size_t)(l / step) + 1;
     for (size_t i = 0; i <= k; ++i)
         for (size_t j = 0; i + j <= k; ++j) {
             double u = (double)i / (double)k, v = (double)j / (double)k;
-            n = add_sample(out, n, cap,
-                           imp_add(a, imp_add(imp_scale(imp_sub(b, a), u), imp_scale(imp_sub(c, a), v))));
+            n = add_sample(
+                out, n, cap,
+                imp_add(a, imp_add(imp_scale(imp_sub(b, a), u), imp_scale(imp_sub(c, a), v))));
         }
     return n;
 }
@@ -535,8 +530,9 @@ static size_t samples3(const imp_shape *s, const test_poly *tp, imp_vec3 pos, do
             for (size_t j = 0; j < m; ++j) {
                 double t = 2 * PI * (double)j / (double)m;
                 imp_vec3 c = imp_madd(a, d, (double)i / (double)k);
-                n = add_sample(out, n, cap,
-                               imp_add(c, imp_add(imp_scale(e1, r * cos(t)), imp_scale(e2, r * sin(t)))));
+                n = add_sample(
+                    out, n, cap,
+                    imp_add(c, imp_add(imp_scale(e1, r * cos(t)), imp_scale(e2, r * sin(t)))));
             }
         return n;
     }
@@ -547,12 +543,14 @@ static size_t samples3(const imp_shape *s, const test_poly *tp, imp_vec3 pos, do
         for (int k = 0; k < 3; ++k)
             for (int sg = -1; sg <= 1; sg += 2) {
                 imp_vec3 c = imp_madd(pos, ax[k], sg), u = ax[(k + 1) % 3], v = ax[(k + 2) % 3];
-                size_t mu = (size_t)(2 * imp_len(u) / step) + 1, mv = (size_t)(2 * imp_len(v) / step) + 1;
+                size_t mu = (size_t)(2 * imp_len(u) / step) + 1,
+                       mv = (size_t)(2 * imp_len(v) / step) + 1;
                 for (size_t i = 0; i <= mu; ++i)
                     for (size_t j = 0; j <= mv; ++j)
-                        n = add_sample(out, n, cap,
-                                       imp_add(c, imp_add(imp_scale(u, 2.0 * (double)i / (double)mu - 1),
-                                                          imp_scale(v, 2.0 * (double)j / (double)mv - 1))));
+                        n = add_sample(
+                            out, n, cap,
+                            imp_add(c, imp_add(imp_scale(u, 2.0 * (double)i / (double)mu - 1),
+                                               imp_scale(v, 2.0 * (double)j / (double)mv - 1))));
             }
         return n;
     }
@@ -575,8 +573,7 @@ static imp_shape random_shape3(uint64_t *rng, imp_vec3 *vbuf, test_poly *tp) {
         imp_quat q = {imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
                       imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1)};
         imp_quat u;
-        if (imp_quat_normalize(q, &u) != 0)
-            u = (imp_quat){1, 0, 0, 0};
+        if (imp_quat_normalize(q, &u) != 0) u = (imp_quat){1, 0, 0, 0};
         return box3(size, imp_rng_uniform(rng, 0.2, 1.5), imp_rng_uniform(rng, 0.2, 1.5), u);
     }
     case 2:
@@ -585,8 +582,9 @@ static imp_shape random_shape3(uint64_t *rng, imp_vec3 *vbuf, test_poly *tp) {
         do {
             n = 4 + (size_t)(imp_rng_unit(rng) * 5);
             for (size_t i = 0; i < n; ++i)
-                vbuf[i] = imp_v3(imp_rng_uniform(rng, -size, size), imp_rng_uniform(rng, -size, size),
-                                 imp_rng_uniform(rng, -size, size));
+                vbuf[i] =
+                    imp_v3(imp_rng_uniform(rng, -size, size), imp_rng_uniform(rng, -size, size),
+                           imp_rng_uniform(rng, -size, size));
         } while (imp_polyhedron_check(vbuf, n) != 0);
         brute_facets(vbuf, n, tp);
         imp_shape s = {.type = IMP_SHAPE_POLYHEDRON, .verts = vbuf, .n_verts = n};
@@ -679,8 +677,10 @@ static void test_random_pairs_3d_against_sdf(void **state) {
  * the distance by at most that. */
 static void test_boxes_apart_through_a_flat_simplex(void **state) {
     (void)state;
-    imp_quat qa = {-0.31487693746373002, 0.6114269680285298, -0.48992141536475553, 0.53571128771745724};
-    imp_quat qb = {0.49279607711141993, -0.56223212794615673, -0.62187790354731465, 0.23305564521875194};
+    imp_quat qa = {-0.31487693746373002, 0.6114269680285298, -0.48992141536475553,
+                   0.53571128771745724};
+    imp_quat qb = {0.49279607711141993, -0.56223212794615673, -0.62187790354731465,
+                   0.23305564521875194};
     imp_shape a = {.type = IMP_SHAPE_BOX,
                    .half = imp_v3(0.4843881272845999, 0.81608082328606812, 0.94532854452452519),
                    .rot = qa};

@@ -53,14 +53,14 @@ static imp_paths_result seg(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, 
 #define NEAR(got, want, rel, floor)                                                                \
     do {                                                                                           \
         double g_ = (got), w_ = (want);                                                            \
-        if (!(fabs(g_ - w_) <= (rel) * fmax(fabs(w_), (floor))))                                   \
+        if (!(fabs(g_ - w_) <= (rel)*fmax(fabs(w_), (floor))))                                     \
             fail_msg("%s = %.17g, want %.17g", #got, g_, w_);                                      \
     } while (0)
 #define VEQ(got, wx, wy, wz)                                                                       \
     do {                                                                                           \
         imp_vec3 v_ = (got);                                                                       \
         if (!(v_.x == (wx) && v_.y == (wy) && v_.z == (wz)))                                       \
-            fail_msg("%s = (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g)", #got, v_.x, v_.y,    \
+            fail_msg("%s = (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g)", #got, v_.x, v_.y,   \
                      v_.z, (double)(wx), (double)(wy), (double)(wz));                              \
     } while (0)
 #define FLAGS(r, inter, par, same)                                                                 \
@@ -211,7 +211,8 @@ static void test_collinear_disjoint(void **st) {
     EQ(r.s, 1.0);
     EQ(r.distance, 2.0);
     /* as rays they overlap from x = 3 on; t - s = t/2 + 1.5 is least at its start */
-    r = run(V(0, 0, 0), V(1, 0, 0), V(3, 0, 0), V(5, 0, 0), 2, IMP_PATHS_RAY, IMP_PATHS_TOL_DEFAULT);
+    r = run(V(0, 0, 0), V(1, 0, 0), V(3, 0, 0), V(5, 0, 0), 2, IMP_PATHS_RAY,
+            IMP_PATHS_TOL_DEFAULT);
     EQ(r.t, 3.0);
     EQ(r.s, 0.0);
     EQ(r.distance, 0.0);
@@ -386,8 +387,8 @@ static void test_huge_and_tiny_scales(void **st) {
         for (size_t i = 0; i < sizeof exps / sizeof exps[0]; ++i) {
             double k = ldexp(1.0, exps[i]);
             imp_paths_result r = run_geom(&GEOMS[g], k);
-            if (r.t != b.t || r.s != b.s || r.distance != b.distance * k ||
-                r.cp.x != b.cp.x * k || r.cq.y != b.cq.y * k || r.point.x != b.point.x * k ||
+            if (r.t != b.t || r.s != b.s || r.distance != b.distance * k || r.cp.x != b.cp.x * k ||
+                r.cq.y != b.cq.y * k || r.point.x != b.point.x * k ||
                 r.intersects != b.intersects || r.parallel != b.parallel ||
                 r.same_time != b.same_time)
                 fail_msg("geometry %zu at 2^%d: t %.17g s %.17g d %.17g, at 1: %.17g %.17g %.17g",
@@ -409,7 +410,8 @@ static void test_huge_and_tiny_scales(void **st) {
      * the skew pair above, sqrt(0.5) L apart */
     for (int i = 0; i < 2; ++i) {
         double L = i ? 1e100 : 1e-100;
-        imp_paths_result r = seg(V(-L, 0, 0), V(3 * L, 0, 0), V(L, -2 * L, -L), V(L, 2 * L, 3 * L), 3);
+        imp_paths_result r =
+            seg(V(-L, 0, 0), V(3 * L, 0, 0), V(L, -2 * L, -L), V(L, 2 * L, 3 * L), 3);
         NEAR(r.t, 0.5, 4 * U, 0);
         NEAR(r.s, 0.375, 4 * U, 0);
         NEAR(r.distance, sqrt(0.5) * L, 8 * U, 0);
@@ -516,7 +518,9 @@ static prange range_of(imp_paths_kind k) {
 
 static double vdot(imp_vec3 a, imp_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 static double vdist(imp_vec3 a, imp_vec3 b) { return imp_len(imp_sub(a, b)); }
-static imp_vec3 at(imp_vec3 a, imp_vec3 b, double t) { return imp_add(a, imp_scale(imp_sub(b, a), t)); }
+static imp_vec3 at(imp_vec3 a, imp_vec3 b, double t) {
+    return imp_add(a, imp_scale(imp_sub(b, a), t));
+}
 
 /* Distance from x to the path q0 -> q1 restricted to r: project, clamp. */
 static double point_path_distance(imp_vec3 x, imp_vec3 q0, imp_vec3 q1, prange r) {
@@ -572,7 +576,8 @@ static double grid_coord(uint64_t *g) { return (double)((int)(imp_rng_unit(g) * 
 
 static imp_vec3 rand_vec(uint64_t *g, int dim, int on_grid) {
     double c[3];
-    for (int i = 0; i < 3; ++i) c[i] = on_grid ? grid_coord(g) : imp_rng_uniform(g, -1, 1);
+    for (int i = 0; i < 3; ++i)
+        c[i] = on_grid ? grid_coord(g) : imp_rng_uniform(g, -1, 1);
     return V(c[0], c[1], dim == 3 ? c[2] : 0.0);
 }
 
@@ -595,7 +600,9 @@ static void make_pair(uint64_t *g, int mode, pair *pr) {
         pr->q0 = imp_add(pr->p0, imp_scale(d, (double)((int)(imp_rng_next(g) % 17) - 8) / 4));
         pr->q1 = imp_add(pr->q0, imp_scale(d, lambda));
         break;
-    case MODE_TOUCHING: pr->q0 = imp_add(pr->p0, imp_scale(d, (double)(imp_rng_next(g) % 5) / 4)); break;
+    case MODE_TOUCHING:
+        pr->q0 = imp_add(pr->p0, imp_scale(d, (double)(imp_rng_next(g) % 5) / 4));
+        break;
     case MODE_POINT: {
         uint64_t which = imp_rng_next(g) % 3;
         if (which != 1) pr->p1 = pr->p0;
@@ -604,7 +611,8 @@ static void make_pair(uint64_t *g, int mode, pair *pr) {
     }
     case MODE_NEAR_PARALLEL: {
         double tiny = ldexp(1.0, -(int)(20 + imp_rng_next(g) % 41));
-        pr->q1 = imp_add(imp_add(pr->q0, imp_scale(d, lambda)), imp_scale(rand_vec(g, dim, 0), tiny));
+        pr->q1 =
+            imp_add(imp_add(pr->q0, imp_scale(d, lambda)), imp_scale(rand_vec(g, dim, 0), tiny));
         break;
     }
     default: break;
@@ -629,7 +637,8 @@ static void check_pair(const pair *pr, int mode, uint64_t seed, long index, int 
                  pr->p0.y, pr->p0.z, pr->p1.x, pr->p1.y, pr->p1.z, pr->q0.x, pr->q0.y, pr->q0.z,   \
                  pr->q1.x, pr->q1.y, pr->q1.z);                                                    \
     } while (0)
-    imp_paths_result r = run(pr->p0, pr->p1, pr->q0, pr->q1, pr->dim, pr->kind, IMP_PATHS_TOL_DEFAULT);
+    imp_paths_result r =
+        run(pr->p0, pr->p1, pr->q0, pr->q1, pr->dim, pr->kind, IMP_PATHS_TOL_DEFAULT);
     prange rg = range_of(pr->kind);
     double scale = fmax(fmax(imp_max_abs(pr->p0), imp_max_abs(pr->p1)),
                         fmax(imp_max_abs(pr->q0), imp_max_abs(pr->q1)));
@@ -646,7 +655,8 @@ static void check_pair(const pair *pr, int mode, uint64_t seed, long index, int 
     if (imp_max_abs(imp_sub(ep, r.cp)) > 8 * U * xp) PFAIL("closest.p is not p(t)");
     if (imp_max_abs(imp_sub(eq, r.cq)) > 8 * U * xq) PFAIL("closest.q is not q(s)");
     imp_vec3 mid = imp_scale(imp_add(r.cp, r.cq), 0.5);
-    if (imp_max_abs(imp_sub(mid, r.point)) > 4 * U * fmax(xp, xq)) PFAIL("point is not the midpoint");
+    if (imp_max_abs(imp_sub(mid, r.point)) > 4 * U * fmax(xp, xq))
+        PFAIL("point is not the midpoint");
 
     /* the distance is theirs, and the least one (independent reference) */
     double mag = fmax(scale, fmax(xp, xq));
@@ -662,13 +672,15 @@ static void check_pair(const pair *pr, int mode, uint64_t seed, long index, int 
     }
     double ref = reference_min(pr, lo, hi);
     if (fabs(ref - r.distance) > tol)
-        PFAIL("distance %.17g, reference minimum %.17g (t %.17g s %.17g)", r.distance, ref, r.t, r.s);
+        PFAIL("distance %.17g, reference minimum %.17g (t %.17g s %.17g)", r.distance, ref, r.t,
+              r.s);
 
     /* the booleans follow from the numbers and the default tolerances */
     if (r.intersects != (r.distance <= 1e-9 * scale)) PFAIL("intersects %d", r.intersects);
     if (r.same_time != (fabs(r.t - r.s) <= 1e-9)) PFAIL("same_time %d", r.same_time);
     int p_point = vequal(pr->p0, pr->p1), q_point = vequal(pr->q0, pr->q1);
-    if (r.p_point != p_point || r.q_point != q_point) PFAIL("point flags %d %d", r.p_point, r.q_point);
+    if (r.p_point != p_point || r.q_point != q_point)
+        PFAIL("point flags %d %d", r.p_point, r.q_point);
     int exact_parallel = (mode == MODE_PARALLEL || mode == MODE_COLLINEAR) && !p_point && !q_point;
     if (exact_parallel && !r.parallel) PFAIL("exactly parallel paths not reported parallel");
     if ((p_point || q_point) && r.parallel) PFAIL("a point reported parallel");
@@ -688,7 +700,8 @@ static void check_pair(const pair *pr, int mode, uint64_t seed, long index, int 
             imp_vec3 x = at(pr->p0, pr->p1, t);
             double s = vdot(imp_sub(x, pr->q0), d2) / vdot(d2, d2);
             s = s < 0 ? 0 : s > 1 ? 1 : s;
-            if (vdist(x, at(pr->q0, pr->q1, s)) <= r.distance + tol) least = fmin(least, fabs(t - s));
+            if (vdist(x, at(pr->q0, pr->q1, s)) <= r.distance + tol)
+                least = fmin(least, fabs(t - s));
         }
         if (fabs(r.t - r.s) > least + 1e-10)
             PFAIL("|t - s| = %.17g but a closest pair has %.17g", fabs(r.t - r.s), least);
@@ -712,8 +725,8 @@ static void test_property_random_pairs(void **st) {
             }
             /* the draw is not degenerate: exact parallels make ~2/10 of it */
             if (parallel_seen < PROPERTY_PAIRS / 8)
-                fail_msg("seed %#llx dim %d kind %d: only %d parallel pairs", (unsigned long long)seed,
-                         dim, kind, parallel_seen);
+                fail_msg("seed %#llx dim %d kind %d: only %d parallel pairs",
+                         (unsigned long long)seed, dim, kind, parallel_seen);
         }
     }
 }

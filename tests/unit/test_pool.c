@@ -65,8 +65,7 @@ static void gated_fn(void *arg) {
     gate *g = j->g;
     pthread_mutex_lock(&g->lock);
     g->started++;
-    if (g->n_order < 16)
-        g->order[g->n_order++] = j->id;
+    if (g->n_order < 16) g->order[g->n_order++] = j->id;
     pthread_cond_broadcast(&g->cond);
     while (j->wait && !g->open)
         pthread_cond_wait(&g->cond, &g->lock);
@@ -84,8 +83,7 @@ static void wait_started(gate *g, int n) {
         timed_out = pthread_cond_timedwait(&g->cond, &g->lock, &until) != 0;
     int started = g->started;
     pthread_mutex_unlock(&g->lock);
-    if (started < n)
-        fail_msg("only %d of %d jobs started", started, n);
+    if (started < n) fail_msg("only %d of %d jobs started", started, n);
 }
 
 static void test_queue_bound_and_order(void **state) {
@@ -160,9 +158,8 @@ static void test_cancel_queued(void **state) {
     assert_int_equal(imp_pool_submit(p, IMP_POOL_LIGHT, gated_fn, &blocker), 0);
     wait_started(&g, 1);
     for (int i = 0; i < 3; ++i)
-        assert_int_equal(imp_pool_submit(p, i == 1 ? IMP_POOL_HEAVY : IMP_POOL_LIGHT, gated_fn,
-                                         &q[i]),
-                         0);
+        assert_int_equal(
+            imp_pool_submit(p, i == 1 ? IMP_POOL_HEAVY : IMP_POOL_LIGHT, gated_fn, &q[i]), 0);
     atomic_store(&cancelled_count, 0);
     assert_int_equal(imp_pool_cancel_queued(p, count_cancel), 3);
     assert_int_equal(atomic_load(&cancelled_count), 3);
@@ -180,7 +177,7 @@ static void test_cancel_queued(void **state) {
 typedef struct cover {
     atomic_int *hits;
     size_t n;
-    atomic_size_t largest; /* longest subrange seen */
+    atomic_size_t largest;   /* longest subrange seen */
     const imp_parallel *par; /* for nesting */
     size_t inner;            /* > 0: each index runs a nested range of this size */
     atomic_int *inner_hits;
@@ -205,7 +202,11 @@ static void cover_range(void *ctx, size_t begin, size_t end) {
  * checks every index ran exactly once and the split respected grain (par
  * must run on two or more threads, or be NULL). */
 static void check_cover(const imp_parallel *par, size_t n, size_t grain, size_t inner) {
-    cover c = {calloc(n, sizeof(atomic_int)), n, 0, par, inner,
+    cover c = {calloc(n, sizeof(atomic_int)),
+               n,
+               0,
+               par,
+               inner,
                inner ? calloc(n * inner, sizeof(atomic_int)) : NULL};
     atomic_init(&c.largest, 0);
     assert_non_null(c.hits);

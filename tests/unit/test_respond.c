@@ -43,22 +43,21 @@ static imp_respond_result run(imp_respond_body a, imp_respond_body b, imp_vec3 n
 
 static int vec_eq(imp_vec3 a, imp_vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
 
-#define assert_vec_eq(got, ex, ey, ez)                                                         \
-    do {                                                                                       \
-        imp_vec3 g_ = (got);                                                                   \
-        if (!(g_.x == (ex) && g_.y == (ey) && g_.z == (ez)))                                   \
-            fail_msg("%s = (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g)", #got, g_.x,     \
-                     g_.y, g_.z, (double)(ex), (double)(ey), (double)(ez));                    \
+#define assert_vec_eq(got, ex, ey, ez)                                                             \
+    do {                                                                                           \
+        imp_vec3 g_ = (got);                                                                       \
+        if (!(g_.x == (ex) && g_.y == (ey) && g_.z == (ez)))                                       \
+            fail_msg("%s = (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g)", #got, g_.x, g_.y,   \
+                     g_.z, (double)(ex), (double)(ey), (double)(ez));                              \
     } while (0)
 
-#define assert_vec_near(got, ex, ey, ez, tol)                                                  \
-    do {                                                                                       \
-        imp_vec3 g_ = (got);                                                                   \
-        if (!(fabs(g_.x - (ex)) <= (tol) && fabs(g_.y - (ey)) <= (tol) &&                      \
-              fabs(g_.z - (ez)) <= (tol)))                                                     \
-            fail_msg("%s = (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g) +- %g", #got,     \
-                     g_.x, g_.y, g_.z, (double)(ex), (double)(ey), (double)(ez),               \
-                     (double)(tol));                                                           \
+#define assert_vec_near(got, ex, ey, ez, tol)                                                      \
+    do {                                                                                           \
+        imp_vec3 g_ = (got);                                                                       \
+        if (!(fabs(g_.x - (ex)) <= (tol) && fabs(g_.y - (ey)) <= (tol) &&                          \
+              fabs(g_.z - (ez)) <= (tol)))                                                         \
+            fail_msg("%s = (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g) +- %g", #got, g_.x,   \
+                     g_.y, g_.z, (double)(ex), (double)(ey), (double)(ez), (double)(tol));         \
     } while (0)
 
 /* ---- known answers --------------------------------------------------------------------- */
@@ -117,7 +116,7 @@ static void test_static_wall(void **s) {
     assert_int_equal(r.state, IMP_RESPOND_RESOLVED);
     assert_vec_eq(r.va, 2, -3, 0); /* normal part flips, tangential kept */
     assert_vec_eq(r.vb, 0, 0, 0);
-    assert_vec_eq(r.impulse, 0, 12, 0); /* pushes the wall away from a */
+    assert_vec_eq(r.impulse, 0, 12, 0);                     /* pushes the wall away from a */
     assert_true(r.ke_before == 13.0 && r.ke_after == 13.0); /* the wall's energy is not counted */
     /* e = 0.5 (the wall's restitution) */
     r = run(body(V(2, 3, 0), 2, 1, 1), wall(V(0, 0, 0), 0.5, 1), V(0, 1, 0));
@@ -144,8 +143,7 @@ static void test_static_wall(void **s) {
 
 static void test_separating_unchanged(void **s) {
     (void)s;
-    imp_respond_result r =
-        run(body(V(-1, 2, 0), 1, 0, 0), body(V(1, 0.5, 0), 2, 0, 0), V(1, 0, 0));
+    imp_respond_result r = run(body(V(-1, 2, 0), 1, 0, 0), body(V(1, 0.5, 0), 2, 0, 0), V(1, 0, 0));
     assert_int_equal(r.state, IMP_RESPOND_SEPARATING);
     assert_vec_eq(r.va, -1, 2, 0);
     assert_vec_eq(r.vb, 1, 0.5, 0);
@@ -220,10 +218,9 @@ static void test_unit_normal(void **s) {
     /* subnormal and huge components neither underflow nor overflow */
     assert_int_equal(imp_respond_unit_normal(V(0, 4.9406564584124654e-324, 0), &u), 0);
     assert_vec_eq(u, 0, 1, 0);
-    assert_int_equal(
-        imp_respond_unit_normal(V(3 * 4.9406564584124654e-324, -4 * 4.9406564584124654e-324, 0),
-                                &u),
-        0);
+    assert_int_equal(imp_respond_unit_normal(
+                         V(3 * 4.9406564584124654e-324, -4 * 4.9406564584124654e-324, 0), &u),
+                     0);
     assert_vec_near(u, 0.6, -0.8, 0, 2e-16);
     assert_int_equal(imp_respond_unit_normal(V(1e300, 1e300, 1e300), &u), 0);
     assert_vec_near(u, 1 / sqrt(3.0), 1 / sqrt(3.0), 1 / sqrt(3.0), 2e-16);
@@ -239,9 +236,7 @@ static void test_unit_normal(void **s) {
 
 typedef long double ld;
 
-static ld ldot(imp_vec3 a, imp_vec3 b) {
-    return (ld)a.x * b.x + (ld)a.y * b.y + (ld)a.z * b.z;
-}
+static ld ldot(imp_vec3 a, imp_vec3 b) { return (ld)a.x * b.x + (ld)a.y * b.y + (ld)a.z * b.z; }
 static double norm_ld(ld x, ld y, ld z) { return (double)sqrtl(x * x + y * y + z * z); }
 
 static double rand_eff(uint64_t *rng) {
@@ -283,12 +278,12 @@ static void test_property_random_pairs(void **s) {
         imp_respond_result r = imp_respond_resolve(&in);
         const imp_respond_body *a = &in.a, *b = &in.b;
         double e = a->restitution * b->restitution, k = a->tangential * b->tangential;
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            print_error("seed %#llx, pair %ld: ", (unsigned long long)seed, i);                \
-            fail_msg(__VA_ARGS__);                                                             \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            print_error("seed %#llx, pair %ld: ", (unsigned long long)seed, i);                    \
+            fail_msg(__VA_ARGS__);                                                                 \
+        }                                                                                          \
     } while (0)
 
         /* the normal: unit, along the one given */
@@ -305,10 +300,10 @@ static void test_property_random_pairs(void **s) {
                  (b->is_static ? 0 : 0.5L * b->mass * ldot(b->v, b->v));
         ld kea = (a->is_static ? 0 : 0.5L * a->mass * ldot(r.va, r.va)) +
                  (b->is_static ? 0 : 0.5L * b->mass * ldot(r.vb, r.vb));
-        CHECK(fabsl(r.ke_before - keb) <= 1e-14L * keb, "ke_before %.17g, want %.17Lg",
-              r.ke_before, keb);
-        CHECK(fabsl(r.ke_after - kea) <= 1e-14L * kea, "ke_after %.17g, want %.17Lg",
-              r.ke_after, kea);
+        CHECK(fabsl(r.ke_before - keb) <= 1e-14L * keb, "ke_before %.17g, want %.17Lg", r.ke_before,
+              keb);
+        CHECK(fabsl(r.ke_after - kea) <= 1e-14L * kea, "ke_after %.17g, want %.17Lg", r.ke_after,
+              kea);
 
         /* the relative velocity before, split in long double */
         imp_vec3 u = imp_sub(b->v, a->v);
@@ -320,11 +315,10 @@ static void test_property_random_pairs(void **s) {
         if (a->is_static && b->is_static) {
             CHECK(r.state == IMP_RESPOND_BOTH_STATIC, "state %d, want both static", r.state);
         } else if (un > 1e-14L * scale) {
-            CHECK(r.state == IMP_RESPOND_SEPARATING, "state %d, want separating (un %Lg)",
-                  r.state, un);
-        } else if (un < -1e-14L * scale) {
-            CHECK(r.state == IMP_RESPOND_RESOLVED, "state %d, want resolved (un %Lg)", r.state,
+            CHECK(r.state == IMP_RESPOND_SEPARATING, "state %d, want separating (un %Lg)", r.state,
                   un);
+        } else if (un < -1e-14L * scale) {
+            CHECK(r.state == IMP_RESPOND_RESOLVED, "state %d, want resolved (un %Lg)", r.state, un);
         } /* else: |un| within rounding of 0, either answer is right */
         if (r.state != IMP_RESPOND_RESOLVED) {
             separating += r.state == IMP_RESPOND_SEPARATING;

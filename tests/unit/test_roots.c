@@ -39,7 +39,8 @@ static void test_linear_and_degenerate(void **state) {
     assert_int_equal(imp_poly_roots(c4, 2, -INFINITY, INFINITY, r), 0);
     /* t^4: a quadruple root at 0 */
     assert_int_equal(imp_quartic_roots(1, 0, 0, 0, 0, -INFINITY, INFINITY, r), 4);
-    for (int i = 0; i < 4; ++i) assert_true(r[i] == 0.0);
+    for (int i = 0; i < 4; ++i)
+        assert_true(r[i] == 0.0);
 }
 
 static void test_quadratic_cancellation(void **state) {
@@ -85,15 +86,16 @@ static void test_cubic(void **state) {
     assert_true(rel_err(r[0], 1) < 1e-15 && rel_err(r[1], 2) < 1e-15 && rel_err(r[2], 3) < 1e-15);
     /* (x - 1)^3 */
     assert_int_equal(imp_cubic_roots(1, -3, 3, -1, -INFINITY, INFINITY, r), 3);
-    for (int i = 0; i < 3; ++i) assert_true(r[i] == 1.0);
+    for (int i = 0; i < 3; ++i)
+        assert_true(r[i] == 1.0);
     /* x^3 + x + 1: one real root -0.6823278038280193 */
     assert_int_equal(imp_cubic_roots(1, 0, 1, 1, -INFINITY, INFINITY, r), 1);
     assert_true(rel_err(r[0], -0.68232780382801932737) < 2e-16);
     /* roots across 1e-10 .. 1e10 */
     double a = 1e-10, b = 1.0, c = 1e10;
-    assert_int_equal(imp_cubic_roots(1, -(a + b + c), a * b + a * c + b * c, -a * b * c, -INFINITY,
-                                     INFINITY, r),
-                     3);
+    assert_int_equal(
+        imp_cubic_roots(1, -(a + b + c), a * b + a * c + b * c, -a * b * c, -INFINITY, INFINITY, r),
+        3);
     assert_true(rel_err(r[0], a) < 1e-15 && rel_err(r[1], b) < 1e-15 && rel_err(r[2], c) < 1e-15);
 }
 
@@ -126,11 +128,13 @@ static void test_hard_quartics(void **state) {
         const char *name = json_string_value(json_object_get(c, "name"));
         json_t *hex = json_object_get(c, "coefficients_high_to_low");
         double co[5];
-        for (int k = 0; k < 5; ++k) co[4 - k] = strtod(json_string_value(json_array_get(hex, k)), NULL);
+        for (int k = 0; k < 5; ++k)
+            co[4 - k] = strtod(json_string_value(json_array_get(hex, k)), NULL);
         json_t *rr = json_object_get(c, "real_roots");
         size_t ne = json_array_size(rr);
         double want[4];
-        for (size_t k = 0; k < ne; ++k) want[k] = parse_root(json_string_value(json_array_get(rr, k)));
+        for (size_t k = 0; k < ne; ++k)
+            want[k] = parse_root(json_string_value(json_array_get(rr, k)));
         double got[4];
         int n = imp_poly_roots(co, 4, -INFINITY, INFINITY, got);
         if ((size_t)n != ne) {
@@ -139,7 +143,8 @@ static void test_hard_quartics(void **state) {
             continue;
         }
         double worst = 0.0;
-        for (size_t k = 0; k < ne; ++k) worst = fmax(worst, rel_err(got[k], want[k]));
+        for (size_t k = 0; k < ne; ++k)
+            worst = fmax(worst, rel_err(got[k], want[k]));
         /* Published figure: within 10x, or 1e-15 where it is 0. */
         json_t *pub = json_object_get(c, "best_published_max_rel_error");
         if (json_is_number(pub)) {
@@ -190,7 +195,8 @@ static void expand_roots(const double r[4], double co[5]) {
             lo[j] = l;
         }
     }
-    for (int j = 0; j < 5; ++j) co[j] = hi[j] + lo[j];
+    for (int j = 0; j < 5; ++j)
+        co[j] = hi[j] + lo[j];
 }
 
 static void test_random_quartics(void **state) {
@@ -201,7 +207,8 @@ static void test_random_quartics(void **state) {
     long bad = 0, lost = 0;
     for (int k = 0; k < N; ++k) {
         double r[4];
-        for (int i = 0; i < 4; ++i) r[i] = imp_rng_unit(&s) - 0.5;
+        for (int i = 0; i < 4; ++i)
+            r[i] = imp_rng_unit(&s) - 0.5;
         for (int i = 0; i < 4; ++i)
             for (int j = i + 1; j < 4; ++j)
                 if (r[j] < r[i]) {
@@ -252,7 +259,8 @@ static void test_random_coefficients_verify(void **state) {
                         (unsigned long long)seed, k, x[i], v, m);
                 fail();
             }
-            if (i > 0 && x[i] < x[i - 1]) fail_msg("not ascending (seed %#llx)", (unsigned long long)seed);
+            if (i > 0 && x[i] < x[i - 1])
+                fail_msg("not ascending (seed %#llx)", (unsigned long long)seed);
         }
         /* sign changes on a grid over [-10, 10] need a root between */
         double prev = imp_poly_eval(co, 4, -10.0);

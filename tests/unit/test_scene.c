@@ -86,8 +86,7 @@ static void *run_half(void *arg) {
 
 static void two_threads(void *runner, size_t n, size_t grain, imp_range_fn fn, void *ctx) {
     (void)runner;
-    if (grain == 0)
-        grain = 1;
+    if (grain == 0) grain = 1;
     half h[2] = {{fn, ctx, n, grain, 0}, {fn, ctx, n, grain, 1}};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, run_half, &h[1]), 0);
@@ -113,8 +112,7 @@ static imp_scene_body *make_scene(uint64_t *rng, size_t n, int dim, scene_kind k
         b[i].m.p = imp_v3(c[0], c[1], dim == 3 ? c[2] : 0);
         b[i].m.v = imp_v3(imp_rng_uniform(rng, -2, 2), imp_rng_uniform(rng, -2, 2),
                           dim == 3 ? imp_rng_uniform(rng, -2, 2) : 0);
-        if (imp_rng_unit(rng) < 0.3)
-            b[i].m.a = imp_v3(0, -9.81, 0);
+        if (imp_rng_unit(rng) < 0.3) b[i].m.a = imp_v3(0, -9.81, 0);
         b[i].radius = imp_rng_uniform(rng, 0, 0.8);
         b[i].is_static = imp_rng_unit(rng) < 0.1;
     }
@@ -134,9 +132,8 @@ static imp_scene_body *make_scene(uint64_t *rng, size_t n, int dim, scene_kind k
 
 static int cmp_contact(const imp_scene_contact *x, const imp_scene_contact *y) {
     return x->a == y->a && x->b == y->b && x->time == y->time && x->depth == y->depth &&
-           x->normal.x == y->normal.x && x->normal.y == y->normal.y &&
-           x->normal.z == y->normal.z && x->point.x == y->point.x && x->point.y == y->point.y &&
-           x->point.z == y->point.z;
+           x->normal.x == y->normal.x && x->normal.y == y->normal.y && x->normal.z == y->normal.z &&
+           x->point.x == y->point.x && x->point.y == y->point.y && x->point.z == y->point.z;
 }
 
 /* Every pair through imp_toi_spheres, in (a, b) order: the reference. */
@@ -144,8 +141,7 @@ static void reference(const imp_scene_body *b, size_t n, double h, size_t *hits,
     *hits = *overlaps = 0;
     for (size_t i = 0; i < n; ++i)
         for (size_t j = i + 1; j < n; ++j) {
-            if (b[i].is_static && b[j].is_static)
-                continue;
+            if (b[i].is_static && b[j].is_static) continue;
             imp_toi_spheres_input q = {b[i].m, b[j].m, b[i].radius, b[j].radius, h};
             imp_toi_result r = imp_toi_spheres(&q);
             *hits += r.state == IMP_TOI_HIT;
@@ -170,17 +166,16 @@ static void test_scene_equals_every_pair(void **state) {
             memset(&ref, 0, sizeof ref);
             for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
                 for (int threaded = 0; threaded <= 1; ++threaded) {
-                    imp_scene_input in = {b,         n,       dim, 2.0, kinds[k], SIZE_MAX,
-                                          threaded ? &runner : NULL};
+                    imp_scene_input in = {
+                        b, n, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
                     imp_scene_output out;
                     assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
                     assert_true(out.kind != IMP_BROAD_AUTO);
                     if (out.n_collisions != hits || out.n_overlapping != overlaps)
                         fail_msg("seed %#llx dim %d scene %d %s threaded %d: %zu/%zu contacts, "
                                  "every pair gives %zu/%zu",
-                                 (unsigned long long)seed, dim, kind,
-                                 imp_broadphase_name(kinds[k]), threaded, out.n_collisions,
-                                 out.n_overlapping, hits, overlaps);
+                                 (unsigned long long)seed, dim, kind, imp_broadphase_name(kinds[k]),
+                                 threaded, out.n_collisions, out.n_overlapping, hits, overlaps);
                     for (size_t i = 1; i < out.n_collisions; ++i)
                         assert_true(out.collisions[i - 1].time <= out.collisions[i].time);
                     if (k == 0 && !threaded) {
@@ -288,19 +283,23 @@ static void make_mixed(uint64_t *rng, mixed *m, int dim) {
         case 2: {
             size_t n = dim == 3 ? 8 : 3 + (size_t)(imp_rng_unit(rng) * 4);
             for (size_t k = 0; k < n; ++k) {
-                double a = 6.283185307179586 * ((double)k + imp_rng_uniform(rng, -0.3, 0.3)) / (double)n;
+                double a =
+                    6.283185307179586 * ((double)k + imp_rng_uniform(rng, -0.3, 0.3)) / (double)n;
                 m->v[i][k] = dim == 3 ? imp_scale(random_unit(rng), size)
                                       : imp_v3(size * cos(a), size * sin(a), 0);
             }
             *s = (imp_shape){.type = dim == 3 ? IMP_SHAPE_POLYHEDRON : IMP_SHAPE_POLYGON,
-                             .verts = m->v[i], .n_verts = n};
+                             .verts = m->v[i],
+                             .n_verts = n};
             break;
         }
         default: {
             imp_vec3 e = imp_scale(random_dir(rng, dim), size);
             int round = i % 5 == 3 || dim == 3;
-            *s = (imp_shape){.type = round ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT, .a = imp_neg(e),
-                             .b = e, .radius = round ? imp_rng_uniform(rng, 0.05, 0.5) : 0};
+            *s = (imp_shape){.type = round ? IMP_SHAPE_CAPSULE : IMP_SHAPE_SEGMENT,
+                             .a = imp_neg(e),
+                             .b = e,
+                             .radius = round ? imp_rng_uniform(rng, 0.05, 0.5) : 0};
         }
         }
         imp_scene_body *b = &m->b[i];
@@ -312,15 +311,15 @@ static void make_mixed(uint64_t *rng, mixed *m, int dim) {
             *p = k < dim ? imp_rng_uniform(rng, 2, side - 2) : 0;
             *v = k < dim ? imp_rng_uniform(rng, -3, 3) : 0;
         }
-        if (i % 3 == 0)
-            b->m.a = imp_v3(0, -2, 0);
+        if (i % 3 == 0) b->m.a = imp_v3(0, -2, 0);
         b->is_static = i % 11 == 0;
     }
     for (int w = 0; w < m->walls; ++w) { /* the solid outside the room: n.x <= offset */
         int i = MIX_N - m->walls + w;
         double sign = w % 2 ? -1 : 1;
         imp_vec3 n = imp_v3(w / 2 == 0 ? sign : 0, w / 2 == 1 ? sign : 0, w / 2 == 2 ? sign : 0);
-        m->s[i] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = w % 2 ? -side : 0};
+        m->s[i] =
+            (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = w % 2 ? -side : 0};
         m->b[i] = (imp_scene_body){.shape = &m->s[i], .is_static = 1};
     }
 }
@@ -341,8 +340,7 @@ static void test_mixed_shapes_and_walls(void **state) {
         size_t hits = 0, overlaps = 0, wall_hits = 0;
         for (int i = 0; i < MIX_N; ++i)
             for (int j = i + 1; j < MIX_N; ++j) {
-                if (m->b[i].is_static && m->b[j].is_static)
-                    continue;
+                if (m->b[i].is_static && m->b[j].is_static) continue;
                 imp_shape si = {.type = IMP_SHAPE_SPHERE, .radius = m->b[i].radius};
                 imp_shape sj = {.type = IMP_SHAPE_SPHERE, .radius = m->b[j].radius};
                 const imp_shape *a = m->b[i].shape ? m->b[i].shape : &si;
@@ -357,7 +355,8 @@ static void test_mixed_shapes_and_walls(void **state) {
         memset(&ref, 0, sizeof ref);
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
             for (int threaded = 0; threaded <= 1; ++threaded) {
-                imp_scene_input in = {m->b, MIX_N, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
+                imp_scene_input in = {
+                    m->b, MIX_N, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
                 imp_scene_output out;
                 assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
                 if (out.n_collisions != hits || out.n_overlapping != overlaps)
@@ -371,13 +370,13 @@ static void test_mixed_shapes_and_walls(void **state) {
                 }
                 for (size_t i = 0; i < out.n_collisions; ++i)
                     if (!cmp_contact(&out.collisions[i], &ref.collisions[i]))
-                        fail_msg("seed %#llx round %d %s: collision %zu differs", (unsigned long long)seed,
-                                 round, imp_broadphase_name(kinds[k]), i);
+                        fail_msg("seed %#llx round %d %s: collision %zu differs",
+                                 (unsigned long long)seed, round, imp_broadphase_name(kinds[k]), i);
                 imp_scene_output_free(&out);
             }
         }
-        print_message("round %d (%dD): %zu hits (%zu on walls), %zu overlapping\n", round, dim, hits,
-                      wall_hits, overlaps);
+        print_message("round %d (%dD): %zu hits (%zu on walls), %zu overlapping\n", round, dim,
+                      hits, wall_hits, overlaps);
         assert_true(hits > 20 && wall_hits > 5);
         imp_scene_output_free(&ref);
     }
@@ -412,8 +411,10 @@ static void test_swept_bounds_shapes(void **state) {
                         if (x.x < box.lo.x - 1e-12 || x.x > box.hi.x + 1e-12 ||
                             x.y < box.lo.y - 1e-12 || x.y > box.hi.y + 1e-12 ||
                             x.z < box.lo.z - 1e-12 || x.z > box.hi.z + 1e-12)
-                            fail_msg("seed %#llx %dD body %d: a point of the shape leaves its swept "
-                                     "bounds", (unsigned long long)seed, dim, i);
+                            fail_msg(
+                                "seed %#llx %dD body %d: a point of the shape leaves its swept "
+                                "bounds",
+                                (unsigned long long)seed, dim, i);
                     }
             }
         }

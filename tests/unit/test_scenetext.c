@@ -107,13 +107,31 @@ static void body(text *t, uint64_t *rng, int dim, size_t i) {
                 put(t, ",\"type\":\"sphere\"}");
             }
             break;
-        case 2: put(t, "\"position\":"); vec(t, rng, dim, 0, 12); break;
-        case 3: put(t, "\"velocity\" :"); vec(t, rng, dim, -2, 2); break;
-        case 4: put(t, "\"acceleration\":"); vec(t, rng, dim, -1, 1); break;
-        case 5: put(t, "\"mass\":"); num(t, rng, imp_rng_uniform(rng, 1, 10)); break;
+        case 2:
+            put(t, "\"position\":");
+            vec(t, rng, dim, 0, 12);
+            break;
+        case 3:
+            put(t, "\"velocity\" :");
+            vec(t, rng, dim, -2, 2);
+            break;
+        case 4:
+            put(t, "\"acceleration\":");
+            vec(t, rng, dim, -1, 1);
+            break;
+        case 5:
+            put(t, "\"mass\":");
+            num(t, rng, imp_rng_uniform(rng, 1, 10));
+            break;
         case 6: put(t, "\"static\":%s", imp_rng_next(rng) % 4 ? "false" : "true"); break;
-        case 7: put(t, "\"restitution\":"); num(t, rng, imp_rng_uniform(rng, 0, 1)); break;
-        default: put(t, "\"tangential\":"); num(t, rng, imp_rng_uniform(rng, 0, 1)); break;
+        case 7:
+            put(t, "\"restitution\":");
+            num(t, rng, imp_rng_uniform(rng, 0, 1));
+            break;
+        default:
+            put(t, "\"tangential\":");
+            num(t, rng, imp_rng_uniform(rng, 0, 1));
+            break;
         }
         space(t, rng);
     }
@@ -257,7 +275,8 @@ static void test_giant_id_across_chunks(void **state) {
     uint64_t seed = 0x61a7, rng = seed;
     text t = {0};
     put(&t, "{\"horizon\": 2, \"bodies\": [{\"radius\":1,\"position\":[0,0]},{\"id\":\"");
-    for (int i = 0; i < 200000; ++i) put(&t, "},{");
+    for (int i = 0; i < 200000; ++i)
+        put(&t, "},{");
     put(&t, "\",\"radius\":1,\"position\":[1.5,0.5]}");
     for (size_t i = 0; i < 4000; ++i) {
         put(&t, ",{\"radius\":0.5,\"position\":");
@@ -282,7 +301,8 @@ static void test_declines(void **state) {
         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"radius\":2,\"position\":[0,0]}]}",
         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"shape\":{\"type\":\"sphere\",\"radius\":1},"
         "\"position\":[0,0]}]}",
-        "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half\":[1,1]},\"position\":[0,0]}]}",
+        "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half\":[1,1]},\"position\":[0,0]"
+        "}]}",
         "{\"horizon\":1,\"bodies\":[{\"radius\":-1,\"position\":[0,0]}]}",
         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[1e61,0]}]}",
         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[1e400,0]}]}",
@@ -333,14 +353,14 @@ static void test_declines(void **state) {
     int status = 0;
     imp_dec d;
     imp_dec_init(&d, &ctx);
-    assert_false(imp_scenetext_run(imp_api_find_op("scenes/predict"), two, strlen(two), &d, &doc,
-                                   &status));
+    assert_false(
+        imp_scenetext_run(imp_api_find_op("scenes/predict"), two, strlen(two), &d, &doc, &status));
     /* while an error outside the bodies is the endpoint's own, on the text path too */
     ctx.max_bodies = 10;
     imp_dec_init(&d, &ctx);
     const char *bad = "{\"horizon\":-1,\"bodies\":[{\"radius\":1,\"position\":[0,0]}]}";
-    assert_true(imp_scenetext_run(imp_api_find_op("scenes/predict"), bad, strlen(bad), &d, &doc,
-                                  &status));
+    assert_true(
+        imp_scenetext_run(imp_api_find_op("scenes/predict"), bad, strlen(bad), &d, &doc, &status));
     assert_null(d.text);
     assert_int_equal(status, 422);
     assert_string_equal(json_string_value(json_object_get(doc, "pointer")), "/horizon");
@@ -351,9 +371,28 @@ static void test_declines(void **state) {
 static void test_mutations_agree(void **state) {
     (void)state;
     static const char *const tokens[] = {
-        "1e400", "1e61",  "-0",     "\"\\u0041\"", "\"\xff\"", "null",  "true",     "[]",
-        "{}",    ",",     ":",      "]",           "}",        "\"id\"", "\"radius\"", "0.5",
-        " ",     "\x00", "\"shape\":{\"type\":\"box\"}",       "01",    "-",        "1e",
+        "1e400",
+        "1e61",
+        "-0",
+        "\"\\u0041\"",
+        "\"\xff\"",
+        "null",
+        "true",
+        "[]",
+        "{}",
+        ",",
+        ":",
+        "]",
+        "}",
+        "\"id\"",
+        "\"radius\"",
+        "0.5",
+        " ",
+        "\x00",
+        "\"shape\":{\"type\":\"box\"}",
+        "01",
+        "-",
+        "1e",
     };
     imp_api_ctx ctx;
     imp_api_ctx_init(&ctx);

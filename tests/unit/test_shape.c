@@ -121,8 +121,8 @@ static void test_random_polygons(void **state) {
         if (st == IMP_POLYGON_REPEATED || st == IMP_POLYGON_FLAT)
             continue; /* two equal angles: fine either way */
         if (st != IMP_POLYGON_OK)
-            fail_msg("seed %#llx case %d: a convex %zu-gon rejected at %zu", (unsigned long long)seed,
-                     k, n, bad);
+            fail_msg("seed %#llx case %d: a convex %zu-gon rejected at %zu",
+                     (unsigned long long)seed, k, n, bad);
         assert_true(area2(v, n) > 0);
     }
 }
@@ -139,8 +139,8 @@ static void test_polyhedron(void **state) {
     assert_int_equal(imp_polyhedron_check(same, 4), -1);
     assert_int_equal(imp_polyhedron_check(tet, 3), -1);
     /* a tiny but real tetrahedron far away is fine */
-    imp_vec3 far[] = {{1e6, 1e6, 1e6}, {1e6 + 1e-3, 1e6, 1e6}, {1e6, 1e6 + 1e-3, 1e6},
-                      {1e6, 1e6, 1e6 + 1e-3}};
+    imp_vec3 far[] = {
+        {1e6, 1e6, 1e6}, {1e6 + 1e-3, 1e6, 1e6}, {1e6, 1e6 + 1e-3, 1e6}, {1e6, 1e6, 1e6 + 1e-3}};
     assert_int_equal(imp_polyhedron_check(far, 4), 0);
 }
 
@@ -164,9 +164,12 @@ static void test_quaternions(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_convex_either_winding), cmocka_unit_test(test_nonconvex_points_at_the_flip),
-        cmocka_unit_test(test_star_is_not_convex),    cmocka_unit_test(test_flat_and_repeated),
-        cmocka_unit_test(test_random_polygons),       cmocka_unit_test(test_polyhedron),
+        cmocka_unit_test(test_convex_either_winding),
+        cmocka_unit_test(test_nonconvex_points_at_the_flip),
+        cmocka_unit_test(test_star_is_not_convex),
+        cmocka_unit_test(test_flat_and_repeated),
+        cmocka_unit_test(test_random_polygons),
+        cmocka_unit_test(test_polyhedron),
         cmocka_unit_test(test_quaternions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,8 +48,8 @@ static size_t add_ball(scene *s, double r, imp_vec3 p, imp_vec3 v, double e) {
 static size_t add_wall(scene *s, imp_vec3 n, double offset, double e) {
     size_t i = s->n++;
     s->shapes[i] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset};
-    s->b[i] = (imp_sim_body){{imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)},
-                             &s->shapes[i], 1.0, 1, e, 1.0};
+    s->b[i] = (imp_sim_body){
+        {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 1, e, 1.0};
     return i;
 }
 
@@ -101,7 +101,8 @@ static void test_newtons_cradle(void **state) {
     (void)state;
     scene s = {0};
     add_ball(&s, 0.5, imp_v3(-3, 0, 0), imp_v3(1, 0, 0), 1);
-    for (int k = 0; k < 5; ++k) add_ball(&s, 0.5, imp_v3(k, 0, 0), imp_v3(0, 0, 0), 1);
+    for (int k = 0; k < 5; ++k)
+        add_ball(&s, 0.5, imp_v3(k, 0, 0), imp_v3(0, 0, 0), 1);
     imp_sim_input in = input(&s, 2, 10);
     imp_sim_output out;
     assert_int_equal(imp_sim_run(&in, &out), IMP_SIM_OK);
@@ -240,16 +241,19 @@ static void test_box_walls_3d(void **state) {
     uint64_t rng = seed;
     const double w = 12;
     scene s = {0};
-    static imp_vec3 oct[6] = {{0.6, 0, 0}, {-0.6, 0, 0}, {0, 0.6, 0}, {0, -0.6, 0}, {0, 0, 0.6}, {0, 0, -0.6}};
+    static imp_vec3 oct[6] = {{0.6, 0, 0},  {-0.6, 0, 0}, {0, 0.6, 0},
+                              {0, -0.6, 0}, {0, 0, 0.6},  {0, 0, -0.6}};
     for (int i = 0; i < 40; ++i) {
         imp_vec3 p = imp_v3(1.5 + (i % 4) * 3, 1.5 + (i / 4 % 4) * 3, 1.5 + (i / 16) * 4);
         size_t k = add_ball(&s, 0.5, p, random_vec(&rng, 4), 1);
         if (i % 4 == 1)
-            s.shapes[k] = (imp_shape){.type = IMP_SHAPE_BOX, .half = imp_v3(0.5, 0.4, 0.3),
-                                      .rot = random_rotation(&rng)};
+            s.shapes[k] = (imp_shape){
+                .type = IMP_SHAPE_BOX, .half = imp_v3(0.5, 0.4, 0.3), .rot = random_rotation(&rng)};
         else if (i % 4 == 2)
-            s.shapes[k] = (imp_shape){.type = IMP_SHAPE_CAPSULE, .a = imp_v3(-0.4, 0.2, 0),
-                                      .b = imp_v3(0.4, -0.2, 0.1), .radius = 0.3};
+            s.shapes[k] = (imp_shape){.type = IMP_SHAPE_CAPSULE,
+                                      .a = imp_v3(-0.4, 0.2, 0),
+                                      .b = imp_v3(0.4, -0.2, 0.1),
+                                      .radius = 0.3};
         else if (i == 3)
             s.shapes[k] = (imp_shape){.type = IMP_SHAPE_POLYHEDRON, .verts = oct, .n_verts = 6};
     }
@@ -267,7 +271,8 @@ static void test_box_walls_3d(void **state) {
             if (k == 2 && side) /* the ceiling turned about its normal: an oriented box */
                 q = (imp_quat){cos(0.2), 0, 0, sin(0.2)};
             s.shapes[i] = (imp_shape){.type = IMP_SHAPE_BOX, .half = half, .rot = q};
-            s.b[i] = (imp_sim_body){{c, imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s.shapes[i], 1.0, 1, 1, 1};
+            s.b[i] =
+                (imp_sim_body){{c, imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s.shapes[i], 1.0, 1, 1, 1};
         }
     imp_sim_input in = input(&s, 3, 1e6);
     in.max_events = 20000;
@@ -285,8 +290,8 @@ static void test_box_walls_3d(void **state) {
             imp_vec3 p, v;
             imp_sim_body_state(sim, i, now, &p, &v);
             if (!(fmin(p.x, fmin(p.y, p.z)) > 0 && fmax(p.x, fmax(p.y, p.z)) < w))
-                fail_msg("seed %#llx: body %zu left the room at t = %.17g", (unsigned long long)seed,
-                         i, now);
+                fail_msg("seed %#llx: body %zu left the room at t = %.17g",
+                         (unsigned long long)seed, i, now);
         }
     }
     assert_int_equal(rc, IMP_SIM_STOP_MAX_EVENTS);
@@ -310,7 +315,8 @@ static void gas(scene *s, size_t n, int dim, double w, imp_vec3 drift, int walls
     int per = (int)ceil(dim == 3 ? cbrt((double)n) : sqrt((double)n));
     double sp = w / per;
     for (size_t i = 0; i < n; ++i) {
-        size_t ix = i % (size_t)per, iy = (i / (size_t)per) % (size_t)per, iz = i / ((size_t)per * per);
+        size_t ix = i % (size_t)per, iy = (i / (size_t)per) % (size_t)per,
+               iz = i / ((size_t)per * per);
         imp_vec3 p = imp_v3((ix + 0.5) * sp, (iy + 0.5) * sp, dim == 3 ? (iz + 0.5) * sp : 0);
         imp_vec3 v = imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
                             dim == 3 ? imp_rng_uniform(&rng, -1, 1) : 0);
@@ -504,12 +510,14 @@ static void test_inelastic_collapse_terminates(void **state) {
     assert_int_equal(out.stopped, IMP_SIM_STOP_HORIZON);
     assert_true(out.stats.events < 10000);
     double p = 0;
-    for (int i = 0; i < 3; ++i) p += out.bodies[i].v.x;
+    for (int i = 0; i < 3; ++i)
+        p += out.bodies[i].v.x;
     assert_true(fabs(p - 1) < 1e-12); /* momentum */
     imp_sim_output_free(&out);
 }
 
-/* ---- against a fixed-step integrator ----------------------------------------------------------- */
+/* ---- against a fixed-step integrator -----------------------------------------------------------
+ */
 
 /* Independent reference: step dt, move, then resolve every approaching overlapping pair
  * (balls, and balls against the box walls) with the normal through the centres. */
@@ -521,7 +529,8 @@ static void brute(const scene *s, size_t nb, double w, double horizon, double dt
     }
     long steps = lround(horizon / dt);
     for (long k = 0; k < steps; ++k) {
-        for (size_t i = 0; i < nb; ++i) p[i] = imp_madd(p[i], v[i], dt);
+        for (size_t i = 0; i < nb; ++i)
+            p[i] = imp_madd(p[i], v[i], dt);
         for (size_t i = 0; i < nb; ++i) {
             double r = s->shapes[i].radius, e = s->b[i].restitution;
             double *x = &p[i].x, *u = &v[i].x;
@@ -585,15 +594,23 @@ static void test_against_fixed_step(void **state) {
 static void test_degenerate_run_is_bounded(void **state) {
     (void)state;
     imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 1.5};
-    imp_shape floor_ = {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(5 / sqrt(26.0), 1 / sqrt(26.0), 0),
+    imp_shape floor_ = {.type = IMP_SHAPE_HALFSPACE,
+                        .normal = imp_v3(5 / sqrt(26.0), 1 / sqrt(26.0), 0),
                         .offset = 0};
     imp_sim_body b[2] = {
-        {.m = {imp_v3(0, 3, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, .shape = &ball, .mass = 1,
-         .restitution = 1, .tangential = 1},
+        {.m = {imp_v3(0, 3, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)},
+         .shape = &ball,
+         .mass = 1,
+         .restitution = 1,
+         .tangential = 1},
         {.shape = &floor_, .is_static = 1, .mass = 1, .restitution = 1, .tangential = 1},
     };
-    imp_sim_input in = {.bodies = b, .n = 2, .dim = 2, .horizon = 5,
-                        .gravity = imp_v3(0, -3333333335.81, 0), .max_events = 1000};
+    imp_sim_input in = {.bodies = b,
+                        .n = 2,
+                        .dim = 2,
+                        .horizon = 5,
+                        .gravity = imp_v3(0, -3333333335.81, 0),
+                        .max_events = 1000};
     imp_sim_output out;
     assert_int_equal(imp_sim_run(&in, &out), IMP_SIM_OK);
     assert_true(out.stats.events <= 1000);

@@ -60,7 +60,8 @@ static imp_toi_result adv(const imp_shape *a, imp_motion ma, const imp_shape *b,
 
 /* signed gap at t: distance when apart, -depth when overlapping; imp_overlap ignores a
  * halfspace's position, so its displacement is taken off the other body */
-static double gap_at(const imp_shape *a, imp_motion ma, const imp_shape *b, imp_motion mb, double t) {
+static double gap_at(const imp_shape *a, imp_motion ma, const imp_shape *b, imp_motion mb,
+                     double t) {
     imp_vec3 pa = imp_path_at(ma.p, ma.v, ma.a, t), pb = imp_path_at(mb.p, mb.v, mb.a, t);
     if (b->type == IMP_SHAPE_HALFSPACE)
         pa = imp_sub(pa, imp_path_at(imp_v3(0, 0, 0), mb.v, mb.a, t));
@@ -85,8 +86,8 @@ static void test_boxes_head_on(void **state) {
     (void)state;
     imp_shape a = box3(1, 1, 1, identity()), b = box3(0.5, 0.5, 0.5, identity());
     /* b's -x face (at x - 0.5) meets a's +x face (x = 1) when 10 - 4t = 1.5 */
-    imp_toi_result r = adv(&a, still(imp_v3(0, 0, 0)), &b, moving(imp_v3(10, 0.2, -0.3), imp_v3(-4, 0, 0)),
-                           INFINITY);
+    imp_toi_result r = adv(&a, still(imp_v3(0, 0, 0)), &b,
+                           moving(imp_v3(10, 0.2, -0.3), imp_v3(-4, 0, 0)), INFINITY);
     assert_hit_at(r, 2.125, TOL / 4);
     assert_vec_near(r.normal, imp_v3(1, 0, 0), 1e-12);
     assert_true(fabs(r.point.x - 1.0) <= TOL);
@@ -112,9 +113,8 @@ static void test_sphere_falls_on_rotated_box(void **state) {
     /* the top face's normal is (-sin th, cos th, 0), 0.5 from the centre: the centre of
      * the falling sphere touches it at height y with cos(th) y = 0.5 + 0.5 */
     double y = 1.0 / cos(th), t = sqrt((5.0 - y) / (g / 2));
-    imp_toi_result r =
-        adv(&a, still(imp_v3(0, 0, 0)), &b, motion3(imp_v3(0, 5, 0), imp_v3(0, 0, 0), imp_v3(0, -g, 0)),
-            INFINITY);
+    imp_toi_result r = adv(&a, still(imp_v3(0, 0, 0)), &b,
+                           motion3(imp_v3(0, 5, 0), imp_v3(0, 0, 0), imp_v3(0, -g, 0)), INFINITY);
     assert_hit_at(r, t, 1e-9);
     assert_vec_near(r.normal, imp_v3(-sin(th), cos(th), 0), 1e-9);
     assert_vec_near(r.point, imp_v3(0.5 * sin(th), y - 0.5 * cos(th), 0), 1e-8);
@@ -130,8 +130,8 @@ static void test_capsule_against_polyhedron(void **state) {
     imp_vec3 oct[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
     imp_shape a = polyhedron(oct, 6), b = capsule(imp_v3(0, -1, 0), imp_v3(0, 1, 0), 0.25);
     /* the capsule's side meets the vertex (1, 0, 0) when its axis is at x = 1.25 */
-    imp_toi_result r = adv(&a, still(imp_v3(0, 0, 0)), &b, moving(imp_v3(5, 0.3, 0), imp_v3(-2, 0, 0)),
-                           INFINITY);
+    imp_toi_result r =
+        adv(&a, still(imp_v3(0, 0, 0)), &b, moving(imp_v3(5, 0.3, 0), imp_v3(-2, 0, 0)), INFINITY);
     assert_hit_at(r, 1.875, TOL);
     assert_vec_near(r.normal, imp_v3(1, 0, 0), 1e-9);
     assert_vec_near(r.point, imp_v3(1, 0, 0), 1e-8); /* the vertex, on the capsule's side */
@@ -220,7 +220,8 @@ static void test_misses_and_grazes(void **state) {
 
 static void test_touching_at_zero(void **state) {
     (void)state;
-    imp_shape a = box3(1, 1, 1, identity()), b = box3(0.5, 0.5, 0.5, axis_angle(imp_v3(0, 1, 0), 0.4));
+    imp_shape a = box3(1, 1, 1, identity()),
+              b = box3(0.5, 0.5, 0.5, axis_angle(imp_v3(0, 1, 0), 0.4));
     imp_motion ma = still(imp_v3(0, 0, 0));
     imp_vec3 on_top = imp_v3(0.2, 1.5, -0.1); /* resting on a's top face */
     /* approaching: a hit at 0 */
@@ -263,8 +264,8 @@ static void test_touching_at_zero(void **state) {
 static void test_overlapping_at_zero(void **state) {
     (void)state;
     imp_shape a = box3(1, 1, 1, identity()), b = box3(0.5, 0.5, 0.5, identity());
-    imp_toi_result r = adv(&a, still(imp_v3(0, 0, 0)), &b, moving(imp_v3(1.2, 0, 0), imp_v3(5, 0, 0)),
-                           INFINITY);
+    imp_toi_result r =
+        adv(&a, still(imp_v3(0, 0, 0)), &b, moving(imp_v3(1.2, 0, 0), imp_v3(5, 0, 0)), INFINITY);
     assert_int_equal(r.state, IMP_TOI_OVERLAPPING);
     assert_true(r.time == 0);
     assert_true(fabs(r.depth - 0.3) <= 1e-12);
@@ -281,9 +282,11 @@ static void test_closest_points(void **state) {
     /* imp_overlap_closest agrees with imp_overlap and its points are on the shapes */
     imp_vec3 oct[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
     imp_shape o = polyhedron(oct, 6), bx = box3(1, 2, 0.5, axis_angle(imp_v3(0, 0, 1), 0.2));
-    imp_shape c = capsule(imp_v3(0, 0, -1), imp_v3(0, 0, 1), 0.5), h = halfspace(imp_v3(0, 0, 1), -3);
+    imp_shape c = capsule(imp_v3(0, 0, -1), imp_v3(0, 0, 1), 0.5),
+              h = halfspace(imp_v3(0, 0, 1), -3);
     imp_vec3 ca = imp_v3(9, 9, 9), cb = ca;
-    imp_overlap_result r = imp_overlap_closest(&o, imp_v3(0, 0, 0), &c, imp_v3(3, 0, 0), 3, &ca, &cb);
+    imp_overlap_result r =
+        imp_overlap_closest(&o, imp_v3(0, 0, 0), &c, imp_v3(3, 0, 0), 3, &ca, &cb);
     assert_int_equal(r.state, IMP_OVERLAP_APART);
     assert_true(fabs(r.distance - 1.5) <= 1e-12);
     assert_vec_near(ca, imp_v3(1, 0, 0), 1e-12);
@@ -326,20 +329,22 @@ static void test_closest_points_random(void **state) {
         imp_vec3 va[10], vb[10];
         imp_shape a = random_shape(&rng, (int)(imp_rng_next(&rng) % 4), va);
         imp_shape b = random_shape(&rng, (int)(imp_rng_next(&rng) % 4), vb);
-        imp_vec3 pa = random_vec(&rng, 2), pb = imp_madd(pa, random_unit(&rng), imp_rng_uniform(&rng, 0.5, 4));
+        imp_vec3 pa = random_vec(&rng, 2),
+                 pb = imp_madd(pa, random_unit(&rng), imp_rng_uniform(&rng, 0.5, 4));
         imp_vec3 ca, cb;
         imp_overlap_result r = imp_overlap_closest(&a, pa, &b, pb, 3, &ca, &cb);
         imp_overlap_result s = imp_overlap(&a, pa, &b, pb, 3);
         assert_int_equal(r.state, s.state);
         assert_true(r.distance == s.distance && r.depth == s.depth);
-        if (r.state != IMP_OVERLAP_APART)
-            continue;
+        if (r.state != IMP_OVERLAP_APART) continue;
         ++apart;
         double e1 = imp_len(imp_sub(imp_sub(cb, ca), imp_scale(r.normal, r.distance)));
         double e2 = point_gap(&a, pa, ca), e3 = point_gap(&b, pb, cb);
         if (!(e1 <= 1e-9 && e2 <= 1e-9 && e3 <= 1e-9))
-            fail_msg("seed %#llx case %d (types %d, %d): cb - ca off by %.3g, ca %.3g off a, cb %.3g "
-                     "off b", (unsigned long long)seed, k, a.type, b.type, e1, e2, e3);
+            fail_msg(
+                "seed %#llx case %d (types %d, %d): cb - ca off by %.3g, ca %.3g off a, cb %.3g "
+                "off b",
+                (unsigned long long)seed, k, a.type, b.type, e1, e2, e3);
     }
     assert_true(apart > 1000);
 }
@@ -349,8 +354,10 @@ static void test_closest_points_random(void **state) {
  * exposes it). Approaching at unit speed along the normal: the touch is ~4.67e-5 later. */
 static void test_boxes_overlap_calls_touching(void **state) {
     (void)state;
-    imp_quat qa = {-0.31487693746373002, 0.6114269680285298, -0.48992141536475553, 0.53571128771745724};
-    imp_quat qb = {0.49279607711141993, -0.56223212794615673, -0.62187790354731465, 0.23305564521875194};
+    imp_quat qa = {-0.31487693746373002, 0.6114269680285298, -0.48992141536475553,
+                   0.53571128771745724};
+    imp_quat qb = {0.49279607711141993, -0.56223212794615673, -0.62187790354731465,
+                   0.23305564521875194};
     imp_shape a = box3(0.4843881272845999, 0.81608082328606812, 0.94532854452452519, qa);
     imp_shape b = box3(0.73331143575110302, 0.51050454386147748, 0.26822119346773593, qb);
     imp_vec3 pa = imp_v3(-2.7063560404697937, -1.4640747845139508, -1.8873467830434818);
@@ -383,15 +390,14 @@ static void test_2d_box_and_circle(void **state) {
 /* kind 0 sphere, 1 capsule, 2 box, 3 polyhedron; buf holds >= 10 points */
 static imp_shape random_shape(uint64_t *rng, int kind, imp_vec3 *buf) {
     switch (kind) {
-    case 0:
-        return sphere(imp_rng_uniform(rng, 0.1, 1));
+    case 0: return sphere(imp_rng_uniform(rng, 0.1, 1));
     case 1: {
         imp_vec3 d = imp_scale(random_unit(rng), imp_rng_uniform(rng, 0.2, 1));
         return capsule(d, imp_neg(d), imp_rng_uniform(rng, 0, 0.6));
     }
     case 2:
-        return box3(imp_rng_uniform(rng, 0.2, 1), imp_rng_uniform(rng, 0.2, 1), imp_rng_uniform(rng, 0.2, 1),
-                   random_rotation(rng));
+        return box3(imp_rng_uniform(rng, 0.2, 1), imp_rng_uniform(rng, 0.2, 1),
+                    imp_rng_uniform(rng, 0.2, 1), random_rotation(rng));
     default: {
         size_t n = 6 + (size_t)(imp_rng_next(rng) % 5);
         double r = imp_rng_uniform(rng, 0.3, 1.2);
@@ -413,7 +419,8 @@ static void random_motions(uint64_t *rng, int accel, imp_motion *ma, imp_motion 
 }
 
 static double sphere_gap(imp_motion ma, double ra, imp_motion mb, double rb, double t) {
-    return imp_len(imp_sub(imp_path_at(mb.p, mb.v, mb.a, t), imp_path_at(ma.p, ma.v, ma.a, t))) - ra - rb;
+    return imp_len(imp_sub(imp_path_at(mb.p, mb.v, mb.a, t), imp_path_at(ma.p, ma.v, ma.a, t))) -
+           ra - rb;
 }
 
 static void test_spheres_match_sphere_solver(void **state) {
@@ -446,7 +453,8 @@ static void test_spheres_match_sphere_solver(void **state) {
             double g = sphere_gap(ma, ra, mb, rb, r.time);
             ok = fabs(g) <= TOL + 1e-12;
             if (s.state == IMP_TOI_HIT) {
-                imp_vec3 dv = imp_sub(imp_path_vel(mb.v, mb.a, s.time), imp_path_vel(ma.v, ma.a, s.time));
+                imp_vec3 dv =
+                    imp_sub(imp_path_vel(mb.v, mb.a, s.time), imp_path_vel(ma.v, ma.a, s.time));
                 double closing = -imp_dot(s.normal, dv);
                 ok = ok && r.time <= s.time + 1e-12 && (s.time - r.time) * closing <= 2 * TOL;
             }
@@ -454,11 +462,14 @@ static void test_spheres_match_sphere_solver(void **state) {
             ok = r.state == s.state && r.state == IMP_TOI_NONE;
         }
         if (!ok)
-            fail_msg("seed %#llx case %d: %d at %.17g (depth %.3g), spheres say %d at %.17g (depth %.3g)",
-                     (unsigned long long)seed, k, r.state, r.time, r.depth, s.state, s.time, s.depth);
+            fail_msg("seed %#llx case %d: %d at %.17g (depth %.3g), spheres say %d at %.17g (depth "
+                     "%.3g)",
+                     (unsigned long long)seed, k, r.state, r.time, r.depth, s.state, s.time,
+                     s.depth);
         if (r.state == IMP_TOI_HIT) {
             ++hits;
-            imp_vec3 dv = imp_sub(imp_path_vel(mb.v, mb.a, s.time), imp_path_vel(ma.v, ma.a, s.time));
+            imp_vec3 dv =
+                imp_sub(imp_path_vel(mb.v, mb.a, s.time), imp_path_vel(ma.v, ma.a, s.time));
             if (s.state == IMP_TOI_HIT && -imp_dot(s.normal, dv) > 0.01) { /* not a graze */
                 assert_vec_near(r.normal, s.normal, 1e-6);
                 assert_vec_near(r.point, s.point, 1e-6);
@@ -496,8 +507,8 @@ static void test_random_pairs_against_static_overlap(void **state) {
         imp_toi_result r = imp_toi_advance(&a, &ma, &b, &mb, 3, horizon, TOL);
         double end = horizon;
         if (r.state == IMP_TOI_FAILED)
-            fail_msg("seed %#llx case %d (types %d, %d): failed", (unsigned long long)seed, k, a.type,
-                     b.type);
+            fail_msg("seed %#llx case %d (types %d, %d): failed", (unsigned long long)seed, k,
+                     a.type, b.type);
         if (r.state == IMP_TOI_OVERLAPPING) {
             double g = gap_at(&a, ma, &b, mb, 0);
             if (!(-g > TOL) || fabs(-g - r.depth) > 1e-12)
@@ -530,7 +541,8 @@ static void test_random_pairs_against_static_overlap(void **state) {
         }
     }
     print_message("pairs: hits %d (%d at 0), none %d, overlapping %d; %d with a halfspace, %d "
-                  "started touching\n", hits, at0, nones, over, with_h, touching);
+                  "started touching\n",
+                  hits, at0, nones, over, with_h, touching);
     assert_true(hits > 2000 && nones > 1000);
 }
 

@@ -27,8 +27,8 @@
 static imp_toi_result solve(const imp_shape *s, imp_motion m, imp_vec3 n, double offset,
                             imp_motion plane, int dim, double horizon) {
     imp_vec3 buf[8];
-    imp_toi_halfspace_input in = {.body = m, .normal = n, .offset = offset, .plane = plane,
-                                  .horizon = horizon};
+    imp_toi_halfspace_input in = {
+        .body = m, .normal = n, .offset = offset, .plane = plane, .horizon = horizon};
     in.n = imp_shape_points(s, dim, buf, &in.verts, &in.radius);
     assert_true(in.n > 0);
     return imp_toi_halfspace(&in);
@@ -41,11 +41,13 @@ static void test_known_answers(void **state) {
     imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 1};
     imp_vec3 up = imp_v3(0, 1, 0), o = imp_v3(0, 0, 0);
     /* dropped from 5 under a = -2: the bottom falls 4 = t^2 */
-    imp_toi_result r = solve(&ball, motion3(imp_v3(0, 5, 0), o, imp_v3(0, -2, 0)), up, 0, STILL, 2, 10);
+    imp_toi_result r =
+        solve(&ball, motion3(imp_v3(0, 5, 0), o, imp_v3(0, -2, 0)), up, 0, STILL, 2, 10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 2 && r.normal.y == -1);
     assert_true(r.point.x == 0 && r.point.y == 0 && r.pa.y == 1);
     /* thrown up at 2 from a gap of 0: touching and leaving; it comes back at t = 2 */
-    r = solve(&ball, motion3(imp_v3(0, 1, 0), imp_v3(0, 2, 0), imp_v3(0, -2, 0)), up, 0, STILL, 2, 10);
+    r = solve(&ball, motion3(imp_v3(0, 1, 0), imp_v3(0, 2, 0), imp_v3(0, -2, 0)), up, 0, STILL, 2,
+              10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 2);
     /* its apex just grazes a ceiling (a halfspace y >= 3, normal down): no contact */
     r = solve(&ball, motion3(imp_v3(0, 1, 0), imp_v3(0, 2, 0), imp_v3(0, -2, 0)), imp_v3(0, -1, 0),
@@ -58,8 +60,10 @@ static void test_known_answers(void **state) {
     r = solve(&ball, motion3(imp_v3(0, 3, 0), o, o), up, 0, motion3(o, imp_v3(0, 1, 0), o), 2, 10);
     assert_true(r.state == IMP_TOI_HIT && r.time == 2 && r.pb.y == 2);
     /* a 3D box turned 45 degrees about x lands on its lowest edge, sqrt 2 below its centre */
-    imp_shape bx = {.type = IMP_SHAPE_BOX, .half = imp_v3(1, 1, 1),
-                    .rot = {cos(3.14159265358979323846 / 8), sin(3.14159265358979323846 / 8), 0, 0}};
+    imp_shape bx = {
+        .type = IMP_SHAPE_BOX,
+        .half = imp_v3(1, 1, 1),
+        .rot = {cos(3.14159265358979323846 / 8), sin(3.14159265358979323846 / 8), 0, 0}};
     r = solve(&bx, motion3(imp_v3(0, 0, 10), imp_v3(0, 0, -1), o), imp_v3(0, 0, 1), 0, STILL, 3,
               INFINITY);
     assert_int_equal(r.state, IMP_TOI_HIT);
@@ -87,12 +91,12 @@ static void test_random_against_static_overlap(void **state) {
                             .radius = imp_rng_uniform(&rng, 0.05, 1)};
             break;
         default: {
-            imp_quat q = dim == 3 ? (imp_quat){imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
-                                               imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1)}
-                                  : imp_quat_from_angle(imp_rng_uniform(&rng, -3, 3));
+            imp_quat q =
+                dim == 3 ? (imp_quat){imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
+                                      imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1)}
+                         : imp_quat_from_angle(imp_rng_uniform(&rng, -3, 3));
             imp_quat u;
-            if (imp_quat_normalize(q, &u) != 0)
-                u = (imp_quat){1, 0, 0, 0};
+            if (imp_quat_normalize(q, &u) != 0) u = (imp_quat){1, 0, 0, 0};
             s = (imp_shape){.type = IMP_SHAPE_BOX,
                             .half = imp_v3(size, imp_rng_uniform(&rng, 0.2, 2),
                                            dim == 3 ? imp_rng_uniform(&rng, 0.2, 2) : 0),
@@ -103,19 +107,19 @@ static void test_random_against_static_overlap(void **state) {
                             dim == 3 ? imp_rng_uniform(&rng, -1, 1) : 0);
         n = imp_scale(n, 1 / imp_len(n));
         double offset = imp_rng_uniform(&rng, -2, 2);
-        imp_vec3 acc = k % 4 < 2 ? imp_v3(0, 0, 0)
-                                 : imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
-                                          dim == 3 ? imp_rng_uniform(&rng, -1, 1) : 0);
+        imp_vec3 acc = k % 4 < 2
+                           ? imp_v3(0, 0, 0)
+                           : imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
+                                    dim == 3 ? imp_rng_uniform(&rng, -1, 1) : 0);
         imp_motion m = motion3(imp_v3(imp_rng_uniform(&rng, -5, 5), imp_rng_uniform(&rng, -5, 5),
-                                     dim == 3 ? imp_rng_uniform(&rng, -5, 5) : 0),
-                              imp_v3(imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
-                                     dim == 3 ? imp_rng_uniform(&rng, -2, 2) : 0),
-                              acc);
+                                      dim == 3 ? imp_rng_uniform(&rng, -5, 5) : 0),
+                               imp_v3(imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
+                                      dim == 3 ? imp_rng_uniform(&rng, -2, 2) : 0),
+                               acc);
         imp_toi_result r = solve(&s, m, n, offset, STILL, dim, 5);
         imp_shape h = {.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset};
         const char *bad = imp_test_toi_check(&s, &m, &h, &STILL, dim, 5, &r, 1e-9 * 20, -1, 100);
-        if (bad)
-            fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
+        if (bad) fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
         hits += r.state == IMP_TOI_HIT;
         nones += r.state == IMP_TOI_NONE;
     }

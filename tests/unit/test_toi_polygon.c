@@ -44,7 +44,8 @@ static void test_known_answers(void **state) {
     (void)state;
     imp_shape bx = box2(1, 1, 0), diamond = box2(1, 1, PI / 4);
     /* head-on: faces 3 apart closing at 1 */
-    imp_toi_result r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &bx, motion2(5, 0, 0, 0, 0, 0), INFINITY);
+    imp_toi_result r =
+        solve(&bx, motion2(0, 0, 1, 0, 0, 0), &bx, motion2(5, 0, 0, 0, 0, 0), INFINITY);
     assert_int_equal(r.state, IMP_TOI_HIT);
     assert_true(r.time == 3.0 && r.normal.x == 1 && r.normal.y == 0);
     assert_true(r.point.x == 4.0 && r.point.y == 0.0);
@@ -55,8 +56,7 @@ static void test_known_answers(void **state) {
     r = solve(&bx, motion2(0, 0, 0, 0, 0, 0), &diamond, motion2(0, 10, 0, 0, 0, -2), 10);
     assert_int_equal(r.state, IMP_TOI_HIT);
     double t = sqrt(10 - sqrt(2.0) - 1);
-    if (fabs(r.time - t) > 1e-15 * t)
-        fail_msg("falling diamond: %.17g, want %.17g", r.time, t);
+    if (fabs(r.time - t) > 1e-15 * t) fail_msg("falling diamond: %.17g, want %.17g", r.time, t);
     assert_true(r.normal.y == 1 && fabs(r.point.x) < 1e-15 && fabs(r.point.y - 1) < 1e-15);
     /* sliding along the top face: no contact */
     r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &bx, motion2(0, 2, 0, 0, 0, 0), 10);
@@ -77,8 +77,7 @@ static void test_known_answers(void **state) {
     /* a corner of the diamond against a vertical face, sideways */
     r = solve(&diamond, motion2(0, 0, 2, 0, 0, 0), &bx, motion2(6, 0.5, 0, 0, 0, 0), 10);
     assert_int_equal(r.state, IMP_TOI_HIT);
-    if (fabs(r.time - (5 - sqrt(2.0)) / 2) > 1e-15)
-        fail_msg("corner: %.17g", r.time);
+    if (fabs(r.time - (5 - sqrt(2.0)) / 2) > 1e-15) fail_msg("corner: %.17g", r.time);
     assert_true(r.normal.x == 1 && fabs(r.point.x - 5) < 1e-14 && fabs(r.point.y) < 1e-14);
     /* passing by with a gap */
     r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &bx, motion2(5, 2.5, 0, 0, 0, 0), INFINITY);
@@ -110,19 +109,18 @@ static void test_random_against_static_overlap(void **state) {
         imp_shape a = random_polygon(&rng, va), b = random_polygon(&rng, vb);
         int accel = k % 2;
         imp_motion ma = motion2(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
-                               imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
-                               accel ? imp_rng_uniform(&rng, -1, 1) : 0,
-                               accel ? imp_rng_uniform(&rng, -1, 1) : 0);
+                                imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
+                                accel ? imp_rng_uniform(&rng, -1, 1) : 0,
+                                accel ? imp_rng_uniform(&rng, -1, 1) : 0);
         imp_motion mb = motion2(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
-                               imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
-                               accel ? imp_rng_uniform(&rng, -1, 1) : 0,
-                               accel ? imp_rng_uniform(&rng, -1, 1) : 0);
+                                imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
+                                accel ? imp_rng_uniform(&rng, -1, 1) : 0,
+                                accel ? imp_rng_uniform(&rng, -1, 1) : 0);
         imp_toi_result r = solve(&a, ma, &b, mb, horizon);
         /* the scene's scale is about 20 */
         const char *bad =
             imp_test_toi_check(&a, &ma, &b, &mb, 2, horizon, &r, 1e-9 * 20, 1e-12 * 20, 100);
-        if (bad)
-            fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
+        if (bad) fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
         hits += r.state == IMP_TOI_HIT;
         nones += r.state == IMP_TOI_NONE;
         overlaps += r.state == IMP_TOI_OVERLAPPING;
@@ -146,15 +144,16 @@ static void test_known_answers_3d(void **state) {
     /* two boxes turned 45 degrees about different axes meet edge to edge: b's lowest edge
      * (along x, sqrt 2 below its centre) on a's highest edge (along y, sqrt 2 above) */
     double c = cos(3.14159265358979323846 / 8), s = sin(3.14159265358979323846 / 8);
-    imp_shape ay = box3(1, 1, 1, (imp_quat){c, 0, s, 0}), bxr = box3(1, 1, 1, (imp_quat){c, s, 0, 0});
+    imp_shape ay = box3(1, 1, 1, (imp_quat){c, 0, s, 0}),
+              bxr = box3(1, 1, 1, (imp_quat){c, s, 0, 0});
     mb = motion3(imp_v3(0, 0, 10), imp_v3(0, 0, -1), o);
     ma = motion3(o, o, o);
     r = imp_toi_polytopes_3d(&ay, &ma, &bxr, &mb, INFINITY);
     assert_int_equal(r.state, IMP_TOI_HIT);
-    if (fabs(r.time - (10 - 2 * sqrt(2.0))) > 1e-14)
-        fail_msg("edge to edge: %.17g", r.time);
+    if (fabs(r.time - (10 - 2 * sqrt(2.0))) > 1e-14) fail_msg("edge to edge: %.17g", r.time);
     assert_true(fabs(r.normal.z - 1) < 1e-14);
-    assert_true(fabs(r.point.x) < 1e-14 && fabs(r.point.y) < 1e-14 && fabs(r.point.z - sqrt(2.0)) < 1e-14);
+    assert_true(fabs(r.point.x) < 1e-14 && fabs(r.point.y) < 1e-14 &&
+                fabs(r.point.z - sqrt(2.0)) < 1e-14);
     /* a tetrahedron dropped under gravity onto a box: its lowest vertex falls 9 - 1 = t^2 */
     imp_vec3 tet[4] = {{0, 0, -1}, {1, 0, 1}, {-1, 1, 1}, {-1, -1, 1}};
     imp_shape th = {.type = IMP_SHAPE_POLYHEDRON, .verts = tet, .n_verts = 4};
@@ -162,7 +161,8 @@ static void test_known_answers_3d(void **state) {
     r = imp_toi_polytopes_3d(&bx, &ma, &th, &mb, 10);
     assert_int_equal(r.state, IMP_TOI_HIT);
     assert_true(fabs(r.time - sqrt(8.0)) < 1e-15 && fabs(r.normal.z - 1) < 1e-15);
-    assert_true(fabs(r.point.x - 0.3) < 1e-14 && fabs(r.point.y - 0.2) < 1e-14 && fabs(r.point.z - 1) < 1e-14);
+    assert_true(fabs(r.point.x - 0.3) < 1e-14 && fabs(r.point.y - 0.2) < 1e-14 &&
+                fabs(r.point.z - 1) < 1e-14);
     /* sliding along a face, a miss, overlapping */
     mb = motion3(imp_v3(-5, 0, 2), imp_v3(1, 0, 0), o);
     assert_int_equal(imp_toi_polytopes_3d(&bx, &ma, &bx, &mb, 10).state, IMP_TOI_NONE);
@@ -176,9 +176,9 @@ static void test_known_answers_3d(void **state) {
 static imp_shape random_polytope(uint64_t *rng, imp_vec3 *vbuf) {
     if (imp_rng_unit(rng) < 0.5) {
         imp_quat q = {imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
-                      imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1)}, u;
-        if (imp_quat_normalize(q, &u) != 0)
-            u = (imp_quat){1, 0, 0, 0};
+                      imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1)},
+                 u;
+        if (imp_quat_normalize(q, &u) != 0) u = (imp_quat){1, 0, 0, 0};
         return box3(imp_rng_uniform(rng, 0.2, 2), imp_rng_uniform(rng, 0.2, 2),
                     imp_rng_uniform(rng, 0.2, 2), u);
     }
@@ -204,17 +204,17 @@ static void test_random_3d_against_static_overlap(void **state) {
         int accel = k % 2;
         imp_motion m[2];
         for (int j = 0; j < 2; ++j)
-            m[j] = motion3(imp_v3(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
-                                  imp_rng_uniform(&rng, -4, 4)),
-                           imp_v3(imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
-                                  imp_rng_uniform(&rng, -2, 2)),
-                           accel ? imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
-                                          imp_rng_uniform(&rng, -1, 1))
-                                 : imp_v3(0, 0, 0));
+            m[j] =
+                motion3(imp_v3(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
+                               imp_rng_uniform(&rng, -4, 4)),
+                        imp_v3(imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
+                               imp_rng_uniform(&rng, -2, 2)),
+                        accel ? imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
+                                       imp_rng_uniform(&rng, -1, 1))
+                              : imp_v3(0, 0, 0));
         imp_toi_result r = imp_toi_polytopes_3d(&a, &m[0], &b, &m[1], 5);
         const char *bad = imp_test_toi_check(&a, &m[0], &b, &m[1], 3, 5, &r, 1e-9 * 20, -1, 40);
-        if (bad)
-            fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
+        if (bad) fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
         hits += r.state == IMP_TOI_HIT;
         nones += r.state == IMP_TOI_NONE;
     }
@@ -237,12 +237,13 @@ static void test_swept_sat_agrees_with_advancement(void **state) {
         imp_shape a = random_polytope(&rng, va), b = random_polytope(&rng, vb);
         imp_motion m[2];
         for (int j = 0; j < 2; ++j)
-            m[j] = motion3(imp_v3(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
-                                  imp_rng_uniform(&rng, -4, 4)),
-                           imp_v3(imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
-                                  imp_rng_uniform(&rng, -2, 2)),
-                           k % 2 ? imp_v3(imp_rng_uniform(&rng, -1, 1), 0, imp_rng_uniform(&rng, -1, 1))
-                                 : imp_v3(0, 0, 0));
+            m[j] = motion3(
+                imp_v3(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
+                       imp_rng_uniform(&rng, -4, 4)),
+                imp_v3(imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
+                       imp_rng_uniform(&rng, -2, 2)),
+                k % 2 ? imp_v3(imp_rng_uniform(&rng, -1, 1), 0, imp_rng_uniform(&rng, -1, 1))
+                      : imp_v3(0, 0, 0));
         imp_toi_result r = imp_toi_polytopes_3d(&a, &m[0], &b, &m[1], 5);
         imp_toi_result c = imp_toi_advance(&a, &m[0], &b, &m[1], 3, 5, tol);
         if (r.state == IMP_TOI_OVERLAPPING || c.state == IMP_TOI_OVERLAPPING)

@@ -43,7 +43,8 @@ static imp_toi_result solve(const imp_shape *a, imp_motion ma, const imp_shape *
 static void test_known_answers(void **state) {
     (void)state;
     imp_shape bx = box2(1, 1, 0), c1 = sphere(1);
-    imp_toi_result r = solve(&bx, motion2(0, 0, 1, 0, 0, 0), &c1, motion2(5, 0, 0, 0, 0, 0), INFINITY);
+    imp_toi_result r =
+        solve(&bx, motion2(0, 0, 1, 0, 0, 0), &c1, motion2(5, 0, 0, 0, 0, 0), INFINITY);
     assert_true(r.state == IMP_TOI_HIT && r.time == 3 && r.normal.x == 1);
     assert_true(r.point.x == 4 && r.point.y == 0);
     /* a circle coming at the corner along the diagonal */
@@ -61,8 +62,7 @@ static void test_known_answers(void **state) {
     /* ... and on its rounded end: |(1.5, 5 - t^2) - (1, 0)| = 1 */
     r = solve(&cap, motion2(0, 0, 0, 0, 0, 0), &half, motion2(1.5, 5, 0, 0, 0, -2), 10);
     assert_int_equal(r.state, IMP_TOI_HIT);
-    if (fabs(r.time - sqrt(5 - sqrt(0.75))) > 1e-14)
-        fail_msg("capsule end: %.17g", r.time);
+    if (fabs(r.time - sqrt(5 - sqrt(0.75))) > 1e-14) fail_msg("capsule end: %.17g", r.time);
     /* crossing segments: the horizontal one's end meets the vertical one */
     imp_shape sv = capsule(imp_v3(0, -1, 0), imp_v3(0, 1, 0), 0);
     imp_shape sh = capsule(imp_v3(-1, 0, 0), imp_v3(1, 0, 0), 0);
@@ -107,8 +107,9 @@ static imp_shape random_shape(uint64_t *rng, imp_vec3 *vbuf, int kinds) {
 
 static imp_motion random_motion(uint64_t *rng, int accel) {
     return motion2(imp_rng_uniform(rng, -4, 4), imp_rng_uniform(rng, -4, 4),
-                  imp_rng_uniform(rng, -2, 2), imp_rng_uniform(rng, -2, 2),
-                  accel ? imp_rng_uniform(rng, -1, 1) : 0, accel ? imp_rng_uniform(rng, -1, 1) : 0);
+                   imp_rng_uniform(rng, -2, 2), imp_rng_uniform(rng, -2, 2),
+                   accel ? imp_rng_uniform(rng, -1, 1) : 0,
+                   accel ? imp_rng_uniform(rng, -1, 1) : 0);
 }
 
 /* agreement of times: 1e-9 relative, or 1e-12 absolute near 0 (the contract) */
@@ -120,7 +121,8 @@ static void test_circles_match_sphere_solver(void **state) {
     uint64_t rng = seed;
     int hits = 0;
     for (int k = 0; k < 20000; ++k) {
-        imp_shape a = sphere(imp_rng_uniform(&rng, 0.1, 2)), b = sphere(imp_rng_uniform(&rng, 0.1, 2));
+        imp_shape a = sphere(imp_rng_uniform(&rng, 0.1, 2)),
+                  b = sphere(imp_rng_uniform(&rng, 0.1, 2));
         imp_motion ma = random_motion(&rng, k % 2), mb = random_motion(&rng, k % 2);
         imp_toi_result r = solve(&a, ma, &b, mb, 5);
         imp_toi_spheres_input si = {ma, mb, a.radius, b.radius, 5};
@@ -160,7 +162,8 @@ static void test_polygons_match_swept_sat(void **state) {
             (r.state == IMP_TOI_OVERLAPPING && fabs(r.depth - s.depth) > 1e-12 * 20))
             fail_msg("seed %#llx case %d: %d at %.17g (depth %.17g), swept SAT says %d at %.17g "
                      "(depth %.17g)",
-                     (unsigned long long)seed, k, r.state, r.time, r.depth, s.state, s.time, s.depth);
+                     (unsigned long long)seed, k, r.state, r.time, r.depth, s.state, s.time,
+                     s.depth);
         hits += r.state == IMP_TOI_HIT;
     }
     assert_true(hits > 500);
@@ -176,7 +179,8 @@ static void test_every_pair_against_static_overlap(void **state) {
         imp_shape a = random_shape(&rng, va, 4), b = random_shape(&rng, vb, 4);
         imp_motion ma = random_motion(&rng, k % 2), mb = random_motion(&rng, k % 2);
         imp_toi_result r = solve(&a, ma, &b, mb, 5);
-        const char *bad = imp_test_toi_check(&a, &ma, &b, &mb, 2, 5, &r, 1e-9 * 20, 1e-12 * 20, 100);
+        const char *bad =
+            imp_test_toi_check(&a, &ma, &b, &mb, 2, 5, &r, 1e-9 * 20, 1e-12 * 20, 100);
         if (bad)
             fail_msg("seed %#llx case %d (types %d, %d): %s", (unsigned long long)seed, k, a.type,
                      b.type, bad);
@@ -196,12 +200,13 @@ static void test_segments_meet_at_a_corner(void **state) {
     imp_shape a = capsule(imp_v3(-2.9997253376058595, -2.9062485694666971, 0),
                           imp_v3(-2.9873655298695354, 0.24705882352941178, 0), 0);
     imp_shape b = capsule(imp_v3(-3, -2.9062485694666971, 0), imp_v3(-2.9766536964980546, 3, 0), 0);
-    imp_motion ma = motion2(10, 10, 5, 5, 0, 0), mb = motion2(10, 10, 4.9754329747463188, -1.3137254901960786, 0, 0);
+    imp_motion ma = motion2(10, 10, 5, 5, 0, 0),
+               mb = motion2(10, 10, 4.9754329747463188, -1.3137254901960786, 0, 0);
     imp_toi_result r = solve(&a, ma, &b, mb, 3.6925882352941177);
     assert_int_equal(r.state, IMP_TOI_HIT);
-    const char *bad = imp_test_toi_check(&a, &ma, &b, &mb, 2, 3.6925882352941177, &r, 1e-9 * 20, -1, 400);
-    if (bad)
-        fail_msg("%s", bad);
+    const char *bad =
+        imp_test_toi_check(&a, &ma, &b, &mb, 2, 3.6925882352941177, &r, 1e-9 * 20, -1, 400);
+    if (bad) fail_msg("%s", bad);
 }
 
 int main(void) {

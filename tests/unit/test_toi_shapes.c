@@ -11,13 +11,12 @@
  * touching at t = 0 approaching and parting; overlapping at t = 0.
  * Properties, on 100,000 random pairs per dimension over every pair of
  * shape types (halfspaces moving too), linear and accelerated, a tenth
- * starting in contact and a twentieth interpenetrating: at a reported hit the static overlap test (SAT and
- * GJK, no sweep: an independent method) measures the shapes touching to
- * within 1e-9 of the scene's scale, just before it and at sampled earlier
- * times they do not interpenetrate, a `none` never interpenetrates at the
- * sampled times, and an overlap at 0 has the static depth. And the exact
- * 3D cast against conservative advancement (a different algorithm) on
- * random pairs: same verdict and times within the fallback's tolerance.
+ * starting in contact and a twentieth interpenetrating: at a reported hit the static overlap test
+ * (SAT and GJK, no sweep: an independent method) measures the shapes touching to within 1e-9 of the
+ * scene's scale, just before it and at sampled earlier times they do not interpenetrate, a `none`
+ * never interpenetrates at the sampled times, and an overlap at 0 has the static depth. And the
+ * exact 3D cast against conservative advancement (a different algorithm) on random pairs: same
+ * verdict and times within the fallback's tolerance.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -48,8 +47,7 @@ static const imp_quat ID = {1, 0, 0, 0};
 static imp_toi_result toi3(imp_shape a, imp_motion ma, imp_shape b, imp_motion mb, double h) {
     imp_toi_result r = imp_toi_shapes(&a, &ma, &b, &mb, 3, h);
     const char *bad = imp_test_toi_check(&a, &ma, &b, &mb, 3, h, &r, 1e-12, 1e-12, 50);
-    if (bad)
-        fail_msg("%s", bad);
+    if (bad) fail_msg("%s", bad);
     assert_true(r.tolerance == 0.0); /* exact, not advancement */
     return r;
 }
@@ -59,8 +57,7 @@ static imp_motion at(double x, double y, double z, double vx, double vy, double 
 }
 
 static void assert_near(double x, double y, double tol) {
-    if (!(fabs(x - y) <= tol))
-        fail_msg("%.17g, expected %.17g", x, y);
+    if (!(fabs(x - y) <= tol)) fail_msg("%.17g, expected %.17g", x, y);
 }
 
 static void assert_vec_near(imp_vec3 x, imp_vec3 y, double tol) {
@@ -70,8 +67,7 @@ static void assert_vec_near(imp_vec3 x, imp_vec3 y, double tol) {
 }
 
 static void assert_hit(imp_toi_result r, double t, imp_vec3 normal, imp_vec3 point) {
-    if (r.state != IMP_TOI_HIT)
-        fail_msg("state %d, expected a hit at %.17g", r.state, t);
+    if (r.state != IMP_TOI_HIT) fail_msg("state %d, expected a hit at %.17g", r.state, t);
     assert_near(r.time, t, 1e-14);
     assert_vec_near(r.normal, normal, 1e-12);
     assert_vec_near(r.point, point, 1e-12);
@@ -220,7 +216,8 @@ static void random_pairs_against_static_overlap(int dim, uint64_t seed) {
         }
         imp_toi_result r = imp_toi_shapes(&a, &ma, &b, &mb, dim, horizon);
         if (r.state == IMP_TOI_FAILED)
-            fail_msg("seed %#llx case %d (kinds %d, %d): failed", (unsigned long long)seed, k, ka, kb);
+            fail_msg("seed %#llx case %d (kinds %d, %d): failed", (unsigned long long)seed, k, ka,
+                     kb);
         double tol = TOL + r.tolerance;
         const char *bad = imp_test_toi_check(&a, &ma, &b, &mb, dim, horizon, &r, tol,
                                              r.tolerance > 0 ? -1 : TOL, 4);
@@ -273,14 +270,12 @@ static void test_exact_agrees_with_advancement(void **state) {
         imp_shape a = random_shape_of(&rng, 3, ka, va), b = random_shape_of(&rng, 3, kb, vb);
         imp_motion ma, mb;
         random_pair_motions(&rng, 3, n % 2, &ma, &mb);
-        if (!imp_toi_shapes_closed_form(&a, &b, 3) || (ka == 0 && kb == 0))
-            continue;
+        if (!imp_toi_shapes_closed_form(&a, &b, 3) || (ka == 0 && kb == 0)) continue;
         ++n;
         imp_toi_result r = imp_toi_shapes(&a, &ma, &b, &mb, 3, 5);
         imp_toi_result c = imp_toi_advance(&a, &ma, &b, &mb, 3, 5, tol);
         assert_true(r.tolerance == 0.0);
-        if (r.state == IMP_TOI_OVERLAPPING || c.state == IMP_TOI_OVERLAPPING)
-            continue;
+        if (r.state == IMP_TOI_OVERLAPPING || c.state == IMP_TOI_OVERLAPPING) continue;
         if (r.state == IMP_TOI_NONE && c.state == IMP_TOI_HIT &&
             imp_test_penetration(&a, &ma, &b, &mb, 3, c.time) >= -2 * tol) {
             ++graze; /* came within the fallback's tolerance without touching */
@@ -293,8 +288,9 @@ static void test_exact_agrees_with_advancement(void **state) {
         double slack = 2 * tol / (closing > 1e-9 ? closing : 1e-9) + 1e-12;
         if (r.state != c.state ||
             (r.state == IMP_TOI_HIT && !(c.time <= r.time + 1e-12 && r.time - c.time <= slack)))
-            fail_msg("seed %#llx case %d (kinds %d, %d): exact %d at %.17g, advancement %d at %.17g",
-                     (unsigned long long)seed, n, ka, kb, r.state, r.time, c.state, c.time);
+            fail_msg(
+                "seed %#llx case %d (kinds %d, %d): exact %d at %.17g, advancement %d at %.17g",
+                (unsigned long long)seed, n, ka, kb, r.state, r.time, c.state, c.time);
         hits += r.state == IMP_TOI_HIT;
     }
     print_message("agreement: %d hits, %d grazes within the tolerance\n", hits, graze);

@@ -15,8 +15,8 @@
 #include "core/toi.h"
 #include "tests/rng.h"
 
-static imp_toi_result run(imp_vec3 pa, imp_vec3 va, imp_vec3 aa, double ra, imp_vec3 pb, imp_vec3 vb,
-                          imp_vec3 ab, double rb, double h) {
+static imp_toi_result run(imp_vec3 pa, imp_vec3 va, imp_vec3 aa, double ra, imp_vec3 pb,
+                          imp_vec3 vb, imp_vec3 ab, double rb, double h) {
     imp_toi_spheres_input in = {{pa, va, aa}, {pb, vb, ab}, ra, rb, h};
     return imp_toi_spheres(&in);
 }
@@ -25,7 +25,8 @@ static imp_toi_result run(imp_vec3 pa, imp_vec3 va, imp_vec3 aa, double ra, imp_
 
 static void test_head_on(void **s) {
     (void)s;
-    imp_toi_result r = run(V(0, 0, 0), V(1, 0, 0), Z, 0.5, V(3, 0, 0), V(-1, 0, 0), Z, 0.5, INFINITY);
+    imp_toi_result r =
+        run(V(0, 0, 0), V(1, 0, 0), Z, 0.5, V(3, 0, 0), V(-1, 0, 0), Z, 0.5, INFINITY);
     assert_int_equal(r.state, IMP_TOI_HIT);
     assert_true(r.time == 1.0);
     assert_true(r.normal.x == 1.0 && r.normal.y == 0.0);
@@ -154,9 +155,13 @@ static void test_property_random_pairs(void **s) {
         imp_toi_spheres_input in;
         imp_motion *m[2] = {&in.a, &in.b};
         for (int j = 0; j < 2; ++j) {
-            m[j]->p = V(imp_rng_uniform(&st, -4, 4), imp_rng_uniform(&st, -4, 4), dim3 ? imp_rng_uniform(&st, -4, 4) : 0);
-            m[j]->v = V(imp_rng_uniform(&st, -5, 5), imp_rng_uniform(&st, -5, 5), dim3 ? imp_rng_uniform(&st, -5, 5) : 0);
-            m[j]->a = accel ? V(imp_rng_uniform(&st, -3, 3), imp_rng_uniform(&st, -3, 3), dim3 ? imp_rng_uniform(&st, -3, 3) : 0) : Z;
+            m[j]->p = V(imp_rng_uniform(&st, -4, 4), imp_rng_uniform(&st, -4, 4),
+                        dim3 ? imp_rng_uniform(&st, -4, 4) : 0);
+            m[j]->v = V(imp_rng_uniform(&st, -5, 5), imp_rng_uniform(&st, -5, 5),
+                        dim3 ? imp_rng_uniform(&st, -5, 5) : 0);
+            m[j]->a = accel ? V(imp_rng_uniform(&st, -3, 3), imp_rng_uniform(&st, -3, 3),
+                                dim3 ? imp_rng_uniform(&st, -3, 3) : 0)
+                            : Z;
         }
         in.ra = imp_rng_uniform(&st, 0, 2.5);
         in.rb = imp_rng_uniform(&st, 0, 2.5);
@@ -166,16 +171,20 @@ static void test_property_random_pairs(void **s) {
         double scale = 10.0, tol = 1e-9 * scale;
         if (r.state == IMP_TOI_OVERLAPPING) {
             ++overl;
-            if (!(gap_at(&in, 0.0) < 0.0)) fail_msg("seed %#llx case %d: overlap with gap >= 0", (unsigned long long)seed, k);
+            if (!(gap_at(&in, 0.0) < 0.0))
+                fail_msg("seed %#llx case %d: overlap with gap >= 0", (unsigned long long)seed, k);
             continue;
         }
         double end = r.state == IMP_TOI_HIT ? r.time : window;
         if (r.state == IMP_TOI_HIT) {
             ++hits;
             double g = gap_at(&in, r.time);
-            if (fabs(g) > tol) fail_msg("seed %#llx case %d: gap %.3g at reported time %.17g", (unsigned long long)seed, k, g, r.time);
+            if (fabs(g) > tol)
+                fail_msg("seed %#llx case %d: gap %.3g at reported time %.17g",
+                         (unsigned long long)seed, k, g, r.time);
             if (r.time > 0 && !(gap_at(&in, r.time * (1 - 1e-6)) > -tol))
-                fail_msg("seed %#llx case %d: not apart just before the hit", (unsigned long long)seed, k);
+                fail_msg("seed %#llx case %d: not apart just before the hit",
+                         (unsigned long long)seed, k);
         } else {
             ++nones;
         }
@@ -187,14 +196,21 @@ static void test_property_random_pairs(void **s) {
             double t = end * i / N;
             if (r.state == IMP_TOI_HIT && i == N) break;
             double g = gap_at(&in, t);
-            if (g < -tol) fail_msg("seed %#llx case %d (%s): gap %.3g at t=%.6g before %.6g", (unsigned long long)seed, k, r.state == IMP_TOI_HIT ? "hit" : "none", g, t, end);
+            if (g < -tol)
+                fail_msg("seed %#llx case %d (%s): gap %.3g at t=%.6g before %.6g",
+                         (unsigned long long)seed, k, r.state == IMP_TOI_HIT ? "hit" : "none", g, t,
+                         end);
             if (prev_g > 0 && g < 0) {
                 double lo = prev_t, hi = t;
                 for (int b = 0; b < 100; ++b) {
                     double mid = 0.5 * (lo + hi);
-                    if (gap_at(&in, mid) > 0) lo = mid; else hi = mid;
+                    if (gap_at(&in, mid) > 0)
+                        lo = mid;
+                    else
+                        hi = mid;
                 }
-                fail_msg("seed %#llx case %d: earlier contact near t=%.17g", (unsigned long long)seed, k, lo);
+                fail_msg("seed %#llx case %d: earlier contact near t=%.17g",
+                         (unsigned long long)seed, k, lo);
             }
             prev_t = t;
             prev_g = g;
@@ -211,20 +227,25 @@ static void test_property_random_pairs(void **s) {
 static void test_points_meet_exactly(void **state) {
     (void)state;
     imp_toi_spheres_input in = {{imp_v3(0, 0, 0), imp_v3(1, 1, 0), imp_v3(0, 0, 0)},
-                                {imp_v3(2, 0, 0), imp_v3(-1, 1, 0), imp_v3(0, 0, 0)}, 0, 0, 10};
+                                {imp_v3(2, 0, 0), imp_v3(-1, 1, 0), imp_v3(0, 0, 0)},
+                                0,
+                                0,
+                                10};
     imp_toi_result r = imp_toi_spheres(&in);
     assert_true(r.state == IMP_TOI_HIT && r.time == 1.0);
     assert_true(r.point.x == 1.0 && r.point.y == 1.0);
     /* the fuzzer's case: together at 0, apart, back at t = -2 dv / da */
     imp_toi_spheres_input f = {
         {imp_v3(-9.8437476157778292, -10, 0), imp_v3(1.05477988860914, -5, 0), imp_v3(-3, -3, 0)},
-        {imp_v3(-9.8437476157778292, -10, 0), imp_v3(-5, -5, 0), imp_v3(-0.73284504463263911, -3, 0)},
-        0, 0, 5.8543062485694666};
+        {imp_v3(-9.8437476157778292, -10, 0), imp_v3(-5, -5, 0),
+         imp_v3(-0.73284504463263911, -3, 0)},
+        0,
+        0,
+        5.8543062485694666};
     r = imp_toi_spheres(&f);
     double want = 2 * (-5 - 1.05477988860914) / (-3 - -0.73284504463263911);
     assert_int_equal(r.state, IMP_TOI_HIT);
-    if (!(fabs(r.time - want) <= 1e-15 * want))
-        fail_msg("points: %.17g, want %.17g", r.time, want);
+    if (!(fabs(r.time - want) <= 1e-15 * want)) fail_msg("points: %.17g, want %.17g", r.time, want);
     /* paths that cross at different times never meet */
     in.b.v = imp_v3(-1, 2, 0);
     assert_int_equal(imp_toi_spheres(&in).state, IMP_TOI_NONE);

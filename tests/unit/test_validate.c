@@ -68,16 +68,17 @@ static imp_validate_result run(const imp_shape *mover, imp_vec3 from, imp_vec3 t
 }
 
 static void near(double got, double want, double tol, const char *what) {
-    if (!(fabs(got - want) <= tol)) fail_msg("%s: got %.17g, want %.17g (+- %g)", what, got, want, tol);
+    if (!(fabs(got - want) <= tol))
+        fail_msg("%s: got %.17g, want %.17g (+- %g)", what, got, want, tol);
 }
 
-#define assert_vec_near(got, ex, ey, ez, tol)                                                  \
-    do {                                                                                       \
-        imp_vec3 g_ = (got);                                                                   \
-        if (!(fabs(g_.x - (ex)) <= (tol) && fabs(g_.y - (ey)) <= (tol) &&                      \
-              fabs(g_.z - (ez)) <= (tol)))                                                     \
-            fail_msg("%s = (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g) +- %g", #got,     \
-                     g_.x, g_.y, g_.z, (double)(ex), (double)(ey), (double)(ez), (double)(tol)); \
+#define assert_vec_near(got, ex, ey, ez, tol)                                                      \
+    do {                                                                                           \
+        imp_vec3 g_ = (got);                                                                       \
+        if (!(fabs(g_.x - (ex)) <= (tol) && fabs(g_.y - (ey)) <= (tol) &&                          \
+              fabs(g_.z - (ez)) <= (tol)))                                                         \
+            fail_msg("%s = (%.17g, %.17g, %.17g), want (%.17g, %.17g, %.17g) +- %g", #got, g_.x,   \
+                     g_.y, g_.z, (double)(ex), (double)(ey), (double)(ez), (double)(tol));         \
     } while (0)
 
 #define assert_vec_eq(got, ex, ey, ez) assert_vec_near(got, ex, ey, ez, 0.0)
@@ -110,7 +111,9 @@ static void check_bullet_dim(const imp_shape *wall, double face_x, int dim) {
     imp_validate_result_free(&r);
 }
 
-static void check_bullet(const imp_shape *wall, double face_x) { check_bullet_dim(wall, face_x, 2); }
+static void check_bullet(const imp_shape *wall, double face_x) {
+    check_bullet_dim(wall, face_x, 2);
+}
 
 static void test_bullet_through_thin_segment_wall(void **state) {
     (void)state;
@@ -133,7 +136,7 @@ static void test_bullet_through_thin_3d_walls(void **state) {
     slab.rot = (imp_quat){cos(0.35), sin(0.35), 0, 0};
     check_bullet_dim(&slab, 4.99, 3);
     imp_vec3 pts[6] = {V(-0.01, -1, -1), V(-0.01, 1, -1), V(-0.01, 0, 1),
-                       V(0.01, -1, -1), V(0.01, 1, -1), V(0.01, 0, 1)};
+                       V(0.01, -1, -1),  V(0.01, 1, -1),  V(0.01, 0, 1)};
     imp_shape prism = {.type = IMP_SHAPE_POLYHEDRON, .verts = pts, .n_verts = 6};
     check_bullet_dim(&prism, 4.99, 3);
     imp_shape post = capsule(V(0, 0, -1), V(0, 0, 1), 0.01);
@@ -144,7 +147,8 @@ static void test_bullet_through_thin_3d_walls(void **state) {
  * x = 2 of a big box slides along it in y and z. */
 static void test_slide_along_3d_box(void **state) {
     (void)state;
-    imp_shape ball = sphere(0.5), wall = {.type = IMP_SHAPE_BOX, .half = V(1, 10, 10), .rot = {1, 0, 0, 0}};
+    imp_shape ball = sphere(0.5),
+              wall = {.type = IMP_SHAPE_BOX, .half = V(1, 10, 10), .rot = {1, 0, 0, 0}};
     imp_validate_obstacle w = still(&wall, V(3, 0, 0)); /* face at x = 2 */
     imp_validate_result r = run(&ball, V(0, 0, 0), V(3, 2, 1), 1.0, &w, 1, 3, INFINITY, 5);
     assert_false(r.valid);
@@ -558,13 +562,12 @@ static void test_property_random_scenes(void **state) {
         uint64_t scene_seed = rng;
         scene sc;
         make_scene(&rng, &sc);
-        imp_validate_input in = {&sc.mover, sc.from,         sc.to,        sc.dt,
-                                 sc.obs,    sc.n,            2,            sc.max_speed,
-                                 sc.iterations};
+        imp_validate_input in = {&sc.mover, sc.from, sc.to,        sc.dt,        sc.obs,
+                                 sc.n,      2,       sc.max_speed, sc.iterations};
         imp_validate_result r = imp_validate_move(&in);
         if (r.state != IMP_VALIDATE_OK)
-            fail_msg("scene %d (seed %#llx, scene rng %#llx): failed", k,
-                     (unsigned long long)seed, (unsigned long long)scene_seed);
+            fail_msg("scene %d (seed %#llx, scene rng %#llx): failed", k, (unsigned long long)seed,
+                     (unsigned long long)scene_seed);
         const double tol = 1e-9 * sc.scale;
         size_t which = 0;
         double dep;
