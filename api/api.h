@@ -37,27 +37,63 @@ typedef struct imp_api_response {
     size_t len;               /* strlen(body) */
 } imp_api_response;
 
+/* Which part of the service answers a route. */
+typedef enum imp_route {
+    IMP_ROUTE_API,     /* POST /v1/<op>: imp_api_handle */
+    IMP_ROUTE_HEALTHZ, /* the operations routes, answered by the server */
+    IMP_ROUTE_READYZ,
+    IMP_ROUTE_METRICS,
+    IMP_ROUTE_OPENAPI
+} imp_route;
+
+typedef enum imp_endpoint_flag {
+    IMP_EP_HEAVY = 1u,    /* may take long: runs in the heavy lane */
+    IMP_EP_TEXT = 2u,     /* decodes the request text itself (parses what it does not take) */
+    IMP_EP_NO_BATCH = 4u, /* not an op of /v1/batch */
+} imp_endpoint_flag;
+
+struct imp_api_in;
+struct imp_api_out;
+struct imp_dec;
+
+/* One row of the endpoint table (api/endpoint_table.h). */
+typedef struct imp_endpoint {
+    const char *method;  /* "POST", or "GET" (which also serves HEAD) */
+    const char *allow;   /* the Allow header of a 405 on this path */
+    const char *path;    /* "/v1/toi" */
+    const char *op;      /* "toi": the path after /v1/, batch op and CLI verb; NULL: ops route */
+    imp_route route;     /* IMP_ROUTE_API for every row with an op */
+    unsigned flags;      /* imp_endpoint_flag bits */
+    const char *summary; /* one line, for --help */
+    int (*fn)(const struct imp_api_in *in, struct imp_dec *d, struct imp_api_out *out);
+} imp_endpoint;
+
+/* The whole table in its order (static); *n rows. */
+const imp_endpoint *imp_endpoints(size_t *n);
+/* The row of an exact path ("/v1/toi") or op ("toi"); NULL when there is none. */
+const imp_endpoint *imp_endpoint_by_path(const char *path);
+const imp_endpoint *imp_endpoint_by_op(const char *op);
+
 /*
  * Runs endpoint `op` ("toi", ...: the path after /v1/) on a request body of
  * `len` bytes. Always fills *out (a problem+json on any error: 400 for
- * malformed JSON, wrong types, missing fields, non-finite numbers, mixed
- * dimensions; 422 for invalid geometry; 404 when `op` is unknown). Returns
- * out->status. Allocation failure yields a 500 whose body is static.
- * "batch" runs its items through ctx->parallel, each exactly as its own
- * endpoint would (a problem item carries the pointer its endpoint gives).
+ * malformed JSON, unknown members, wrong types, missing fields, non-finite
+ * numbers, mixed dimensions; 422 for invalid geometry and values; 404 when
+ * `op` is unknown). Returns out->status. Allocation failure yields a 500
+ * whose body is static. "batch" runs its items through ctx->parallel, each
+ * exactly as its own endpoint would (a problem item carries the pointer its
+ * endpoint gives).
  */
 int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_ctx *ctx,
                    imp_api_response *out);
 
-/* 1 when `op` names an endpoint imp_api_handle serves. */
-int imp_api_has_op(const char *op);
-
 /*
  * A problem+json response built outside the endpoints (the server's 404,
- * 405, 413, 415, 503). `pointer` may be NULL. Always fills *out.
+ * 405, 413, 415, 501, 503): `code` is an imp_errcode of api/problem.h,
+ * whose one table gives the status, type and title. `detail` and `pointer`
+ * may be NULL. Always fills *out.
  */
-void imp_api_problem(int status, const char *type, const char *title, const char *detail,
-                     const char *pointer, imp_api_response *out);
+void imp_api_problem(int code, const char *detail, const char *pointer, imp_api_response *out);
 
 /* The OpenAPI document (api/openapi.yaml, built into the library):
  * static, NUL-terminated, `*len` bytes. */

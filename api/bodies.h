@@ -1,5 +1,5 @@
 /*
- * bodies.h - decoding of a scene's "bodies" array, shared by
+ * bodies.h - decoding of a scene request's "bodies" array, shared by
  * POST /v1/scenes/predict and POST /v1/scenes/simulate.
  *
  * Thread-safety: as decode.h (a decoding state belongs to one request).
@@ -11,19 +11,29 @@
 #include <stddef.h>
 
 #include "api/decode.h"
+#include "api/endpoints.h"
+
+/* A scene request decoded as far as its bodies. */
+typedef struct imp_scene_in {
+    const json_t *req; /* the request object, for the endpoint's other members */
+    imp_body *bodies;  /* malloc'd; the first `decoded` own their shapes */
+    size_t n, decoded;
+    json_t *owned; /* what this decoding parsed itself (NULL: the caller's tree) */
+} imp_scene_in;
 
 /*
- * Member "bodies" of `req` (required array, at most d->ctx->max_bodies and
- * UINT32_MAX entries) into *bodies (malloc'd, *n entries). Each body must
- * pair with every other body a scene takes: every shape in 2D; spheres and
- * halfspaces in 3D (422 at its shape/type otherwise). Returns 0, or -1 with
- * the error in `d`; either way the first *decoded bodies own their shapes:
- * free with imp_bodies_free(*bodies, *decoded) (accepts NULL).
+ * The request's "bodies" (required array, at most d->ctx->max_bodies and
+ * UINT32_MAX entries, ids unique). With a tree (in->json) they are decoded
+ * from it; with text, a scene of plain spheres is decoded straight from the
+ * text (api/scenetext.h) and anything else is parsed and decoded as a tree,
+ * with the same result and the same errors. Each body must pair with every
+ * other body a scene takes: every shape in 2D; spheres and halfspaces in 3D
+ * (422 at its shape/type otherwise). Returns 0, or -1 with the error in
+ * `d`; either way free *s with imp_scene_in_free.
  */
-int imp_dec_scene_bodies(imp_dec *d, const json_t *req, imp_body **bodies, size_t *n,
-                         size_t *decoded);
+int imp_dec_scene(imp_dec *d, const imp_api_in *in, imp_scene_in *s);
 
-/* Frees n decoded bodies and the array; accepts NULL. */
-void imp_bodies_free(imp_body *bodies, size_t n);
+/* Frees what *s holds; accepts a zeroed one. */
+void imp_scene_in_free(imp_scene_in *s);
 
 #endif

@@ -15,6 +15,7 @@
 #include "api/decode.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,104 @@ int imp_dec_fail(imp_dec *d, imp_errcode code, const char *msg) {
     d->msg = msg;
     memcpy(d->err_ptr, d->ptr, d->len + 1);
     return -1;
+}
+
+int imp_dec_fail_at(imp_dec *d, const char *key, imp_errcode code, const char *msg) {
+    size_t saved = imp_dec_push_key(d, key);
+    imp_dec_fail(d, code, msg);
+    imp_dec_pop(d, saved);
+    return -1;
+}
+
+json_t *imp_dec_parse(imp_dec *d, const char *text, size_t len) {
+    json_error_t jerr;
+    json_t *req =
+        json_loadb(text ? text : "", len,
+                   JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, &jerr);
+    if (req) return req;
+    d->code = IMP_E_MALFORMED;
+    d->msg = "is not valid JSON";
+    d->err_ptr[0] = '\0';
+    /* the parser's words, less what names its own options: a string holding \u0000 is
+     * refused unless a flag allows it, which a client cannot set */
+    const char *why = strstr(jerr.text, "\\u0000") ? "a string holds \\u0000, which is not accepted"
+                      : strstr(jerr.text, "JSON_") ? "invalid JSON"
+                                                   : jerr.text;
+    snprintf(d->detail, sizeof d->detail, "%s (line %d, column %d)", why, jerr.line, jerr.column);
+    /* the parser quotes the bytes near the error, which may be half a UTF-8 sequence: a
+     * detail that is not valid UTF-8 cannot become a JSON string (the problem would be
+     * lost to a 500), so anything but printable ASCII is shown as '?' */
+    for (char *q = d->detail; *q; ++q)
+        if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f) *q = '?';
+    return NULL;
+}
+
+/* "/a/shape/radius" -> "a.shape.radius", "/bodies/3/radius" -> "bodies[3].radius" */
+static void dotted_path(const char *ptr, char *out, size_t cap) {
+    size_t n = 0;
+    for (const char *s = ptr; *s && n + 2 < cap;) {
+        ++s; /* skip '/' */
+        const char *end = strchr(s, '/');
+        size_t seg = end ? (size_t)(end - s) : strlen(s);
+        int numeric = seg > 0 && strspn(s, "0123456789") >= seg;
+        if (numeric) {
+            if (n + seg + 3 >= cap) break;
+            out[n++] = '[';
+            memcpy(out + n, s, seg);
+            n += seg;
+            out[n++] = ']';
+        } else {
+            if (n > 0) out[n++] = '.';
+            for (size_t i = 0; i < seg && n + 2 < cap; ++i) {
+                /* unescape ~0 and ~1 */
+                if (s[i] == '~' && i + 1 < seg && (s[i + 1] == '0' || s[i + 1] == '1')) {
+                    out[n++] = s[i + 1] == '0' ? '~' : '/';
+                    ++i;
+                } else {
+                    out[n++] = s[i];
+                }
+            }
+        }
+        s += seg;
+    }
+    out[n] = '\0';
+}
+
+json_t *imp_dec_problem(const imp_dec *d) {
+    char path[IMP_PTR_MAX + 16], detail[IMP_PTR_MAX + 512];
+    dotted_path(d->err_ptr, path, sizeof path);
+    snprintf(detail, sizeof detail, "%s %s%s%s", path[0] ? path : "request body",
+             d->msg ? d->msg : "is invalid", d->detail[0] ? ": " : "", d->detail);
+    return imp_problem_doc(d->code, detail, d->code == IMP_E_MALFORMED ? NULL : d->err_ptr);
+}
+
+const char *const IMP_DEC_TOP_UNSUPPORTED[] = {"time_budget_ms", NULL};
+
+static int listed(const char *key, const char *const *list) {
+    for (; list && *list; ++list)
+        if (strcmp(key, *list) == 0) return 1;
+    return 0;
+}
+
+int imp_dec_members(imp_dec *d, const json_t *obj, const char *const *known,
+                    const char *const *unsupported) {
+    const char *key;
+    const json_t *v;
+    /* jansson keeps insertion order, so the first bad member in the text is the one named */
+    json_object_foreach((json_t *)obj, key, v) {
+        (void)v;
+        if (listed(key, known)) continue;
+        if (listed(key, unsupported))
+            return imp_dec_fail_at(d, key, IMP_E_UNSUPPORTED,
+                                   "is defined by the contract but not served by this version yet");
+        return imp_dec_fail_at(d, key, IMP_E_UNKNOWN_FIELD, "is not a member of this object");
+    }
+    return 0;
+}
+
+int imp_dec_strict_object(imp_dec *d, const json_t *obj, const char *const *known,
+                          const char *const *unsupported) {
+    return imp_dec_object(d, obj) || imp_dec_members(d, obj, known, unsupported) ? -1 : 0;
 }
 
 int imp_dec_object(imp_dec *d, const json_t *v) {
@@ -156,13 +255,16 @@ static int dec_id(imp_dec *d, const json_t *body, imp_body *out) {
     int rc = 0;
     if (json_is_string(id)) {
         out->id = id;
-    } else if (json_is_number(id)) {
-        if (!imp_dec_id_number_ok(json_number_value(id)))
-            rc = imp_dec_fail(d, IMP_E_TYPE, "must be a string or an integer");
-        else
-            out->id = id;
-    } else {
+    } else if (!json_is_number(id) || json_number_value(id) != floor(json_number_value(id))) {
         rc = imp_dec_fail(d, IMP_E_TYPE, "must be a string or an integer");
+    } else if (!imp_dec_id_number_ok(json_number_value(id))) {
+        /* a double holds every integer only up to 2^53: a larger one could come back
+         * as another number, so it is refused rather than answered under another id */
+        rc = imp_dec_fail(d, IMP_E_TYPE,
+                          "must be a string, or an integer of magnitude <= 2^53 "
+                          "(9007199254740992): a larger one is not exact as a double");
+    } else {
+        out->id = id;
     }
     imp_dec_pop(d, saved);
     return rc;
@@ -172,13 +274,28 @@ static const char *const RADIUS_MSG = "must be a finite number >= 0";
 static const char *const TYPES_MSG =
     "must be one of: sphere, box, polygon, polyhedron, capsule, segment, halfspace";
 
-/* Fails at member `key` (pushed and popped around the failure). */
-static int fail_at(imp_dec *d, const char *key, imp_errcode code, const char *msg) {
-    size_t saved = imp_dec_push_key(d, key);
-    imp_dec_fail(d, code, msg);
-    imp_dec_pop(d, saved);
-    return -1;
+/* The members of each shape type, "type" included (indexed by imp_shape_type). */
+static const char *const *shape_members(imp_shape_type t) {
+    static const char *const SPHERE[] = {"type", "radius", NULL};
+    static const char *const BOX[] = {"type", "half_extents", "rotation", NULL};
+    static const char *const VERTICES[] = {"type", "vertices", NULL};
+    static const char *const CAPSULE[] = {"type", "a", "b", "radius", NULL};
+    static const char *const SEGMENT[] = {"type", "a", "b", NULL};
+    static const char *const HALFSPACE[] = {"type", "normal", "offset", NULL};
+    switch (t) {
+    case IMP_SHAPE_SPHERE: return SPHERE;
+    case IMP_SHAPE_BOX: return BOX;
+    case IMP_SHAPE_POLYGON:
+    case IMP_SHAPE_POLYHEDRON: return VERTICES;
+    case IMP_SHAPE_CAPSULE: return CAPSULE;
+    case IMP_SHAPE_SEGMENT: return SEGMENT;
+    case IMP_SHAPE_HALFSPACE: return HALFSPACE;
+    }
+    return SPHERE;
 }
+
+/* Shape types of the contract that only world colliders take (not served yet). */
+static const char *const WORLD_SHAPE_TYPES[] = {"mesh", "heightfield", "chain", NULL};
 
 /* box: half_extents (each > 0) and an optional rotation: an angle in 2D, a
  * quaternion [w, x, y, z] in 3D (normalised; all zero is 422). */
@@ -251,9 +368,9 @@ static int dec_vertices(imp_dec *d, const json_t *shape, size_t min, imp_shape *
 }
 
 static int dec_polygon(imp_dec *d, const json_t *shape, imp_shape *out) {
-    if (d->dim == 3) return fail_at(d, "type", IMP_E_GEOMETRY, "polygon is 2D only");
+    if (d->dim == 3) return imp_dec_fail_at(d, "type", IMP_E_GEOMETRY, "polygon is 2D only");
     if (dec_vertices(d, shape, 3, out)) return -1;
-    if (d->dim == 3) return fail_at(d, "type", IMP_E_GEOMETRY, "polygon is 2D only");
+    if (d->dim == 3) return imp_dec_fail_at(d, "type", IMP_E_GEOMETRY, "polygon is 2D only");
     size_t bad;
     imp_polygon_status st = imp_polygon_normalize(out->verts, out->n_verts, &bad);
     if (st == IMP_POLYGON_OK) return 0;
@@ -268,9 +385,9 @@ static int dec_polygon(imp_dec *d, const json_t *shape, imp_shape *out) {
 }
 
 static int dec_polyhedron(imp_dec *d, const json_t *shape, imp_shape *out) {
-    if (d->dim == 2) return fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
+    if (d->dim == 2) return imp_dec_fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
     if (dec_vertices(d, shape, 4, out)) return -1;
-    if (d->dim == 2) return fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
+    if (d->dim == 2) return imp_dec_fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
     /* the hull the solvers build is the judge: a polyhedron is accepted only if
      * it has one (imp_polyhedron_check alone measures flatness from other planes) */
     imp_hull *hull = NULL;
@@ -280,8 +397,9 @@ static int dec_polyhedron(imp_dec *d, const json_t *shape, imp_shape *out) {
     imp_hull_destroy(hull);
     if (hs == IMP_HULL_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     if (hs != IMP_HULL_OK)
-        return fail_at(d, "vertices", IMP_E_GEOMETRY,
-                       "must hold 4 points not in one plane (the shape is their convex hull)");
+        return imp_dec_fail_at(
+            d, "vertices", IMP_E_GEOMETRY,
+            "must hold 4 points not in one plane (the shape is their convex hull)");
     return 0;
 }
 
@@ -293,16 +411,17 @@ static int dec_halfspace(imp_dec *d, const json_t *shape, imp_shape *out) {
         return -1;
     /* scaled first so that neither tiny nor huge normals lose the direction */
     double m = imp_max_abs(n);
-    if (!(m > 0.0)) return fail_at(d, "normal", IMP_E_GEOMETRY, "must not be zero-length");
+    if (!(m > 0.0)) return imp_dec_fail_at(d, "normal", IMP_E_GEOMETRY, "must not be zero-length");
     /* divided, not multiplied by 1 / m: for a subnormal m that reciprocal overflows */
     imp_vec3 u = imp_v3(n.x / m, n.y / m, n.z / m);
     double l = imp_len(u); /* in [1, sqrt 3] */
     out->normal = imp_v3(u.x / l, u.y / l, u.z / l);
     out->offset = out->offset / m / l; /* {n.x <= offset} is the same set after scaling */
     if (!(fabs(out->offset) <= IMP_API_MAX_MAGNITUDE))
-        return fail_at(d, "offset", IMP_E_VALUE,
-                       "puts the boundary farther than 1e60 from the origin once the normal is "
-                       "unit length (the normal is very short)");
+        return imp_dec_fail_at(
+            d, "offset", IMP_E_VALUE,
+            "puts the boundary farther than 1e60 from the origin once the normal is "
+            "unit length (the normal is very short)");
     return 0;
 }
 
@@ -332,25 +451,34 @@ static int dec_shape(imp_dec *d, const json_t *body, imp_shape *out) {
     out->type = IMP_SHAPE_SPHERE;
     if (!shape) {
         if (!json_object_get(body, "radius"))
-            return fail_at(d, "shape", IMP_E_MISSING, "is required (or a bare radius)");
+            return imp_dec_fail_at(d, "shape", IMP_E_MISSING, "is required (or a bare radius)");
         return imp_dec_number(d, body, "radius", 1, 0.0, 0, INFINITY, RADIUS_MSG, &out->radius);
     }
+    if (json_object_get(body, "radius"))
+        return imp_dec_fail_at(d, "radius", IMP_E_VALUE,
+                               "must not stand beside shape: a bare radius is the short form "
+                               "of a sphere shape");
     size_t saved = imp_dec_push_key(d, "shape");
     int rc = imp_dec_object(d, shape);
     if (rc == 0) {
         const json_t *type = json_object_get(shape, "type");
         rc = -1;
         if (!type) {
-            fail_at(d, "type", IMP_E_MISSING, "is required");
+            imp_dec_fail_at(d, "type", IMP_E_MISSING, "is required");
         } else if (!json_is_string(type)) {
-            fail_at(d, "type", IMP_E_TYPE, "must be a string");
+            imp_dec_fail_at(d, "type", IMP_E_TYPE, "must be a string");
         } else {
             for (int t = IMP_SHAPE_SPHERE; t <= IMP_SHAPE_HALFSPACE; ++t)
                 if (strcmp(json_string_value(type), imp_shape_type_name((imp_shape_type)t)) == 0)
                     rc = 0, out->type = (imp_shape_type)t;
-            if (rc != 0) fail_at(d, "type", IMP_E_VALUE, TYPES_MSG);
+            if (rc != 0 && listed(json_string_value(type), WORLD_SHAPE_TYPES))
+                imp_dec_fail_at(d, "type", IMP_E_UNSUPPORTED,
+                                "is a world collider type, not served by this version yet");
+            else if (rc != 0)
+                imp_dec_fail_at(d, "type", IMP_E_VALUE, TYPES_MSG);
         }
     }
+    if (rc == 0) rc = imp_dec_members(d, shape, shape_members(out->type), NULL);
     if (rc == 0) rc = dec_shape_fields(d, shape, out);
     imp_dec_pop(d, saved);
     return rc;
@@ -363,6 +491,13 @@ int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, i
     return rc;
 }
 
+static const char *const BODY_MEMBERS[] = {"id",          "shape",        "radius", "position",
+                                           "velocity",    "acceleration", "mass",   "static",
+                                           "restitution", "tangential",   NULL};
+/* the contract's rotation and filtering members (issues to come) */
+static const char *const BODY_UNSUPPORTED[] = {"orientation", "angular_velocity", "inertia",
+                                               "filter", NULL};
+
 int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *out) {
     int rc = 0;
     memset(out, 0, sizeof *out);
@@ -372,7 +507,7 @@ int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *o
     out->tangential = 1.0;
     if (!body) {
         rc = imp_dec_fail(d, IMP_E_MISSING, "is required");
-    } else if ((rc = imp_dec_object(d, body)) == 0) {
+    } else if ((rc = imp_dec_strict_object(d, body, BODY_MEMBERS, BODY_UNSUPPORTED)) == 0) {
         if (dec_id(d, body, out) || dec_shape(d, body, &out->shape) ||
             imp_dec_vec(d, body, "position", 1, &out->m.p) ||
             imp_dec_vec(d, body, "velocity", 0, &out->m.v) ||
@@ -386,7 +521,7 @@ int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *o
                            &out->tangential))
             rc = -1;
         else if (out->shape.type == IMP_SHAPE_HALFSPACE && !out->is_static)
-            rc = fail_at(d, "static", IMP_E_GEOMETRY, "must be true for a halfspace");
+            rc = imp_dec_fail_at(d, "static", IMP_E_GEOMETRY, "must be true for a halfspace");
     }
     if (rc != 0) imp_body_free(out);
     return rc;
@@ -396,21 +531,88 @@ void imp_body_free(imp_body *b) {
     if (b) imp_shape_free(&b->shape);
 }
 
-int imp_dec_sphere_only(imp_dec *d, const imp_body *b) {
-    if (b->shape.type == IMP_SHAPE_SPHERE) return 0;
-    size_t saved = imp_dec_push_key(d, "shape");
-    fail_at(d, "type", IMP_E_VALUE,
-            "must be sphere here: other shapes are not supported by this "
-            "endpoint yet");
-    imp_dec_pop(d, saved);
-    return -1;
+void imp_bodies_free(imp_body *bodies, size_t n) {
+    for (size_t i = 0; bodies && i < n; ++i)
+        imp_body_free(&bodies[i]);
+    free(bodies);
 }
 
-int imp_errcode_status(imp_errcode code) {
-    static const int status[] = {
-        [IMP_E_OK] = 200,       [IMP_E_MALFORMED] = 400, [IMP_E_TYPE] = 400,
-        [IMP_E_MISSING] = 400,  [IMP_E_DIMENSION] = 400, [IMP_E_VALUE] = 422,
-        [IMP_E_GEOMETRY] = 422, [IMP_E_LIMIT] = 422,     [IMP_E_NOMEM] = 500,
-    };
-    return (code >= 0 && (size_t)code < sizeof status / sizeof status[0]) ? status[code] : 500;
+/* An id's hash: FNV-1a over its kind and its text or number bits. */
+static uint64_t id_hash(const json_t *id) {
+    uint64_t h = 1469598103934665603ull;
+    unsigned char buf[sizeof(double)];
+    const unsigned char *p;
+    size_t n;
+    if (json_is_string(id)) {
+        p = (const unsigned char *)json_string_value(id);
+        n = json_string_length(id);
+        h = (h ^ 's') * 1099511628211ull;
+    } else {
+        double x = json_number_value(id) + 0.0; /* -0 and 0 are one id */
+        memcpy(buf, &x, sizeof x);
+        p = buf;
+        n = sizeof buf;
+    }
+    for (size_t i = 0; i < n; ++i)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Orders ids of one kind: strings by length then bytes, numbers by value. */
+static int id_cmp(const json_t *a, const json_t *b) {
+    if (json_is_string(a) != json_is_string(b)) return json_is_string(a) ? 1 : -1;
+    if (json_is_string(a)) {
+        size_t la = json_string_length(a), lb = json_string_length(b);
+        if (la != lb) return la < lb ? -1 : 1;
+        return memcmp(json_string_value(a), json_string_value(b), la);
+    }
+    double x = json_number_value(a), y = json_number_value(b);
+    return x < y ? -1 : x > y;
+}
+
+typedef struct id_slot {
+    uint64_t hash; /* compared first: most pairs differ there */
+    const json_t *id;
+    size_t index;
+} id_slot;
+
+static int slot_cmp(const void *pa, const void *pb) {
+    const id_slot *a = pa, *b = pb;
+    if (a->hash != b->hash) return a->hash < b->hash ? -1 : 1;
+    int c = id_cmp(a->id, b->id);
+    if (c != 0) return c < 0 ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+int imp_dec_unique_ids(imp_dec *d, const imp_body *bodies, size_t n, const char *key) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; ++i)
+        m += bodies[i].id != NULL;
+    if (m < 2) return 0;
+    id_slot *slots = malloc(m * sizeof *slots);
+    if (!slots) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    m = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (bodies[i].id) slots[m++] = (id_slot){id_hash(bodies[i].id), bodies[i].id, i};
+    /* equal ids end up adjacent, in request order: the second of each run repeats the
+     * first, and the earliest such second body is the one named */
+    qsort(slots, m, sizeof *slots, slot_cmp);
+    size_t worst = SIZE_MAX, first = SIZE_MAX;
+    for (size_t j = 1; j < m; ++j)
+        if (slots[j].index < worst && slots[j].hash == slots[j - 1].hash &&
+            id_cmp(slots[j].id, slots[j - 1].id) == 0 &&
+            (j < 2 || slots[j - 2].hash != slots[j].hash ||
+             id_cmp(slots[j - 2].id, slots[j].id) != 0)) {
+            worst = slots[j].index;
+            first = slots[j - 1].index;
+        }
+    free(slots);
+    if (worst == SIZE_MAX) return 0;
+    size_t saved = imp_dec_push_key(d, key);
+    imp_dec_push_index(d, worst);
+    snprintf(d->detail, sizeof d->detail, "%s[%zu] has it too; results could not be told apart",
+             key, first);
+    imp_dec_fail_at(d, "id", IMP_E_DUPLICATE_ID, "repeats the id of another body");
+    imp_dec_pop(d, saved);
+    return -1;
 }

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "api/api.h"
+#include "api/problem.h"
 #include "core/shape.h"
 #include "core/toi.h"
 
@@ -28,30 +29,10 @@
  * overflows; game coordinates are many orders smaller. */
 #define IMP_API_MAX_MAGNITUDE 1e60
 
-typedef enum imp_errcode {
-    IMP_E_OK = 0,
-    IMP_E_MALFORMED, /* 400 not JSON */
-    IMP_E_TYPE,      /* 400 wrong JSON type */
-    IMP_E_MISSING,   /* 400 required field absent */
-    IMP_E_DIMENSION, /* 400 vectors of mixed dimension */
-    IMP_E_VALUE,     /* 422 a value out of its range */
-    IMP_E_GEOMETRY,  /* 422 geometrically invalid */
-    IMP_E_LIMIT,     /* 422 more than a configured limit */
-    IMP_E_NOMEM      /* 500 allocation failed */
-} imp_errcode;
-
 struct imp_body;
 
 typedef struct imp_dec {
     const imp_api_ctx *ctx;
-    /* the scene bodies, when api/scenetext.c decoded them from the request text already
-     * (imp_dec_scene_bodies takes them instead of the request's "bodies"); NULL otherwise */
-    struct imp_body *pre_bodies;
-    size_t pre_n;
-    /* a 200 reply the endpoint wrote as text (malloc'd, NUL-terminated; *resp left NULL),
-     * when a jansson tree would cost more than the solve (scene prediction) */
-    char *text;
-    size_t text_len;
     char ptr[IMP_PTR_MAX]; /* pointer of the value being decoded */
     size_t len;
     int dim; /* 0 until the first vector fixes it to 2 or 3 */
@@ -70,6 +51,41 @@ void imp_dec_pop(imp_dec *d, size_t len);
 
 /* Records an error at the current pointer; returns -1. */
 int imp_dec_fail(imp_dec *d, imp_errcode code, const char *msg);
+/* The same at member `key` of the current value. */
+int imp_dec_fail_at(imp_dec *d, const char *key, imp_errcode code, const char *msg);
+
+/*
+ * Parses a request text as every path does: duplicate keys rejected (an
+ * object with two "radius" members has no single meaning), every number a
+ * double (an integer too large for 64 bits is a number, not a parse error),
+ * any JSON value at the top (a scalar is then a 400 wrong-type from the
+ * endpoint, as a batch item's scalar body is). NULL with IMP_E_MALFORMED
+ * recorded (the detail gives line and column, and names no library
+ * internals) when the text is not JSON; the caller owns the result.
+ */
+json_t *imp_dec_parse(imp_dec *d, const char *text, size_t len);
+
+/* The problem+json object of the error recorded in `d` (NULL on allocation
+ * failure; the caller owns it). */
+json_t *imp_dec_problem(const imp_dec *d);
+
+/*
+ * Strict members: every member of object `obj` must be one of `known`
+ * (NULL-terminated). A member the contract defines but this version does
+ * not serve yet, listed in `unsupported` (NULL-terminated, or NULL), is 422
+ * unsupported-field at it; any other is 400 unknown-field at it. Returns 0,
+ * or -1 with the error recorded. `obj` must be an object.
+ */
+int imp_dec_members(imp_dec *d, const json_t *obj, const char *const *known,
+                    const char *const *unsupported);
+
+/* Top-level members every request may carry by the contract, not served yet
+ * (time_budget_ms): pass as `unsupported` for a request object. */
+extern const char *const IMP_DEC_TOP_UNSUPPORTED[];
+
+/* imp_dec_object, then imp_dec_members. */
+int imp_dec_strict_object(imp_dec *d, const json_t *obj, const char *const *known,
+                          const char *const *unsupported);
 
 /* What every number of a request must be: finite, of magnitude <= 1e60 (422 otherwise). */
 static inline int imp_dec_magnitude_ok(double x) {
@@ -124,13 +140,16 @@ int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, i
 int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *out);
 /* Frees what a decoded body owns; accepts NULL. */
 void imp_body_free(imp_body *b);
-/* 0 for a sphere body; else 422 at its shape/type (pointer relative to the
- * current one, which must be the body's) for endpoints that take spheres only. */
-int imp_dec_sphere_only(imp_dec *d, const imp_body *b);
+/* Frees n decoded bodies and the array; accepts NULL. */
+void imp_bodies_free(imp_body *bodies, size_t n);
+/*
+ * Body ids must tell results apart: 422 duplicate-id at the id of the first
+ * body (in order) whose id repeats an earlier one's, `key` naming the array
+ * member that holds them (the pointer is /key/i/id from the current one).
+ * Bodies without an id are told apart by their index. Returns 0 or -1.
+ */
+int imp_dec_unique_ids(imp_dec *d, const imp_body *bodies, size_t n, const char *key);
 /* `v` itself as a Vec of the request's dimension, at the current pointer. */
 int imp_dec_vec_value(imp_dec *d, const json_t *v, imp_vec3 *out);
-
-/* HTTP status for an error code (the one table). */
-int imp_errcode_status(imp_errcode code);
 
 #endif

@@ -1,9 +1,12 @@
 /*
- * endpoints.h - the endpoint functions behind imp_api_handle.
+ * endpoints.h - the endpoint functions behind imp_api_handle, and how the
+ * table's rows run them.
  *
- * Each takes the parsed request, decodes and validates it with `d`, calls
- * core and builds the response object. Returns 0 with *resp set (owned by
- * the caller), or -1 with the error recorded in `d`.
+ * An endpoint reads the request (`in`), decodes and validates it with `d`,
+ * calls core and fills `out`. Returns 0 with *out set (owned by the
+ * caller), or -1 with the error recorded in `d` and nothing in *out.
+ *
+ * Thread-safety: reentrant; a request's state belongs to one thread.
  */
 #ifndef IMP_API_ENDPOINTS_H
 #define IMP_API_ENDPOINTS_H
@@ -11,36 +14,42 @@
 #include <jansson.h>
 
 #include "api/decode.h"
+#include "api/endpoint_table.h"
 
-typedef int (*imp_endpoint_fn)(const json_t *req, imp_dec *d, json_t **resp);
+/* What an endpoint reads: the parsed request; for an IMP_EP_TEXT endpoint
+ * run on a whole request, its text instead (json NULL; the endpoint parses
+ * what it does not decode itself). A batch item has a tree and no text. */
+typedef struct imp_api_in {
+    const json_t *json;
+    const char *text;
+    size_t len;
+} imp_api_in;
 
-int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp);
-int imp_ep_batch(const json_t *req, imp_dec *d, json_t **resp);
-int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp);
-int imp_ep_scenes_simulate(const json_t *req, imp_dec *d, json_t **resp);
-int imp_ep_paths_intersect(const json_t *req, imp_dec *d, json_t **resp);
-int imp_ep_overlap(const json_t *req, imp_dec *d, json_t **resp);
-int imp_ep_respond(const json_t *req, imp_dec *d, json_t **resp);
-int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp);
+/* What an endpoint answers on success: a tree, or (when a tree would cost
+ * more than the solve) the reply's text, malloc'd and NUL-terminated. */
+typedef struct imp_api_out {
+    json_t *doc;
+    char *text;
+    size_t len;
+} imp_api_out;
 
-/* The endpoint function for an operation name, or NULL. */
-imp_endpoint_fn imp_api_find_op(const char *op);
+typedef int (*imp_endpoint_fn)(const imp_api_in *in, imp_dec *d, imp_api_out *out);
+
+#define IMP_DECLARE_ENDPOINT(op, handler, flags, summary)                                          \
+    int handler(const imp_api_in *in, imp_dec *d, imp_api_out *out);
+IMP_API_ENDPOINTS(IMP_DECLARE_ENDPOINT)
+#undef IMP_DECLARE_ENDPOINT
 
 /*
- * Runs endpoint `fn` on a parsed request. Returns the HTTP status and sets
- * *doc to the response object (200) or a problem object (4xx) that the
- * caller owns; on allocation failure returns 500 with *doc NULL.
+ * Runs endpoint `ep` on `in`. Returns the HTTP status; on 200 *out holds the
+ * reply, on 4xx out->doc holds the problem object; on allocation failure
+ * 500 with *out empty. The caller owns what *out holds.
  */
-int imp_api_run(imp_endpoint_fn fn, const json_t *req, const imp_api_ctx *ctx, json_t **doc);
-/* The same with a decoding state the caller prepared (imp_dec_init, then e.g. pre_bodies). */
-int imp_api_run_dec(imp_endpoint_fn fn, const json_t *req, imp_dec *d, json_t **doc);
+int imp_api_run(const imp_endpoint *ep, const imp_api_in *in, imp_dec *d, imp_api_out *out);
 
-/* The problem+json object for the error recorded in `d` (NULL on
- * allocation failure). */
-json_t *imp_api_problem_from_dec(const imp_dec *d);
-
-/* A problem+json object (NULL on allocation failure); pointer may be NULL. */
-json_t *imp_api_problem_doc(int status, const char *type, const char *title, const char *detail,
-                            const char *pointer);
+/* The same on a parsed request (a batch item), always as a tree in *doc
+ * (NULL only with status 500). */
+int imp_api_run_tree(const imp_endpoint *ep, const json_t *req, const imp_api_ctx *ctx,
+                     json_t **doc);
 
 #endif

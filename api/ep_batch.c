@@ -39,28 +39,39 @@ typedef struct batch_run {
     item_result *results;
 } batch_run;
 
-/* Checks item i's envelope; on success sets *fn and *body, else records
+/* The batch ops of the endpoint table, as "toi, overlap, ...", into buf. */
+static void list_ops(char *buf, size_t cap) {
+    size_t n, len = 0;
+    const imp_endpoint *eps = imp_endpoints(&n);
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < cap; ++i) {
+        if (!eps[i].op || (eps[i].flags & IMP_EP_NO_BATCH)) continue;
+        int w = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", eps[i].op);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+}
+
+/* Checks item i's envelope; on success sets *ep and *body, else records
  * the error (pointer /requests/i/...) in d. */
-static int decode_item(imp_dec *d, const json_t *item, imp_endpoint_fn *fn, const json_t **body) {
-    if (imp_dec_object(d, item)) return -1;
+static int decode_item(imp_dec *d, const json_t *item, const imp_endpoint **ep,
+                       const json_t **body) {
+    static const char *const MEMBERS[] = {"op", "body", NULL};
+    if (imp_dec_strict_object(d, item, MEMBERS, NULL)) return -1;
     const json_t *op = json_object_get(item, "op");
     size_t saved = imp_dec_push_key(d, "op");
     if (!op) return imp_dec_fail(d, IMP_E_MISSING, "is required");
     if (!json_is_string(op)) return imp_dec_fail(d, IMP_E_TYPE, "must be a string");
-    const char *name = json_string_value(op);
-    if (strcmp(name, "batch") == 0)
+    *ep = imp_endpoint_by_op(json_string_value(op));
+    if (*ep && ((*ep)->flags & IMP_EP_NO_BATCH))
         return imp_dec_fail(d, IMP_E_VALUE, "must not be \"batch\": batches do not nest");
-    *fn = imp_api_find_op(name);
-    if (!*fn)
-        return imp_dec_fail(d, IMP_E_VALUE,
-                            "must name an endpoint this server offers (toi, paths/intersect, "
-                            "overlap, respond, scenes/predict, scenes/simulate, validate)");
+    if (!*ep) {
+        list_ops(d->detail, sizeof d->detail);
+        return imp_dec_fail(d, IMP_E_VALUE, "must name an endpoint this server offers");
+    }
     imp_dec_pop(d, saved);
     *body = json_object_get(item, "body");
-    if (!*body) {
-        imp_dec_push_key(d, "body");
-        return imp_dec_fail(d, IMP_E_MISSING, "is required");
-    }
+    if (!*body) return imp_dec_fail_at(d, "body", IMP_E_MISSING, "is required");
     return 0;
 }
 
@@ -70,14 +81,14 @@ static void run_item(const batch_run *b, size_t i) {
     imp_dec_init(&d, b->ctx);
     imp_dec_push_key(&d, "requests");
     imp_dec_push_index(&d, i);
-    imp_endpoint_fn fn = NULL;
+    const imp_endpoint *ep = NULL;
     const json_t *body = NULL;
-    if (decode_item(&d, json_array_get(b->requests, i), &fn, &body) != 0) {
-        r->doc = imp_api_problem_from_dec(&d);
-        r->status = r->doc ? imp_errcode_status(d.code) : 500;
+    if (decode_item(&d, json_array_get(b->requests, i), &ep, &body) != 0) {
+        r->doc = imp_dec_problem(&d);
+        r->status = r->doc ? imp_problem_status(d.code) : 500;
         return;
     }
-    r->status = imp_api_run(fn, body, b->ctx, &r->doc);
+    r->status = imp_api_run_tree(ep, body, b->ctx, &r->doc);
 }
 
 static void run_range(void *ctx, size_t begin, size_t end) {
@@ -88,8 +99,10 @@ static void run_range(void *ctx, size_t begin, size_t end) {
 
 static const char OOM_ITEM[] = "out of memory";
 
-int imp_ep_batch(const json_t *req, imp_dec *d, json_t **resp) {
-    if (imp_dec_object(d, req)) return -1;
+int imp_ep_batch(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    const json_t *req = in->json;
+    static const char *const MEMBERS[] = {"requests", NULL};
+    if (imp_dec_strict_object(d, req, MEMBERS, IMP_DEC_TOP_UNSUPPORTED)) return -1;
     const json_t *requests = json_object_get(req, "requests");
     imp_dec_push_key(d, "requests");
     if (!requests) return imp_dec_fail(d, IMP_E_MISSING, "is required");
@@ -112,7 +125,7 @@ int imp_ep_batch(const json_t *req, imp_dec *d, json_t **resp) {
         json_t *doc = b.results[i].doc;
         if (!doc) {
             /* one item ran out of memory: its slot says so, the others stand */
-            doc = imp_api_problem_doc(500, "internal-error", "Out of memory", NULL, NULL);
+            doc = imp_problem_doc(IMP_E_NOMEM, NULL, NULL);
             b.results[i].status = 500;
         }
         json_t *entry = ok ? json_object() : NULL;
@@ -137,6 +150,6 @@ int imp_ep_batch(const json_t *req, imp_dec *d, json_t **resp) {
         json_decref(o);
         return imp_dec_fail(d, IMP_E_NOMEM, OOM_ITEM);
     }
-    *resp = o;
+    out->doc = o;
     return 0;
 }

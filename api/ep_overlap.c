@@ -18,12 +18,14 @@
 #include "api/endpoints.h"
 #include "core/overlap.h"
 
-int imp_ep_overlap(const json_t *req, imp_dec *d, json_t **resp) {
+int imp_ep_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    const json_t *req = in->json;
     imp_body a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    if (imp_dec_object(d, req) || imp_dec_body(d, req, "a", 0, &a) ||
-        imp_dec_body(d, req, "b", 1, &b)) {
+    static const char *const MEMBERS[] = {"a", "b", NULL};
+    if (imp_dec_strict_object(d, req, MEMBERS, IMP_DEC_TOP_UNSUPPORTED) ||
+        imp_dec_body(d, req, "a", 0, &a) || imp_dec_body(d, req, "b", 1, &b)) {
         imp_body_free(&a);
         imp_body_free(&b);
         return -1;
@@ -64,6 +66,6 @@ int imp_ep_overlap(const json_t *req, imp_dec *d, json_t **resp) {
         json_decref(o);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    *resp = o;
+    out->doc = o;
     return 0;
 }

@@ -13,35 +13,6 @@
 #include "api/endpoints.h"
 #include "core/paths.h"
 
-static const char *const VEC_MSG = "must be an array of 2 or 3 numbers";
-static const char *const MAGNITUDE_MSG = "must be a finite number of magnitude <= 1e60";
-
-/* `v` (NULL: missing) as a Vec at the current pointer, with the checks of
- * imp_dec_vec (which reads object members only; a path's ends are array
- * elements). */
-static int dec_vec_value(imp_dec *d, const json_t *v, imp_vec3 *out) {
-    if (!v) return imp_dec_fail(d, IMP_E_MISSING, "is required");
-    size_t n = json_array_size(v);
-    if (!json_is_array(v) || n < 2 || n > 3) return imp_dec_fail(d, IMP_E_TYPE, VEC_MSG);
-    if (d->dim != 0 && (int)n != d->dim)
-        return imp_dec_fail(d, IMP_E_DIMENSION,
-                            "has a different dimension from the request's first vector");
-    double c[3] = {0.0, 0.0, 0.0};
-    for (size_t i = 0; i < n; ++i) {
-        const json_t *e = json_array_get(v, i);
-        size_t saved = imp_dec_push_index(d, i);
-        if (!json_is_number(e)) return imp_dec_fail(d, IMP_E_TYPE, "must be a number");
-        double x = json_number_value(e);
-        if (!isfinite(x) || fabs(x) > IMP_API_MAX_MAGNITUDE)
-            return imp_dec_fail(d, IMP_E_VALUE, MAGNITUDE_MSG);
-        c[i] = x;
-        imp_dec_pop(d, saved);
-    }
-    d->dim = (int)n;
-    *out = imp_v3(c[0], c[1], c[2]);
-    return 0;
-}
-
 /* Member `key` of req as a path [start, end]. */
 static int dec_path(imp_dec *d, const json_t *req, const char *key, imp_vec3 *start,
                     imp_vec3 *end) {
@@ -53,47 +24,73 @@ static int dec_path(imp_dec *d, const json_t *req, const char *key, imp_vec3 *st
     imp_vec3 *ends[2] = {start, end};
     for (size_t i = 0; i < 2; ++i) {
         size_t s2 = imp_dec_push_index(d, i);
-        if (dec_vec_value(d, json_array_get(v, i), ends[i])) return -1;
+        const json_t *e = json_array_get(v, i);
+        if (!e) return imp_dec_fail(d, IMP_E_MISSING, "is required");
+        if (imp_dec_vec_value(d, e, ends[i])) return -1;
         imp_dec_pop(d, s2);
     }
     imp_dec_pop(d, saved);
     return 0;
 }
 
-static int dec_kind(imp_dec *d, const json_t *req, imp_paths_kind *out) {
+/* One kind: "segment", "ray" or "line", at the current pointer. */
+static int dec_one_kind(imp_dec *d, const json_t *v, imp_paths_kind *out) {
     static const struct {
         const char *name;
         imp_paths_kind kind;
     } KINDS[] = {{"segment", IMP_PATHS_SEGMENT}, {"ray", IMP_PATHS_RAY}, {"line", IMP_PATHS_LINE}};
-    const json_t *v = json_object_get(req, "kind");
-    *out = IMP_PATHS_SEGMENT;
-    if (!v) return 0;
-    size_t saved = imp_dec_push_key(d, "kind");
     if (!json_is_string(v)) return imp_dec_fail(d, IMP_E_TYPE, "must be a string");
     for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; ++i) {
         if (strcmp(json_string_value(v), KINDS[i].name) == 0) {
             *out = KINDS[i].kind;
-            imp_dec_pop(d, saved);
             return 0;
         }
     }
     return imp_dec_fail(d, IMP_E_VALUE, "must be one of: segment, ray, line");
 }
 
-int imp_ep_paths_intersect(const json_t *req, imp_dec *d, json_t **resp) {
-    imp_paths_input in;
-    memset(&in, 0, sizeof in);
-    in.tolerance = IMP_PATHS_TOL_DEFAULT;
+/* "kind": one kind for both paths, or a pair [kind of p, kind of q]. */
+static int dec_kind(imp_dec *d, const json_t *req, imp_paths_input *in) {
+    const json_t *v = json_object_get(req, "kind");
+    in->kind_p = in->kind_q = IMP_PATHS_SEGMENT;
+    if (!v) return 0;
+    size_t saved = imp_dec_push_key(d, "kind");
+    int rc = 0;
+    if (json_is_array(v)) {
+        if (json_array_size(v) != 2)
+            return imp_dec_fail(d, IMP_E_TYPE,
+                                "must be a kind or a pair of kinds [kind of p, kind of q]");
+        imp_paths_kind *kinds[2] = {&in->kind_p, &in->kind_q};
+        for (size_t i = 0; i < 2 && rc == 0; ++i) {
+            size_t s2 = imp_dec_push_index(d, i);
+            rc = dec_one_kind(d, json_array_get(v, i), kinds[i]);
+            if (rc == 0) imp_dec_pop(d, s2);
+        }
+    } else {
+        rc = dec_one_kind(d, v, &in->kind_p);
+        in->kind_q = in->kind_p;
+    }
+    if (rc == 0) imp_dec_pop(d, saved);
+    return rc;
+}
+
+int imp_ep_paths_intersect(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    const json_t *req = in->json;
+    imp_paths_input pin;
+    memset(&pin, 0, sizeof pin);
+    pin.tolerance = IMP_PATHS_TOL_DEFAULT;
     double tol = -1.0;
-    if (imp_dec_object(d, req) || dec_path(d, req, "p", &in.p0, &in.p1) ||
-        dec_path(d, req, "q", &in.q0, &in.q1) || dec_kind(d, req, &in.kind) ||
+    static const char *const MEMBERS[] = {"p", "q", "kind", "tolerance", NULL};
+    if (imp_dec_strict_object(d, req, MEMBERS, IMP_DEC_TOP_UNSUPPORTED) ||
+        dec_path(d, req, "p", &pin.p0, &pin.p1) || dec_path(d, req, "q", &pin.q0, &pin.q1) ||
+        dec_kind(d, req, &pin) ||
         imp_dec_number(d, req, "tolerance", 0, 0.0, 0, INFINITY, "must be a finite number >= 0",
                        &tol))
         return -1;
-    if (tol >= 0.0) in.tolerance = tol;
-    in.dim = d->dim;
+    if (tol >= 0.0) pin.tolerance = tol;
+    pin.dim = d->dim;
 
-    imp_paths_result r = imp_paths_closest(&in);
+    imp_paths_result r = imp_paths_closest(&pin);
 
     int ok = 1, dim = d->dim;
     json_t *o = json_object();
@@ -115,6 +112,6 @@ int imp_ep_paths_intersect(const json_t *req, imp_dec *d, json_t **resp) {
         json_decref(o);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    *resp = o;
+    out->doc = o;
     return 0;
 }

@@ -1,16 +1,29 @@
 /*
  * ep_respond.c - POST /v1/respond: collision response of two bodies.
  *
- * The velocity at the moment of contact is each body's `velocity`
- * (acceleration and shape play no part). The optional `normal` is any
- * non-zero Vec of the request's dimension, normalised by core; without it
- * the normal is the direction from a's centre to b's, which does not exist
- * when the centres coincide. Both are 422 at /normal.
+ * DESIGN
+ * What: the velocities after one contact, from each body's `velocity` (the
+ * velocity at the moment of contact; acceleration plays no part).
+ * How: the optional `normal` is any non-zero Vec of the request's
+ * dimension, normalised by core. Without it the normal is the contact
+ * normal of the two shapes as placed, from a towards b (core/overlap.h:
+ * SAT or closest features), so a ball on a floor is pushed along the
+ * floor's normal and never towards the halfspace's ignored position. The
+ * contact point, unless given, is taken the same way: for shapes apart the
+ * midpoint of their closest points; for shapes that overlap, b is moved
+ * out along the normal by the depth (and a hair more), the closest points
+ * of that touching pair are found, and b's is moved back (a halfspace b
+ * stays put and a moves instead). Two spheres take the centre-to-centre
+ * direction, exactly as before. Two halfspaces, or two spheres with one
+ * centre, have no contact normal: 422, send `normal`.
+ * Why: the centre-to-centre direction is right for two spheres only; for
+ * a box corner or a floor it answers a different collision.
  */
 #include <string.h>
 
 #include "api/encode.h"
 #include "api/endpoints.h"
+#include "core/overlap.h"
 #include "core/respond.h"
 
 static const char *state_name(imp_respond_state s) {
@@ -39,36 +52,99 @@ static json_t *velocity_obj(imp_vec3 v, int dim) {
 
 /* Records a 422 at /normal. */
 static int normal_fail(imp_dec *d, const char *msg) {
-    size_t saved = imp_dec_push_key(d, "normal");
-    imp_dec_fail(d, IMP_E_GEOMETRY, msg);
-    imp_dec_pop(d, saved);
-    return -1;
+    return imp_dec_fail_at(d, "normal", IMP_E_GEOMETRY, msg);
 }
 
-int imp_ep_respond(const json_t *req, imp_dec *d, json_t **resp) {
+/* A gap that separates two shapes that touch at `pa`, `pb` with depth `depth`, and does
+ * not move them measurably: relative to the depth and the distance of the centres. */
+static double separating_gap(double depth, imp_vec3 pa, imp_vec3 pb) {
+    return depth + 1e-9 * (1.0 + depth + imp_len(imp_sub(pa, pb)));
+}
+
+typedef enum contact_status {
+    CONTACT_OK,
+    CONTACT_CONCENTRIC, /* two spheres with one centre */
+    CONTACT_NONE,       /* two halfspaces */
+    CONTACT_NOMEM
+} contact_status;
+
+/* The contact normal (unit, from a towards b) and point of the two shapes as placed. */
+static contact_status contact(const imp_body *a, const imp_body *b, int dim, imp_vec3 *normal,
+                              imp_vec3 *point) {
+    if (a->shape.type == IMP_SHAPE_SPHERE && b->shape.type == IMP_SHAPE_SPHERE) {
+        /* the centre-to-centre direction, normalised by core as a given normal is */
+        imp_vec3 u;
+        if (imp_respond_unit_normal(imp_sub(b->m.p, a->m.p), &u)) return CONTACT_CONCENTRIC;
+        *normal = imp_sub(b->m.p, a->m.p);
+        imp_vec3 ca = imp_add(a->m.p, imp_scale(u, a->shape.radius));
+        imp_vec3 cb = imp_sub(b->m.p, imp_scale(u, b->shape.radius));
+        *point = imp_scale(imp_add(ca, cb), 0.5);
+        return CONTACT_OK;
+    }
+    imp_vec3 ca, cb;
+    imp_overlap_result r = imp_overlap_closest(&a->shape, a->m.p, &b->shape, b->m.p, dim, &ca, &cb);
+    if (r.state == IMP_OVERLAP_FAILED) return CONTACT_NOMEM;
+    if (r.state == IMP_OVERLAP_UNSUPPORTED) return CONTACT_NONE;
+    *normal = r.normal;
+    if (r.state == IMP_OVERLAP_APART) {
+        *point = imp_scale(imp_add(ca, cb), 0.5);
+        return CONTACT_OK;
+    }
+    /* overlapping: part them along the normal, then take the touching pair's points */
+    double gap = separating_gap(r.depth, a->m.p, b->m.p);
+    int move_a = b->shape.type == IMP_SHAPE_HALFSPACE;
+    imp_vec3 shift = imp_scale(r.normal, move_a ? -gap : gap);
+    imp_vec3 pa = move_a ? imp_add(a->m.p, shift) : a->m.p;
+    imp_vec3 pb = move_a ? b->m.p : imp_add(b->m.p, shift);
+    imp_overlap_result t = imp_overlap_closest(&a->shape, pa, &b->shape, pb, dim, &ca, &cb);
+    if (t.state == IMP_OVERLAP_FAILED) return CONTACT_NOMEM;
+    if (t.state != IMP_OVERLAP_APART) {
+        /* rounding kept them in touch: the midpoint of the centres is all that is left */
+        *point = imp_scale(imp_add(a->m.p, b->m.p), 0.5);
+        return CONTACT_OK;
+    }
+    if (move_a)
+        ca = imp_sub(ca, shift);
+    else
+        cb = imp_sub(cb, shift);
+    *point = imp_scale(imp_add(ca, cb), 0.5);
+    return CONTACT_OK;
+}
+
+int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    static const char *const MEMBERS[] = {"a", "b", "normal", "point", NULL};
+    const json_t *req = in->json;
     imp_body a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    int bad = imp_dec_object(d, req) || imp_dec_body(d, req, "a", 0, &a) ||
-              imp_dec_body(d, req, "b", 1, &b);
-    imp_body_free(&a); /* the response needs velocities and masses, not shapes */
+    imp_vec3 normal = imp_v3(0.0, 0.0, 0.0), unit, point = normal, cn = normal;
+    int has_normal = 0, has_point = 0;
+    int bad = imp_dec_strict_object(d, req, MEMBERS, IMP_DEC_TOP_UNSUPPORTED) ||
+              imp_dec_body(d, req, "a", 0, &a) || imp_dec_body(d, req, "b", 1, &b);
+    if (!bad && (has_normal = json_object_get(req, "normal") != NULL)) {
+        bad = imp_dec_vec(d, req, "normal", 1, &normal) ||
+              (imp_respond_unit_normal(normal, &unit) && normal_fail(d, "must not be zero-length"));
+    }
+    if (!bad && (has_point = json_object_get(req, "point") != NULL))
+        bad = imp_dec_vec(d, req, "point", 1, &point);
+    contact_status cs = CONTACT_NONE;
+    if (!bad && (!has_normal || !has_point)) cs = contact(&a, &b, d->dim, &cn, &point);
+    imp_body_free(&a); /* what follows needs velocities and masses, not shapes */
     imp_body_free(&b);
     if (bad) return -1;
-    imp_vec3 normal = imp_v3(0.0, 0.0, 0.0), unit;
-    int has_normal = json_object_get(req, "normal") != NULL;
-    if (has_normal) {
-        if (imp_dec_vec(d, req, "normal", 1, &normal)) return -1;
-        if (imp_respond_unit_normal(normal, &unit))
-            return normal_fail(d, "must not be zero-length");
-    } else {
-        normal = imp_sub(b.m.p, a.m.p);
-        if (imp_respond_unit_normal(normal, &unit))
-            return normal_fail(d, "is required when the centres of a and b coincide "
-                                  "(the centre-to-centre direction is undefined)");
+    if (cs == CONTACT_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    if (!has_normal) {
+        if (cs == CONTACT_CONCENTRIC)
+            return normal_fail(d, "is required when the centres of a and b coincide (the "
+                                  "centre-to-centre direction is undefined)");
+        if (cs != CONTACT_OK)
+            return normal_fail(d, "is required for two halfspaces: they have no contact normal");
+        normal = cn;
     }
+    has_point = has_point || cs == CONTACT_OK;
 
-    imp_respond_input in = {core_body(&a), core_body(&b), normal};
-    imp_respond_result r = imp_respond_resolve(&in);
+    imp_respond_input rin = {core_body(&a), core_body(&b), normal};
+    imp_respond_result r = imp_respond_resolve(&rin);
 
     int ok = 1, dim = d->dim;
     json_t *o = json_object();
@@ -78,6 +154,7 @@ int imp_ep_respond(const json_t *req, imp_dec *d, json_t **resp) {
     imp_put(o, "b", velocity_obj(r.vb, dim), &ok);
     imp_put(o, "impulse", imp_enc_vec(r.impulse, dim), &ok);
     imp_put(o, "normal", imp_enc_vec(r.normal, dim), &ok);
+    if (has_point) imp_put(o, "point", imp_enc_vec(point, dim), &ok);
     json_t *ke = json_object();
     if (ke) {
         imp_put_real(ke, "before", r.ke_before, &ok);
@@ -88,6 +165,6 @@ int imp_ep_respond(const json_t *req, imp_dec *d, json_t **resp) {
         json_decref(o);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    *resp = o;
+    out->doc = o;
     return 0;
 }

@@ -12,7 +12,7 @@
  * overlapping pairs; stats says how many there were in all and whether
  * anything was cut. elapsed_ms is the solve (bounds, broadphase,
  * narrowphase, sorting), measured on the monotonic clock. The reply is
- * written as text (imp_dec.text), the contact lists in chunks on the
+ * written as text (imp_api_out.text), the contact lists in chunks on the
  * caller's threads: a jansson tree (an allocation per number, a hash table
  * per contact) took longer than the solve for 10,000 bodies.
  * Why: the candidate-pair bound protects memory and time: the broadphase
@@ -82,15 +82,12 @@ static int dec_count(imp_dec *d, const json_t *req, const char *key, size_t *out
     return 0;
 }
 
-/* Decodes "bodies" (api/bodies.h) into *bodies (*decoded of them own their shapes: free
- * with imp_bodies_free) and *scene, whose shapes point into *bodies. */
-static int dec_bodies(imp_dec *d, const json_t *req, imp_body **bodies, imp_scene_body **scene,
-                      size_t *n, size_t *decoded) {
-    if (imp_dec_scene_bodies(d, req, bodies, n, decoded)) return -1;
-    *scene = malloc((*n ? *n : 1) * sizeof **scene);
+/* The core view of the decoded bodies (malloc'd; shapes point into s->bodies). */
+static int scene_bodies(imp_dec *d, const imp_scene_in *s, imp_scene_body **scene) {
+    *scene = malloc((s->n ? s->n : 1) * sizeof **scene);
     if (!*scene) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < *n; ++i) {
-        const imp_body *b = &(*bodies)[i];
+    for (size_t i = 0; i < s->n; ++i) {
+        const imp_body *b = &s->bodies[i];
         (*scene)[i] = (imp_scene_body){b->m, b->shape.radius, b->is_static,
                                        b->shape.type == IMP_SHAPE_SPHERE ? NULL : &b->shape};
     }
@@ -171,33 +168,37 @@ static double ms_between(const struct timespec *t0, const struct timespec *t1) {
     return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
-    imp_body *bodies = NULL;
+int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    static const char *const MEMBERS[] = {"bodies", "broadphase", "horizon", "max_results", NULL};
+    static const char *const UNSUPPORTED[] = {"time_budget_ms", "report", "world", NULL};
+    imp_scene_in s;
     imp_scene_body *scene = NULL;
-    size_t n = 0, max_results = SIZE_MAX;
+    size_t max_results = SIZE_MAX;
     double horizon = 0;
     imp_broadphase_kind kind;
-    size_t decoded = 0;
-    int rc = imp_dec_object(d, req) || dec_bodies(d, req, &bodies, &scene, &n, &decoded) ||
-             imp_dec_number(d, req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
+    int rc = imp_dec_scene(d, in, &s) || imp_dec_members(d, s.req, MEMBERS, UNSUPPORTED) ||
+             imp_dec_number(d, s.req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
                             &horizon) ||
-             dec_kind(d, req, &kind) || dec_count(d, req, "max_results", &max_results);
+             dec_kind(d, s.req, &kind) || dec_count(d, s.req, "max_results", &max_results) ||
+             scene_bodies(d, &s, &scene);
     if (rc) {
-        imp_bodies_free(bodies, decoded);
+        imp_scene_in_free(&s);
         free(scene);
         return -1;
     }
+    const imp_body *bodies = s.bodies;
+    size_t n = s.n;
     int dim = d->dim ? d->dim : 2; /* no vector at all: an empty scene */
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    imp_scene_input in = {scene, n, dim, horizon, kind, MAX_CANDIDATE_PAIRS, &d->ctx->parallel};
-    imp_scene_output out;
-    imp_scene_status st = imp_scene_predict(&in, &out);
+    imp_scene_input sin = {scene, n, dim, horizon, kind, MAX_CANDIDATE_PAIRS, &d->ctx->parallel};
+    imp_scene_output sout;
+    imp_scene_status st = imp_scene_predict(&sin, &sout);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(scene);
     if (st != IMP_SCENE_OK) {
-        imp_bodies_free(bodies, n);
+        imp_scene_in_free(&s);
         if (st == IMP_SCENE_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
         imp_dec_pop(d, 0);
         imp_dec_push_key(d, "bodies");
@@ -208,42 +209,41 @@ int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
         return imp_dec_fail(d, IMP_E_LIMIT, "overlap too much for one request");
     }
 
-    size_t nc = out.n_collisions < max_results ? out.n_collisions : max_results;
-    size_t no = out.n_overlapping < max_results ? out.n_overlapping : max_results;
+    size_t nc = sout.n_collisions < max_results ? sout.n_collisions : max_results;
+    size_t no = sout.n_overlapping < max_results ? sout.n_overlapping : max_results;
     /* written as text: a tree of a value per number cost several times the solve */
     imp_jbuf w = {0};
     IMP_JBUF_LIT(&w, "{\"collisions\":");
-    put_list(&w, out.collisions, nc, bodies, dim, 0, &d->ctx->parallel);
+    put_list(&w, sout.collisions, nc, bodies, dim, 0, &d->ctx->parallel);
     IMP_JBUF_LIT(&w, ",\"overlapping\":");
-    put_list(&w, out.overlapping, no, bodies, dim, 1, &d->ctx->parallel);
+    put_list(&w, sout.overlapping, no, bodies, dim, 1, &d->ctx->parallel);
     IMP_JBUF_LIT(&w, ",\"stats\":{\"bodies\":");
     imp_jbuf_int(&w, (long long)n);
     IMP_JBUF_LIT(&w, ",\"candidate_pairs\":");
-    imp_jbuf_int(&w, (long long)out.candidate_pairs);
+    imp_jbuf_int(&w, (long long)sout.candidate_pairs);
     IMP_JBUF_LIT(&w, ",\"broadphase\":");
-    const char *kind_name = imp_broadphase_name(out.kind);
+    const char *kind_name = imp_broadphase_name(sout.kind);
     imp_jbuf_string(&w, kind_name, strlen(kind_name));
     IMP_JBUF_LIT(&w, ",\"elapsed_ms\":");
     imp_jbuf_real(&w, ms_between(&t0, &t1));
     IMP_JBUF_LIT(&w, ",\"collisions_total\":");
-    imp_jbuf_int(&w, (long long)out.n_collisions);
+    imp_jbuf_int(&w, (long long)sout.n_collisions);
     IMP_JBUF_LIT(&w, ",\"overlapping_total\":");
-    imp_jbuf_int(&w, (long long)out.n_overlapping);
+    imp_jbuf_int(&w, (long long)sout.n_overlapping);
     IMP_JBUF_LIT(&w, ",\"truncated\":");
-    int truncated = nc < out.n_collisions || no < out.n_overlapping;
+    int truncated = nc < sout.n_collisions || no < sout.n_overlapping;
     if (truncated)
         IMP_JBUF_LIT(&w, "true}}");
     else
         IMP_JBUF_LIT(&w, "false}}");
     imp_jbuf_raw(&w, "", 1); /* the NUL */
-    imp_scene_output_free(&out);
-    imp_bodies_free(bodies, n);
+    imp_scene_output_free(&sout);
+    imp_scene_in_free(&s);
     if (w.failed) {
         free(w.p);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    d->text = w.p;
-    d->text_len = w.len - 1;
-    *resp = NULL;
+    out->text = w.p;
+    out->len = w.len - 1;
     return 0;
 }

@@ -147,26 +147,31 @@ static double ms_between(const struct timespec *t0, const struct timespec *t1) {
     return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-int imp_ep_scenes_simulate(const json_t *req, imp_dec *d, json_t **resp) {
-    imp_body *bodies = NULL;
-    size_t n = 0, decoded = 0, max_events = 0;
+int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    static const char *const MEMBERS[] = {"bodies",     "horizon", "gravity",
+                                          "max_events", "record",  NULL};
+    static const char *const UNSUPPORTED[] = {"time_budget_ms", "world", NULL};
+    imp_scene_in s;
+    size_t max_events = 0;
     double horizon = 0;
     imp_vec3 gravity = imp_v3(0, 0, 0);
     int record = 1;
-    int rc = imp_dec_object(d, req) || imp_dec_scene_bodies(d, req, &bodies, &n, &decoded) ||
-             imp_dec_number(d, req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
+    int rc = imp_dec_scene(d, in, &s) || imp_dec_members(d, s.req, MEMBERS, UNSUPPORTED) ||
+             imp_dec_number(d, s.req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
                             &horizon) ||
-             imp_dec_vec(d, req, "gravity", 0, &gravity) || dec_max_events(d, req, &max_events) ||
-             dec_record(d, req, &record);
+             imp_dec_vec(d, s.req, "gravity", 0, &gravity) ||
+             dec_max_events(d, s.req, &max_events) || dec_record(d, s.req, &record);
     if (rc) {
-        imp_bodies_free(bodies, decoded);
+        imp_scene_in_free(&s);
         return -1;
     }
     int dim = d->dim ? d->dim : 2; /* no vector at all: an empty scene */
+    const imp_body *bodies = s.bodies;
+    size_t n = s.n;
 
     imp_sim_body *sb = malloc((n ? n : 1) * sizeof *sb);
     if (!sb) {
-        imp_bodies_free(bodies, n);
+        imp_scene_in_free(&s);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; ++i) {
@@ -176,19 +181,19 @@ int imp_ep_scenes_simulate(const json_t *req, imp_dec *d, json_t **resp) {
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    imp_sim_input in = {sb, n, dim, horizon, gravity, max_events, record, 0};
-    imp_sim_output out;
-    imp_sim_status st = imp_sim_run(&in, &out);
+    imp_sim_input sin = {sb, n, dim, horizon, gravity, max_events, record, 0};
+    imp_sim_output sout;
+    imp_sim_status st = imp_sim_run(&sin, &sout);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(sb);
     if (st != IMP_SIM_OK) {
-        imp_bodies_free(bodies, n);
+        imp_scene_in_free(&s);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    json_t *o = enc_response(&out, bodies, n, dim, record, ms_between(&t0, &t1));
-    imp_sim_output_free(&out);
-    imp_bodies_free(bodies, n);
+    json_t *o = enc_response(&sout, bodies, n, dim, record, ms_between(&t0, &t1));
+    imp_sim_output_free(&sout);
+    imp_scene_in_free(&s);
     if (!o) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
-    *resp = o;
+    out->doc = o;
     return 0;
 }

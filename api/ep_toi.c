@@ -36,13 +36,15 @@ static int supported(imp_dec *d, const imp_body *a, const imp_body *b) {
     return -1;
 }
 
-int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp) {
+int imp_ep_toi(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    const json_t *req = in->json;
     imp_body a, b;
     double horizon = INFINITY;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    if (imp_dec_object(d, req) || imp_dec_body(d, req, "a", 0, &a) ||
-        imp_dec_body(d, req, "b", 1, &b) ||
+    static const char *const MEMBERS[] = {"a", "b", "horizon", NULL};
+    if (imp_dec_strict_object(d, req, MEMBERS, IMP_DEC_TOP_UNSUPPORTED) ||
+        imp_dec_body(d, req, "a", 0, &a) || imp_dec_body(d, req, "b", 1, &b) ||
         imp_dec_number(d, req, "horizon", 0, 0.0, 1, INFINITY, "must be a finite number > 0",
                        &horizon) ||
         supported(d, &a, &b)) {
@@ -88,6 +90,6 @@ int imp_ep_toi(const json_t *req, imp_dec *d, json_t **resp) {
         json_decref(o);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    *resp = o;
+    out->doc = o;
     return 0;
 }

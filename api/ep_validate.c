@@ -73,6 +73,9 @@ static int dec_world(imp_dec *d, const json_t *req, const imp_body *mover, imp_b
     size_t saved = imp_dec_push_key(d, "world");
     *n = 0;
     if (!arr) return imp_dec_fail(d, IMP_E_MISSING, "is required");
+    if (json_is_string(arr))
+        return imp_dec_fail(d, IMP_E_UNSUPPORTED,
+                            "names a stored world, which this version does not serve yet");
     if (!json_is_array(arr)) return imp_dec_fail(d, IMP_E_TYPE, "must be an array of bodies");
     size_t total = json_array_size(arr);
     if (total > d->ctx->max_bodies) {
@@ -99,7 +102,7 @@ static int dec_world(imp_dec *d, const json_t *req, const imp_body *mover, imp_b
         imp_dec_pop(d, s2);
     }
     imp_dec_pop(d, saved);
-    return 0;
+    return imp_dec_unique_ids(d, *bodies, *n, "world");
 }
 
 static const char *kind_name(imp_validate_kind k) {
@@ -148,13 +151,8 @@ static int result_finite(const imp_validate_result *r) {
     return 1;
 }
 
-static void free_world(imp_body *world, size_t n) {
-    for (size_t i = 0; i < n; ++i)
-        imp_body_free(&world[i]);
-    free(world);
-}
-
-int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
+int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    const json_t *req = in->json;
     imp_body body;
     imp_body *world = NULL;
     size_t n = 0;
@@ -162,7 +160,11 @@ int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
     double dt = 0.0, max_speed = INFINITY;
     int max_iterations = IMP_VALIDATE_DEFAULT_ITERATIONS;
     memset(&body, 0, sizeof body);
-    int rc = imp_dec_object(d, req) || imp_dec_body(d, req, "body", 0, &body);
+    static const char *const MEMBERS[] = {"body",           "to", "dt", "world", "max_speed",
+                                          "max_iterations", NULL};
+    static const char *const UNSUPPORTED[] = {"time_budget_ms", "obstacles", NULL};
+    int rc = imp_dec_strict_object(d, req, MEMBERS, UNSUPPORTED) ||
+             imp_dec_body(d, req, "body", 0, &body);
     if (!rc && body.shape.type == IMP_SHAPE_HALFSPACE)
         rc = fail_type(d, "body",
                        "must not be halfspace for the moving body: a halfspace "
@@ -181,7 +183,7 @@ int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
          dec_iterations(d, req, &max_iterations);
     if (rc) {
         imp_body_free(&body);
-        free_world(world, n);
+        imp_bodies_free(world, n);
         return -1;
     }
     int dim = d->dim;
@@ -189,26 +191,27 @@ int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
     imp_validate_obstacle *obs = malloc((n ? n : 1) * sizeof *obs);
     if (!obs) {
         imp_body_free(&body);
-        free_world(world, n);
+        imp_bodies_free(world, n);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; ++i)
         obs[i] = (imp_validate_obstacle){&world[i].shape, world[i].m};
-    imp_validate_input in = {&body.shape, body.m.p, to, dt, obs, n, dim, max_speed, max_iterations};
+    imp_validate_input vin = {&body.shape, body.m.p,      to, dt, obs, n, dim,
+                              max_speed,   max_iterations};
     imp_validate_result *r = malloc(sizeof *r);
-    if (r) *r = imp_validate_move(&in);
+    if (r) *r = imp_validate_move(&vin);
     free(obs);
     imp_body_free(&body);
     if (!r || r->state != IMP_VALIDATE_OK) {
         free(r);
-        free_world(world, n);
+        imp_bodies_free(world, n);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
 
     if (!result_finite(r)) {
         imp_validate_result_free(r);
         free(r);
-        free_world(world, n);
+        imp_bodies_free(world, n);
         imp_dec_pop(d, 0);
         imp_dec_push_key(d, "dt");
         return imp_dec_fail(d, IMP_E_VALUE,
@@ -233,11 +236,11 @@ int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
     json_decref(list);
     imp_validate_result_free(r);
     free(r);
-    free_world(world, n);
+    imp_bodies_free(world, n);
     if (!ok) {
         json_decref(o);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    *resp = o;
+    out->doc = o;
     return 0;
 }

@@ -51,6 +51,9 @@ void imp_jbuf_raw(imp_jbuf *b, const char *s, size_t n) {
 
 void imp_jbuf_real(imp_jbuf *b, double x) {
     if (imp_jbuf_reserve(b, IMP_NUM_FORMAT_MAX)) return;
+    /* no negative zero in any reply: "-0.0" is a different string for the same quantity,
+     * and clients that compare or hash replies would see two answers */
+    if (x == 0.0) x = 0.0;
     b->len += imp_num_format(x, b->p + b->len);
 }
 

@@ -11,8 +11,8 @@
  * by imp_num_parse, correctly rounded like strtod); the other members are
  * skipped by a bracket counter. The request text with the bodies array
  * replaced by [] is then parsed by jansson, so everything else (and its
- * errors) is decoded by the endpoint as usual; it takes the bodies from the
- * decoding state (imp_dec.pre_bodies) instead of the request. Every body is
+ * errors) is decoded by the endpoint as usual, and the bodies go to it
+ * through api/bodies.c (imp_dec_scene) as the tree path's do. Every body is
  * checked with the same predicates as api/decode.c (imp_dec_magnitude_ok,
  * imp_dec_range_ok, imp_dec_id_number_ok) and filled as imp_dec_body_value
  * fills it; ids become jansson values held by the rest of the request, as
@@ -40,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/bodies.h"
 #include "api/decode.h"
 #include "api/numtext.h"
 
@@ -413,15 +412,14 @@ static int skip_value(cur *c) {
     return 1;
 }
 
-int imp_scenetext_run(imp_endpoint_fn fn, const char *text, size_t len, imp_dec *d, json_t **doc,
-                      int *status) {
-    const imp_api_ctx *ctx = d->ctx;
+int imp_scenetext_decode(const char *text, size_t len, const imp_api_ctx *ctx, imp_body **out,
+                         size_t *out_n, int *out_dim, json_t **rest) {
     cur c = {text, text + len};
     const char *span0 = NULL, *span1 = NULL;
     imp_body *bodies = NULL;
     size_t n = 0;
     int dim = 0;
-    json_t *ids = json_array(), *rest = NULL;
+    json_t *ids = json_array(), *tree = NULL;
     char *rest_text = NULL;
     int taken = 0;
     if (!ids || !text || !eat(&c, '{') || eat(&c, '}')) goto done;
@@ -450,23 +448,22 @@ int imp_scenetext_run(imp_endpoint_fn fn, const char *text, size_t len, imp_dec 
     memcpy(rest_text, text, head);
     memcpy(rest_text + head, "[]", 2);
     memcpy(rest_text + head + 2, span1, tail);
-    rest = json_loadb(rest_text, head + 2 + tail,
+    tree = json_loadb(rest_text, head + 2 + tail,
                       JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, NULL);
-    /* the ids live as long as the request, as they do on the jansson path */
-    if (!rest || json_object_set(rest, "bodies", ids) != 0) goto done;
+    /* the ids live as long as the request, as they do on the tree path */
+    if (!tree || json_object_set(tree, "bodies", ids) != 0) goto done;
 
-    d->pre_bodies = bodies;
-    d->pre_n = n;
-    d->dim = dim;
+    *out = bodies;
+    *out_n = n;
+    *out_dim = dim;
+    *rest = tree;
     bodies = NULL;
-    *status = imp_api_run_dec(fn, rest, d, doc);
-    imp_bodies_free(d->pre_bodies, d->pre_n); /* NULL when the endpoint took them */
-    d->pre_bodies = NULL;
+    tree = NULL;
     taken = 1;
 done:
     imp_bodies_free(bodies, n);
     json_decref(ids);
-    json_decref(rest);
+    json_decref(tree);
     free(rest_text);
     return taken;
 }

@@ -10,20 +10,19 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "api/endpoints.h"
+#include "api/decode.h"
 
 /*
- * Runs scene endpoint `fn` (imp_ep_scenes_predict or imp_ep_scenes_simulate)
- * on the request text when every body is one this path takes (a sphere
- * with plain members; see scenetext.c) and the text is valid JSON: the
- * bodies are decoded from the text, the rest of the request by jansson,
- * and *doc, *status and d->text are what imp_api_run_dec gives for the
- * same request (d fresh from imp_dec_init; its ctx's limits apply).
- * Returns 1 then; returns 0, with nothing done, for any other text (the
- * caller runs the jansson path, which also gives every error its
- * pointer).
+ * Decodes a scene request's text when every body is one this path takes (a
+ * sphere with plain members; see scenetext.c) and the text is valid JSON.
+ * Returns 1 with *bodies (malloc'd, *n of them, each as imp_dec_body_value
+ * fills it; free with imp_bodies_free), *dim (the dimension they fix) and
+ * *rest (the request parsed, its "bodies" holding the ids; the caller owns
+ * it). Returns 0, with nothing written or allocated, for any other text:
+ * the caller parses it whole, which also gives every error its pointer.
+ * ctx->max_bodies applies; ctx->parallel decodes long arrays in chunks.
  */
-int imp_scenetext_run(imp_endpoint_fn fn, const char *text, size_t len, imp_dec *d, json_t **doc,
-                      int *status);
+int imp_scenetext_decode(const char *text, size_t len, const imp_api_ctx *ctx, imp_body **bodies,
+                         size_t *n, int *dim, json_t **rest);
 
 #endif

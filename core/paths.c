@@ -197,8 +197,10 @@ static void check_point(imp_vec3 v, int dim) {
 
 imp_paths_result imp_paths_closest(const imp_paths_input *in) {
     assert(in->dim == 2 || in->dim == 3);
-    assert(in->kind == IMP_PATHS_SEGMENT || in->kind == IMP_PATHS_RAY ||
-           in->kind == IMP_PATHS_LINE);
+    assert(in->kind_p == IMP_PATHS_SEGMENT || in->kind_p == IMP_PATHS_RAY ||
+           in->kind_p == IMP_PATHS_LINE);
+    assert(in->kind_q == IMP_PATHS_SEGMENT || in->kind_q == IMP_PATHS_RAY ||
+           in->kind_q == IMP_PATHS_LINE);
     assert(in->tolerance >= 0.0 || in->tolerance == IMP_PATHS_TOL_DEFAULT);
     check_point(in->p0, in->dim);
     check_point(in->p1, in->dim);
@@ -242,7 +244,7 @@ imp_paths_result imp_paths_closest(const imp_paths_input *in) {
     f.wxu2 = cross_c(f.w, f.u2);
     f.nn = dot2v(f.n, f.n);
 
-    range tp = kind_range(in->kind), ts = tp;
+    range tp = kind_range(in->kind_p), ts = kind_range(in->kind_q);
     range tpu = range_scaled(tp, f.e1), tsu = range_scaled(ts, f.e2);
     double tu = 0.0, su = 0.0;
     config cfg;

@@ -73,11 +73,11 @@ typedef enum imp_paths_kind {
 } imp_paths_kind;
 
 typedef struct imp_paths_input {
-    imp_vec3 p0, p1; /* p: start, end */
-    imp_vec3 q0, q1; /* q: start, end */
-    int dim;         /* 2 (every z component 0) or 3 */
-    imp_paths_kind kind;
-    double tolerance; /* >= 0, or IMP_PATHS_TOL_DEFAULT */
+    imp_vec3 p0, p1;               /* p: start, end */
+    imp_vec3 q0, q1;               /* q: start, end */
+    int dim;                       /* 2 (every z component 0) or 3 */
+    imp_paths_kind kind_p, kind_q; /* each path's kind (a ray against a wall segment) */
+    double tolerance;              /* >= 0, or IMP_PATHS_TOL_DEFAULT */
 } imp_paths_input;
 
 typedef struct imp_paths_result {
@@ -95,7 +95,7 @@ typedef struct imp_paths_result {
 } imp_paths_result;
 
 /*
- * Closest points of paths p and q of the given kind (both paths have it).
+ * Closest points of paths p and q, each of its own kind.
  * Always succeeds for inputs meeting the preconditions; every field of the
  * result is finite.
  */

@@ -44,22 +44,6 @@
 /* Exit statuses (see DESIGN); part of the interface, like the output. */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_PROBLEM = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_INTERNAL = 3 };
 
-/* The contract's operations, in its order. Fixed here rather than asked of
- * the api so that --help documents the whole interface; ops this build does
- * not serve yet are marked as such. */
-static const struct {
-    const char *name, *help;
-} OPS[] = {
-    {"toi", "time of impact of two moving bodies"},
-    {"paths/intersect", "do two straight paths cross"},
-    {"overlap", "static overlap test (SAT) with separation vector"},
-    {"respond", "collision response (velocities after contact)"},
-    {"scenes/predict", "every pair's first contact in a scene"},
-    {"scenes/simulate", "event-driven simulation with response"},
-    {"validate", "check a client's reported move against the world"},
-    {"batch", "many requests in one"},
-};
-
 static const char PROGRAM[] = "impact";
 
 static void usage(FILE *out) {
@@ -69,10 +53,10 @@ static void usage(FILE *out) {
             "response (or the problem+json) on stdout.\n\n"
             "Operations (POST /v1/OP):\n",
             PROGRAM);
-    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; ++i) {
-        fprintf(out, "  %-18s %s%s\n", OPS[i].name, OPS[i].help,
-                imp_api_has_op(OPS[i].name) ? "" : " (not in this build)");
-    }
+    size_t n;
+    const imp_endpoint *eps = imp_endpoints(&n);
+    for (size_t i = 0; i < n; ++i)
+        if (eps[i].op) fprintf(out, "  %-18s %s\n", eps[i].op, eps[i].summary);
     fprintf(out,
             "\nOptions:\n"
             "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n"
@@ -220,13 +204,7 @@ int main(int argc, char **argv) {
         }
     }
     if (!op) return usage_error("missing operation");
-    if (!imp_api_has_op(op)) {
-        for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; ++i) {
-            if (strcmp(OPS[i].name, op) == 0)
-                return usage_error("operation '%s' is not available in this build", op);
-        }
-        return usage_error("unknown operation '%s'", op);
-    }
+    if (!imp_endpoint_by_op(op)) return usage_error("unknown operation '%s'", op);
     if (path && path[0] == '\0') return usage_error("empty path for --file");
 
     char *body = NULL;

@@ -7,7 +7,8 @@
  * arriving to its reply being queued, so queueing for a worker is
  * included), and gauges for queue depth, in-flight requests, busy workers,
  * connections, draining, resident memory and process start time.
- * How: a fixed table of route labels and a fixed bucket ladder; every cell
+ * How: the route labels are the endpoint table's paths (api/endpoint_table.h)
+ * plus "other", with a fixed bucket ladder; every cell
  * is a relaxed atomic counter, so observing costs a few uncontended atomic
  * adds and no lock. Status codes are counted per code in 100..599, and
  * only non-zero series are rendered. Durations are summed in nanoseconds
@@ -25,24 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/api.h"
 #include "log.h"
-
-static const char *const ROUTES[] = {
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/openapi.yaml",
-    "/v1/toi",
-    "/v1/paths/intersect",
-    "/v1/overlap",
-    "/v1/respond",
-    "/v1/scenes/predict",
-    "/v1/scenes/simulate",
-    "/v1/validate",
-    "/v1/batch",
-    "other",
-};
-#define N_ROUTES (sizeof ROUTES / sizeof ROUTES[0])
 
 /* Upper bounds of the latency buckets (seconds): 100 us to 10 s, roughly
  * 1-2.5-5 per decade, the range between a cached /v1/toi and a big scene. */
@@ -63,25 +48,40 @@ typedef struct route_stats {
 
 struct imp_metrics {
     double start_time;
-    route_stats routes[N_ROUTES];
+    size_t n_routes; /* the endpoint table's rows, then "other" */
+    route_stats routes[];
 };
 
 imp_metrics *imp_metrics_create(double start_time) {
-    imp_metrics *m = calloc(1, sizeof *m); /* all-zero bits are zero atomics on our targets */
-    if (m) m->start_time = start_time;
+    size_t n;
+    imp_endpoints(&n);
+    /* all-zero bits are zero atomics on our targets */
+    imp_metrics *m = calloc(1, sizeof *m + (n + 1) * sizeof m->routes[0]);
+    if (m) {
+        m->start_time = start_time;
+        m->n_routes = n + 1;
+    }
     return m;
 }
 
 void imp_metrics_destroy(imp_metrics *m) { free(m); }
 
 size_t imp_metrics_route(const char *path) {
-    for (size_t i = 0; i + 1 < N_ROUTES; ++i)
-        if (strcmp(ROUTES[i], path) == 0) return i;
-    return N_ROUTES - 1;
+    size_t n;
+    const imp_endpoint *eps = imp_endpoints(&n);
+    const imp_endpoint *ep = imp_endpoint_by_path(path);
+    return ep ? (size_t)(ep - eps) : n;
+}
+
+/* The label of route i: its path, or "other" past the table. */
+static const char *route_label(size_t i) {
+    size_t n;
+    const imp_endpoint *eps = imp_endpoints(&n);
+    return i < n ? eps[i].path : "other";
 }
 
 void imp_metrics_observe(imp_metrics *m, size_t route, int status, double seconds) {
-    if (route >= N_ROUTES) route = N_ROUTES - 1;
+    if (route >= m->n_routes) route = m->n_routes - 1;
     route_stats *r = &m->routes[route];
     if (status < STATUS_MIN || status > STATUS_MAX) status = 500;
     atomic_fetch_add_explicit(&r->by_status[status - STATUS_MIN], 1, memory_order_relaxed);
@@ -152,18 +152,18 @@ char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size
     if (!t.buf) return NULL;
     put(&t, "# HELP impactd_http_requests_total Requests answered, by route and status code.\n"
             "# TYPE impactd_http_requests_total counter\n");
-    for (size_t r = 0; r < N_ROUTES; ++r) {
+    for (size_t r = 0; r < m->n_routes; ++r) {
         for (int s = 0; s < N_STATUS; ++s) {
             uint64_t n = load(&m->routes[r].by_status[s]);
             if (n)
-                put(&t, "impactd_http_requests_total{route=\"%s\",code=\"%d\"} %llu\n", ROUTES[r],
-                    s + STATUS_MIN, (unsigned long long)n);
+                put(&t, "impactd_http_requests_total{route=\"%s\",code=\"%d\"} %llu\n",
+                    route_label(r), s + STATUS_MIN, (unsigned long long)n);
         }
     }
     put(&t, "# HELP impactd_http_request_duration_seconds Time from request headers to reply, "
             "by route.\n"
             "# TYPE impactd_http_request_duration_seconds histogram\n");
-    for (size_t r = 0; r < N_ROUTES; ++r) {
+    for (size_t r = 0; r < m->n_routes; ++r) {
         const route_stats *rs = &m->routes[r];
         uint64_t count = load(&rs->count);
         if (count == 0) continue;
@@ -173,15 +173,15 @@ char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size
             if (b < N_BUCKETS)
                 put(&t,
                     "impactd_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
-                    ROUTES[r], BUCKETS[b], (unsigned long long)cum);
+                    route_label(r), BUCKETS[b], (unsigned long long)cum);
             else
                 put(&t,
                     "impactd_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
-                    ROUTES[r], (unsigned long long)cum);
+                    route_label(r), (unsigned long long)cum);
         }
-        put(&t, "impactd_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n", ROUTES[r],
+        put(&t, "impactd_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n", route_label(r),
             (double)load(&rs->sum_ns) / 1e9);
-        put(&t, "impactd_http_request_duration_seconds_count{route=\"%s\"} %llu\n", ROUTES[r],
+        put(&t, "impactd_http_request_duration_seconds_count{route=\"%s\"} %llu\n", route_label(r),
             (unsigned long long)cum);
     }
     gauge(&t, "impactd_queue_depth", "Requests waiting for a worker.", (double)g->queue_depth);

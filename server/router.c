@@ -2,12 +2,13 @@
  * router.c - routes, method and media-type checks, dispatch to api/.
  *
  * DESIGN
- * What: maps (method, path, Content-Type, body) to a reply. Routes:
- *   GET|HEAD /healthz       -> 200 {"status": "ok"} while the process serves
- *   GET|HEAD /readyz        -> 200 {"status": "ready"}, or 503 while draining
+ * What: maps (method, path, Content-Type, body) to a reply. The routes are
+ * the rows of the endpoint table (api/endpoint_table.h):
+ *   GET|HEAD /healthz       -> 200 {"status":"ok"} while the process serves
+ *   GET|HEAD /readyz        -> 200 {"status":"ready"}, or 503 while draining
  *   GET|HEAD /metrics       -> Prometheus text from the daemon's hook
  *   GET|HEAD /openapi.yaml  -> api/openapi.yaml, built into the binary
- *   POST /v1/<op>           -> imp_api_handle(op, body) when imp_api_has_op(op)
+ *   POST /v1/<op>           -> imp_api_handle(op, body)
  * Everything else is a problem+json from imp_api_problem: 404 for an
  * unknown path, 405 with Allow for a known path and the wrong method, 415
  * for a Content-Type that is present and not JSON, 413 over the size limit.
@@ -30,47 +31,17 @@
 #include <string.h>
 #include <strings.h>
 
-#define API_PREFIX "/v1/"
-#define API_PREFIX_LEN (sizeof API_PREFIX - 1)
+#include "api/problem.h"
 
-typedef enum route {
-    ROUTE_NONE,
-    ROUTE_HEALTHZ, /* GET, HEAD */
-    ROUTE_READYZ,  /* GET, HEAD */
-    ROUTE_METRICS, /* GET, HEAD */
-    ROUTE_OPENAPI, /* GET, HEAD */
-    ROUTE_API      /* POST; op = path + API_PREFIX_LEN */
-} route;
-
-static const struct {
-    const char *path;
-    route r;
-} GET_ROUTES[] = {
-    {"/healthz", ROUTE_HEALTHZ},
-    {"/readyz", ROUTE_READYZ},
-    {"/metrics", ROUTE_METRICS},
-    {"/openapi.yaml", ROUTE_OPENAPI},
-};
-
-static route find_route(const char *path) {
-    for (size_t i = 0; i < sizeof GET_ROUTES / sizeof GET_ROUTES[0]; ++i)
-        if (strcmp(path, GET_ROUTES[i].path) == 0) return GET_ROUTES[i].r;
-    if (strncmp(path, API_PREFIX, API_PREFIX_LEN) == 0 && imp_api_has_op(path + API_PREFIX_LEN)) {
-        return ROUTE_API;
-    }
-    return ROUTE_NONE;
-}
-
-static void problem(int status, const char *type, const char *title, const char *detail,
-                    imp_reply *out) {
+static void problem(imp_errcode code, const char *detail, imp_reply *out) {
     memset(out, 0, sizeof *out);
-    imp_api_problem(status, type, title, detail, NULL, &out->resp);
+    imp_api_problem(code, detail, NULL, &out->resp);
 }
 
 static void method_not_allowed(const char *allow, imp_reply *out) {
     char detail[64];
     snprintf(detail, sizeof detail, "this path accepts %s", allow);
-    problem(405, "method-not-allowed", "Method Not Allowed", detail, out);
+    problem(IMP_E_METHOD, detail, out);
     out->allow = allow;
 }
 
@@ -79,7 +50,7 @@ static void reply_copy(int status, const char *content_type, const char *body, s
                        imp_reply *out) {
     char *copy = malloc(len + 1);
     if (!copy) {
-        problem(500, "internal-error", "Internal Server Error", "out of memory", out);
+        problem(IMP_E_NOMEM, "out of memory", out);
         return;
     }
     memcpy(copy, body, len);
@@ -104,7 +75,7 @@ static void metrics(const imp_router *r, imp_reply *out) {
     size_t len = 0;
     char *text = r->hooks.metrics(r->hooks.cls, &len);
     if (!text) {
-        problem(500, "internal-error", "Internal Server Error", "out of memory", out);
+        problem(IMP_E_NOMEM, "out of memory", out);
         return;
     }
     memset(out, 0, sizeof *out);
@@ -114,25 +85,25 @@ static void metrics(const imp_router *r, imp_reply *out) {
     out->resp.len = len;
 }
 
-static void get_route(const imp_router *r, route which, imp_reply *out) {
+static void get_route(const imp_router *r, imp_route which, imp_reply *out) {
     switch (which) {
-    case ROUTE_HEALTHZ: reply_json(200, "{\"status\": \"ok\"}", out); return;
-    case ROUTE_READYZ:
+    case IMP_ROUTE_HEALTHZ: reply_json(200, "{\"status\":\"ok\"}", out); return;
+    case IMP_ROUTE_READYZ:
         if (!r->hooks.ready || r->hooks.ready(r->hooks.cls)) {
-            reply_json(200, "{\"status\": \"ready\"}", out);
+            reply_json(200, "{\"status\":\"ready\"}", out);
         } else {
             imp_router_unavailable(IMP_UNAVAILABLE_DRAINING, out);
             out->close = 0; /* the probe's connection may stay; only readiness changed */
         }
         return;
-    case ROUTE_METRICS: metrics(r, out); return;
-    case ROUTE_OPENAPI: {
+    case IMP_ROUTE_METRICS: metrics(r, out); return;
+    case IMP_ROUTE_OPENAPI: {
         size_t len;
         const char *doc = imp_api_openapi(&len);
         reply_copy(200, "application/yaml", doc, len, out);
         return;
     }
-    default: problem(500, "internal-error", "Internal Server Error", "unrouted path", out); return;
+    case IMP_ROUTE_API: problem(IMP_E_INTERNAL, "unrouted path", out); return;
     }
 }
 
@@ -163,61 +134,48 @@ void imp_router_too_large(const imp_router *r, imp_reply *out) {
     char detail[96];
     snprintf(detail, sizeof detail, "the request body exceeds the limit of %zu bytes",
              r->max_body_bytes);
-    problem(413, "payload-too-large", "Payload Too Large", detail, out);
+    problem(IMP_E_TOO_LARGE, detail, out);
 }
 
 void imp_router_unavailable(imp_unavailable why, imp_reply *out) {
     if (why == IMP_UNAVAILABLE_DRAINING) {
-        problem(503, "draining", "Service Unavailable",
-                "this instance is shutting down; retry on another one", out);
+        problem(IMP_E_DRAINING, "this instance is shutting down; retry on another one", out);
         out->close = 1;
     } else {
-        problem(503, "overloaded", "Service Unavailable",
-                "the work queue is full; retry after the delay in Retry-After", out);
+        problem(IMP_E_OVERLOADED, "the work queue is full; retry after the delay in Retry-After",
+                out);
     }
     out->retry_after = "1";
 }
 
 int imp_router_is_heavy(const char *path, size_t body_len) {
-    static const char *const heavy_ops[] = {"batch", "scenes/predict", "scenes/simulate"};
-    if (body_len > IMP_ROUTER_HEAVY_BYTES) return 1;
-    if (strncmp(path, API_PREFIX, API_PREFIX_LEN) != 0) return 0;
-    for (size_t i = 0; i < sizeof heavy_ops / sizeof heavy_ops[0]; ++i)
-        if (strcmp(path + API_PREFIX_LEN, heavy_ops[i]) == 0) return 1;
-    return 0;
+    const imp_endpoint *ep = imp_endpoint_by_path(path);
+    return body_len > IMP_ROUTER_HEAVY_BYTES || (ep && (ep->flags & IMP_EP_HEAVY));
 }
 
 int imp_router_early(const imp_router *r, const char *method, const char *path,
                      const char *content_type, long long content_length, imp_reply *out) {
-    switch (find_route(path)) {
-    case ROUTE_NONE:
-        problem(404, "not-found", "Not Found", "there is no endpoint at this path", out);
+    const imp_endpoint *ep = imp_endpoint_by_path(path);
+    if (!ep) {
+        problem(IMP_E_NOT_FOUND, "there is no endpoint at this path", out);
         return 1;
-    case ROUTE_HEALTHZ:
-    case ROUTE_READYZ:
-    case ROUTE_METRICS:
-    case ROUTE_OPENAPI:
-        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-            method_not_allowed("GET, HEAD", out);
-            return 1;
-        }
-        get_route(r, find_route(path), out);
+    }
+    int get = strcmp(ep->method, "GET") == 0;
+    if (strcmp(method, ep->method) != 0 && !(get && strcmp(method, "HEAD") == 0)) {
+        method_not_allowed(ep->allow, out);
         return 1;
-    case ROUTE_API:
-        if (strcmp(method, "POST") != 0) {
-            method_not_allowed("POST", out);
-            return 1;
-        }
-        if (content_type && !imp_router_is_json(content_type)) {
-            problem(415, "unsupported-media-type", "Unsupported Media Type",
-                    "send the request body as Content-Type: application/json", out);
-            return 1;
-        }
-        if (content_length >= 0 && (unsigned long long)content_length > r->max_body_bytes) {
-            imp_router_too_large(r, out);
-            return 1;
-        }
-        return 0;
+    }
+    if (ep->route != IMP_ROUTE_API) {
+        get_route(r, ep->route, out);
+        return 1;
+    }
+    if (content_type && !imp_router_is_json(content_type)) {
+        problem(IMP_E_MEDIA_TYPE, "send the request body as Content-Type: application/json", out);
+        return 1;
+    }
+    if (content_length >= 0 && (unsigned long long)content_length > r->max_body_bytes) {
+        imp_router_too_large(r, out);
+        return 1;
     }
     return 0;
 }
@@ -228,8 +186,8 @@ void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *o
     }
     /* Only API routes get here; the body is never NULL for imp_api_handle. */
     memset(out, 0, sizeof *out);
-    imp_api_handle(req->path + API_PREFIX_LEN, req->body ? req->body : "", req->len, &r->api,
-                   &out->resp);
+    imp_api_handle(imp_endpoint_by_path(req->path)->op, req->body ? req->body : "", req->len,
+                   &r->api, &out->resp);
 }
 
 void imp_reply_free(imp_reply *out) {

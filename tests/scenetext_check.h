@@ -13,15 +13,16 @@
 #include "api/jsonout.h"
 #include "api/scenetext.h"
 
-/* The reply's text (written by the endpoint, or doc's) without stats.elapsed_ms, the one
- * member that differs from run to run; NULL if it is not JSON. Consumes doc and d->text. */
-static inline char *imp_stable_reply(imp_dec *d, json_t *doc) {
-    if (d->text) {
+/* The reply's text (the endpoint's own, or its tree's) without stats.elapsed_ms, the one
+ * member that differs from run to run; NULL if it is not JSON. Consumes what *o holds. */
+static inline char *imp_stable_reply(imp_api_out *o) {
+    json_t *doc = o->doc;
+    if (o->text) {
         json_decref(doc);
-        doc = json_loadb(d->text, d->text_len, 0, NULL);
-        free(d->text);
-        d->text = NULL;
+        doc = json_loadb(o->text, o->len, 0, NULL);
+        free(o->text);
     }
+    memset(o, 0, sizeof *o);
     if (!doc) return NULL;
     json_t *stats = json_object_get(doc, "stats");
     if (stats) json_object_del(stats, "elapsed_ms");
@@ -29,6 +30,18 @@ static inline char *imp_stable_reply(imp_dec *d, json_t *doc) {
     char *s = imp_json_dump(doc, &len);
     json_decref(doc);
     return s;
+}
+
+/* 1 when the text path takes scene request `t` (api/scenetext.h). */
+static inline int imp_scenetext_takes(const char *t, size_t len, const imp_api_ctx *ctx) {
+    imp_body *bodies = NULL;
+    size_t n = 0;
+    int dim = 0;
+    json_t *rest = NULL;
+    if (!imp_scenetext_decode(t, len, ctx, &bodies, &n, &dim, &rest)) return 0;
+    imp_bodies_free(bodies, n);
+    json_decref(rest);
+    return 1;
 }
 
 typedef enum imp_scenetext_verdict {
@@ -42,22 +55,24 @@ typedef enum imp_scenetext_verdict {
 static inline imp_scenetext_verdict imp_scenetext_compare(const char *op, const char *t, size_t len,
                                                           const imp_api_ctx *ctx, int status[2],
                                                           char **fast, char **slow) {
-    imp_endpoint_fn fn = imp_api_find_op(op);
+    const imp_endpoint *ep = imp_endpoint_by_op(op);
     imp_dec df, ds;
     imp_dec_init(&df, ctx);
     imp_dec_init(&ds, ctx);
-    json_t *doc = NULL;
     *fast = *slow = NULL;
     status[0] = status[1] = 0;
-    if (!imp_scenetext_run(fn, t, len, &df, &doc, &status[0])) return IMP_ST_DECLINED;
-    *fast = imp_stable_reply(&df, doc);
+    if (!imp_scenetext_takes(t, len, ctx)) return IMP_ST_DECLINED;
+    imp_api_in text_in = {NULL, t, len};
+    imp_api_out o;
+    status[0] = imp_api_run(ep, &text_in, &df, &o);
+    *fast = imp_stable_reply(&o);
     json_t *req = json_loadb(
         t, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, NULL);
     if (req) {
-        json_t *other = NULL;
-        status[1] = imp_api_run_dec(fn, req, &ds, &other);
+        imp_api_in tree_in = {req, NULL, 0};
+        status[1] = imp_api_run(ep, &tree_in, &ds, &o);
         json_decref(req);
-        *slow = imp_stable_reply(&ds, other);
+        *slow = imp_stable_reply(&o);
     }
     if (*fast && *slow && status[0] == status[1] && strcmp(*fast, *slow) == 0) {
         free(*fast);

@@ -1039,7 +1039,7 @@ static void test_idle_after_reply_cut(void **state) {
     }
     assert_true(strncmp(buf, "HTTP/1.1 200", 12) == 0);
     assert_non_null(end);
-    assert_string_equal(end + 4, "{\"status\": \"ok\"}");
+    assert_string_equal(end + 4, "{\"status\":\"ok\"}");
     int closed = peer_closed_within(fd, (long)(CUT_WITHIN_S * 1000));
     close(fd);
     assert_true(closed);

@@ -36,7 +36,7 @@
 
 static imp_paths_result run(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, int dim,
                             imp_paths_kind kind, double tol) {
-    imp_paths_input in = {p0, p1, q0, q1, dim, kind, tol};
+    imp_paths_input in = {p0, p1, q0, q1, dim, kind, kind, tol};
     return imp_paths_closest(&in);
 }
 static imp_paths_result seg(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, int dim) {

@@ -1,0 +1,40 @@
+/*
+ * endpoints.c - the endpoint table as data (see api/endpoint_table.h).
+ *
+ * DESIGN
+ * What: the rows of IMP_OPS_ROUTES and IMP_API_ENDPOINTS as one constant
+ * array of imp_endpoint, and lookups by path and by op.
+ * How: the X-macro rows expand into initialisers; lookups scan the array
+ * (a dozen rows: a scan costs less than hashing the path).
+ * Why: the router, api dispatch, batch, the CLI and metrics read the same
+ * rows, so an endpoint cannot be served by one and unknown to another.
+ */
+#include <string.h>
+
+#include "api/api.h"
+#include "api/endpoints.h"
+
+#define OPS_ROW(path, route, summary) {"GET", "GET, HEAD", path, NULL, route, 0, summary, NULL},
+#define API_ROW(op, handler, flags, summary)                                                       \
+    {"POST", "POST", "/v1/" op, op, IMP_ROUTE_API, flags, summary, handler},
+
+static const imp_endpoint ENDPOINTS[] = {IMP_OPS_ROUTES(OPS_ROW) IMP_API_ENDPOINTS(API_ROW)};
+
+#define N_ENDPOINTS (sizeof ENDPOINTS / sizeof ENDPOINTS[0])
+
+const imp_endpoint *imp_endpoints(size_t *n) {
+    *n = N_ENDPOINTS;
+    return ENDPOINTS;
+}
+
+const imp_endpoint *imp_endpoint_by_path(const char *path) {
+    for (size_t i = 0; path && i < N_ENDPOINTS; ++i)
+        if (strcmp(ENDPOINTS[i].path, path) == 0) return &ENDPOINTS[i];
+    return NULL;
+}
+
+const imp_endpoint *imp_endpoint_by_op(const char *op) {
+    for (size_t i = 0; op && i < N_ENDPOINTS; ++i)
+        if (ENDPOINTS[i].op && strcmp(ENDPOINTS[i].op, op) == 0) return &ENDPOINTS[i];
+    return NULL;
+}

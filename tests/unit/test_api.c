@@ -1,0 +1,423 @@
+/*
+ * test_api.c - api/api.c and the rules every endpoint shares: strict
+ * members, unique ids, problems that name no library internals, replies
+ * without negative zero, the endpoint table, and /v1/respond's and
+ * /v1/paths/intersect's contract additions (contact normal and point of the
+ * shapes as placed; a kind per path).
+ *
+ * Each case runs imp_api_handle, the function the daemon and the CLI
+ * serve, and checks the status, the problem type and pointer, or exact
+ * values that an independent computation gives.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "api/api.h"
+#include "api/endpoints.h"
+#include "api/problem.h"
+
+/* Runs `op` on `body`; returns the parsed reply (the caller frees it) and its status. */
+static json_t *run(const char *op, const char *body, int *status) {
+    imp_api_ctx ctx;
+    imp_api_ctx_init(&ctx);
+    imp_api_response r;
+    *status = imp_api_handle(op, body, strlen(body), &ctx, &r);
+    json_t *doc = json_loadb(r.body, r.len, 0, NULL);
+    if (!doc) fail_msg("%s: reply is not JSON: %s", op, r.body);
+    imp_api_response_free(&r);
+    return doc;
+}
+
+/* A problem of `status` and `type` at `pointer` (NULL: no pointer), whose detail holds
+ * `detail_part` (NULL: any). */
+static void expect_problem(const char *op, const char *body, int status, const char *type,
+                           const char *pointer, const char *detail_part) {
+    int got;
+    json_t *p = run(op, body, &got);
+    const char *t = json_string_value(json_object_get(p, "type"));
+    const char *ptr = json_string_value(json_object_get(p, "pointer"));
+    const char *detail = json_string_value(json_object_get(p, "detail"));
+    if (got != status || !t || strcmp(t, type) != 0 ||
+        (pointer && (!ptr || strcmp(ptr, pointer))) || (!pointer && ptr) ||
+        (detail_part && (!detail || !strstr(detail, detail_part)))) {
+        char *s = json_dumps(p, JSON_COMPACT);
+        fail_msg("%s %s: got %d %s, want %d %s at %s (detail with '%s')", op, body, got, s, status,
+                 type, pointer ? pointer : "(none)", detail_part ? detail_part : "");
+    }
+    assert_int_equal(json_integer_value(json_object_get(p, "status")), status);
+    json_decref(p);
+}
+
+static json_t *ok(const char *op, const char *body) {
+    int status;
+    json_t *r = run(op, body, &status);
+    if (status != 200) {
+        char *s = json_dumps(r, JSON_COMPACT);
+        fail_msg("%s %s: got %d %s", op, body, status, s);
+    }
+    return r;
+}
+
+/* Member at a dotted path ("a.velocity"). */
+static const json_t *at(const json_t *doc, const char *path) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    const json_t *v = doc;
+    for (char *k = strtok(buf, "."); k && v; k = strtok(NULL, "."))
+        v = json_object_get(v, k);
+    if (!v) fail_msg("no member %s", path);
+    return v;
+}
+
+static void expect_vec(const json_t *doc, const char *path, double x, double y, double tol) {
+    const json_t *v = at(doc, path);
+    double got[2] = {json_number_value(json_array_get(v, 0)),
+                     json_number_value(json_array_get(v, 1))};
+    if (!(fabs(got[0] - x) <= tol && fabs(got[1] - y) <= tol))
+        fail_msg("%s = [%.17g, %.17g], want [%.17g, %.17g] +- %g", path, got[0], got[1], x, y, tol);
+}
+
+#define BALL_A "\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [1, 0]}"
+#define BALL_B "\"b\": {\"radius\": 1, \"position\": [3, 0], \"velocity\": [-1, 0]}"
+
+static void test_typo_is_unknown_field(void **state) {
+    (void)state;
+    /* the typo of the issue: answered before as if velocity were absent */
+    expect_problem(
+        "toi", "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocty\": [1, 0]}, " BALL_B "}",
+        400, "unknown-field", "/a/velocty", "a.velocty is not a member");
+    /* at the top, in a shape, in each endpoint */
+    expect_problem("toi", "{" BALL_A ", " BALL_B ", \"horizn\": 2}", 400, "unknown-field",
+                   "/horizn", NULL);
+    expect_problem("overlap",
+                   "{\"a\": {\"shape\": {\"type\": \"sphere\", \"radius\": 1, \"half_extents\": "
+                   "[1, 1]}, \"position\": [0, 0]}, " BALL_B "}",
+                   400, "unknown-field", "/a/shape/half_extents", NULL);
+    expect_problem("paths/intersect",
+                   "{\"p\": [[0, 0], [1, 0]], \"q\": [[0, 1], [1, 1]], \"x\": 1}", 400,
+                   "unknown-field", "/x", NULL);
+    expect_problem("respond", "{" BALL_A ", " BALL_B ", \"normals\": [1, 0]}", 400, "unknown-field",
+                   "/normals", NULL);
+    expect_problem("validate",
+                   "{\"body\": {\"radius\": 1, \"position\": [0, 0]}, \"to\": [1, 0], \"dt\": 1, "
+                   "\"world\": [], \"max_sped\": 3}",
+                   400, "unknown-field", "/max_sped", NULL);
+    expect_problem("scenes/simulate",
+                   "{\"bodies\": [{\"radius\": 1, \"position\": [0, 0]}], \"horizon\": 1, "
+                   "\"gravit\": [0, -9.8]}",
+                   400, "unknown-field", "/gravit", NULL);
+    /* a scene of plain spheres takes the text path: the same answer there */
+    expect_problem("scenes/predict",
+                   "{\"bodies\": [{\"radius\": 1, \"position\": [0, 0]}], \"horizon\": 1, "
+                   "\"broadfase\": \"sap\"}",
+                   400, "unknown-field", "/broadfase", NULL);
+    expect_problem(
+        "scenes/predict",
+        "{\"bodies\": [{\"radius\": 1, \"position\": [0, 0], \"mas\": 2}], \"horizon\": 1}", 400,
+        "unknown-field", "/bodies/0/mas", NULL);
+    /* batch: the envelope's pointer is the batch's, a body's is relative to the item */
+    int status;
+    json_t *r =
+        run("batch", "{\"requests\": [{\"op\": \"toi\", \"body\": {}, \"opts\": 1}]}", &status);
+    assert_int_equal(status, 200);
+    assert_int_equal(json_integer_value(at(json_array_get(at(r, "results"), 0), "status")), 400);
+    assert_string_equal(json_string_value(at(json_array_get(at(r, "results"), 0), "body.pointer")),
+                        "/requests/0/opts");
+    json_decref(r);
+    r = run("batch",
+            "{\"requests\": [{\"op\": \"toi\", \"body\": {" BALL_A ", " BALL_B ", \"q\": 1}}]}",
+            &status);
+    assert_string_equal(json_string_value(at(json_array_get(at(r, "results"), 0), "body.pointer")),
+                        "/q");
+    json_decref(r);
+    expect_problem("batch", "{\"requests\": [], \"parallel\": true}", 400, "unknown-field",
+                   "/parallel", NULL);
+}
+
+static void test_contract_members_not_served_yet(void **state) {
+    (void)state;
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"angular_velocity\": 1}, " BALL_B
+                   "}",
+                   422, "unsupported-field", "/a/angular_velocity", "not served");
+    expect_problem("toi", "{" BALL_A ", " BALL_B ", \"time_budget_ms\": 5}", 422,
+                   "unsupported-field", "/time_budget_ms", NULL);
+    expect_problem("scenes/predict",
+                   "{\"bodies\": [], \"horizon\": 1, \"report\": \"first_per_body\"}", 422,
+                   "unsupported-field", "/report", NULL);
+    expect_problem("validate",
+                   "{\"body\": {\"radius\": 1, \"position\": [0, 0]}, \"to\": [1, 0], \"dt\": 1, "
+                   "\"world\": \"5d41402abc4b2a76b9719d911017c592\"}",
+                   422, "unsupported-field", "/world", NULL);
+    expect_problem("overlap",
+                   "{\"a\": {\"shape\": {\"type\": \"mesh\"}, \"position\": [0, 0, 0]}, \"b\": "
+                   "{\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   422, "unsupported-field", "/a/shape/type", NULL);
+    /* a bare radius beside a shape was silently ignored */
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 5, \"shape\": {\"type\": \"sphere\", \"radius\": 1}, "
+                   "\"position\": [0, 0]}, " BALL_B "}",
+                   422, "invalid-field", "/a/radius", NULL);
+}
+
+static void test_duplicate_ids(void **state) {
+    (void)state;
+    /* the first body that repeats an earlier id is named, with the earlier one */
+    expect_problem(
+        "scenes/predict",
+        "{\"horizon\": 1, \"bodies\": [{\"id\": \"x\", \"radius\": 1, \"position\": [0, "
+        "0]}, {\"id\": 7, \"radius\": 1, \"position\": [5, 0]}, {\"id\": \"y\", "
+        "\"radius\": 1, \"position\": [9, 0]}, {\"id\": 7.0, \"radius\": 1, "
+        "\"position\": [12, 0]}, {\"id\": \"x\", \"radius\": 1, \"position\": [15, 0]}]}",
+        422, "duplicate-id", "/bodies/3/id", "bodies[1]");
+    /* the same on the tree path (a box takes it) and in simulation */
+    expect_problem("scenes/simulate",
+                   "{\"horizon\": 1, \"bodies\": [{\"id\": \"w\", \"shape\": {\"type\": \"box\", "
+                   "\"half_extents\": [1, 1]}, \"position\": [0, 0]}, {\"id\": \"w\", \"radius\": "
+                   "1, \"position\": [5, 0]}]}",
+                   422, "duplicate-id", "/bodies/1/id", "bodies[0]");
+    expect_problem("validate",
+                   "{\"body\": {\"radius\": 1, \"position\": [0, 0]}, \"to\": [1, 0], \"dt\": 1, "
+                   "\"world\": [{\"id\": \"wall\", \"radius\": 1, \"position\": [9, 9]}, {\"id\": "
+                   "\"wall\", \"radius\": 1, \"position\": [-9, 9]}]}",
+                   422, "duplicate-id", "/world/1/id", NULL);
+    /* "7" and 7 are two ids, and bodies without ids are told apart by index */
+    json_t *r = ok("scenes/predict",
+                   "{\"horizon\": 1, \"bodies\": [{\"id\": \"7\", \"radius\": 1, \"position\": [0, "
+                   "0]}, {\"id\": 7, \"radius\": 1, \"position\": [5, 0]}, {\"radius\": 1, "
+                   "\"position\": [9, 0]}, {\"radius\": 1, \"position\": [20, 0]}]}");
+    json_decref(r);
+}
+
+/* Many distinct ids whose hashes may collide still take one sort (no quadratic run): a
+ * property check against brute force on 2,000 random short ids. */
+static void test_duplicate_ids_against_brute_force(void **state) {
+    (void)state;
+    uint64_t seed = 0x1d5eed, rng = seed;
+    printf("seed %#llx\n", (unsigned long long)seed);
+    for (int round = 0; round < 20; ++round) {
+        enum { N = 100 };
+        int ids[N];
+        char *body = malloc(N * 64 + 64), *p = body;
+        p += sprintf(p, "{\"horizon\": 1, \"bodies\": [");
+        for (int i = 0; i < N; ++i) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            ids[i] = (int)((rng >> 33) % 400);
+            p += sprintf(p, "%s{\"id\": \"b%d\", \"radius\": 1, \"position\": [%d, 0]}",
+                         i ? ", " : "", ids[i], 10 * i);
+        }
+        sprintf(p, "]}");
+        int first_dup = -1, earlier = -1;
+        for (int j = 0; j < N && first_dup < 0; ++j)
+            for (int k = 0; k < j; ++k)
+                if (ids[k] == ids[j]) {
+                    first_dup = j;
+                    earlier = k;
+                    break;
+                }
+        int status;
+        json_t *r = run("scenes/predict", body, &status);
+        if (first_dup < 0) {
+            assert_int_equal(status, 200);
+        } else {
+            char ptr[32], detail[32];
+            snprintf(ptr, sizeof ptr, "/bodies/%d/id", first_dup);
+            snprintf(detail, sizeof detail, "bodies[%d]", earlier);
+            assert_int_equal(status, 422);
+            assert_string_equal(json_string_value(json_object_get(r, "pointer")), ptr);
+            assert_non_null(strstr(json_string_value(json_object_get(r, "detail")), detail));
+        }
+        json_decref(r);
+        free(body);
+    }
+}
+
+static void test_ids_and_details(void **state) {
+    (void)state;
+    /* 2^70: not "must be a string or an integer" (it is an integer), but why it is refused */
+    expect_problem("toi",
+                   "{\"a\": {\"id\": 1180591620717411303424, \"radius\": 1, \"position\": [0, 0]}, "
+                   "" BALL_B "}",
+                   400, "wrong-type", "/a/id", "2^53");
+    /* 2^53 itself is exact; the next integer a double holds, 2^53 + 2, is not taken */
+    json_t *r =
+        ok("toi",
+           "{\"a\": {\"id\": 9007199254740992, \"radius\": 1, \"position\": [0, 0]}, " BALL_B "}");
+    json_decref(r);
+    expect_problem(
+        "toi",
+        "{\"a\": {\"id\": -9007199254740994, \"radius\": 1, \"position\": [0, 0]}, " BALL_B "}",
+        400, "wrong-type", "/a/id", "2^53");
+}
+
+static void test_no_library_internals(void **state) {
+    (void)state;
+    int status;
+    json_t *p = run("toi", "{\"a\": {\"id\": \"x\\u0000y\", \"radius\": 1}}", &status);
+    assert_int_equal(status, 400);
+    const char *detail = json_string_value(json_object_get(p, "detail"));
+    assert_non_null(detail);
+    assert_null(strstr(detail, "JSON_"));
+    assert_null(strstr(detail, "jansson"));
+    assert_non_null(strstr(detail, "\\u0000"));
+    json_decref(p);
+}
+
+static void test_no_negative_zero(void **state) {
+    (void)state;
+    /* b sits on a's left: the contact normal is [-1, 0], whose y is -0.0 in the solver */
+    imp_api_ctx ctx;
+    imp_api_ctx_init(&ctx);
+    const char *reqs[][2] = {
+        {"toi", "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [-1, -0.0]}, "
+                "\"b\": {\"radius\": 1, \"position\": [-3, 0]}}"},
+        {"overlap", "{\"a\": {\"radius\": 1, \"position\": [0, -0.0]}, \"b\": {\"radius\": 1, "
+                    "\"position\": [-1, 0]}}"},
+        {"paths/intersect", "{\"p\": [[-0.0, -0.0], [-1, -0.0]], \"q\": [[-0.0, 1], [-0.0, -1]]}"},
+        {"respond", "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [-0.0, -0.0]}, "
+                    "\"b\": {\"radius\": 1, \"position\": [-2, -0.0], \"velocity\": [-0.0, 0]}}"},
+    };
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; ++i) {
+        imp_api_response r;
+        int status = imp_api_handle(reqs[i][0], reqs[i][1], strlen(reqs[i][1]), &ctx, &r);
+        if (status != 200 || strstr(r.body, "-0,") || strstr(r.body, "-0]") ||
+            strstr(r.body, "-0.0") || strstr(r.body, "-0}"))
+            fail_msg("%s: %d %s", reqs[i][0], status, r.body);
+        imp_api_response_free(&r);
+    }
+}
+
+static void test_respond_contact_of_shapes_as_placed(void **state) {
+    (void)state;
+    /* a ball landing on a floor: the halfspace's position (ignored by its shape) is far to
+     * the side, so the centre-to-centre direction would be nearly horizontal */
+    json_t *r =
+        ok("respond",
+           "{\"a\": {\"radius\": 1, \"position\": [0, 1], \"velocity\": [1, -2]}, "
+           "\"b\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": 0},"
+           " \"position\": [100, -3], \"static\": true}}");
+    assert_string_equal(json_string_value(at(r, "status")), "resolved");
+    expect_vec(r, "normal", 0, -1, 0);
+    expect_vec(r, "a.velocity", 1, 2, 0); /* the fall reflects, the slide stays */
+    expect_vec(r, "point", 0, 0, 1e-12);
+    json_decref(r);
+    /* a ball on a box's top face, off the box's centre line */
+    r = ok("respond", "{\"a\": {\"radius\": 1, \"position\": [1.5, 3], \"velocity\": [0, -4]}, "
+                      "\"b\": {\"shape\": {\"type\": \"box\", \"half_extents\": [2, 1]}, "
+                      "\"position\": [0, 1], \"static\": true}}");
+    expect_vec(r, "normal", 0, -1, 0);
+    expect_vec(r, "a.velocity", 0, 4, 1e-15);
+    expect_vec(r, "point", 1.5, 2, 1e-12);
+    json_decref(r);
+    /* a ball on a box's corner, along the diagonal: normal (-1, -1) / sqrt 2 */
+    double s = 1.0 / sqrt(2.0);
+    char req[512];
+    snprintf(req, sizeof req,
+             "{\"a\": {\"radius\": 1, \"position\": [%.17g, %.17g], \"velocity\": [-1, -1]}, "
+             "\"b\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, "
+             "\"position\": [0, 0], \"static\": true}}",
+             1 + s, 1 + s);
+    r = ok("respond", req);
+    expect_vec(r, "normal", -s, -s, 1e-9);
+    expect_vec(r, "a.velocity", 1, 1, 1e-8);
+    expect_vec(r, "point", 1, 1, 1e-8);
+    json_decref(r);
+    /* a box overlapping a floor by 0.25: normal from the box down, point on the contact */
+    r = ok("respond", "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, "
+                      "\"position\": [4, 0.75], \"velocity\": [0, -1]}, "
+                      "\"b\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], "
+                      "\"offset\": 0}, \"position\": [0, 0], \"static\": true}}");
+    expect_vec(r, "normal", 0, -1, 0);
+    expect_vec(r, "a.velocity", 0, 1, 0);
+    assert_true(fabs(json_number_value(json_array_get(at(r, "point"), 1)) + 0.125) <= 1e-8);
+    json_decref(r);
+    /* two halfspaces have no contact normal */
+    expect_problem("respond",
+                   "{\"a\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": "
+                   "0}, \"position\": [0, 0], \"static\": true}, \"b\": {\"shape\": {\"type\": "
+                   "\"halfspace\", \"normal\": [0, -1], \"offset\": 0}, \"position\": [0, 0], "
+                   "\"static\": true}}",
+                   422, "invalid-geometry", "/normal", "halfspaces");
+}
+
+static void test_paths_kind_pair(void **state) {
+    (void)state;
+    /* a ray from the origin along +x against a wall segment x = 5, y in [-1, 1] */
+    json_t *r = ok("paths/intersect",
+                   "{\"p\": [[0, 0], [1, 0]], \"q\": [[5, -1], [5, 1]], \"kind\": [\"ray\", "
+                   "\"segment\"]}");
+    assert_true(json_is_true(at(r, "intersects")));
+    assert_true(json_number_value(at(r, "t")) == 5.0);
+    assert_true(json_number_value(at(r, "s")) == 0.5);
+    json_decref(r);
+    /* as segments they miss: p ends at x = 1 */
+    r = ok("paths/intersect", "{\"p\": [[0, 0], [1, 0]], \"q\": [[5, -1], [5, 1]]}");
+    assert_true(json_is_false(at(r, "intersects")));
+    assert_true(json_number_value(at(r, "distance")) == 4.0);
+    json_decref(r);
+    /* the ray points away from the wall: the closest point is its origin */
+    r = ok("paths/intersect",
+           "{\"p\": [[0, 0], [-1, 0]], \"q\": [[5, -1], [5, 1]], \"kind\": [\"ray\", \"line\"]}");
+    assert_true(json_is_false(at(r, "intersects")));
+    assert_true(json_number_value(at(r, "t")) == 0.0);
+    json_decref(r);
+    expect_problem("paths/intersect",
+                   "{\"p\": [[0, 0], [1, 0]], \"q\": [[5, -1], [5, 1]], \"kind\": [\"ray\"]}", 400,
+                   "wrong-type", "/kind", NULL);
+    expect_problem(
+        "paths/intersect",
+        "{\"p\": [[0, 0], [1, 0]], \"q\": [[5, -1], [5, 1]], \"kind\": [\"ray\", \"arc\"]}", 422,
+        "invalid-field", "/kind/1", NULL);
+}
+
+/* The table: every op has a handler, paths are unique, the ops routes have no op. */
+static void test_endpoint_table(void **state) {
+    (void)state;
+    size_t n;
+    const imp_endpoint *eps = imp_endpoints(&n);
+    assert_true(n >= 12);
+    for (size_t i = 0; i < n; ++i) {
+        assert_ptr_equal(imp_endpoint_by_path(eps[i].path), &eps[i]);
+        if (eps[i].op) {
+            assert_non_null(eps[i].fn);
+            assert_int_equal(eps[i].route, IMP_ROUTE_API);
+            assert_ptr_equal(imp_endpoint_by_op(eps[i].op), &eps[i]);
+            assert_string_equal(eps[i].path + 4, eps[i].op);
+        } else {
+            assert_null(eps[i].fn);
+            assert_true(eps[i].route != IMP_ROUTE_API);
+        }
+    }
+    assert_null(imp_endpoint_by_path("/v1/toi/"));
+    assert_null(imp_endpoint_by_op("healthz"));
+    /* every code of the one problem table has a row */
+    for (int c = 0; c < IMP_E_COUNT; ++c) {
+        assert_true(imp_problem_status((imp_errcode)c) >= 200);
+        assert_non_null(imp_problem_type((imp_errcode)c));
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_typo_is_unknown_field),
+        cmocka_unit_test(test_contract_members_not_served_yet),
+        cmocka_unit_test(test_duplicate_ids),
+        cmocka_unit_test(test_duplicate_ids_against_brute_force),
+        cmocka_unit_test(test_ids_and_details),
+        cmocka_unit_test(test_no_library_internals),
+        cmocka_unit_test(test_no_negative_zero),
+        cmocka_unit_test(test_respond_contact_of_shapes_as_placed),
+        cmocka_unit_test(test_paths_kind_pair),
+        cmocka_unit_test(test_endpoint_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
