@@ -18,6 +18,8 @@
 #   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
 #   make bench-box2d     8-gon time of impact against Box2D's b2TimeOfImpact (installs libbox2d-dev)
 #   make format-check    clang-format dry run over every tracked .c/.h (part of make test); make format fixes
+#   make lint-openapi    redocly lint (recommended rules, zero warnings) of api/openapi.yaml; installs
+#                        @redocly/cli with npm into build/npm (needs the npm registry; not in make test)
 #   make soak            10 minutes of valid and invalid requests with wrk; memory and fds flat
 #   make clean           remove build/
 #
@@ -195,7 +197,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 .PHONY: all deps deps-test run test format format-check test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
         check check-unit check-integration check-valgrind check-tsan check-tsan-run \
-        bench-build bench bench-box2d bench-load soak clean
+        bench-build bench bench-box2d bench-load soak lint-openapi clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
@@ -297,6 +299,32 @@ format-check:
 
 format:
 	clang-format -i $(FORMAT_SRCS)
+
+# OpenAPI lint: api/openapi.yaml against Redocly's `recommended` ruleset; an error or a warning
+# fails. @redocly/cli, pinned, is installed with npm into build/npm (ignored by git, like all of
+# build/) on first use; it needs Node.js >= 20.19 and npm, and the npm registry for that first
+# install, so it is not part of make test. REDOCLY_SUPPRESS_NOTIFICATIONS silences its update
+# notice and REDOCLY_TELEMETRY=off its usage reports; on Node.js 20 it still prints a boxed
+# notice that later releases need Node.js 22, which is not a finding about the document.
+REDOCLY_VERSION := 2.77.0
+REDOCLY_DIR := build/npm
+REDOCLY := $(REDOCLY_DIR)/node_modules/.bin/redocly
+REDOCLY_STAMP := $(REDOCLY_DIR)/redocly-$(REDOCLY_VERSION).stamp
+REDOCLY_ENV := REDOCLY_SUPPRESS_NOTIFICATIONS=true REDOCLY_TELEMETRY=off
+
+$(REDOCLY_STAMP):
+	@command -v npm >/dev/null 2>&1 || { echo "lint-openapi: needs Node.js (>= 20.19) and npm" >&2; exit 1; }
+	@mkdir -p $(REDOCLY_DIR)
+	npm install --prefix $(REDOCLY_DIR) --no-save --no-audit --no-fund --loglevel=error \
+	    @redocly/cli@$(REDOCLY_VERSION)
+	@touch $@
+
+lint-openapi: $(REDOCLY_STAMP)
+	@out=$$($(REDOCLY_ENV) $(REDOCLY) lint --extends recommended --format stylish api/openapi.yaml 2>&1); \
+	status=$$?; echo "$$out"; \
+	if echo "$$out" | grep -Eq '^ +[0-9]+:[0-9]+ +warning '; then \
+	    echo "lint-openapi: warnings count as failures" >&2; status=1; fi; \
+	exit $$status
 
 # Memcheck: the whole suite from a plain build in build/vg, every test binary under valgrind,
 # and the daemon and CLI the integration tests start under it too (tests/valgrind/). Any
