@@ -50,6 +50,8 @@
 
 #include <cmocka.h>
 
+#include "api/api.h"
+
 #define DEFAULT_OPENAPI_PATH "api/openapi.yaml"
 #define DEFAULT_API_MD_PATH "docs/API.md"
 #define DEFAULT_CONTRACT_PATH "../shared/spec/API.md"
@@ -606,6 +608,38 @@ static void test_served_endpoints_match(void **state) {
     }
 }
 
+/* The router's endpoint table (api/endpoint_table.h) serves exactly the (method, path) set
+ * of docs/API.md: a GET row also serves HEAD, a POST row POST only. */
+static void test_router_table_matches_docs(void **state) {
+    const spec_fixture *fx = *state;
+    size_t n, missing = 0, served = 0;
+    const imp_endpoint *eps = imp_endpoints(&n);
+    for (size_t i = 0; i < n; ++i) {
+        const char *methods[2] = {eps[i].method, strcmp(eps[i].method, "GET") == 0 ? "HEAD" : NULL};
+        for (int k = 0; k < 2 && methods[k]; ++k) {
+            ++served;
+            if (!endpoint_find(&fx->docs.ops, methods[k], eps[i].path)) {
+                fprintf(stderr, "%s: the router serves %s %s; no heading names it\n", fx->docs.path,
+                        methods[k], eps[i].path);
+                ++missing;
+            }
+        }
+    }
+    for (size_t i = 0; i < fx->docs.ops.n; ++i) {
+        const endpoint *e = &fx->docs.ops.items[i];
+        const imp_endpoint *ep = imp_endpoint_by_path(e->path);
+        int ok = ep && (strcmp(ep->method, e->method) == 0 ||
+                        (strcmp(ep->method, "GET") == 0 && strcmp(e->method, "HEAD") == 0));
+        if (!ok) {
+            fprintf(stderr, "%s line %d: %s %s is not in the router's endpoint table\n",
+                    fx->docs.path, e->line, e->method, e->path);
+            ++missing;
+        }
+    }
+    assert_int_equal(served, fx->docs.ops.n);
+    if (missing) fail();
+}
+
 /* Every served heading has an example; the final section has no endpoint heading. */
 static void test_docs_examples_and_not_served_section(void **state) {
     const spec_fixture *fx = *state;
@@ -904,6 +938,7 @@ int main(void) {
         cmocka_unit_test(test_extraction_finds_everything),
         cmocka_unit_test(test_document_header),
         cmocka_unit_test(test_served_endpoints_match),
+        cmocka_unit_test(test_router_table_matches_docs),
         cmocka_unit_test(test_docs_examples_and_not_served_section),
         cmocka_unit_test(test_docs_cover_the_contract),
         cmocka_unit_test(test_every_field_name_is_a_key),
