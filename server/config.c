@@ -40,9 +40,12 @@ typedef struct setting {
     const char *help;
 } setting;
 
-/* Largest request body we agree to buffer (bytes): one body lives in memory
- * per connection, so this bounds the worst case at max-connections times it. */
+/* Largest request body we agree to buffer (bytes); what all connections buffer at once is
+ * bounded by --max-buffered-bytes. */
 #define MAX_BODY_LIMIT (1LL << 30)
+/* Largest budget for request bytes buffered at once (bytes): far past any machine we run on,
+ * small enough that sums of a few such values cannot overflow a size_t. */
+#define MAX_BUFFERED_LIMIT (1LL << 40)
 /* Threads beyond this only add contention on a machine of our size. */
 #define MAX_THREADS 1024
 
@@ -56,8 +59,12 @@ static const setting settings[] = {
     {"io-threads", "IMPACTD_IO_THREADS", KIND_INT, "0", 0, MAX_THREADS,
      offsetof(imp_config, io_threads),
      "connection threads that only move bytes; 0 means one per online core"},
-    {"max-body-bytes", "IMPACTD_MAX_BODY_BYTES", KIND_INT, "16777216", 1, MAX_BODY_LIMIT,
-     offsetof(imp_config, max_body_bytes), "largest request body; larger gets 413"},
+    {"max-body-bytes", "IMPACTD_MAX_BODY_BYTES", KIND_INT, "67108864", 1, MAX_BODY_LIMIT,
+     offsetof(imp_config, max_body_bytes),
+     "largest request body (64 MiB admits a 100,000-body scene); larger gets 413"},
+    {"max-buffered-bytes", "IMPACTD_MAX_BUFFERED_BYTES", KIND_INT, "1073741824", 1,
+     MAX_BUFFERED_LIMIT, offsetof(imp_config, max_buffered_bytes),
+     "request body bytes buffered across all connections; beyond it 503 with Retry-After"},
     {"max-bodies", "IMPACTD_MAX_BODIES", KIND_INT, "1000000", 1, 100000000,
      offsetof(imp_config, max_bodies), "most bodies in one scene or world; more gets 422"},
     {"max-batch-items", "IMPACTD_MAX_BATCH_ITEMS", KIND_INT, "10000", 1, 10000000,

@@ -22,13 +22,14 @@
 typedef struct imp_config {
     long long port;                 /* 0 asks the kernel for a free port */
     char bind[IMP_CONFIG_BIND_MAX]; /* numeric IPv4 or IPv6 address */
-    long long threads;         /* worker threads; resolved from 0 ("auto") to the online cores */
-    long long io_threads;      /* connection (HTTP) threads; resolved from 0 ("auto") */
-    long long max_body_bytes;  /* request bodies above this get 413 */
-    long long max_bodies;      /* bodies in one scene or world (422 beyond) */
-    long long max_batch_items; /* items in one /v1/batch (422 beyond) */
-    long long max_events;      /* events one simulation may process */
-    long long queue_depth;     /* requests waiting for a worker before 503 */
+    long long threads;            /* worker threads; resolved from 0 ("auto") to the online cores */
+    long long io_threads;         /* connection (HTTP) threads; resolved from 0 ("auto") */
+    long long max_body_bytes;     /* request bodies above this get 413 */
+    long long max_buffered_bytes; /* body bytes buffered across connections; beyond: 503 */
+    long long max_bodies;         /* bodies in one scene or world (422 beyond) */
+    long long max_batch_items;    /* items in one /v1/batch (422 beyond) */
+    long long max_events;         /* events one simulation may process */
+    long long queue_depth;        /* requests waiting for a worker before 503 */
     long long
         idle_timeout_s; /* connections without a request in progress close after this; 0 = never */
     long long

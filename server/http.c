@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +89,7 @@
 typedef struct conn_state {
     int fd;
     atomic_llong deadline_ms; /* CLOCK_MONOTONIC ms; 0: none (a worker has it) */
+    int bad_target; /* the request line being parsed held a percent-encoded control byte */
     struct conn_state *prev, *next;
 } conn_state;
 
@@ -103,6 +105,8 @@ struct imp_http_server {
     atomic_int closing;            /* listener closed; new requests get 503 draining */
     atomic_size_t open_requests;   /* headers received, reply not yet fully sent */
     atomic_size_t open_connections;
+    atomic_size_t buffered; /* request body bytes allocated across connections */
+    size_t max_buffered;    /* --max-buffered-bytes */
     pthread_mutex_t conns_lock;
     conn_state *conns;
     MHD_socket quiesced_fd; /* the listener after imp_http_close, closed at stop */
@@ -122,7 +126,11 @@ typedef struct request_state {
     char *body;            /* NULL until the first byte, and after too_large */
     size_t len, cap;       /* cap excludes the NUL kept after the body */
     size_t received;       /* body bytes seen, stored or drained */
+    size_t reserved;       /* bytes of the server's buffer budget this body holds */
+    long long declared;    /* Content-Length, -1 when absent */
     int too_large;         /* drain the rest of the body, then reply 413 */
+    int over_budget;       /* drain the rest of the body, then reply 503 */
+    size_t drain_from;     /* `received` when draining began */
     atomic_int phase;      /* PHASE_DONE: `reply` holds the answer */
     imp_reply reply;
 } request_state;
@@ -219,14 +227,43 @@ static enum MHD_Result send_reply(request_state *st) {
     return ok;
 }
 
+/* Raises what st holds of the buffer budget to `total` bytes; 0 (nothing taken) when the
+ * budget cannot spare the difference. */
+static int reserve(request_state *st, size_t total) {
+    imp_http_server *s = st->srv;
+    if (total <= st->reserved) return 1;
+    size_t more = total - st->reserved;
+    size_t before = atomic_fetch_add(&s->buffered, more);
+    if (before + more > s->max_buffered) {
+        atomic_fetch_sub(&s->buffered, more);
+        return 0;
+    }
+    st->reserved = total;
+    return 1;
+}
+
+/* Frees the body and gives its bytes back to the budget. */
+static void drop_body(request_state *st) {
+    free(st->body);
+    st->body = NULL;
+    st->len = st->cap = 0;
+    atomic_fetch_sub(&st->srv->buffered, st->reserved);
+    st->reserved = 0;
+}
+
 /* Appends n bytes, growing the buffer geometrically up to `limit`; 0 on
- * allocation failure. The caller has checked st->len + n <= limit, which
+ * allocation failure or when the budget cannot hold the larger buffer
+ * (st->over_budget says which). The caller has checked st->len + n <= limit, which
  * is what ends the growth loop. */
 static int append(request_state *st, const char *data, size_t n, size_t limit) {
     if (n > st->cap - st->len) {
         size_t cap = st->cap ? st->cap : (limit < BODY_INITIAL_CAP ? limit : BODY_INITIAL_CAP);
         while (cap - st->len < n)
             cap = cap > limit / 2 ? limit : cap * 2;
+        if (!reserve(st, cap + 1)) {
+            st->over_budget = 1;
+            return 0;
+        }
         char *p = realloc(st->body, cap + 1);
         if (!p) return 0;
         st->body = p;
@@ -283,6 +320,48 @@ static conn_state *connection_state(struct MHD_Connection *c) {
     return ci ? ci->socket_context : NULL;
 }
 
+/* A Transfer-Encoding value that libmicrohttpd decodes as chunked: "chunked" in any case,
+ * leading space aside (it trims only that; "chunked " it would read as another coding). */
+static int is_chunked(const char *te) {
+    while (*te == ' ' || *te == '\t')
+        ++te;
+    return strcasecmp(te, "chunked") == 0;
+}
+
+static int hex_digit(char ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+/*
+ * libmicrohttpd's percent-decoding of the request target (the path and each query
+ * argument), done here in place as it would, plus a note on the connection when a decoded
+ * byte is a control byte (%00 to %1F, %7F): "/v1/toi%00" must not become "/v1/toi", so such
+ * a request is answered 400 when its headers are in (begin_request).
+ */
+static size_t unescape_target(void *cls, struct MHD_Connection *c, char *text) {
+    (void)cls;
+    size_t n = 0;
+    int control = 0;
+    for (const char *p = text; *p;) {
+        int hi = p[0] == '%' ? hex_digit(p[1]) : -1, lo = hi >= 0 ? hex_digit(p[2]) : -1;
+        if (lo >= 0) {
+            unsigned char b = (unsigned char)(hi * 16 + lo);
+            control |= b < 0x20 || b == 0x7f;
+            text[n++] = (char)b;
+            p += 3;
+        } else {
+            text[n++] = *p++;
+        }
+    }
+    text[n] = '\0';
+    conn_state *cs = control ? connection_state(c) : NULL;
+    if (cs) cs->bad_target = 1;
+    return n;
+}
+
 /* First call of a request: headers complete, no body seen yet. */
 static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *c, const char *url,
                                      const char *method, void **con_cls) {
@@ -300,13 +379,29 @@ static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *
     atomic_fetch_add(&s->open_requests, 1);
     set_deadline(st->cs, s->request_ms);
 
-    long long declared = content_length(c);
-    int decided;
-    if (atomic_load(&s->closing)) {
+    long long declared = st->declared = content_length(c);
+    const char *te =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    int bad_target = st->cs && st->cs->bad_target;
+    if (st->cs) st->cs->bad_target = 0;
+    int decided = 1;
+    if (bad_target) {
+        imp_router_bad_framing(IMP_FRAMING_CONTROL_BYTE, &st->reply);
+    } else if (te &&
+               MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        imp_router_bad_framing(IMP_FRAMING_TE_AND_LENGTH, &st->reply);
+    } else if (te && !is_chunked(te)) {
+        imp_router_bad_framing(IMP_FRAMING_TE_UNSUPPORTED, &st->reply);
+    } else if (atomic_load(&s->closing)) {
         imp_router_unavailable(IMP_UNAVAILABLE_DRAINING, &st->reply);
-        decided = 1;
     } else {
         decided = imp_router_early(&s->router, method, url, st->ctype, declared, &st->reply);
+        /* a declared body the budget cannot hold now is turned away before it is sent */
+        if (!decided && declared > 0 &&
+            (size_t)declared > s->max_buffered - atomic_load(&s->buffered)) {
+            imp_router_unavailable(IMP_UNAVAILABLE_BUFFERS, &st->reply);
+            decided = 1;
+        }
     }
     if (decided) {
         atomic_store_explicit(&st->phase, PHASE_DONE, memory_order_relaxed);
@@ -316,11 +411,16 @@ static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *
         int body_coming =
             declared > 0 || MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                         MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
-        return body_coming ? send_reply(st) : MHD_YES;
+        return body_coming || st->reply.close ? send_reply(st) : MHD_YES;
     }
     if (declared > 0) {
         /* imp_router_early has checked declared <= the limit */
         size_t cap = (size_t)declared < BODY_PREALLOC_MAX ? (size_t)declared : BODY_PREALLOC_MAX;
+        if (!reserve(st, cap + 1)) {
+            imp_router_unavailable(IMP_UNAVAILABLE_BUFFERS, &st->reply);
+            atomic_store_explicit(&st->phase, PHASE_DONE, memory_order_relaxed);
+            return send_reply(st);
+        }
         st->body = malloc(cap + 1);
         if (!st->body) return MHD_NO;
         st->cap = cap;
@@ -340,17 +440,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         size_t n = *upload_data_size;
         *upload_data_size = 0;
         st->received += n;
-        if (st->too_large) {
-            return st->received - s->router.max_body_bytes <= DRAIN_MAX_BYTES ? MHD_YES : MHD_NO;
+        if (st->too_large || st->over_budget) {
+            /* drained: at most DRAIN_MAX_BYTES past what was kept, then cut */
+            return st->received - st->drain_from <= DRAIN_MAX_BYTES ? MHD_YES : MHD_NO;
         }
         if (n > s->router.max_body_bytes - st->len) {
             st->too_large = 1;
-            free(st->body);
-            st->body = NULL;
-            st->len = st->cap = 0;
+            st->drain_from = st->received - n;
+            drop_body(st);
             return MHD_YES;
         }
-        return append(st, upload_data, n, s->router.max_body_bytes) ? MHD_YES : MHD_NO;
+        /* a declared length is what libmicrohttpd delivers: the buffer grows to it, not past */
+        size_t limit = st->declared > 0 ? (size_t)st->declared : s->router.max_body_bytes;
+        if (append(st, upload_data, n, limit)) return MHD_YES;
+        if (!st->over_budget) return MHD_NO; /* out of memory: drop the connection */
+        st->drain_from = st->received - n;
+        drop_body(st);
+        return MHD_YES;
     }
 
     /* body complete, or the connection was resumed */
@@ -361,6 +467,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (st->too_large) {
         imp_router_too_large(&s->router, &st->reply);
+        return send_reply(st);
+    }
+    if (st->over_budget) {
+        imp_router_unavailable(IMP_UNAVAILABLE_BUFFERS, &st->reply);
         return send_reply(st);
     }
     return dispatch(st);
@@ -375,7 +485,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!st) return;
     set_deadline(st->cs, s->idle_ms);
     imp_reply_free(&st->reply); /* set when the client left before the reply went out */
-    free(st->body);
+    drop_body(st);
     free(st);
     *con_cls = NULL;
     atomic_fetch_sub(&s->open_requests, 1);
@@ -433,6 +543,7 @@ static char *hook_metrics(void *cls, size_t *len) {
         .in_flight = atomic_load(&s->open_requests),
         .workers_busy = imp_pool_running(s->pool),
         .connections = atomic_load(&s->open_connections),
+        .buffered_bytes = atomic_load(&s->buffered),
         .worker_threads = imp_pool_threads(s->pool),
         .draining = atomic_load(&s->draining),
     };
@@ -523,6 +634,7 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
         return NULL;
     }
     imp_router_init(&s->router, (size_t)cfg->max_body_bytes, (size_t)cfg->max_bodies);
+    s->max_buffered = (size_t)cfg->max_buffered_bytes;
     s->router.api.max_batch_items = (size_t)cfg->max_batch_items;
     s->router.api.max_events = (size_t)cfg->max_events;
     s->router.api.parallel = imp_pool_parallel(s->pool);
@@ -561,7 +673,8 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
         pool_opt, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_POOL_BYTES,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)cfg->idle_timeout_s, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK,
+        unescape_target, s, MHD_OPTION_END);
     if (!s->daemon) {
         set_error(err, "libmicrohttpd failed to start (see the log for its reason)");
         close(fd);

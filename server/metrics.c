@@ -190,6 +190,9 @@ char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size
     gauge(&t, "impactd_workers_busy", "Workers running a request.", (double)g->workers_busy);
     gauge(&t, "impactd_worker_threads", "Threads in the worker pool.", (double)g->worker_threads);
     gauge(&t, "impactd_open_connections", "Open client connections.", (double)g->connections);
+    gauge(&t, "impactd_buffered_request_bytes",
+          "Request body bytes buffered across connections (bounded by --max-buffered-bytes).",
+          (double)g->buffered_bytes);
     gauge(&t, "impactd_draining", "1 after SIGTERM while the daemon drains, else 0.",
           (double)g->draining);
     gauge(&t, "process_resident_memory_bytes", "Resident memory size in bytes.",

@@ -23,6 +23,7 @@ typedef struct imp_metrics_gauges {
     size_t in_flight;        /* requests between headers received and reply queued */
     size_t workers_busy;     /* jobs being run by workers */
     size_t connections;      /* open client connections */
+    size_t buffered_bytes;   /* request body bytes buffered (the --max-buffered-bytes budget) */
     unsigned worker_threads; /* size of the pool */
     int draining;            /* 1 after SIGTERM */
 } imp_metrics_gauges;

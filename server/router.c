@@ -137,10 +137,36 @@ void imp_router_too_large(const imp_router *r, imp_reply *out) {
     problem(IMP_E_TOO_LARGE, detail, out);
 }
 
+void imp_router_bad_framing(imp_framing why, imp_reply *out) {
+    switch (why) {
+    case IMP_FRAMING_CONTROL_BYTE:
+        problem(IMP_E_BAD_REQUEST,
+                "the request target holds a percent-encoded control byte (%00 to %1F or %7F)", out);
+        break;
+    case IMP_FRAMING_TE_AND_LENGTH:
+        problem(IMP_E_BAD_REQUEST,
+                "Transfer-Encoding and Content-Length together: the body cannot be delimited "
+                "safely (RFC 9112 section 6.3)",
+                out);
+        break;
+    case IMP_FRAMING_TE_UNSUPPORTED:
+        problem(IMP_E_NOT_IMPLEMENTED,
+                "the only transfer coding this server accepts is chunked (RFC 9112 section 6.1)",
+                out);
+        break;
+    }
+    out->close = 1;
+}
+
 void imp_router_unavailable(imp_unavailable why, imp_reply *out) {
     if (why == IMP_UNAVAILABLE_DRAINING) {
         problem(IMP_E_DRAINING, "this instance is shutting down; retry on another one", out);
         out->close = 1;
+    } else if (why == IMP_UNAVAILABLE_BUFFERS) {
+        problem(IMP_E_OVERLOADED,
+                "too many request bytes are being received at once; retry after the delay in "
+                "Retry-After",
+                out);
     } else {
         problem(IMP_E_OVERLOADED, "the work queue is full; retry after the delay in Retry-After",
                 out);

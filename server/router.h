@@ -44,9 +44,21 @@ typedef struct imp_reply {
     int close;               /* 1: send Connection: close and end the connection */
 } imp_reply;
 
+/* What is wrong with a request's framing (RFC 9112), answered before its body. */
+typedef enum imp_framing {
+    IMP_FRAMING_CONTROL_BYTE,   /* 400: a percent-encoded control byte in the target */
+    IMP_FRAMING_TE_AND_LENGTH,  /* 400: Transfer-Encoding with Content-Length (§6.3) */
+    IMP_FRAMING_TE_UNSUPPORTED, /* 501: a transfer coding other than chunked (§6.1) */
+} imp_framing;
+
+/* The problem reply for bad framing; the connection closes after it (the
+ * body, if any, cannot be delimited or is not read). */
+void imp_router_bad_framing(imp_framing why, imp_reply *out);
+
 /* Why a request is turned away with 503. */
 typedef enum imp_unavailable {
     IMP_UNAVAILABLE_OVERLOADED,
+    IMP_UNAVAILABLE_BUFFERS, /* the budget of buffered request bytes is spent */
     IMP_UNAVAILABLE_DRAINING
 } imp_unavailable;
 

@@ -1777,13 +1777,16 @@ static void test_batch_envelopes(void **state) {
     json_decref(j);
     imp_http_result_free(&r);
 
-    static const char *const bad_docs[] = {"{}", "{\"reqs\":[]}", "{\"requests\":{}}",
-                                           "{\"requests\":5}"};
+    static const char *const bad_docs[] = {"{}", "{\"requests\":{}}", "{\"requests\":5}"};
     for (size_t i = 0; i < sizeof bad_docs / sizeof bad_docs[0]; ++i) {
         post_json(NULL, &main_daemon, "/v1/batch", bad_docs[i], strlen(bad_docs[i]), &r);
         assert_problem(&r, 400, "/requests");
         imp_http_result_free(&r);
     }
+    /* a misspelt envelope is an unknown member, not a missing one */
+    post_json(NULL, &main_daemon, "/v1/batch", "{\"reqs\":[]}", 11, &r);
+    assert_problem(&r, 400, "/reqs");
+    imp_http_result_free(&r);
 
     static const char mixed[] = "{\"requests\":["
                                 "{\"op\":\"toi\",\"body\":" HEAD_ON "},"
