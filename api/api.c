@@ -72,35 +72,6 @@ void imp_api_problem(int code, const char *detail, const char *pointer, imp_api_
     respond(imp_problem_status((imp_errcode)code), &o, out);
 }
 
-int imp_api_run(const imp_endpoint *ep, const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    memset(out, 0, sizeof *out);
-    if (ep->fn(in, d, out) == 0) return 200;
-    /* an endpoint that failed answers nothing; never leak what it began */
-    json_decref(out->doc);
-    free(out->text);
-    memset(out, 0, sizeof *out);
-    if (d->code == IMP_E_NOMEM) return 500;
-    out->doc = imp_dec_problem(d);
-    return out->doc ? imp_problem_status(d->code) : 500;
-}
-
-int imp_api_run_tree(const imp_endpoint *ep, const json_t *req, const imp_api_ctx *ctx,
-                     json_t **doc) {
-    imp_dec d;
-    imp_dec_init(&d, ctx);
-    imp_api_in in = {req, NULL, 0};
-    imp_api_out o;
-    int status = imp_api_run(ep, &in, &d, &o);
-    *doc = o.doc;
-    if (o.text) {
-        /* a reply written as text, wanted as a tree */
-        *doc = json_loadb(o.text, o.len, JSON_DECODE_ANY, NULL);
-        free(o.text);
-        if (!*doc) return 500;
-    }
-    return status;
-}
-
 int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_ctx *ctx,
                    imp_api_response *out) {
     memset(out, 0, sizeof *out);
