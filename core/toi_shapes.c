@@ -3,7 +3,7 @@
  *
  * DESIGN
  * What: one entry point for every endpoint that needs a pairwise time of
- * impact (/v1/toi, scenes, validation), so the choice of solver lives in
+ * impact (/v1/toi, scenes, the move checker), so the choice of solver lives in
  * one place.
  * How: two spheres go to the centre-distance polynomial (toi_sphere.c,
  * which also gives the closest approach); two 2D polygons or boxes, and two

@@ -1,5 +1,5 @@
 /*
- * validate.h - server-side validation of a client's reported move against a
+ * move_check.h - the client-move checker: a client's reported move checked against a
  * world of obstacles, with a corrected outcome (POST /v1/validate).
  *
  * The mover goes on the straight path from `from` to `to` at constant
@@ -7,20 +7,20 @@
  * parabolic path over the same window (time 0 is the start of the move).
  * The answer lists the violations (tunnelling, penetration of `to`, speed)
  * and the server's corrected position and velocity at t = dt ("collide and
- * slide"; validate.c says exactly how, and which edge-case rules apply).
+ * slide"; move_check.c says exactly how, and which edge-case rules apply).
  *
  * Memory: the input is borrowed; the result owns its violations array, free
- * it with imp_validate_result_free (which accepts NULL and a result whose
+ * it with imp_move_result_free (which accepts NULL and a result whose
  * array is NULL).
  * Thread-safety: pure and reentrant; no global state.
  * Preconditions (asserted; api/ checks requests first): dim 2 or 3, finite
  * numbers, dt > 0, max_speed >= 0 (INFINITY: no limit), max_iterations in
- * [0, IMP_VALIDATE_MAX_ITERATIONS], the mover not a halfspace, and every
+ * [0, IMP_MOVE_MAX_ITERATIONS], the mover not a halfspace, and every
  * mover/obstacle pair solved in closed form (imp_toi_shapes_closed_form) (an unsupported
- * pair makes the result IMP_VALIDATE_FAILED, never a wrong answer).
+ * pair makes the result IMP_MOVE_FAILED, never a wrong answer).
  */
-#ifndef IMP_CORE_VALIDATE_H
-#define IMP_CORE_VALIDATE_H
+#ifndef IMP_CORE_MOVE_CHECK_H
+#define IMP_CORE_MOVE_CHECK_H
 
 #include <stddef.h>
 
@@ -30,13 +30,13 @@
 
 /* Slide iterations of the correction when the request names none (count;
  * the contract's default). */
-#define IMP_VALIDATE_DEFAULT_ITERATIONS 5
+#define IMP_MOVE_DEFAULT_ITERATIONS 5
 
 /* Most slide iterations one request may ask for (count; api/ answers 422
  * beyond). Each iteration costs one time-of-impact query per nearby
  * obstacle; a slide that has not settled after 64 contacts is stuck, and a
  * game server would rather have the answer. */
-#define IMP_VALIDATE_MAX_ITERATIONS 64
+#define IMP_MOVE_MAX_ITERATIONS 64
 
 /*
  * Skin (dimensionless, relative to the move's scale: the largest of |from|,
@@ -47,7 +47,7 @@
  * a gap below that is "touching") and one order below the contract's 1e-9
  * penetration bound, so it is visible to the solvers and invisible to a game.
  */
-#define IMP_VALIDATE_SKIN_REL 1e-10
+#define IMP_MOVE_SKIN_REL 1e-10
 
 /*
  * Touch tolerance (dimensionless, relative to the pair's scale: the move's
@@ -60,39 +60,39 @@
  * (about 1e-16 relative) of it; this tolerates a hundred million times that
  * and stays ten times below the contract's 1e-9 bound.
  */
-#define IMP_VALIDATE_TOUCH_REL 1e-10
+#define IMP_MOVE_TOUCH_REL 1e-10
 
 /* Slide direction tolerance (dimensionless, relative to the speed): a
  * velocity whose component into a touching plane is at most this fraction
  * of its length runs along the plane. Clipping leaves roundoff of a few
  * ulps (1e-16) in that component; a direction a game means to point into a
  * wall is many orders above it. */
-#define IMP_VALIDATE_SLIDE_REL 1e-9
+#define IMP_MOVE_SLIDE_REL 1e-9
 
-typedef struct imp_validate_obstacle {
+typedef struct imp_move_obstacle {
     const imp_shape *shape; /* borrowed */
     imp_motion m;           /* its path from the start of the move (a halfspace: v and a only) */
-} imp_validate_obstacle;
+} imp_move_obstacle;
 
-typedef struct imp_validate_input {
+typedef struct imp_move_input {
     const imp_shape *shape; /* the mover (not a halfspace) */
     imp_vec3 from, to;      /* where the client says it started and ended */
     double dt;              /* > 0: the move's duration */
-    const imp_validate_obstacle *obstacles;
+    const imp_move_obstacle *obstacles;
     size_t n_obstacles;
     int dim;            /* 2 or 3 */
     double max_speed;   /* >= 0; INFINITY: no speed check */
-    int max_iterations; /* [0, IMP_VALIDATE_MAX_ITERATIONS] */
-} imp_validate_input;
+    int max_iterations; /* [0, IMP_MOVE_MAX_ITERATIONS] */
+} imp_move_input;
 
-typedef enum imp_validate_kind {
-    IMP_VALIDATE_SPEED = 0,  /* distance / dt above max_speed */
-    IMP_VALIDATE_TUNNELING,  /* the straight path runs into an obstacle */
-    IMP_VALIDATE_PENETRATION /* `to` lies inside an obstacle at t = dt */
-} imp_validate_kind;
+typedef enum imp_move_kind {
+    IMP_MOVE_SPEED = 0,  /* distance / dt above max_speed */
+    IMP_MOVE_TUNNELING,  /* the straight path runs into an obstacle */
+    IMP_MOVE_PENETRATION /* `to` lies inside an obstacle at t = dt */
+} imp_move_kind;
 
-typedef struct imp_validate_violation {
-    imp_validate_kind kind;
+typedef struct imp_move_violation {
+    imp_move_kind kind;
     size_t obstacle; /* tunnelling, penetration: index into the obstacles */
     double time;     /* tunnelling: first contact in [0, dt]; penetration: dt; speed: 0 */
     imp_vec3 point;  /* tunnelling: contact point; penetration: middle of the overlap */
@@ -101,42 +101,42 @@ typedef struct imp_validate_violation {
                         inside (time 0), else 0 */
     int has_depth;   /* depth is meaningful */
     double speed;    /* speed: distance / dt */
-} imp_validate_violation;
+} imp_move_violation;
 
 /* One leg of the corrected path: from `start` at time `t0` with velocity
  * `v` until the next leg's t0 (or dt for the last). */
-typedef struct imp_validate_leg {
+typedef struct imp_move_leg {
     double t0;
     imp_vec3 start, v;
-} imp_validate_leg;
+} imp_move_leg;
 
-typedef enum imp_validate_state {
-    IMP_VALIDATE_OK = 0,
-    IMP_VALIDATE_FAILED /* allocation failed or an unsupported pair; nothing else is set */
-} imp_validate_state;
+typedef enum imp_move_state {
+    IMP_MOVE_OK = 0,
+    IMP_MOVE_FAILED /* allocation failed or an unsupported pair; nothing else is set */
+} imp_move_state;
 
-typedef struct imp_validate_result {
-    imp_validate_state state;
-    int valid;                          /* no violations */
-    imp_validate_violation *violations; /* malloc'd; speed first, then by time, kind, obstacle */
+typedef struct imp_move_result {
+    imp_move_state state;
+    int valid;                      /* no violations */
+    imp_move_violation *violations; /* malloc'd; speed first, then by time, kind, obstacle */
     size_t n_violations;
     imp_vec3 position; /* corrected position at t = dt; exactly `to` when valid */
     imp_vec3 velocity; /* corrected velocity: the last leg's (0 when blocked) */
     int iterations;    /* slide iterations (contacts resolved) */
     int blocked;       /* still blocked after max_iterations: position is `from` */
     /* the corrected path (when not blocked): legs[0..n_legs) */
-    imp_validate_leg legs[IMP_VALIDATE_MAX_ITERATIONS + 1];
+    imp_move_leg legs[IMP_MOVE_MAX_ITERATIONS + 1];
     int n_legs;
-} imp_validate_result;
+} imp_move_result;
 
 /*
- * Validates the move (see validate.c for the rules). Returns the result;
- * state IMP_VALIDATE_FAILED on allocation failure or an unsupported pair,
- * with nothing to free. Otherwise free it with imp_validate_result_free.
+ * Checks the move (see move_check.c for the rules). Returns the result;
+ * state IMP_MOVE_FAILED on allocation failure or an unsupported pair,
+ * with nothing to free. Otherwise free it with imp_move_result_free.
  */
-imp_validate_result imp_validate_move(const imp_validate_input *in);
+imp_move_result imp_move_check(const imp_move_input *in);
 
 /* Frees the violations and clears them; accepts NULL. */
-void imp_validate_result_free(imp_validate_result *r);
+void imp_move_result_free(imp_move_result *r);
 
 #endif
