@@ -52,6 +52,12 @@ typedef struct imp_polytope_pair {
 int imp_polytope_pair_build(const imp_shape *a, const imp_shape *b, imp_polytope_pair *out);
 void imp_polytope_pair_free(imp_polytope_pair *p);
 
+/* Closest points *cp on segment p0-p1 and *cq on q0-q1 (either may be a
+ * point: equal ends), by Ericson, "Real-Time Collision Detection", 5.1.9.
+ * Where the closest pair is not unique (parallel segments), one of them. */
+void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, imp_vec3 *cp,
+                          imp_vec3 *cq);
+
 /* imp_overlap, and when the state is IMP_OVERLAP_APART also the closest
  * points of the two shapes: *ca on a, *cb on b, with cb - ca = distance *
  * normal up to rounding (for polytopes from the GJK simplex's barycentric
