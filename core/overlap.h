@@ -36,7 +36,7 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
                                int dim);
 
 /* Two 3D boxes or polyhedra prepared for the swept separating axis test
- * (core/toi_polygon.c): their vertices relative to their positions (a
+ * (core/toi_polytope_3d.c): their vertices relative to their positions (a
  * polyhedron's hull vertices) and every candidate separating axis of the
  * pair (unit; face normals and the edge-direction crosses that are faces
  * of the Minkowski difference, which translation does not change). */

@@ -26,6 +26,11 @@ typedef struct imp_motion {
     imp_vec3 p, v, a; /* position, velocity, acceleration at t = 0 */
 } imp_motion;
 
+/* Position on the motion's path at time t. */
+static inline imp_vec3 imp_motion_at(const imp_motion *m, double t) {
+    return imp_path_at(m->p, m->v, m->a, t);
+}
+
 typedef struct imp_toi_result {
     imp_toi_state state;
     double time;             /* HIT, OVERLAPPING (0) */

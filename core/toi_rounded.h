@@ -4,6 +4,9 @@
  * segments, boxes, polygons, polyhedra), linear or parabolic motion: every
  * 2D pair, and in 3D the pairs where one side has no faces.
  *
+ * Files: toi_rounded_2d.c and toi_rounded_3d.c hold the casts, toi_rounded.c
+ * what they share.
+ *
  * Thread-safety: pure and reentrant; allocates scratch memory (in 3D the
  * hull of the Minkowski difference), freed before returning.
  */
@@ -39,5 +42,20 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in);
  */
 int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                        const imp_motion *mb, double horizon, imp_toi_result *out);
+
+/* ---- shared by toi_rounded_2d.c and toi_rounded_3d.c (toi_rounded.c) -------------------- */
+
+/* b's motion relative to a's: q(t) = pb(t) - pa(t). */
+imp_motion imp_toi_relative(const imp_motion *a, const imp_motion *b);
+
+/* 1 when the relative motion q enters the rounded Minkowski difference at
+ * time t through a boundary point with outward normal n: moving inwards,
+ * or at rest (to within IMP_SLIDE_REL of the speeds involved) with an
+ * inward acceleration. */
+int imp_toi_entering(const imp_motion *q, double t, imp_vec3 n);
+
+/* |q(t) - u|^2 - rr as a quartic in t, lowest degree first: when q reaches
+ * the sphere of radius sqrt(rr) about u. */
+void imp_toi_distance_quartic(const imp_motion *q, imp_vec3 u, double rr, double c[5]);
 
 #endif

@@ -3,18 +3,18 @@
  *
  * DESIGN
  * What: one entry point for every endpoint that needs a pairwise time of
- * impact (/v1/toi, scenes, the move checker), so the choice of solver lives in
- * one place.
+ * impact (/v1/toi, scenes, the move checker), so the choice of solver
+ * lives in one place.
  * How: two spheres go to the centre-distance polynomial (toi_sphere.c,
  * which also gives the closest approach); two 2D polygons or boxes, and two
- * 3D boxes or polyhedra, to the swept separating axes (toi_polygon.c); a
- * halfspace and anything to the lowest-point quadratic (toi_halfspace.c);
- * every other pair to the rounded Minkowski-difference cast
- * (toi_rounded.c, toi_rounded3.c). Only 3D pairs with neither volume nor
- * radius (two segments, a point and a segment, where touching is a
- * measure-zero event with no faces to cross) go to conservative
- * advancement (toi_advance.c) to IMP_TOI_ADVANCE_REL of the pair's scale,
- * which the result reports as its tolerance.
+ * 3D boxes or polyhedra, to the swept separating axes (toi_polytope_2d.c,
+ * toi_polytope_3d.c); a halfspace and anything to the lowest-point
+ * quadratic (toi_halfspace.c); every other pair to the rounded
+ * Minkowski-difference cast (toi_rounded_2d.c, toi_rounded_3d.c). Only 3D
+ * pairs with neither volume nor radius (two segments, a point and a
+ * segment, where touching is a measure-zero event with no faces to cross)
+ * go to conservative advancement (toi_advance.c) to IMP_TOI_ADVANCE_REL of
+ * the pair's scale, which the result reports as its tolerance.
  */
 #include "toi_shapes.h"
 
@@ -22,7 +22,7 @@
 
 #include "toi_advance.h"
 #include "toi_halfspace.h"
-#include "toi_polygon.h"
+#include "toi_polytope.h"
 #include "toi_rounded.h"
 #include "tolerance.h"
 

@@ -2,7 +2,7 @@
  * test_toi_shapes.c - the pairwise time of impact dispatcher
  * (imp_toi_shapes) over every pair of shape types, and the exact 3D cast
  * of spheres, capsules and segments against boxes, polyhedra and each
- * other (core/toi_rounded3.c).
+ * other (core/toi_rounded_3d.c).
  *
  * Known answers in 3D: a sphere onto a box's face, edge and corner, under
  * gravity onto a face, onto an octahedron's vertex; crossing and parallel
