@@ -276,7 +276,7 @@ static int dec_polyhedron(imp_dec *d, const json_t *shape, imp_shape *out) {
     imp_hull *hull = NULL;
     imp_hull_status hs = imp_polyhedron_check(out->verts, out->n_verts) != 0
                              ? IMP_HULL_DEGENERATE
-                             : imp_hull_build(out->verts, out->n_verts, &hull);
+                             : imp_hull_build(out->verts, out->n_verts, &hull, NULL);
     imp_hull_destroy(hull);
     if (hs == IMP_HULL_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     if (hs != IMP_HULL_OK)

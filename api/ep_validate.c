@@ -199,6 +199,7 @@ int imp_ep_validate(const json_t *req, imp_dec *d, json_t **resp) {
     if (r) *r = imp_move_check(&in);
     free(obs);
     imp_body_free(&body);
+    /* FAILED is NOMEM: the pairs the solvers do not handle were answered above */
     if (!r || r->state != IMP_MOVE_OK) {
         free(r);
         free_world(world, n);

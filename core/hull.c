@@ -634,9 +634,14 @@ done:
     return rc;
 }
 
-imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out) {
+static imp_hull_status fail(imp_error *err, imp_hull_status st) {
+    return (imp_hull_status)imp_error_set(
+        err, st, st == IMP_HULL_NOMEM ? "out of memory" : "fewer than 4 points off one plane");
+}
+
+imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out, imp_error *err) {
     *out = NULL;
-    if (n < 4) return IMP_HULL_DEGENERATE;
+    if (n < 4) return fail(err, IMP_HULL_DEGENERATE);
     builder b;
     memset(&b, 0, sizeof b);
     b.p = p;
@@ -656,5 +661,5 @@ imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out) {
     szvec *vs[] = {&b.pending, &b.stack, &b.vis, &b.hz_a, &b.hz_b, &b.hz_out, &b.order, &b.fresh};
     for (size_t k = 0; k < sizeof vs / sizeof vs[0]; ++k)
         free(vs[k]->a);
-    return rc == 0 ? IMP_HULL_OK : rc == 1 ? IMP_HULL_DEGENERATE : IMP_HULL_NOMEM;
+    return rc == 0 ? IMP_HULL_OK : fail(err, rc == 1 ? IMP_HULL_DEGENERATE : IMP_HULL_NOMEM);
 }

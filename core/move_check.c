@@ -156,7 +156,7 @@ enum { LEG_NONE = 0, LEG_CONTACT = 1, LEG_FAILED = -1 };
  * The contact that blocks the mover going from p at velocity v, starting at
  * time t0, over [0, T] of leg time, against obstacle i. LEG_CONTACT with *r
  * (time in leg time; OVERLAPPING turned into a contact at 0 that keeps its
- * depth), LEG_NONE, or LEG_FAILED (allocation, unsupported pair).
+ * depth), LEG_NONE, or LEG_FAILED with *r FAILED (its failure says why).
  */
 static int leg_contact(const solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, double T,
                        imp_toi_result *r) {
@@ -266,8 +266,9 @@ static imp_vec3 slide(imp_vec3 v, const imp_vec3 *planes, size_t k, int dim) {
 }
 
 /* The corrected path: legs of collide and slide from `from` towards
- * `target`. Returns 0, or -1 when a query failed. */
-static int correct(const solver *sv, imp_vec3 target, imp_vec3 *planes, imp_move_result *res) {
+ * `target`. Returns IMP_FAILURE_NONE, or why a query failed. */
+static imp_failure correct(const solver *sv, imp_vec3 target, imp_vec3 *planes,
+                           imp_move_result *res) {
     const imp_move_input *in = sv->in;
     const double skin = IMP_MOVE_SKIN_REL * sv->move_scale;
     imp_vec3 p = in->from, v = imp_scale(imp_sub(target, in->from), 1.0 / in->dt);
@@ -283,7 +284,7 @@ static int correct(const solver *sv, imp_vec3 target, imp_vec3 *planes, imp_move
         for (size_t c = 0; c < sv->n_cand; ++c) {
             imp_toi_result r;
             int k = leg_contact(sv, sv->cand[c], p, v, t, T, &r);
-            if (k == LEG_FAILED) return -1;
+            if (k == LEG_FAILED) return r.failure;
             if (k == LEG_CONTACT && (best.state == IMP_TOI_NONE || r.time < best.time)) {
                 best = r;
                 hit = sv->cand[c];
@@ -316,7 +317,7 @@ static int correct(const solver *sv, imp_vec3 target, imp_vec3 *planes, imp_move
             imp_motion m;
             obstacle_at(&in->obstacles[sv->cand[c]], t, &s, &m);
             imp_overlap_result o = imp_overlap(in->shape, p, &s, m.p, in->dim);
-            if (o.state == IMP_OVERLAP_UNSUPPORTED) return -1;
+            if (o.state == IMP_OVERLAP_FAILED) return o.failure;
             if (o.state == IMP_OVERLAP_OVERLAPPING ||
                 o.distance <= TOUCH_BAND_SKINS * skin + pair_tol(sv, &s, &m))
                 planes[k++] = o.normal;
@@ -325,7 +326,7 @@ static int correct(const solver *sv, imp_vec3 target, imp_vec3 *planes, imp_move
     }
     res->position = p;
     res->velocity = v;
-    return 0;
+    return IMP_FAILURE_NONE;
 }
 
 imp_move_result imp_move_check(const imp_move_input *in) {
@@ -335,7 +336,7 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     assert(in->max_iterations >= 0 && in->max_iterations <= IMP_MOVE_MAX_ITERATIONS);
     assert(in->shape->type != IMP_SHAPE_HALFSPACE);
     imp_move_result res = {.state = IMP_MOVE_OK};
-    imp_move_result failed = {.state = IMP_MOVE_FAILED};
+    imp_failure why = IMP_FAILURE_NOMEM;
     const size_t n = in->n_obstacles;
 
     imp_vec3 d = imp_sub(in->to, in->from);
@@ -360,7 +361,10 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         size_t i = sv.cand[c];
         imp_toi_result r;
         int k = leg_contact(&sv, i, in->from, v, 0.0, in->dt, &r);
-        if (k == LEG_FAILED) goto fail;
+        if (k == LEG_FAILED) {
+            why = r.failure;
+            goto fail;
+        }
         if (k == LEG_CONTACT)
             add_violation(
                 &res, (imp_move_violation){.kind = IMP_MOVE_TUNNELING,
@@ -377,7 +381,10 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         imp_motion m;
         obstacle_at(&in->obstacles[i], in->dt, &s, &m);
         imp_overlap_result o = imp_overlap(in->shape, in->to, &s, m.p, in->dim);
-        if (o.state == IMP_OVERLAP_UNSUPPORTED) goto fail;
+        if (o.state == IMP_OVERLAP_FAILED) {
+            why = o.failure;
+            goto fail;
+        }
         if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > pair_tol(&sv, &s, &m)) {
             imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
             add_violation(&res,
@@ -402,7 +409,8 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         imp_vec3 target = in->to;
         if (speed > in->max_speed)
             target = dist > 0.0 ? imp_madd(in->from, d, in->max_speed * in->dt / dist) : in->from;
-        if (correct(&sv, target, planes, &res)) goto fail;
+        why = correct(&sv, target, planes, &res);
+        if (why != IMP_FAILURE_NONE) goto fail;
     }
     free(sv.cand);
     free(planes);
@@ -411,7 +419,7 @@ fail:
     free(sv.cand);
     free(planes);
     free(res.violations);
-    return failed;
+    return (imp_move_result){.state = IMP_MOVE_FAILED, .failure = why};
 }
 
 void imp_move_result_free(imp_move_result *r) {

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 
+#include "failure.h"
 #include "shape.h"
 #include "toi.h"
 #include "vec.h"
@@ -112,7 +113,7 @@ typedef struct imp_move_leg {
 
 typedef enum imp_move_state {
     IMP_MOVE_OK = 0,
-    IMP_MOVE_FAILED /* allocation failed or an unsupported pair; nothing else is set */
+    IMP_MOVE_FAILED /* `failure` says why; nothing else is set */
 } imp_move_state;
 
 typedef struct imp_move_result {
@@ -127,12 +128,14 @@ typedef struct imp_move_result {
     /* the corrected path (when not blocked): legs[0..n_legs) */
     imp_move_leg legs[IMP_MOVE_MAX_ITERATIONS + 1];
     int n_legs;
+    imp_failure failure; /* FAILED: why (NOMEM; UNSUPPORTED for a pair the preconditions exclude) */
 } imp_move_result;
 
 /*
  * Checks the move (see move_check.c for the rules). Returns the result;
- * state IMP_MOVE_FAILED on allocation failure or an unsupported pair,
- * with nothing to free. Otherwise free it with imp_move_result_free.
+ * state IMP_MOVE_FAILED (failure NOMEM on allocation failure, UNSUPPORTED
+ * for a pair the solvers do not handle), with nothing to free. Otherwise
+ * free it with imp_move_result_free.
  */
 imp_move_result imp_move_check(const imp_move_input *in);
 

@@ -52,11 +52,12 @@ int imp_ov_core_make(const imp_shape *s, imp_vec3 pos, int dim, imp_ov_core *c) 
 
 void imp_ov_poly_free(imp_ov_poly *p) { imp_hull_destroy(p->hull); }
 
-int imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p) {
+imp_hull_status imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p) {
     memset(p, 0, sizeof *p);
     p->pos = pos;
     if (s->type == IMP_SHAPE_POLYHEDRON) {
-        if (imp_hull_build(s->verts, s->n_verts, &p->hull) != IMP_HULL_OK) return -1;
+        imp_hull_status st = imp_hull_build(s->verts, s->n_verts, &p->hull, NULL);
+        if (st != IMP_HULL_OK) return st;
         p->local = p->hull->verts;
         p->n = p->hull->n_verts;
         p->fn = p->hull->normals;
@@ -65,7 +66,7 @@ int imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p) {
         p->ne = p->hull->n_edges;
         p->dirs = p->hull->dirs;
         p->nd = p->hull->n_dirs;
-        return 0;
+        return IMP_HULL_OK;
     }
     p->n = imp_shape_points(s, 3, p->vbuf, &p->local, &p->r);
     if (s->type == IMP_SHAPE_BOX) {
@@ -101,7 +102,7 @@ int imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p) {
         p->dirs = p->dbuf;
         p->nd = 1;
     }
-    return 0;
+    return IMP_HULL_OK;
 }
 
 double imp_ov_support(const imp_ov_poly *p, imp_vec3 n, imp_vec3 *at) {
@@ -120,10 +121,21 @@ double imp_ov_support(const imp_ov_poly *p, imp_vec3 n, imp_vec3 *at) {
 
 /* ---- by pair type ----------------------------------------------------------------------- */
 
+/* A FAILED result for the reason given. */
+static imp_overlap_result failed(imp_failure why) {
+    imp_overlap_result r = {IMP_OVERLAP_FAILED, 0, 0, imp_v3(0, 0, 0), why};
+    return r;
+}
+
+/* Why building a polytope failed. */
+static imp_failure hull_failure(imp_hull_status st) {
+    return st == IMP_HULL_NOMEM ? IMP_FAILURE_NOMEM : IMP_FAILURE_DEGENERATE;
+}
+
 static imp_overlap_result from_gap(double gap, imp_vec3 normal) {
     /* + 0.0 turns the -0.0 of a negated zero component into 0.0 */
     normal = imp_v3(normal.x + 0.0, normal.y + 0.0, normal.z + 0.0);
-    imp_overlap_result r = {IMP_OVERLAP_OVERLAPPING, 0.0, 0.0, normal};
+    imp_overlap_result r = {IMP_OVERLAP_OVERLAPPING, 0.0, 0.0, normal, IMP_FAILURE_NONE};
     if (gap > 0.0) {
         r.state = IMP_OVERLAP_APART;
         r.distance = gap;
@@ -153,8 +165,7 @@ static double lowest(const imp_ov_core *c, imp_vec3 n, size_t *at) {
 static imp_overlap_result against_halfspace(const imp_shape *s, imp_vec3 pos, const imp_shape *h,
                                             int dim, int h_is_b) {
     imp_ov_core c;
-    imp_overlap_result r = {IMP_OVERLAP_UNSUPPORTED, 0, 0, imp_v3(0, 0, 0)};
-    if (s->type == IMP_SHAPE_HALFSPACE) return r;
+    if (s->type == IMP_SHAPE_HALFSPACE) return failed(IMP_FAILURE_UNSUPPORTED);
     (void)imp_ov_core_make(s, pos, dim, &c); /* every shape has vertices for this test */
     size_t at;
     double low = lowest(&c, h->normal, &at);
@@ -180,16 +191,17 @@ static double contact_tol(const imp_ov_poly *A, const imp_ov_poly *B) {
  * radii along the closest direction; otherwise SAT depth plus the radii. */
 static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                            imp_vec3 pb) {
-    imp_overlap_result failed = {IMP_OVERLAP_FAILED, 0, 0, imp_v3(0, 0, 0)};
     imp_ov_poly A, B;
-    if (imp_ov_poly_make(a, pa, &A) != 0) {
+    imp_hull_status st = imp_ov_poly_make(a, pa, &A);
+    if (st != IMP_HULL_OK) {
         imp_ov_poly_free(&A);
-        return failed;
+        return failed(hull_failure(st));
     }
-    if (imp_ov_poly_make(b, pb, &B) != 0) {
+    st = imp_ov_poly_make(b, pb, &B);
+    if (st != IMP_HULL_OK) {
         imp_ov_poly_free(&A);
         imp_ov_poly_free(&B);
-        return failed;
+        return failed(hull_failure(st));
     }
     double rr = A.r + B.r, tol = contact_tol(&A, &B);
     imp_vec3 v;
@@ -200,7 +212,8 @@ static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, cons
     } else {
         imp_vec3 n;
         double depth;
-        r = imp_ov_sat_depth_3d(&A, &B, &depth, &n) == 0 ? from_gap(-(depth + rr), n) : failed;
+        r = imp_ov_sat_depth_3d(&A, &B, &depth, &n) == 0 ? from_gap(-(depth + rr), n)
+                                                         : failed(IMP_FAILURE_NOMEM);
     }
     imp_ov_poly_free(&A);
     imp_ov_poly_free(&B);
@@ -209,7 +222,7 @@ static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, cons
 
 imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
                                int dim) {
-    imp_overlap_result none = {IMP_OVERLAP_UNSUPPORTED, 0, 0, imp_v3(0, 0, 0)};
+    imp_overlap_result none = failed(IMP_FAILURE_UNSUPPORTED);
     if (b->type == IMP_SHAPE_HALFSPACE) return against_halfspace(a, pa, b, dim, 1);
     if (a->type == IMP_SHAPE_HALFSPACE) return against_halfspace(b, pb, a, dim, 0);
     if (dim == 3 && (a->type == IMP_SHAPE_BOX || a->type == IMP_SHAPE_POLYHEDRON ||
@@ -280,20 +293,21 @@ imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const im
     if (dim == 3 && (a->type == IMP_SHAPE_BOX || a->type == IMP_SHAPE_POLYHEDRON ||
                      b->type == IMP_SHAPE_BOX || b->type == IMP_SHAPE_POLYHEDRON)) {
         imp_ov_poly A, B;
-        int ok = imp_ov_poly_make(a, pa, &A) == 0;
-        ok = imp_ov_poly_make(b, pb, &B) == 0 && ok;
-        if (ok) {
-            /* the tolerance of overlap_polytope, so that GJK retraces its steps */
-            if (!(imp_ov_gjk_witness(&A, &B, contact_tol(&A, &B), &qa, &qb) > 0.0)) ok = 0;
+        imp_hull_status sa = imp_ov_poly_make(a, pa, &A), sb = imp_ov_poly_make(b, pb, &B);
+        imp_failure why = IMP_FAILURE_NONE;
+        if (sa != IMP_HULL_OK || sb != IMP_HULL_OK) {
+            why = hull_failure(sa != IMP_HULL_OK ? sa : sb); /* memory, this second time */
+        } else {
+            /* the tolerance of overlap_polytope, so that GJK retraces its steps and finds
+             * the same distance (a zero here would contradict imp_overlap's APART) */
+            if (!(imp_ov_gjk_witness(&A, &B, contact_tol(&A, &B), &qa, &qb) > 0.0))
+                why = IMP_FAILURE_UNDECIDED;
             ra = A.r;
             rb = B.r;
         }
         imp_ov_poly_free(&A);
         imp_ov_poly_free(&B);
-        if (!ok) { /* cannot happen after imp_overlap built the same hulls; keep a defined answer */
-            r.state = IMP_OVERLAP_FAILED;
-            return r;
-        }
+        if (why != IMP_FAILURE_NONE) return failed(why);
     } else {
         imp_ov_core A, B;
         (void)imp_ov_core_make(a, pa, dim, &A);

@@ -78,11 +78,11 @@ typedef struct imp_ov_poly {
     imp_hull *hull; /* owned: a polyhedron's hull, freed by imp_ov_poly_free */
 } imp_ov_poly;
 
-/* A placed 3D shape (not a halfspace) as a polytope. 0; -1 when the hull
- * cannot be built (out of memory, or points too flat for IMP_HULL_PLANE_REL
- * although the api found them not flat). Free with imp_ov_poly_free either
- * way. */
-int imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p);
+/* A placed 3D shape (not a halfspace) as a polytope. IMP_HULL_OK, or a
+ * polyhedron's imp_hull_build status (IMP_HULL_NOMEM; IMP_HULL_DEGENERATE
+ * for points too flat for IMP_HULL_PLANE_REL, which the api never
+ * accepts). Free with imp_ov_poly_free either way. */
+imp_hull_status imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p);
 void imp_ov_poly_free(imp_ov_poly *p);
 
 /* Largest projection of a placed polytope on n, and the vertex reaching

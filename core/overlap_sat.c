@@ -27,6 +27,7 @@
  * game shapes microseconds. Axes closer to parallel than
  * IMP_EDGE_PARALLEL_SIN are skipped, which can only overestimate the depth.
  */
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -269,30 +270,44 @@ static imp_vec3 *copy_points(const imp_ov_poly *p) {
     return v;
 }
 
-int imp_polytope_pair_build(const imp_shape *a, const imp_shape *b, imp_polytope_pair *out) {
+static int is_polytope_3d(const imp_shape *s) {
+    return s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYHEDRON;
+}
+
+/* The vertices and candidate axes of polytopes A and B into *out. */
+static imp_hull_status fill_pair(const imp_ov_poly *A, const imp_ov_poly *B,
+                                 imp_polytope_pair *out) {
+    collect_ctx c = {0};
+    if (sat_axes_3d(A, B, collect, &c) != 0 || c.nomem) {
+        free(c.axes);
+        return IMP_HULL_NOMEM;
+    }
+    out->axes = c.axes;
+    out->n_axes = c.n;
+    out->va = copy_points(A);
+    out->vb = copy_points(B);
+    out->na = A->n;
+    out->nb = B->n;
+    return out->va && out->vb ? IMP_HULL_OK : IMP_HULL_NOMEM;
+}
+
+imp_hull_status imp_polytope_pair_build(const imp_shape *a, const imp_shape *b,
+                                        imp_polytope_pair *out, imp_error *err) {
+    assert(is_polytope_3d(a) && is_polytope_3d(b));
     memset(out, 0, sizeof *out);
     imp_ov_poly A, B;
-    int rc = -1;
-    int okA = imp_ov_poly_make(a, imp_v3(0, 0, 0), &A) == 0;
-    int okB = okA && imp_ov_poly_make(b, imp_v3(0, 0, 0), &B) == 0;
-    if (okB && A.r == 0.0 && B.r == 0.0) {
-        collect_ctx c = {0};
-        if (sat_axes_3d(&A, &B, collect, &c) == 0 && !c.nomem) {
-            out->axes = c.axes;
-            out->n_axes = c.n;
-            out->va = copy_points(&A);
-            out->vb = copy_points(&B);
-            out->na = A.n;
-            out->nb = B.n;
-            rc = out->va && out->vb ? 0 : -1;
-        } else {
-            free(c.axes);
-        }
+    imp_hull_status st = imp_ov_poly_make(a, imp_v3(0, 0, 0), &A);
+    if (st == IMP_HULL_OK) {
+        st = imp_ov_poly_make(b, imp_v3(0, 0, 0), &B);
+        if (st == IMP_HULL_OK) st = fill_pair(&A, &B, out);
+        imp_ov_poly_free(&B);
     }
-    if (okA) imp_ov_poly_free(&A);
-    if (okB) imp_ov_poly_free(&B);
-    if (rc != 0) imp_polytope_pair_free(out);
-    return rc;
+    imp_ov_poly_free(&A);
+    if (st == IMP_HULL_OK) return st;
+    imp_polytope_pair_free(out);
+    return (imp_hull_status)imp_error_set(
+        err, st,
+        st == IMP_HULL_NOMEM ? "out of memory" : "a polyhedron's points have no hull (too flat)");
 }
 
 void imp_polytope_pair_free(imp_polytope_pair *p) {

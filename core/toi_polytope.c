@@ -149,10 +149,7 @@ imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol)
 
     size_t nb = in->n_axes;
     axis_band *bands = malloc((nb ? nb : 1) * sizeof *bands);
-    if (!bands) {
-        r.state = IMP_TOI_FAILED;
-        return r;
-    }
+    if (!bands) return imp_toi_failed(IMP_FAILURE_NOMEM);
     for (size_t i = 0; i < nb; ++i) {
         axis_band *b = &bands[i];
         b->n = in->axes[i];

@@ -28,7 +28,8 @@ typedef struct imp_toi_polygons_input {
 
 /* HIT (time, point, unit normal from a to b, positions), OVERLAPPING at
  * t = 0 (depth and the normal along which moving b by depth separates
- * them), NONE, or FAILED when scratch memory could not be allocated.
+ * them), NONE, or FAILED (failure NOMEM) when scratch memory could not be
+ * allocated.
  * has_closest is never set. Touching at t = 0 and separating or sliding is
  * no contact: the answer is the next touch. */
 imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in);
@@ -36,8 +37,9 @@ imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in);
 /* The same for two translating 3D boxes or polyhedra (a polyhedron is its
  * points' convex hull): swept separating axes over the face normals of
  * both and the edge-direction cross products that are faces of their
- * Minkowski difference. FAILED when memory runs out or either shape is
- * not a box or polyhedron. The contact point is a touching vertex, the
+ * Minkowski difference. FAILED with failure NOMEM when memory runs out,
+ * DEGENERATE when a polyhedron's points have no hull, UNSUPPORTED when
+ * either shape is not a box or polyhedron. The contact point is a touching vertex, the
  * crossing of two touching edges, or the centroid of the smaller touching
  * face or edge. */
 imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
@@ -56,7 +58,8 @@ typedef struct imp_toi_swept_input {
 } imp_toi_swept_input;
 
 /* The swept separating axis test (toi_polytope.c's DESIGN): HIT, OVERLAPPING
- * or NONE as imp_toi_polygons, FAILED when scratch memory runs out, with
+ * or NONE as imp_toi_polygons, FAILED (NOMEM) when scratch memory runs out,
+ * with
  * everything but the contact point, which depends on the dimension: for a
  * HIT or OVERLAPPING result the caller finds it from the features within
  * *feature_tol (a length) of touching along the normal. */

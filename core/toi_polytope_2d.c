@@ -49,10 +49,9 @@ static imp_vec3 contact_point(const imp_toi_swept_input *in, imp_vec3 pa, imp_ve
 
 imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
     assert(in->na >= 3 && in->nb >= 3 && in->horizon > 0.0);
-    imp_toi_result r = {.state = IMP_TOI_FAILED};
     size_t n = in->na + in->nb;
     imp_vec3 *axes = malloc(n * sizeof *axes);
-    if (!axes) return r;
+    if (!axes) return imp_toi_failed(IMP_FAILURE_NOMEM);
     for (size_t i = 0; i < n; ++i) { /* the edge normals of both */
         const imp_vec3 *v = i < in->na ? in->va : in->vb;
         size_t m = i < in->na ? in->na : in->nb, k = i < in->na ? i : i - in->na;
@@ -61,7 +60,7 @@ imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
     }
     imp_toi_swept_input s = {in->a, in->b, in->va, in->vb, in->na, in->nb, axes, n, in->horizon};
     double ftol;
-    r = imp_toi_swept(&s, &ftol);
+    imp_toi_result r = imp_toi_swept(&s, &ftol);
     if (r.state == IMP_TOI_HIT || r.state == IMP_TOI_OVERLAPPING)
         r.point = contact_point(&s, r.pa, r.pb, r.normal, ftol);
     free(axes);

@@ -24,6 +24,10 @@
 #include "overlap.h"
 #include "toi_polytope.h"
 
+static int is_polytope(const imp_shape *s) {
+    return s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYHEDRON;
+}
+
 /* The contact point in 3D: the touching features are a's vertices at its
  * top along n and b's at its bottom (within tol). A vertex touches where it
  * is; two edges where they cross; otherwise (a face involved) the centroid
@@ -65,13 +69,15 @@ static imp_vec3 contact_point(const imp_toi_swept_input *in, imp_vec3 pa, imp_ve
 imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                                     const imp_motion *mb, double horizon) {
     assert(horizon > 0.0);
-    imp_toi_result r = {.state = IMP_TOI_FAILED};
+    if (!is_polytope(a) || !is_polytope(b)) return imp_toi_failed(IMP_FAILURE_UNSUPPORTED);
     imp_polytope_pair pair;
-    if (imp_polytope_pair_build(a, b, &pair) != 0) return r;
+    imp_hull_status st = imp_polytope_pair_build(a, b, &pair, NULL);
+    if (st != IMP_HULL_OK)
+        return imp_toi_failed(st == IMP_HULL_NOMEM ? IMP_FAILURE_NOMEM : IMP_FAILURE_DEGENERATE);
     imp_toi_swept_input s = {*ma,     *mb,       pair.va,     pair.vb, pair.na,
                              pair.nb, pair.axes, pair.n_axes, horizon};
     double ftol;
-    r = imp_toi_swept(&s, &ftol);
+    imp_toi_result r = imp_toi_swept(&s, &ftol);
     if (r.state == IMP_TOI_HIT || r.state == IMP_TOI_OVERLAPPING)
         r.point = contact_point(&s, r.pa, r.pb, r.normal, ftol);
     imp_polytope_pair_free(&pair);

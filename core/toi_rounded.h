@@ -28,20 +28,20 @@ typedef struct imp_toi_rounded_input {
 } imp_toi_rounded_input;
 
 /* As imp_toi_polygons: HIT, OVERLAPPING at t = 0 (depth, normal), NONE, or
- * FAILED on allocation failure; has_closest is never set. */
+ * FAILED (NOMEM) on allocation failure; has_closest is never set. */
 imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in);
 
 /*
  * 3D: shapes a and b (spheres, capsules, segments, boxes, polyhedra; not
  * two boxes or polyhedra, which imp_toi_polytopes_3d solves, nor
  * halfspaces) on motions ma and mb (p is the shape's position), over
- * [0, horizon]. Exact, as imp_toi_rounded_2d, with *out as imp_toi_shapes
- * gives it. Returns 0 with *out set; -1 out of memory; 1 when the pair has
- * neither volume nor radius (two segments; a point and a segment), for
- * which *out is not meaningful.
+ * [0, horizon]. Exact, as imp_toi_rounded_2d, with the result as
+ * imp_toi_shapes gives it; FAILED with failure NOMEM on allocation
+ * failure, UNSUPPORTED when the pair has neither volume nor radius (two
+ * segments; a point and a segment), which has no closed form here.
  */
-int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
-                       const imp_motion *mb, double horizon, imp_toi_result *out);
+imp_toi_result imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                                  const imp_motion *mb, double horizon);
 
 /* ---- shared by toi_rounded_2d.c and toi_rounded_3d.c (toi_rounded.c) -------------------- */
 

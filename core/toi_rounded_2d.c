@@ -142,10 +142,7 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
     assert(in->na >= 1 && in->nb >= 1 && in->horizon > 0.0);
     imp_toi_result r = {.state = IMP_TOI_NONE};
     dvert *d = malloc((in->na + in->nb + 1) * sizeof *d);
-    if (!d) {
-        r.state = IMP_TOI_FAILED;
-        return r;
-    }
+    if (!d) return imp_toi_failed(IMP_FAILURE_NOMEM);
     size_t n = minkowski_difference(in->va, in->na, in->vb, in->nb, d);
     const double R = in->ra + in->rb;
     imp_motion q = imp_toi_relative(&in->a, &in->b);

@@ -198,7 +198,7 @@ static int build_dpoly(const imp_vec3 *p, size_t n, dpoly *d) {
     for (size_t k = 1; k < n; ++k)
         h3 = fmax(h3, fabs(imp_dot(imp_sub(p[k], p0), nrm)));
     if (h3 > thr) {
-        imp_hull_status st = imp_hull_build(p, n, &d->hull);
+        imp_hull_status st = imp_hull_build(p, n, &d->hull, NULL);
         if (st == IMP_HULL_NOMEM) return -1;
         if (st == IMP_HULL_OK) {
             const imp_hull *h = d->hull;
@@ -357,8 +357,8 @@ static double first_entry(const dpoly *d, const imp_motion *q, double R, double 
     return best;
 }
 
-int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
-                       const imp_motion *mb, double horizon, imp_toi_result *out) {
+imp_toi_result imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                                  const imp_motion *mb, double horizon) {
     assert(horizon > 0.0);
     imp_vec3 bufa[8], bufb[8];
     const imp_vec3 *va, *vb;
@@ -367,10 +367,9 @@ int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape
     size_t nb = imp_shape_points(b, 3, bufb, &vb, &rb);
     assert(na >= 1 && nb >= 1);
     const double R = ra + rb;
-    *out = (imp_toi_result){.state = IMP_TOI_FAILED};
 
     imp_vec3 *cloud = malloc(na * nb * sizeof *cloud);
-    if (!cloud) return -1;
+    if (!cloud) return imp_toi_failed(IMP_FAILURE_NOMEM);
     for (size_t i = 0; i < na; ++i)
         for (size_t j = 0; j < nb; ++j)
             cloud[i * nb + j] = imp_sub(va[i], vb[j]);
@@ -380,17 +379,17 @@ int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape
         imp_toi_spheres_input in = {*ma, *mb, ra, rb, horizon};
         in.a.p = imp_add(in.a.p, va[0]);
         in.b.p = imp_add(in.b.p, vb[0]);
-        *out = imp_toi_spheres(&in);
-        out->pa = imp_sub(out->pa, va[0]);
-        out->pb = imp_sub(out->pb, vb[0]);
+        imp_toi_result r = imp_toi_spheres(&in);
+        r.pa = imp_sub(r.pa, va[0]);
+        r.pb = imp_sub(r.pb, vb[0]);
         free(cloud);
-        return 0;
+        return r;
     }
     free(cloud);
-    if (rc != 0) return -1;
+    if (rc != 0) return imp_toi_failed(IMP_FAILURE_NOMEM);
     if (d.dim < 3 && !(R > 0.0)) { /* no volume anywhere */
         dpoly_free(&d);
-        return 1;
+        return imp_toi_failed(IMP_FAILURE_UNSUPPORTED);
     }
 
     imp_motion q = imp_toi_relative(ma, mb);
@@ -427,6 +426,5 @@ int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape
         r.point = imp_madd(imp_add(r.pa, ca), r.normal, ra - 0.5 * r.depth);
     }
     dpoly_free(&d);
-    *out = r;
-    return 0;
+    return r;
 }

@@ -79,14 +79,15 @@ static imp_toi_result advance(const imp_shape *a, const imp_motion *ma, const im
 
 imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                               const imp_motion *mb, int dim, double horizon) {
-    imp_toi_result r = {.state = IMP_TOI_FAILED};
-    if (!imp_toi_shapes_supported(a, b, dim)) return r;
+    if (!imp_toi_shapes_supported(a, b, dim)) return imp_toi_failed(IMP_FAILURE_UNSUPPORTED);
     if (dim == 3 && (is_thin_3d(a) || is_thin_3d(b)) && a->type != IMP_SHAPE_HALFSPACE &&
         b->type != IMP_SHAPE_HALFSPACE &&
         !(a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE)) {
-        /* 1: no volume and no radius (or a box flat to rounding): advancement */
-        int rc = imp_toi_rounded_3d(a, ma, b, mb, horizon, &r);
-        return rc <= 0 ? r : advance(a, ma, b, mb, dim, horizon);
+        /* unsupported: no volume and no radius (or a box flat to rounding): advancement */
+        imp_toi_result r = imp_toi_rounded_3d(a, ma, b, mb, horizon);
+        if (r.state == IMP_TOI_FAILED && r.failure == IMP_FAILURE_UNSUPPORTED)
+            return advance(a, ma, b, mb, dim, horizon);
+        return r;
     }
     if (!imp_toi_shapes_closed_form(a, b, dim)) return advance(a, ma, b, mb, dim, horizon);
     if (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE) {

@@ -502,7 +502,7 @@ static double depth_at(const scene *sc, imp_vec3 p, double t, size_t *which) {
         imp_vec3 q;
         place(&sc->obs[i], t, &s, &q);
         imp_overlap_result o = imp_overlap(&sc->mover, p, &s, q, 2);
-        assert_int_not_equal(o.state, IMP_OVERLAP_UNSUPPORTED);
+        assert_int_not_equal(o.state, IMP_OVERLAP_FAILED);
         if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > worst) {
             worst = o.depth;
             *which = i;

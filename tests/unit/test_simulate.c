@@ -88,7 +88,7 @@ static double max_depth(const imp_sim *sim, const scene *s, double t, int dim) {
             imp_sim_body_state(sim, i, t, &pi, &v);
             imp_sim_body_state(sim, j, t, &pj, &v);
             imp_overlap_result r = imp_overlap(s->b[i].shape, pi, s->b[j].shape, pj, dim);
-            assert_int_not_equal(r.state, IMP_OVERLAP_UNSUPPORTED);
+            assert_int_not_equal(r.state, IMP_OVERLAP_FAILED);
             if (r.state == IMP_OVERLAP_OVERLAPPING && r.depth > worst) worst = r.depth;
         }
     }
