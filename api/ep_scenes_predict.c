@@ -193,7 +193,7 @@ int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     imp_scene_input in = {scene, n, dim, horizon, kind, MAX_CANDIDATE_PAIRS, &d->ctx->parallel};
     imp_scene_output out;
-    imp_scene_status st = imp_scene_predict(&in, &out);
+    imp_scene_status st = imp_scene_predict(&in, &out, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(scene);
     if (st != IMP_SCENE_OK) {

@@ -178,7 +178,7 @@ int imp_ep_scenes_simulate(const json_t *req, imp_dec *d, json_t **resp) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     imp_sim_input in = {sb, n, dim, horizon, gravity, max_events, record, 0};
     imp_sim_output out;
-    imp_sim_status st = imp_sim_run(&in, &out);
+    imp_sim_status st = imp_sim_run(&in, &out, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(sb);
     if (st != IMP_SIM_OK) {

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "broadphase.h"
+#include "failure.h"
 #include "parallel.h"
 #include "shape.h"
 #include "toi.h"
@@ -89,8 +90,10 @@ typedef struct imp_scene_output {
     imp_broadphase_kind kind; /* the broadphase that ran (never AUTO) */
 } imp_scene_output;
 
-/* Fills *out. On failure the output is empty (nothing to free). */
-imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out);
+/* Fills *out. On failure the output is empty (nothing to free) and *err
+ * (when err is not NULL) holds the status and a message. */
+imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out,
+                                   imp_error *err);
 
 void imp_scene_output_free(imp_scene_output *out);
 

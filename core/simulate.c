@@ -405,6 +405,10 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
         r = imp_toi_shapes(shi, mi, shj, &mj, s->dim, window);
     }
     double t;
+    if (r.state == IMP_TOI_FAILED) { /* NOMEM: the supported pairs are a precondition */
+        s->failed = 1;
+        return;
+    }
     if (r.state == IMP_TOI_HIT) {
         t = s->now + r.time;
     } else if (r.state == IMP_TOI_OVERLAPPING) {
@@ -590,9 +594,9 @@ static void crossing(imp_sim *s, uint32_t i) {
     predict(s, i);
 }
 
-int imp_sim_advance(imp_sim *s, double until) {
+imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
     assert(s);
-    if (s->failed) return -1;
+    if (s->failed) return IMP_SIM_STOP_FAILED;
     until = fmin(until, s->horizon);
     while (s->hn > 0 && s->heap[0].t <= until) {
         qev e = s->heap[0];
@@ -620,7 +624,7 @@ int imp_sim_advance(imp_sim *s, double until) {
             if (e.t > s->now) s->now = e.t;
             contact(s, e.owner, partner, s->now);
         }
-        if (s->failed) return -1;
+        if (s->failed) return IMP_SIM_STOP_FAILED;
         if (s->st.crossings + s->st.stale > s->max_work) {
             if (e.t > s->now) s->now = e.t;
             return IMP_SIM_STOP_MAX_EVENTS;
@@ -722,11 +726,12 @@ static int reorder(imp_sim *s) {
         if (!(ptr)) goto nomem;                                                                    \
     } while (0)
 
-imp_sim *imp_sim_create(const imp_sim_input *in) {
+imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error *err) {
     assert(in && (in->dim == 2 || in->dim == 3) && in->horizon > 0 && isfinite(in->horizon));
     assert(in->n < UINT32_MAX - 1);
+    *out = NULL;
     imp_sim *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
+    if (!s) return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
     size_t n = in->n;
     double *sorted = NULL;
     s->b = in->bodies;
@@ -873,11 +878,12 @@ imp_sim *imp_sim_create(const imp_sim_input *in) {
     for (size_t i = 0; i < n; ++i)
         if (s->sb[i].flags & F_OWNER) predict(s, (uint32_t)i);
     if (s->failed) goto nomem;
-    return s;
+    *out = s;
+    return IMP_SIM_OK;
 nomem:
     free(sorted);
     imp_sim_destroy(s);
-    return NULL;
+    return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
 }
 
 void imp_sim_destroy(imp_sim *s) {
@@ -924,18 +930,19 @@ const imp_sim_event *imp_sim_events(const imp_sim *s, size_t *n) {
     return s->rec;
 }
 
-imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out) {
+imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out, imp_error *err) {
     memset(out, 0, sizeof *out);
-    imp_sim *s = imp_sim_create(in);
-    if (!s) return IMP_SIM_NOMEM;
-    int st = imp_sim_advance(s, in->horizon);
-    imp_sim_state *bodies = st < 0 ? NULL : malloc((in->n ? in->n : 1) * sizeof *bodies);
+    imp_sim *s;
+    if (imp_sim_create(in, &s, err) != IMP_SIM_OK) return IMP_SIM_NOMEM;
+    imp_sim_stop st = imp_sim_advance(s, in->horizon);
+    imp_sim_state *bodies =
+        st == IMP_SIM_STOP_FAILED ? NULL : malloc((in->n ? in->n : 1) * sizeof *bodies);
     if (!bodies) {
         imp_sim_destroy(s);
-        return IMP_SIM_NOMEM;
+        return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
     }
     out->time = s->now;
-    out->stopped = (imp_sim_stop)st;
+    out->stopped = st;
     for (size_t i = 0; i < in->n; ++i)
         imp_sim_body_state(s, i, s->now, &bodies[i].p, &bodies[i].v);
     out->bodies = bodies;

@@ -21,7 +21,10 @@
  * Memory: imp_sim_create allocates everything the simulation needs (about
  * 200 bytes per body plus the event queue); imp_sim_destroy frees it and
  * accepts NULL. imp_sim_run's output arrays are freed by
- * imp_sim_output_free (accepts a zeroed output).
+ * imp_sim_output_free (accepts a zeroed output). The only failure is
+ * running out of memory: imp_sim_create and imp_sim_run return
+ * IMP_SIM_NOMEM (and fill an optional imp_error), imp_sim_advance
+ * IMP_SIM_STOP_FAILED.
  * Thread-safety: a simulation belongs to one thread; no global state.
  * Preconditions (asserted): finite inputs, dim 2 or 3, horizon > 0 and
  * finite, mass > 0 for non-static bodies, efficiencies in [0, 1],
@@ -33,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "failure.h"
 #include "shape.h"
 #include "toi.h"
 
@@ -94,7 +98,8 @@ typedef struct imp_sim_event {
 
 typedef enum imp_sim_stop {
     IMP_SIM_STOP_HORIZON = 0, /* reached the requested time */
-    IMP_SIM_STOP_MAX_EVENTS   /* the next contact would exceed max_events */
+    IMP_SIM_STOP_MAX_EVENTS,  /* the next contact would exceed max_events */
+    IMP_SIM_STOP_FAILED       /* out of memory: the simulation is unusable */
 } imp_sim_stop;
 
 typedef struct imp_sim_stats {
@@ -110,9 +115,12 @@ typedef struct imp_sim_stats {
 
 typedef struct imp_sim imp_sim;
 
-/* Creates the simulation at t = 0 and predicts every body's first event.
- * Returns NULL on allocation failure. */
-imp_sim *imp_sim_create(const imp_sim_input *in);
+typedef enum imp_sim_status { IMP_SIM_OK = 0, IMP_SIM_NOMEM } imp_sim_status;
+
+/* Creates the simulation at t = 0 and predicts every body's first event
+ * into *out. IMP_SIM_NOMEM on allocation failure: *out is NULL and *err
+ * (when err is not NULL) says so. */
+imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error *err);
 
 void imp_sim_destroy(imp_sim *s);
 
@@ -121,9 +129,10 @@ void imp_sim_destroy(imp_sim *s);
  * backwards). Returns IMP_SIM_STOP_MAX_EVENTS when the next contact would
  * exceed max_events (the simulation then stays at that contact's time,
  * before it), else IMP_SIM_STOP_HORIZON with the time at `until`.
- * Returns -1 on allocation failure (the simulation is then unusable).
+ * IMP_SIM_STOP_FAILED on allocation failure (the simulation is then
+ * unusable: every later call returns it too).
  */
-int imp_sim_advance(imp_sim *s, double until);
+imp_sim_stop imp_sim_advance(imp_sim *s, double until);
 
 /* The simulation's current time. */
 double imp_sim_time(const imp_sim *s);
@@ -150,10 +159,9 @@ typedef struct imp_sim_output {
     imp_sim_stats stats;
 } imp_sim_output;
 
-typedef enum imp_sim_status { IMP_SIM_OK = 0, IMP_SIM_NOMEM } imp_sim_status;
-
-/* Create, advance to the horizon, collect. On failure the output is empty. */
-imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out);
+/* Create, advance to the horizon, collect. On failure the output is empty
+ * and *err (when err is not NULL) holds the status and a message. */
+imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out, imp_error *err);
 
 void imp_sim_output_free(imp_sim_output *out);
 
