@@ -292,13 +292,11 @@ static int dec_halfspace(imp_dec *d, const json_t *shape, imp_shape *out) {
                        &out->offset))
         return -1;
     /* scaled first so that neither tiny nor huge normals lose the direction */
-    double m = imp_max_abs(n);
-    if (!(m > 0.0)) return fail_at(d, "normal", IMP_E_GEOMETRY, "must not be zero-length");
-    /* divided, not multiplied by 1 / m: for a subnormal m that reciprocal overflows */
-    imp_vec3 u = imp_v3(n.x / m, n.y / m, n.z / m);
-    double l = imp_len(u); /* in [1, sqrt 3] */
-    out->normal = imp_v3(u.x / l, u.y / l, u.z / l);
-    out->offset = out->offset / m / l; /* {n.x <= offset} is the same set after scaling */
+    double ml[2];
+    if (imp_unit_scaled(n, &out->normal, ml))
+        return fail_at(d, "normal", IMP_E_GEOMETRY, "must not be zero-length");
+    /* {n.x <= offset} is the same set after scaling */
+    out->offset = out->offset / ml[0] / ml[1];
     if (!(fabs(out->offset) <= IMP_API_MAX_MAGNITUDE))
         return fail_at(d, "offset", IMP_E_VALUE,
                        "puts the boundary farther than 1e60 from the origin once the normal is "

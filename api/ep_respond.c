@@ -58,11 +58,10 @@ int imp_ep_respond(const json_t *req, imp_dec *d, json_t **resp) {
     int has_normal = json_object_get(req, "normal") != NULL;
     if (has_normal) {
         if (imp_dec_vec(d, req, "normal", 1, &normal)) return -1;
-        if (imp_respond_unit_normal(normal, &unit))
-            return normal_fail(d, "must not be zero-length");
+        if (imp_unit_scaled(normal, &unit, NULL)) return normal_fail(d, "must not be zero-length");
     } else {
         normal = imp_sub(b.m.p, a.m.p);
-        if (imp_respond_unit_normal(normal, &unit))
+        if (imp_unit_scaled(normal, &unit, NULL))
             return normal_fail(d, "is required when the centres of a and b coincide "
                                   "(the centre-to-centre direction is undefined)");
     }

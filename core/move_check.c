@@ -181,21 +181,6 @@ static int leg_contact(const solver *sv, size_t i, imp_vec3 p, imp_vec3 v, doubl
     return LEG_CONTACT;
 }
 
-/* Swept bounds of a parabolic path over [0, T] on one axis. */
-static void axis_range(double p, double v, double a, double T, double *lo, double *hi) {
-    double e = p + (v + 0.5 * a * T) * T;
-    *lo = fmin(p, e);
-    *hi = fmax(p, e);
-    if (a != 0.0) {
-        double ts = -v / a;
-        if (ts > 0.0 && ts < T) {
-            double x = p + (v + 0.5 * a * ts) * ts;
-            *lo = fmin(*lo, x);
-            *hi = fmax(*hi, x);
-        }
-    }
-}
-
 /* Whether obstacle o can come within reach of the mover over [0, dt]: its
  * swept box, grown by its extent, meets the box around `from` of half size
  * |to - from| + the mover's extent. Halfspaces always can. */
@@ -208,7 +193,7 @@ static int reachable(const solver *sv, const imp_move_obstacle *o) {
                  a[3] = {o->m.a.x, o->m.a.y, o->m.a.z}, f[3] = {in->from.x, in->from.y, in->from.z};
     for (int k = 0; k < in->dim; ++k) {
         double lo, hi;
-        axis_range(p[k], v[k], a[k], in->dt, &lo, &hi);
+        imp_path_range(p[k], v[k], a[k], in->dt, &lo, &hi);
         double margin = CULL_MARGIN_REL * (fabs(lo) + fabs(hi) + fabs(f[k]) + reach + ext);
         if (hi + ext + margin < f[k] - reach || lo - ext - margin > f[k] + reach) return 0;
     }

@@ -35,20 +35,6 @@
  * scheduling, small enough to balance pairs of very different cost. */
 #define NARROW_GRAIN 2048
 
-static void axis_range(double p, double v, double a, double h, double *lo, double *hi) {
-    double e = p + (v + 0.5 * a * h) * h;
-    *lo = fmin(p, e);
-    *hi = fmax(p, e);
-    if (a != 0.0) {
-        double ts = -v / a;
-        if (ts > 0.0 && ts < h) {
-            double x = p + (v + 0.5 * a * ts) * ts;
-            *lo = fmin(*lo, x);
-            *hi = fmax(*hi, x);
-        }
-    }
-}
-
 /* A shape's own bounds about its position (not a halfspace's): the hull of
  * its points grown by its radius, exact for every shape (a rotated box's
  * corners, a polygon's or polyhedron's vertices, a capsule's ends). */
@@ -82,10 +68,10 @@ imp_aabb imp_swept_bounds_sphere(const imp_motion *m, double radius, double hori
                                  double pad) {
     imp_aabb b;
     double r = radius + pad;
-    axis_range(m->p.x, m->v.x, m->a.x, horizon, &b.lo.x, &b.hi.x);
-    axis_range(m->p.y, m->v.y, m->a.y, horizon, &b.lo.y, &b.hi.y);
+    imp_path_range(m->p.x, m->v.x, m->a.x, horizon, &b.lo.x, &b.hi.x);
+    imp_path_range(m->p.y, m->v.y, m->a.y, horizon, &b.lo.y, &b.hi.y);
     if (dim == 3) {
-        axis_range(m->p.z, m->v.z, m->a.z, horizon, &b.lo.z, &b.hi.z);
+        imp_path_range(m->p.z, m->v.z, m->a.z, horizon, &b.lo.z, &b.hi.z);
     } else {
         b.lo.z = b.hi.z = 0.0;
     }
