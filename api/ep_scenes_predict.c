@@ -167,10 +167,6 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
     free(l.parts);
 }
 
-static double ms_between(const struct timespec *t0, const struct timespec *t1) {
-    return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
     imp_body *bodies = NULL;
     imp_scene_body *scene = NULL;
@@ -224,7 +220,7 @@ int imp_ep_scenes_predict(const json_t *req, imp_dec *d, json_t **resp) {
     const char *kind_name = imp_broadphase_name(out.kind);
     imp_jbuf_string(&w, kind_name, strlen(kind_name));
     IMP_JBUF_LIT(&w, ",\"elapsed_ms\":");
-    imp_jbuf_real(&w, ms_between(&t0, &t1));
+    imp_jbuf_real(&w, imp_enc_elapsed_ms(&t0, &t1));
     IMP_JBUF_LIT(&w, ",\"collisions_total\":");
     imp_jbuf_int(&w, (long long)out.n_collisions);
     IMP_JBUF_LIT(&w, ",\"overlapping_total\":");

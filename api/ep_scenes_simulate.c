@@ -143,10 +143,6 @@ static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, s
     return o;
 }
 
-static double ms_between(const struct timespec *t0, const struct timespec *t1) {
-    return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 int imp_ep_scenes_simulate(const json_t *req, imp_dec *d, json_t **resp) {
     imp_body *bodies = NULL;
     size_t n = 0, decoded = 0, max_events = 0;
@@ -185,7 +181,7 @@ int imp_ep_scenes_simulate(const json_t *req, imp_dec *d, json_t **resp) {
         imp_bodies_free(bodies, n);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    json_t *o = enc_response(&out, bodies, n, dim, record, ms_between(&t0, &t1));
+    json_t *o = enc_response(&out, bodies, n, dim, record, imp_enc_elapsed_ms(&t0, &t1));
     imp_sim_output_free(&out);
     imp_bodies_free(bodies, n);
     if (!o) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
