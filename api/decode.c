@@ -394,16 +394,6 @@ void imp_body_free(imp_body *b) {
     if (b) imp_shape_free(&b->shape);
 }
 
-int imp_dec_sphere_only(imp_dec *d, const imp_body *b) {
-    if (b->shape.type == IMP_SHAPE_SPHERE) return 0;
-    size_t saved = imp_dec_push_key(d, "shape");
-    fail_at(d, "type", IMP_E_VALUE,
-            "must be sphere here: other shapes are not supported by this "
-            "endpoint yet");
-    imp_dec_pop(d, saved);
-    return -1;
-}
-
 int imp_errcode_status(imp_errcode code) {
     static const int status[] = {
         [IMP_E_OK] = 200,       [IMP_E_MALFORMED] = 400, [IMP_E_TYPE] = 400,

@@ -124,9 +124,6 @@ int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, i
 int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *out);
 /* Frees what a decoded body owns; accepts NULL. */
 void imp_body_free(imp_body *b);
-/* 0 for a sphere body; else 422 at its shape/type (pointer relative to the
- * current one, which must be the body's) for endpoints that take spheres only. */
-int imp_dec_sphere_only(imp_dec *d, const imp_body *b);
 /* `v` itself as a Vec of the request's dimension, at the current pointer. */
 int imp_dec_vec_value(imp_dec *d, const json_t *v, imp_vec3 *out);
 
