@@ -723,31 +723,16 @@ static int reorder(imp_sim *s) {
 #define ALLOC(ptr, count)                                                                          \
     do {                                                                                           \
         (ptr) = calloc((count) > 0 ? (count) : 1, sizeof *(ptr));                                  \
-        if (!(ptr)) goto nomem;                                                                    \
+        if (!(ptr)) return -1;                                                                     \
     } while (0)
 
-imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error *err) {
-    assert(in && (in->dim == 2 || in->dim == 3) && in->horizon > 0 && isfinite(in->horizon));
-    assert(in->n < UINT32_MAX - 1);
-    *out = NULL;
-    imp_sim *s = calloc(1, sizeof *s);
-    if (!s) return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
-    size_t n = in->n;
-    double *sorted = NULL;
-    s->b = in->bodies;
-    s->n = n;
-    s->dim = in->dim;
-    s->horizon = in->horizon;
-    s->max_events = in->max_events;
-    /* saturating: max_events may be SIZE_MAX */
-    size_t per = IMP_SIM_WORK_PER_EVENT;
-    size_t budget =
-        in->max_events > (SIZE_MAX - per * in->n) / per ? SIZE_MAX : per * (in->max_events + in->n);
-    s->max_work = budget;
-    s->record = in->record;
+/* Phase 1 of imp_sim_create: the per-body arrays, zeroed. 0, or -1 when
+ * out of memory (what was allocated is the simulation's: destroy frees it). */
+static int alloc_bodies(imp_sim *s) {
+    size_t n = s->n;
     /* cache-line aligned: each record is exactly two lines */
     s->sb = aligned_alloc(_Alignof(sbody), (n > 0 ? n : 1) * sizeof *s->sb);
-    if (!s->sb) goto nomem;
+    if (!s->sb) return -1;
     memset(s->sb, 0, (n > 0 ? n : 1) * sizeof *s->sb);
     ALLOC(s->orig, n);
     ALLOC(s->slot, n);
@@ -761,11 +746,17 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     ALLOC(s->ev_dir, n);
     ALLOC(s->prev, n);
     ALLOC(s->globals, n);
-    ALLOC(sorted, n);
+    return 0;
+}
 
+/* Phase 2: every body's record (path, acceleration with gravity, flags,
+ * bounding radius) and the scene's scales (S, V and the guards' thresholds
+ * derived from them). The bounding radii of the bodies that are not
+ * halfspaces go to radii; returns how many. */
+static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
     size_t n_local = 0;
     double S = 0, amax = 0, vmax = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < s->n; ++i) {
         const imp_sim_body *b = &in->bodies[i];
         assert(b->shape);
         int hs = b->shape->type == IMP_SHAPE_HALFSPACE;
@@ -790,7 +781,7 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
         if (hs) {
             S = fmax(S, fabs(b->shape->offset));
         } else {
-            sorted[n_local++] = s->br[i];
+            radii[n_local++] = s->br[i];
             S = fmax(S, imp_max_abs(b->m.p) + s->br[i]);
         }
         vmax = fmax(vmax, imp_len(b->m.v));
@@ -801,87 +792,137 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     s->V = fmax(vmax, sqrt(amax * S));
     s->u_slow = IMP_SIM_SLOW_REL * s->V;
     s->h_rest = IMP_SIM_REST_REL * S;
+    return n_local;
+}
 
-    /* cell size and the global bodies */
-    double r_cut = 0;
-    if (!in->no_grid && n_local > 0) {
-        size_t K = n_local / 100;
-        if (K > IMP_SIM_MAX_GLOBAL) K = IMP_SIM_MAX_GLOBAL;
-        qsort(sorted, n_local, sizeof *sorted, cmp_desc);
-        r_cut = sorted[K < n_local ? K : n_local - 1];
-    }
-    free(sorted);
-    sorted = NULL;
-    imp_vec3 lo = imp_v3(INFINITY, INFINITY, INFINITY), hi = imp_neg(lo);
+/* Phase 3: the cut radius r_cut, the bounding radius of the (K+1)-th
+ * largest body of radii[0..n_local) (sorted here), K = min(IMP_SIM_MAX_GLOBAL,
+ * n_local / 100); larger bodies become global. 0 without the grid. */
+static double cut_radius(const imp_sim_input *in, double *radii, size_t n_local) {
+    if (in->no_grid || n_local == 0) return 0;
+    size_t K = n_local / 100;
+    if (K > IMP_SIM_MAX_GLOBAL) K = IMP_SIM_MAX_GLOBAL;
+    qsort(radii, n_local, sizeof *radii, cmp_desc);
+    return radii[K < n_local ? K : n_local - 1];
+}
+
+/* Phase 4: the global bodies (halfspaces, bodies larger than r_cut, every
+ * body without the grid) flagged, and the box [*lo, *hi] of the others'
+ * positions. Returns how many bodies are in the grid. */
+static size_t mark_globals(imp_sim *s, int no_grid, double r_cut, imp_vec3 *lo, imp_vec3 *hi) {
+    *lo = imp_v3(INFINITY, INFINITY, INFINITY);
+    *hi = imp_neg(*lo);
     size_t n_grid = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if ((s->sb[i].flags & F_HALFSPACE) || in->no_grid || s->br[i] > r_cut) {
+    for (size_t i = 0; i < s->n; ++i) {
+        if ((s->sb[i].flags & F_HALFSPACE) || no_grid || s->br[i] > r_cut) {
             s->sb[i].flags |= F_GLOBAL;
-            s->globals[s->n_globals++] = (uint32_t)i;
+            s->n_globals++;
             continue;
         }
         ++n_grid;
-        lo = imp_v3(fmin(lo.x, s->sb[i].p.x), fmin(lo.y, s->sb[i].p.y), fmin(lo.z, s->sb[i].p.z));
-        hi = imp_v3(fmax(hi.x, s->sb[i].p.x), fmax(hi.y, s->sb[i].p.y), fmax(hi.z, s->sb[i].p.z));
+        imp_vec3 p = s->sb[i].p;
+        *lo = imp_v3(fmin(lo->x, p.x), fmin(lo->y, p.y), fmin(lo->z, p.z));
+        *hi = imp_v3(fmax(hi->x, p.x), fmax(hi->y, p.y), fmax(hi->z, p.z));
     }
     s->st.global = s->n_globals;
-    if (n_grid > 0) {
-        double L = 2.0 * r_cut * (1.0 + IMP_SIM_CELL_SLACK);
-        double ext = fmax(hi.x - lo.x, fmax(hi.y - lo.y, in->dim == 3 ? hi.z - lo.z : 0.0));
-        double per_side = in->dim == 3 ? cbrt((double)n_grid) : sqrt((double)n_grid);
-        double sparse = ext / ceil(per_side);
-        if (sparse > L) L = L > 0 ? fmin(sparse, SPARSE_CELL_MAX_FACTOR * L) : sparse;
-        if (!(L > 0) || !isfinite(L)) L = L > 0 ? L : 1.0;
-        s->L = L;
-        s->st.cell_size = L;
-        size_t nb = 16;
-        while (nb < 2 * n_grid)
-            nb *= 2;
-        s->mask = nb - 1;
-        /* the dense box, unless it would hold more than DENSE_MAX_PER_BODY cells per body
-         * (a sparse scene with outliers): then every cell hashes */
-        int32_t clo[3], chi[3];
-        imp_vec3 corner[2] = {lo, hi};
-        uint64_t limit = DENSE_MAX_PER_BODY * (uint64_t)n_grid + 64, cells = 1;
-        for (int k = 0; k < 3; ++k) {
-            clo[k] = k < in->dim ? cell_index((&corner[0].x)[k], L) : 0;
-            chi[k] = k < in->dim ? cell_index((&corner[1].x)[k], L) : 0;
-            int margin = k < in->dim;
-            s->dlo[k] = (int64_t)clo[k] - margin;
-            s->dn[k] = (uint64_t)((int64_t)chi[k] - clo[k] + 1 + 2 * margin);
-            cells = cells && s->dn[k] <= limit / cells ? cells * s->dn[k] : 0;
-        }
-        if (cells == 0) s->dn[0] = s->dn[1] = s->dn[2] = 0;
-        s->n_dense = (size_t)(s->dn[0] * s->dn[1] * s->dn[2]);
-        ALLOC(s->head, s->n_dense + nb);
-        for (size_t k = 0; k < s->n_dense + nb; ++k)
-            s->head[k] = NONE;
-        for (size_t i = 0; i < n; ++i) {
-            if (s->sb[i].flags & F_GLOBAL) continue;
-            int32_t *c = s->sb[i].cell;
-            c[0] = cell_index(s->sb[i].p.x, L);
-            c[1] = cell_index(s->sb[i].p.y, L);
-            c[2] = in->dim == 3 ? cell_index(s->sb[i].p.z, L) : 0;
-        }
-    } else {
+    return n_grid;
+}
+
+/* Phase 5: the grid for n_grid bodies whose positions span [lo, hi]: the
+ * cell size, the hash buckets, the dense box, and every grid body's cell.
+ * 0, or -1 when out of memory. */
+static int build_grid(imp_sim *s, size_t n_grid, double r_cut, imp_vec3 lo, imp_vec3 hi) {
+    if (n_grid == 0) {
         ALLOC(s->head, 1);
         s->head[0] = NONE;
+        return 0;
     }
-    if (reorder(s)) goto nomem;
+    int dim = s->dim;
+    double L = 2.0 * r_cut * (1.0 + IMP_SIM_CELL_SLACK);
+    double ext = fmax(hi.x - lo.x, fmax(hi.y - lo.y, dim == 3 ? hi.z - lo.z : 0.0));
+    double per_side = dim == 3 ? cbrt((double)n_grid) : sqrt((double)n_grid);
+    double sparse = ext / ceil(per_side);
+    if (sparse > L) L = L > 0 ? fmin(sparse, SPARSE_CELL_MAX_FACTOR * L) : sparse;
+    if (!(L > 0) || !isfinite(L)) L = L > 0 ? L : 1.0;
+    s->L = L;
+    s->st.cell_size = L;
+    size_t nb = 16;
+    while (nb < 2 * n_grid)
+        nb *= 2;
+    s->mask = nb - 1;
+    /* the dense box, unless it would hold more than DENSE_MAX_PER_BODY cells per body
+     * (a sparse scene with outliers): then every cell hashes */
+    int32_t clo[3], chi[3];
+    imp_vec3 corner[2] = {lo, hi};
+    uint64_t limit = DENSE_MAX_PER_BODY * (uint64_t)n_grid + 64, cells = 1;
+    for (int k = 0; k < 3; ++k) {
+        clo[k] = k < dim ? cell_index((&corner[0].x)[k], L) : 0;
+        chi[k] = k < dim ? cell_index((&corner[1].x)[k], L) : 0;
+        int margin = k < dim;
+        s->dlo[k] = (int64_t)clo[k] - margin;
+        s->dn[k] = (uint64_t)((int64_t)chi[k] - clo[k] + 1 + 2 * margin);
+        cells = cells && s->dn[k] <= limit / cells ? cells * s->dn[k] : 0;
+    }
+    if (cells == 0) s->dn[0] = s->dn[1] = s->dn[2] = 0;
+    s->n_dense = (size_t)(s->dn[0] * s->dn[1] * s->dn[2]);
+    ALLOC(s->head, s->n_dense + nb);
+    for (size_t k = 0; k < s->n_dense + nb; ++k)
+        s->head[k] = NONE;
+    for (size_t i = 0; i < s->n; ++i) {
+        if (s->sb[i].flags & F_GLOBAL) continue;
+        int32_t *c = s->sb[i].cell;
+        c[0] = cell_index(s->sb[i].p.x, L);
+        c[1] = cell_index(s->sb[i].p.y, L);
+        c[2] = dim == 3 ? cell_index(s->sb[i].p.z, L) : 0;
+    }
+    return 0;
+}
+
+/* Phase 6, after reorder: the global bodies listed and the others put in
+ * their cells' lists, in the internal numbering. */
+static void fill_grid(imp_sim *s) {
     s->n_globals = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < s->n; ++i) {
         if (s->sb[i].flags & F_GLOBAL)
             s->globals[s->n_globals++] = (uint32_t)i;
         else
             grid_insert(s, (uint32_t)i);
     }
-    for (size_t i = 0; i < n; ++i)
+}
+
+imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error *err) {
+    assert(in && (in->dim == 2 || in->dim == 3) && in->horizon > 0 && isfinite(in->horizon));
+    assert(in->n < UINT32_MAX - 1);
+    *out = NULL;
+    imp_sim *s = calloc(1, sizeof *s);
+    if (!s) return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
+    s->b = in->bodies;
+    s->n = in->n;
+    s->dim = in->dim;
+    s->horizon = in->horizon;
+    s->max_events = in->max_events;
+    /* saturating: max_events may be SIZE_MAX */
+    size_t per = IMP_SIM_WORK_PER_EVENT;
+    s->max_work =
+        in->max_events > (SIZE_MAX - per * in->n) / per ? SIZE_MAX : per * (in->max_events + in->n);
+    s->record = in->record;
+    double *radii = calloc(in->n > 0 ? in->n : 1, sizeof *radii);
+    if (!radii || alloc_bodies(s) != 0) goto nomem;
+    size_t n_local = load_bodies(s, in, radii);
+    double r_cut = cut_radius(in, radii, n_local);
+    free(radii);
+    radii = NULL;
+    imp_vec3 lo, hi;
+    size_t n_grid = mark_globals(s, in->no_grid, r_cut, &lo, &hi);
+    if (build_grid(s, n_grid, r_cut, lo, hi) != 0 || reorder(s) != 0) goto nomem;
+    fill_grid(s);
+    for (size_t i = 0; i < s->n; ++i) /* every body's first event */
         if (s->sb[i].flags & F_OWNER) predict(s, (uint32_t)i);
     if (s->failed) goto nomem;
     *out = s;
     return IMP_SIM_OK;
 nomem:
-    free(sorted);
+    free(radii);
     imp_sim_destroy(s);
     return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
 }
