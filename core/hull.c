@@ -655,7 +655,7 @@ static int unique_dirs(const builder *b, imp_hull *h) {
     size_t nd = 0;
     for (size_t k = 0; k < ne; ++k) {
         int dup = 0;
-        for (size_t j = nd; j-- > 0 && h->dirs[j].x >= dirs[k].x - 4 * IMP_EDGE_PARALLEL_SIN;)
+        for (size_t j = nd; j-- > 0 && h->dirs[j].x >= dirs[k].x - IMP_HULL_DIR_WINDOW;)
             if (imp_len(imp_cross(h->dirs[j], dirs[k])) <= IMP_EDGE_PARALLEL_SIN) {
                 dup = 1;
                 break;

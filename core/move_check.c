@@ -75,14 +75,7 @@
 
 #include "overlap.h"
 #include "toi_shapes.h"
-
-/* Contact band for the touching planes of a slide (count of skins): the
- * body is backed off by at most one skin, so two more cover roundoff. */
-#define TOUCH_BAND_SKINS 3.0
-
-/* Margin of the cull (dimensionless, relative to the magnitudes involved):
- * swept bounds are exact up to a few ulps; this is far wider. */
-#define CULL_MARGIN_REL 1e-6
+#include "tolerance.h"
 
 static const imp_vec3 ZERO = {0.0, 0.0, 0.0};
 
@@ -194,7 +187,7 @@ static int reachable(const solver *sv, const imp_move_obstacle *o) {
     for (int k = 0; k < in->dim; ++k) {
         double lo, hi;
         imp_path_range(p[k], v[k], a[k], in->dt, &lo, &hi);
-        double margin = CULL_MARGIN_REL * (fabs(lo) + fabs(hi) + fabs(f[k]) + reach + ext);
+        double margin = IMP_MOVE_CULL_MARGIN_REL * (fabs(lo) + fabs(hi) + fabs(f[k]) + reach + ext);
         if (hi + ext + margin < f[k] - reach || lo - ext - margin > f[k] + reach) return 0;
     }
     return 1;
@@ -304,7 +297,7 @@ static imp_failure correct(const solver *sv, imp_vec3 target, imp_vec3 *planes,
             imp_overlap_result o = imp_overlap(in->shape, p, &s, m.p, in->dim);
             if (o.state == IMP_OVERLAP_FAILED) return o.failure;
             if (o.state == IMP_OVERLAP_OVERLAPPING ||
-                o.distance <= TOUCH_BAND_SKINS * skin + pair_tol(sv, &s, &m))
+                o.distance <= IMP_MOVE_TOUCH_BAND_SKINS * skin + pair_tol(sv, &s, &m))
                 planes[k++] = o.normal;
         }
         v = slide(v, planes, k, in->dim);

@@ -27,6 +27,7 @@
 #include "failure.h"
 #include "shape.h"
 #include "toi.h"
+#include "tolerance.h"
 #include "vec.h"
 
 /* Slide iterations of the correction when the request names none (count;
@@ -38,37 +39,6 @@
  * obstacle; a slide that has not settled after 64 contacts is stuck, and a
  * game server would rather have the answer. */
 #define IMP_MOVE_MAX_ITERATIONS 64
-
-/*
- * Skin (dimensionless, relative to the move's scale: the largest of |from|,
- * |to| (max-norm), |to - from| and the mover's extent). After a contact the
- * corrected body backs off along its path by this much, so the next slide
- * leg starts a hair apart from the obstacle instead of exactly on it. It is
- * two orders above the solvers' contact tolerance (IMP_CONTACT_REL, 1e-12:
- * a gap below that is "touching") and one order below the contract's 1e-9
- * penetration bound, so it is visible to the solvers and invisible to a game.
- */
-#define IMP_MOVE_SKIN_REL 1e-10
-
-/*
- * Touch tolerance (dimensionless, relative to the pair's scale: the move's
- * scale or the obstacle's largest coordinate magnitude plus its extent,
- * whichever is larger). `to` inside an obstacle by at most this is
- * touching, not penetration; a contact after which the path could travel
- * at most this much further into the obstacle (it happens at the very end
- * of the move) is an arrival at contact, not tunnelling. An honest client
- * that computes a resting contact in floating point lands within a few ulps
- * (about 1e-16 relative) of it; this tolerates a hundred million times that
- * and stays ten times below the contract's 1e-9 bound.
- */
-#define IMP_MOVE_TOUCH_REL 1e-10
-
-/* Slide direction tolerance (dimensionless, relative to the speed): a
- * velocity whose component into a touching plane is at most this fraction
- * of its length runs along the plane. Clipping leaves roundoff of a few
- * ulps (1e-16) in that component; a direction a game means to point into a
- * wall is many orders above it. */
-#define IMP_MOVE_SLIDE_REL 1e-9
 
 typedef struct imp_move_obstacle {
     const imp_shape *shape; /* borrowed */

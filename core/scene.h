@@ -29,6 +29,7 @@
 #include "parallel.h"
 #include "shape.h"
 #include "toi.h"
+#include "tolerance.h"
 
 typedef struct imp_scene_body {
     imp_motion m;
@@ -37,15 +38,6 @@ typedef struct imp_scene_body {
     const imp_shape *shape; /* NULL: a sphere of `radius`; else borrowed, any shape whose pairs
                                imp_toi_shapes solves in this dimension */
 } imp_scene_body;
-
-/* Relative padding of swept bounds (of the scene scale S, the largest
- * |coordinate| any body reaches plus its radius). The bounds are computed
- * in floating point and the narrowphase accepts a touch within its own
- * rounding tolerance, whose distance equivalent is below 1e-8 S (two
- * points grazing: the squared gap is decided to about u S^2, so the gap to
- * sqrt(u) S); 1e-7 S covers both with room, and is far below anything that
- * changes the broadphase's work. */
-#define IMP_SCENE_BOUNDS_PAD 1e-7
 
 /* Swept bounds of a sphere on its path over [0, horizon] (dim 2 or 3):
  * exact per axis (end points and the apex -v/a when inside the window),

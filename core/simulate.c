@@ -110,7 +110,9 @@
 #define CROSS (UINT32_MAX - 1)
 #define CELL_CLAMP ((int32_t)1 << 30)
 
-/* Neighbours gathered at a time by a prediction. */
+/* Neighbours gathered at a time by a prediction (count): more than the 3^dim cells
+ * around a body hold at the densities the cell size allows, so a prediction usually
+ * gathers once; a crowded neighbourhood is predicted in batches of this many. */
 #define GATHER 64
 
 /* Largest dense box of grid cells, in cells per grid body (see bucket_of). */
@@ -190,6 +192,13 @@ static int qless(const qev *x, const qev *y) {
  * adjacent, so a sift-down misses the cache about half as often once the queue outgrows it. */
 #define HEAP_ARITY 4
 
+/* A full heap is compacted (its stale entries dropped) before it grows when it holds more
+ * than this many entries per body plus HEAP_COMPACT_MIN (counts): at most one entry per
+ * body is live, so more than three in four are stale then and compacting (one pass and a
+ * heapify) frees most of the heap; the floor keeps small scenes from compacting often. */
+#define HEAP_COMPACT_PER_BODY 4
+#define HEAP_COMPACT_MIN 1024
+
 static void sift_down(qev *h, size_t n, size_t i) {
     for (;;) {
         size_t first = HEAP_ARITY * i + 1, m = i;
@@ -215,7 +224,7 @@ static void compact(imp_sim *s) {
 
 static void push(imp_sim *s, qev e) {
     if (s->hn == s->hcap) {
-        if (s->hn > 4 * s->n + 1024) compact(s);
+        if (s->hn > HEAP_COMPACT_PER_BODY * s->n + HEAP_COMPACT_MIN) compact(s);
         if (s->hn == s->hcap) {
             size_t cap = s->hcap ? 2 * s->hcap : 1024;
             qev *h = realloc(s->heap, cap * sizeof *h);
@@ -256,6 +265,8 @@ static size_t bucket_of(const imp_sim *s, const int32_t c[3]) {
              z = (uint64_t)((int64_t)c[2] - s->dlo[2]);
     if (x < s->dn[0] && y < s->dn[1] && z < s->dn[2])
         return (size_t)((z * s->dn[1] + y) * s->dn[0] + x);
+    /* multiplicative hashing by odd 64-bit constants (2^64 / golden ratio, and xxHash64's
+     * PRIME64_2 and PRIME64_5), folded so the mask's low bits see the high ones */
     uint64_t h = (uint64_t)c[0] * 0x9E3779B97F4A7C15ull ^ (uint64_t)c[1] * 0xC2B2AE3D27D4EB4Full ^
                  (uint64_t)c[2] * 0x165667B19E3779F9ull;
     h ^= h >> 29;
@@ -657,7 +668,7 @@ static int cmp_desc(const void *x, const void *y) {
 /* Morton key of a cell (its offset from the dense box's first cell, each axis clipped to
  * the key's bits): cells near each other get near keys. */
 static uint64_t morton(const imp_sim *s, const int32_t c[3]) {
-    int bits = s->dim == 3 ? 21 : 32;
+    int bits = s->dim == 3 ? 21 : 32; /* per axis, so that dim of them fit in 64 */
     uint64_t key = 0, top = ((uint64_t)1 << bits) - 1;
     uint64_t u[3];
     for (int k = 0; k < s->dim; ++k) {
@@ -787,7 +798,7 @@ static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
         vmax = fmax(vmax, imp_len(b->m.v));
         amax = fmax(amax, imp_len(s->a_full[i]));
     }
-    S = fmax(S, 1e-300);
+    S = fmax(S, IMP_SIM_MIN_SCALE);
     s->S = S;
     s->V = fmax(vmax, sqrt(amax * S));
     s->u_slow = IMP_SIM_SLOW_REL * s->V;

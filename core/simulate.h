@@ -39,29 +39,7 @@
 #include "failure.h"
 #include "shape.h"
 #include "toi.h"
-
-/* Approach speeds below this fraction of the scene's speed scale V (the
- * largest initial speed, or sqrt(|acceleration| S) when larger) are
- * resolved with e = 0 (dimensionless). Inelastic collapse drives approach
- * speeds geometrically to zero in finitely many time units but infinitely
- * many events; cutting at 1e-9 V ends it after a few dozen rounds while the
- * energy such a contact could still lose (about (1e-9 V)^2 relative) is far
- * below anything a caller can measure. */
-#define IMP_SIM_SLOW_REL 1e-9
-
-/* Resting height (dimensionless, relative to the scene scale S: the largest
- * |coordinate| plus bounding radius at t = 0). A body leaving a still
- * halfspace with normal speed w rests on it when w^2 <= 2 |a_n| REST_REL S,
- * i.e. when its next hop would rise less than 1e-9 S, three orders above
- * the positional noise of evaluated paths (about 1e-15 S) and at the
- * contract's interpenetration bound. Hops shrink by e^2 each, so this ends
- * the Zeno sequence of a ball bouncing to rest after finitely many events. */
-#define IMP_SIM_REST_REL 1e-9
-
-/* Relative slack of the grid's cell size over the largest local body
- * diameter (dimensionless): positions on a cell boundary are evaluated
- * with a few ulps of error, so a body may sit a hair outside its cell. */
-#define IMP_SIM_CELL_SLACK 1e-6
+#include "tolerance.h"
 
 /* Most bodies treated as global because they are larger than the grid's
  * bodies (count); never more than 1% of the bodies. */

@@ -183,7 +183,7 @@ static double safe_step(const pair *P, const probe *q, double t) {
     imp_vec3 v = imp_path_vel(P->dv, P->da, t);
     double sv = imp_len(v), sa = imp_len(P->da);
     /* GJK may report a distance above the true one by IMP_GJK_REL of it */
-    double d = q->gap * (1.0 - 4.0 * IMP_GJK_REL);
+    double d = q->gap * (1.0 - IMP_GJK_EXCESS_REL);
     double den = sv + sqrt(sv * sv + 2.0 * sa * d);
     double step = den > 0.0 ? 2.0 * d / den : INFINITY;
     if (q->sep > 0.0)

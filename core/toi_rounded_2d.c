@@ -202,7 +202,9 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
                     imp_vec3 gn;
                     double gap = signed_distance(d, n, x, &g, &gn) - R;
                     /* on the rounded boundary near this vertex, and entering */
-                    if (fabs(gap) <= 1e3 * tol + 1e-12 * R && imp_toi_entering(&q, t, gn)) best = t;
+                    if (fabs(gap) <= IMP_ROUNDED_VERTEX_BAND * tol + IMP_CONTACT_REL * R &&
+                        imp_toi_entering(&q, t, gn))
+                        best = t;
                 }
             }
         }
