@@ -1,10 +1,11 @@
 /*
- * toi_rounded.c - what the two rounded-shape casts share: the relative
- * motion, the entering test and the vertex-distance quartic.
+ * toi_rounded.c - what the two rounded-shape casts share.
  *
  * DESIGN
  * What: the pieces of configuration-space casting (toi_rounded_2d.c in 2D,
- * toi_rounded_3d.c in 3D) that do not depend on the dimension.
+ * toi_rounded_3d.c in 3D) that do not depend on the dimension: the
+ * relative motion, the entering test, the vertex-distance quartic and the
+ * contact's fields.
  * How: the casts follow q(t) = pb(t) - pa(t), a parabola; a root of a
  * feature's equation counts only where q enters the rounded Minkowski
  * difference (moving inwards along the outward normal there, or at rest
@@ -39,4 +40,13 @@ void imp_toi_distance_quartic(const imp_motion *q, imp_vec3 u, double rr, double
     c[2] = imp_dot(q->v, q->v) + imp_dot(w, q->a);
     c[3] = imp_dot(q->v, q->a);
     c[4] = 0.25 * imp_dot(q->a, q->a);
+}
+
+void imp_toi_rounded_contact(imp_toi_result *r, const imp_motion *a, const imp_motion *b, double t,
+                             imp_vec3 normal, imp_vec3 ca, double ra) {
+    r->time = t;
+    r->normal = imp_v3(normal.x + 0.0, normal.y + 0.0, normal.z + 0.0);
+    r->pa = imp_motion_at(a, t);
+    r->pb = imp_motion_at(b, t);
+    r->point = imp_madd(imp_add(r->pa, ca), r->normal, ra - 0.5 * r->depth);
 }

@@ -58,4 +58,11 @@ int imp_toi_entering(const imp_motion *q, double t, imp_vec3 n);
  * the sphere of radius sqrt(rr) about u. */
 void imp_toi_distance_quartic(const imp_motion *q, imp_vec3 u, double rr, double c[5]);
 
+/* Fills the contact of a cast at time t into r (whose depth is set): the
+ * time, the unit normal (signed zeros cleared), the bodies' positions on
+ * motions a and b, and the point: a's core point ca (relative to a's
+ * position) moved out along the normal by ra less half the depth. */
+void imp_toi_rounded_contact(imp_toi_result *r, const imp_motion *a, const imp_motion *b, double t,
+                             imp_vec3 normal, imp_vec3 ca, double ra);
+
 #endif

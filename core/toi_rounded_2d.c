@@ -216,15 +216,11 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
     if (t_hit >= 0.0) {
         imp_vec3 x = imp_motion_at(&q, t_hit);
         (void)signed_distance(d, n, x, &f, &nrm);
-        r.time = t_hit;
-        r.normal = imp_v3(nrm.x + 0.0, nrm.y + 0.0, 0.0);
-        r.pa = imp_path_at(in->a.p, in->a.v, in->a.a, t_hit);
-        r.pb = imp_path_at(in->b.p, in->b.v, in->b.a, t_hit);
-        /* the core points of a and b behind the nearest point of D */
+        /* the core point of a behind the nearest point of D */
         size_t k0 = f.k, k1 = f.is_vertex ? f.k : (f.k + 1) % n;
         double s = f.is_vertex ? 0.0 : f.s;
         imp_vec3 ca = imp_madd(in->va[d[k0].ia], imp_sub(in->va[d[k1].ia], in->va[d[k0].ia]), s);
-        r.point = imp_madd(imp_add(r.pa, ca), r.normal, in->ra - 0.5 * r.depth);
+        imp_toi_rounded_contact(&r, &in->a, &in->b, t_hit, nrm, ca, in->ra);
     }
     free(d);
     return r;

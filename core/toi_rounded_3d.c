@@ -418,12 +418,7 @@ imp_toi_result imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, cons
     }
     if (t_hit >= 0.0) {
         nearest nh = nearest_of(&d, imp_motion_at(&q, t_hit));
-        r.time = t_hit;
-        r.normal = imp_v3(normal.x + 0.0, normal.y + 0.0, normal.z + 0.0);
-        r.pa = imp_path_at(ma->p, ma->v, ma->a, t_hit);
-        r.pb = imp_path_at(mb->p, mb->v, mb->a, t_hit);
-        imp_vec3 ca = core_a_point(&d, &nh, va, nb);
-        r.point = imp_madd(imp_add(r.pa, ca), r.normal, ra - 0.5 * r.depth);
+        imp_toi_rounded_contact(&r, ma, mb, t_hit, normal, core_a_point(&d, &nh, va, nb), ra);
     }
     dpoly_free(&d);
     return r;
