@@ -388,13 +388,7 @@ static int dec_polyhedron(imp_dec *d, const json_t *shape, imp_shape *out) {
     if (d->dim == 2) return imp_dec_fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
     if (dec_vertices(d, shape, 4, out)) return -1;
     if (d->dim == 2) return imp_dec_fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
-    /* the hull the solvers build is the judge: a polyhedron is accepted only if
-     * it has one (imp_polyhedron_check alone measures flatness from other planes) */
-    imp_hull *hull = NULL;
-    imp_hull_status hs = imp_polyhedron_check(out->verts, out->n_verts) != 0
-                             ? IMP_HULL_DEGENERATE
-                             : imp_hull_build(out->verts, out->n_verts, &hull);
-    imp_hull_destroy(hull);
+    imp_hull_status hs = imp_polyhedron_validate(out->verts, out->n_verts, NULL);
     if (hs == IMP_HULL_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     if (hs != IMP_HULL_OK)
         return imp_dec_fail_at(
@@ -410,13 +404,11 @@ static int dec_halfspace(imp_dec *d, const json_t *shape, imp_shape *out) {
                        &out->offset))
         return -1;
     /* scaled first so that neither tiny nor huge normals lose the direction */
-    double m = imp_max_abs(n);
-    if (!(m > 0.0)) return imp_dec_fail_at(d, "normal", IMP_E_GEOMETRY, "must not be zero-length");
-    /* divided, not multiplied by 1 / m: for a subnormal m that reciprocal overflows */
-    imp_vec3 u = imp_v3(n.x / m, n.y / m, n.z / m);
-    double l = imp_len(u); /* in [1, sqrt 3] */
-    out->normal = imp_v3(u.x / l, u.y / l, u.z / l);
-    out->offset = out->offset / m / l; /* {n.x <= offset} is the same set after scaling */
+    double ml[2];
+    if (imp_unit_scaled(n, &out->normal, ml))
+        return imp_dec_fail_at(d, "normal", IMP_E_GEOMETRY, "must not be zero-length");
+    /* {n.x <= offset} is the same set after scaling */
+    out->offset = out->offset / ml[0] / ml[1];
     if (!(fabs(out->offset) <= IMP_API_MAX_MAGNITUDE))
         return imp_dec_fail_at(
             d, "offset", IMP_E_VALUE,

@@ -50,3 +50,7 @@ void imp_jbuf_id(imp_jbuf *w, const imp_body *b) {
     else
         imp_jbuf_int(w, (long long)json_number_value(b->id));
 }
+
+double imp_enc_elapsed_ms(const struct timespec *t0, const struct timespec *t1) {
+    return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
+}

@@ -13,6 +13,7 @@
 #define IMP_API_ENCODE_H
 
 #include <jansson.h>
+#include <time.h>
 
 #include "api/decode.h"
 #include "api/jsonout.h"
@@ -28,5 +29,8 @@ json_t *imp_enc_id(const imp_body *b);
 /* The same two written as text (api/jsonout.h), for replies too long for a tree. */
 void imp_jbuf_vec(imp_jbuf *w, imp_vec3 v, int dim);
 void imp_jbuf_id(imp_jbuf *w, const imp_body *b);
+
+/* Milliseconds from clock reading t0 to t1: a reply's elapsed_ms. */
+double imp_enc_elapsed_ms(const struct timespec *t0, const struct timespec *t1);
 
 #endif

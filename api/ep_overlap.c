@@ -32,12 +32,13 @@ int imp_ep_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     }
     int dim = d->dim;
     imp_overlap_result r = imp_overlap(&a.shape, a.m.p, &b.shape, b.m.p, dim);
-    if (r.state == IMP_OVERLAP_FAILED) {
+    if (r.state == IMP_OVERLAP_FAILED && r.failure != IMP_FAILURE_UNSUPPORTED) {
+        /* NOMEM (a DEGENERATE polyhedron never passes decoding) */
         imp_body_free(&a);
         imp_body_free(&b);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    if (r.state == IMP_OVERLAP_UNSUPPORTED) { /* two halfspaces */
+    if (r.state == IMP_OVERLAP_FAILED) { /* UNSUPPORTED: two halfspaces */
         size_t saved = imp_dec_push_key(d, "b");
         size_t s2 = imp_dec_push_key(d, "shape");
         size_t s3 = imp_dec_push_key(d, "type");

@@ -74,7 +74,7 @@ static contact_status contact(const imp_body *a, const imp_body *b, int dim, imp
     if (a->shape.type == IMP_SHAPE_SPHERE && b->shape.type == IMP_SHAPE_SPHERE) {
         /* the centre-to-centre direction, normalised by core as a given normal is */
         imp_vec3 u;
-        if (imp_respond_unit_normal(imp_sub(b->m.p, a->m.p), &u)) return CONTACT_CONCENTRIC;
+        if (imp_unit_scaled(imp_sub(b->m.p, a->m.p), &u, NULL)) return CONTACT_CONCENTRIC;
         *normal = imp_sub(b->m.p, a->m.p);
         imp_vec3 ca = imp_add(a->m.p, imp_scale(u, a->shape.radius));
         imp_vec3 cb = imp_sub(b->m.p, imp_scale(u, b->shape.radius));
@@ -83,8 +83,8 @@ static contact_status contact(const imp_body *a, const imp_body *b, int dim, imp
     }
     imp_vec3 ca, cb;
     imp_overlap_result r = imp_overlap_closest(&a->shape, a->m.p, &b->shape, b->m.p, dim, &ca, &cb);
-    if (r.state == IMP_OVERLAP_FAILED) return CONTACT_NOMEM;
-    if (r.state == IMP_OVERLAP_UNSUPPORTED) return CONTACT_NONE;
+    if (r.state == IMP_OVERLAP_FAILED)
+        return r.failure == IMP_FAILURE_UNSUPPORTED ? CONTACT_NONE : CONTACT_NOMEM;
     *normal = r.normal;
     if (r.state == IMP_OVERLAP_APART) {
         *point = imp_scale(imp_add(ca, cb), 0.5);
@@ -123,7 +123,7 @@ int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
               imp_dec_body(d, req, "a", 0, &a) || imp_dec_body(d, req, "b", 1, &b);
     if (!bad && (has_normal = json_object_get(req, "normal") != NULL)) {
         bad = imp_dec_vec(d, req, "normal", 1, &normal) ||
-              (imp_respond_unit_normal(normal, &unit) && normal_fail(d, "must not be zero-length"));
+              (imp_unit_scaled(normal, &unit, NULL) && normal_fail(d, "must not be zero-length"));
     }
     if (!bad && (has_point = json_object_get(req, "point") != NULL))
         bad = imp_dec_vec(d, req, "point", 1, &point);

@@ -164,10 +164,6 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
     free(l.parts);
 }
 
-static double ms_between(const struct timespec *t0, const struct timespec *t1) {
-    return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     static const char *const MEMBERS[] = {"bodies", "broadphase", "horizon", "max_results", NULL};
     static const char *const UNSUPPORTED[] = {"time_budget_ms", "report", "world", NULL};
@@ -194,7 +190,7 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     imp_scene_input sin = {scene, n, dim, horizon, kind, MAX_CANDIDATE_PAIRS, &d->ctx->parallel};
     imp_scene_output sout;
-    imp_scene_status st = imp_scene_predict(&sin, &sout);
+    imp_scene_status st = imp_scene_predict(&sin, &sout, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(scene);
     if (st != IMP_SCENE_OK) {
@@ -225,7 +221,7 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     const char *kind_name = imp_broadphase_name(sout.kind);
     imp_jbuf_string(&w, kind_name, strlen(kind_name));
     IMP_JBUF_LIT(&w, ",\"elapsed_ms\":");
-    imp_jbuf_real(&w, ms_between(&t0, &t1));
+    imp_jbuf_real(&w, imp_enc_elapsed_ms(&t0, &t1));
     IMP_JBUF_LIT(&w, ",\"collisions_total\":");
     imp_jbuf_int(&w, (long long)sout.n_collisions);
     IMP_JBUF_LIT(&w, ",\"overlapping_total\":");

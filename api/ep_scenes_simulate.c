@@ -143,10 +143,6 @@ static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, s
     return o;
 }
 
-static double ms_between(const struct timespec *t0, const struct timespec *t1) {
-    return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     static const char *const MEMBERS[] = {"bodies",     "horizon", "gravity",
                                           "max_events", "record",  NULL};
@@ -183,14 +179,14 @@ int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     imp_sim_input sin = {sb, n, dim, horizon, gravity, max_events, record, 0};
     imp_sim_output sout;
-    imp_sim_status st = imp_sim_run(&sin, &sout);
+    imp_sim_status st = imp_sim_run(&sin, &sout, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(sb);
     if (st != IMP_SIM_OK) {
         imp_scene_in_free(&s);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
-    json_t *o = enc_response(&sout, bodies, n, dim, record, ms_between(&t0, &t1));
+    json_t *o = enc_response(&sout, bodies, n, dim, record, imp_enc_elapsed_ms(&t0, &t1));
     imp_sim_output_free(&sout);
     imp_scene_in_free(&s);
     if (!o) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");

@@ -55,13 +55,14 @@ int imp_ep_toi(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     imp_toi_result r = imp_toi_shapes(&a.shape, &a.m, &b.shape, &b.m, d->dim, horizon);
     imp_body_free(&a);
     imp_body_free(&b);
-    if (r.state == IMP_TOI_FAILED && r.tolerance > 0.0) {
+    if (r.state == IMP_TOI_FAILED && r.failure == IMP_FAILURE_UNDECIDED) {
         /* conservative advancement could not settle it within its step budget */
         snprintf(d->detail, sizeof d->detail,
                  "conservative advancement did not reach a gap of %.3g within its step budget",
                  r.tolerance);
         return imp_dec_fail(d, IMP_E_GEOMETRY, "could not be decided for this pair");
     }
+    /* NOMEM; supported() has answered the pairs core does not solve */
     if (r.state == IMP_TOI_FAILED) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
 
     int ok = 1, dim = d->dim;

@@ -6,12 +6,12 @@
  * What: decodes the mover (`body`: its position is the start; its velocity
  * and acceleration are read and ignored, the move is the straight path to
  * `to`), `to`, `dt`, the obstacles (`world`, at most ctx->max_bodies),
- * `max_speed` and `max_iterations`; runs imp_validate_move; encodes
+ * `max_speed` and `max_iterations`; runs imp_move_check; encodes
  * valid, violations, position and velocity (plus iterations and blocked).
  * How: every number is checked before core sees it: dt finite > 0, and the
  * claimed speed |to - position| / dt at most IMP_API_MAX_MAGNITUDE (a tiny
  * dt would otherwise make it infinite); max_speed finite >= 0;
- * max_iterations an integer in [0, IMP_VALIDATE_MAX_ITERATIONS]. A pair
+ * max_iterations an integer in [0, IMP_MOVE_MAX_ITERATIONS]. A pair
  * the time-of-impact solvers do not handle is a 422 at the shape type at
  * fault: the body's own when it cannot pair even with a sphere (a 3D box,
  * polyhedron, capsule or segment) or is a halfspace (a halfspace cannot
@@ -29,8 +29,8 @@
 
 #include "api/encode.h"
 #include "api/endpoints.h"
+#include "core/move_check.h"
 #include "core/toi_shapes.h"
-#include "core/validate.h"
 
 static const char UNSUPPORTED_MSG[] =
     "is not supported by /v1/validate for this pair: in 3D two shapes without volume or radius "
@@ -48,11 +48,11 @@ static int fail_type(imp_dec *d, const char *key, const char *msg) {
     return -1;
 }
 
-/* Optional max_iterations: an integer in [0, IMP_VALIDATE_MAX_ITERATIONS]. */
+/* Optional max_iterations: an integer in [0, IMP_MOVE_MAX_ITERATIONS]. */
 static int dec_iterations(imp_dec *d, const json_t *req, int *out) {
     static const char MSG[] = "must be an integer in [0, 64]";
     double x = *out;
-    if (imp_dec_number(d, req, "max_iterations", 0, 0.0, 0, IMP_VALIDATE_MAX_ITERATIONS, MSG, &x))
+    if (imp_dec_number(d, req, "max_iterations", 0, 0.0, 0, IMP_MOVE_MAX_ITERATIONS, MSG, &x))
         return -1;
     if (x != floor(x)) {
         size_t saved = imp_dec_push_key(d, "max_iterations");
@@ -105,20 +105,20 @@ static int dec_world(imp_dec *d, const json_t *req, const imp_body *mover, imp_b
     return imp_dec_unique_ids(d, *bodies, *n, "world");
 }
 
-static const char *kind_name(imp_validate_kind k) {
+static const char *kind_name(imp_move_kind k) {
     switch (k) {
-    case IMP_VALIDATE_SPEED: return "speed";
-    case IMP_VALIDATE_TUNNELING: return "tunneling";
+    case IMP_MOVE_SPEED: return "speed";
+    case IMP_MOVE_TUNNELING: return "tunneling";
     default: return "penetration";
     }
 }
 
-static json_t *enc_violation(const imp_validate_violation *v, const imp_body *world, int dim) {
+static json_t *enc_violation(const imp_move_violation *v, const imp_body *world, int dim) {
     json_t *o = json_object();
     int ok = o != NULL;
     if (!ok) return NULL;
     imp_put(o, "kind", json_string(kind_name(v->kind)), &ok);
-    if (v->kind == IMP_VALIDATE_SPEED) {
+    if (v->kind == IMP_MOVE_SPEED) {
         imp_put_real(o, "speed", v->speed, &ok);
     } else {
         imp_put_real(o, "time", v->time, &ok);
@@ -140,10 +140,10 @@ static int vec_finite(imp_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isf
  * 1e60, but an acceleration of 1e60 over a dt of 1e60 carries an obstacle
  * 1e180 away, whose square no longer fits a double: such a request gets a
  * 422, never a NaN in the response (or a 500). */
-static int result_finite(const imp_validate_result *r) {
+static int result_finite(const imp_move_result *r) {
     if (!vec_finite(r->position) || !vec_finite(r->velocity)) return 0;
     for (size_t i = 0; i < r->n_violations; ++i) {
-        const imp_validate_violation *v = &r->violations[i];
+        const imp_move_violation *v = &r->violations[i];
         if (!isfinite(v->time) || !vec_finite(v->point) || !vec_finite(v->normal) ||
             !isfinite(v->depth) || !isfinite(v->speed))
             return 0;
@@ -158,7 +158,7 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     size_t n = 0;
     imp_vec3 to = {0, 0, 0};
     double dt = 0.0, max_speed = INFINITY;
-    int max_iterations = IMP_VALIDATE_DEFAULT_ITERATIONS;
+    int max_iterations = IMP_MOVE_DEFAULT_ITERATIONS;
     memset(&body, 0, sizeof body);
     static const char *const MEMBERS[] = {"body",           "to", "dt", "world", "max_speed",
                                           "max_iterations", NULL};
@@ -188,28 +188,28 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     }
     int dim = d->dim;
 
-    imp_validate_obstacle *obs = malloc((n ? n : 1) * sizeof *obs);
+    imp_move_obstacle *obs = malloc((n ? n : 1) * sizeof *obs);
     if (!obs) {
         imp_body_free(&body);
         imp_bodies_free(world, n);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; ++i)
-        obs[i] = (imp_validate_obstacle){&world[i].shape, world[i].m};
-    imp_validate_input vin = {&body.shape, body.m.p,      to, dt, obs, n, dim,
-                              max_speed,   max_iterations};
-    imp_validate_result *r = malloc(sizeof *r);
-    if (r) *r = imp_validate_move(&vin);
+        obs[i] = (imp_move_obstacle){&world[i].shape, world[i].m};
+    imp_move_input vin = {&body.shape, body.m.p, to, dt, obs, n, dim, max_speed, max_iterations};
+    imp_move_result *r = malloc(sizeof *r);
+    if (r) *r = imp_move_check(&vin);
     free(obs);
     imp_body_free(&body);
-    if (!r || r->state != IMP_VALIDATE_OK) {
+    /* FAILED is NOMEM: the pairs the solvers do not handle were answered above */
+    if (!r || r->state != IMP_MOVE_OK) {
         free(r);
         imp_bodies_free(world, n);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
 
     if (!result_finite(r)) {
-        imp_validate_result_free(r);
+        imp_move_result_free(r);
         free(r);
         imp_bodies_free(world, n);
         imp_dec_pop(d, 0);
@@ -234,7 +234,7 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         imp_put(o, "blocked", json_boolean(r->blocked), &ok);
     }
     json_decref(list);
-    imp_validate_result_free(r);
+    imp_move_result_free(r);
     free(r);
     imp_bodies_free(world, n);
     if (!ok) {

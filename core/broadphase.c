@@ -89,7 +89,7 @@ bool imp_bp_vec_grow(imp_bp_vec *v) {
     size_t cap = v->cap ? 2 * v->cap : IMP_BP_VEC_MIN_CAP;
     uint64_t *k = cap <= SIZE_MAX / sizeof *k ? realloc(v->key, cap * sizeof *k) : NULL;
     if (!k) {
-        atomic_store_explicit(&v->sink->stop, true, memory_order_relaxed);
+        imp_bp_fail(v);
         return false;
     }
     v->key = k;
@@ -360,15 +360,17 @@ static unsigned bit_width(uint64_t v) {
 }
 
 /* Concatenates the chunks' keys, sorts them, and writes the pairs. */
-static int sink_finish(imp_bp_sink *s, const imp_parallel *par, imp_pair **out, size_t *count) {
+static imp_broadphase_status sink_finish(imp_bp_sink *s, const imp_parallel *par, imp_pair **out,
+                                         size_t *count) {
     size_t total = 0;
     for (size_t i = 0; i < s->nvecs; ++i)
         total += s->vecs[i].n;
-    if (imp_bp_stopped(s) || total > s->max_pairs) return -1;
-    if (total == 0) return 0;
+    if (atomic_load_explicit(&s->nomem, memory_order_relaxed)) return IMP_BROADPHASE_NOMEM;
+    if (imp_bp_stopped(s) || total > s->max_pairs) return IMP_BROADPHASE_TOO_MANY;
+    if (total == 0) return IMP_BROADPHASE_OK;
     _Static_assert(sizeof(imp_pair) == sizeof(uint64_t), "pairs are sorted in place as keys");
     uint64_t *key = malloc(total * sizeof *key);
-    if (!key) return -1;
+    if (!key) return IMP_BROADPHASE_NOMEM;
     size_t at = 0;
     for (size_t i = 0; i < s->nvecs; ++i) {
         if (s->vecs[i].n) memcpy(key + at, s->vecs[i].key, s->vecs[i].n * sizeof *key);
@@ -382,7 +384,7 @@ static int sink_finish(imp_bp_sink *s, const imp_parallel *par, imp_pair **out, 
         sorted = key[i - 1] < key[i];
     if (!sorted && imp_bp_radix_sort(key, NULL, total, 2 * s->shift, par) != 0) {
         free(key);
-        return -1;
+        return IMP_BROADPHASE_NOMEM;
     }
     /* In place: pair i is written over key i after key i has been read. */
     imp_pair *pairs = (imp_pair *)(void *)key;
@@ -397,11 +399,11 @@ static int sink_finish(imp_bp_sink *s, const imp_parallel *par, imp_pair **out, 
     }
     *out = pairs;
     *count = total;
-    return 0;
+    return IMP_BROADPHASE_OK;
 }
 
-int imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *in, imp_pair **out,
-                         size_t *count) {
+imp_broadphase_status imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *in,
+                                           imp_pair **out, size_t *count, imp_error *err) {
     assert(in && out && count);
     assert(in->dim == 2 || in->dim == 3);
     assert(in->n <= UINT32_MAX);
@@ -417,12 +419,13 @@ int imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *i
     }
 #endif
     if (kind == IMP_BROAD_AUTO) kind = imp_broadphase_choose(in);
-    if (in->n < 2) return 0;
+    if (in->n < 2) return IMP_BROADPHASE_OK;
 
     imp_bp_scene sc = {in->boxes, in->is_static, in->n, in->dim, in->par};
     imp_bp_sink sink = {.max_pairs = in->max_pairs, .shift = bit_width(in->n - 1)};
     atomic_init(&sink.announced, 0);
     atomic_init(&sink.stop, false);
+    atomic_init(&sink.nomem, false);
     int rc;
     switch (kind) {
     case IMP_BROAD_BRUTE: rc = imp_bp_brute(&sc, &sink); break;
@@ -434,12 +437,14 @@ int imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *i
         rc = -1;
         break;
     }
-    if (rc == 0) rc = sink_finish(&sink, in->par, out, count);
+    /* an algorithm fails only for memory (bvh also for a tree beyond its 32-bit slots) */
+    imp_broadphase_status st =
+        rc == 0 ? sink_finish(&sink, in->par, out, count) : IMP_BROADPHASE_NOMEM;
     sink_free(&sink);
-    if (rc != 0) {
-        free(*out);
-        *out = NULL;
-        *count = 0;
-    }
-    return rc;
+    if (st == IMP_BROADPHASE_OK) return st;
+    free(*out);
+    *out = NULL;
+    *count = 0;
+    return (imp_broadphase_status)imp_error_set(
+        err, st, st == IMP_BROADPHASE_NOMEM ? "out of memory" : "more pairs than max_pairs");
 }

@@ -14,7 +14,7 @@
  *
  * Memory: *out is malloc'd by the call (NULL when there is no pair) and
  * freed by the caller with free(). Failure (allocation, or more pairs than
- * max_pairs) returns -1 with *out NULL and *count 0.
+ * max_pairs) returns its status with *out NULL and *count 0.
  * Thread-safety: reentrant; `par` (may be NULL) spreads work over threads.
  */
 #ifndef IMP_CORE_BROADPHASE_H
@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "failure.h"
 #include "parallel.h"
 #include "vec.h"
 
@@ -47,16 +48,23 @@ typedef struct imp_broadphase_input {
     const unsigned char *is_static; /* n flags, or NULL (none static) */
     size_t n;                       /* at most UINT32_MAX */
     int dim;                        /* 2 or 3 */
-    size_t max_pairs;               /* fail (-1) rather than report more pairs than this */
+    size_t max_pairs;               /* fail (TOO_MANY) rather than report more pairs than this */
     const imp_parallel *par;        /* may be NULL */
 } imp_broadphase_input;
 
 /* The kind `auto` resolves to for this input (never IMP_BROAD_AUTO). */
 imp_broadphase_kind imp_broadphase_choose(const imp_broadphase_input *in);
 
-/* Fills *out with the overlapping pairs (see above); returns 0 or -1. */
-int imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *in, imp_pair **out,
-                         size_t *count);
+typedef enum imp_broadphase_status {
+    IMP_BROADPHASE_OK = 0,
+    IMP_BROADPHASE_NOMEM,   /* an allocation failed */
+    IMP_BROADPHASE_TOO_MANY /* more pairs than max_pairs */
+} imp_broadphase_status;
+
+/* Fills *out with the overlapping pairs (see above). On failure *err (when
+ * not NULL) gets the status and a message. */
+imp_broadphase_status imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *in,
+                                           imp_pair **out, size_t *count, imp_error *err);
 
 /* "auto", "brute", "grid", "sap", "bvh". */
 const char *imp_broadphase_name(imp_broadphase_kind kind);

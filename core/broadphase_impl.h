@@ -49,6 +49,7 @@ struct imp_bp_sink {
     unsigned shift;          /* bits of n - 1 */
     atomic_size_t announced; /* pairs stored by all chunks, as last announced */
     atomic_bool stop;        /* failure is certain: over max_pairs, or out of memory */
+    atomic_bool nomem;       /* the failure is out of memory (stop is set too) */
     /* The vectors of every chunk run so far; touched only between runs. */
     imp_bp_vec *vecs;
     size_t nvecs, capvecs;
@@ -100,6 +101,7 @@ int imp_bp_run(imp_bp_sink *sink, const imp_parallel *par, size_t n, size_t min_
 
 /* Marks the run failed (out of memory inside a chunk). */
 static inline void imp_bp_fail(imp_bp_vec *v) {
+    atomic_store_explicit(&v->sink->nomem, true, memory_order_relaxed);
     atomic_store_explicit(&v->sink->stop, true, memory_order_relaxed);
 }
 

@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shape.h"
 #include "tolerance.h"
 
 #define NONE ((size_t)-1)
@@ -439,6 +440,16 @@ static int trace_group(builder *b, const size_t *group, const szvec *members, si
     return rc;
 }
 
+imp_hull_status imp_polyhedron_validate(const imp_vec3 *p, size_t n, imp_error *err) {
+    if (imp_polyhedron_check(p, n) != 0)
+        return (imp_hull_status)imp_error_set(err, IMP_HULL_DEGENERATE,
+                                              "fewer than 4 points off one plane");
+    imp_hull *hull = NULL;
+    imp_hull_status st = imp_hull_build(p, n, &hull, err);
+    imp_hull_destroy(hull);
+    return st;
+}
+
 void imp_hull_destroy(imp_hull *h) {
     if (!h) return;
     free(h->verts);
@@ -452,20 +463,20 @@ void imp_hull_destroy(imp_hull *h) {
     free(h);
 }
 
-/* Merges, traces and packs the triangles of b into *out; 0 or -1 (memory). */
-static int extract(builder *b, imp_hull **out) {
+/* Phase 1 of extract (step 4 of the DESIGN): adjacent triangles whose
+ * vertices are within eps of one plane are merged into a polygonal face by
+ * region growing from the largest triangle left (the seed's plane decides,
+ * so merging cannot drift around a gently curved surface), and each face's
+ * boundary is traced into a counter-clockwise loop appended to L; a group
+ * whose boundary is not one simple loop stays as its triangles. 0, or -1
+ * when out of memory. */
+static int merge_faces(builder *b, loops *L) {
     int rc = -1;
     size_t nt = b->nt;
     size_t *group = malloc(nt * sizeof *group);
     area_rec *ar = malloc(nt * sizeof *ar);
-    size_t *deg = calloc(b->n, sizeof *deg);
-    size_t *vmap = malloc(b->n * sizeof *vmap);
-    loops L = {{0}, {0}};
-    szvec members = {0}, queue = {0}, fin_start = {0}, fin_verts = {0};
-    edge_rec *er = NULL;
-    imp_vec3 *dirs = NULL;
-    imp_hull *h = NULL;
-    if (!group || !ar || !deg || !vmap || push(&L.start, 0)) goto done;
+    szvec members = {0}, queue = {0};
+    if (!group || !ar || push(&L->start, 0)) goto done;
     size_t na = 0;
     for (size_t f = 0; f < nt; ++f) {
         group[f] = NONE;
@@ -499,7 +510,7 @@ static int extract(builder *b, imp_hull **out) {
                 if (push(&members, x) || push(&queue, x)) goto done;
             }
         }
-        int tr = trace_group(b, group, &members, g, &L);
+        int tr = trace_group(b, group, &members, g, L);
         if (tr < 0) goto done;
         if (tr == 1) {
             /* not one simple loop: keep this group's triangles as faces */
@@ -510,33 +521,60 @@ static int extract(builder *b, imp_hull **out) {
                 group[f] = ng++;
                 const tri *t = &b->t[f];
                 for (int i = 0; i < 3; ++i)
-                    if (push(&L.verts, t->v[i])) goto done;
-                if (push(&L.start, L.verts.n)) goto done;
+                    if (push(&L->verts, t->v[i])) goto done;
+                if (push(&L->start, L->verts.n)) goto done;
             }
         }
     }
-    size_t nf = L.start.n - 1;
-    for (size_t k = 0; k < L.verts.n; ++k)
-        ++deg[L.verts.a[k]];
-    /* drop vertices where only two faces meet (unless a loop would fall below 3) */
-    if (push(&fin_start, 0)) goto done;
+    rc = 0;
+done:
+    free(group);
+    free(ar);
+    free(members.a);
+    free(queue.a);
+    return rc;
+}
+
+/* Phase 2: the loops of L into *fin without the vertices where only two
+ * faces meet (points on an edge that became vertices early), unless a loop
+ * would fall below 3 vertices. 0, or -1 when out of memory. */
+static int drop_two_face_vertices(const builder *b, const loops *L, loops *fin) {
+    size_t *deg = calloc(b->n, sizeof *deg);
+    int rc = -1;
+    if (!deg || push(&fin->start, 0)) goto done;
+    size_t nf = L->start.n - 1;
+    for (size_t k = 0; k < L->verts.n; ++k)
+        ++deg[L->verts.a[k]];
     for (size_t f = 0; f < nf; ++f) {
-        size_t s0 = L.start.a[f], s1 = L.start.a[f + 1], keep = 0;
+        size_t s0 = L->start.a[f], s1 = L->start.a[f + 1], keep = 0;
         for (size_t k = s0; k < s1; ++k)
-            keep += deg[L.verts.a[k]] > 2;
+            keep += deg[L->verts.a[k]] > 2;
         for (size_t k = s0; k < s1; ++k)
-            if ((keep < 3 || deg[L.verts.a[k]] > 2) && push(&fin_verts, L.verts.a[k])) goto done;
-        if (push(&fin_start, fin_verts.n)) goto done;
+            if ((keep < 3 || deg[L->verts.a[k]] > 2) && push(&fin->verts, L->verts.a[k])) goto done;
+        if (push(&fin->start, fin->verts.n)) goto done;
     }
+    rc = 0;
+done:
+    free(deg);
+    return rc;
+}
+
+/* Phase 3: the hull's vertices (the loops' points, numbered in order of
+ * first appearance: vmap[input index], NONE for the rest) and faces (the
+ * loops, each with its outward Newell normal and offset), with one record
+ * per loop edge in er (fin->verts.n of them) for phase 4. The hull, or NULL
+ * when out of memory. */
+static imp_hull *pack_faces(const builder *b, const loops *fin, size_t *vmap, edge_rec *er) {
+    const szvec *fs = &fin->start, *fv = &fin->verts;
+    size_t nf = fs->n - 1;
     for (size_t i = 0; i < b->n; ++i)
         vmap[i] = NONE;
     size_t nv = 0;
-    for (size_t k = 0; k < fin_verts.n; ++k)
-        if (vmap[fin_verts.a[k]] == NONE) vmap[fin_verts.a[k]] = nv++;
-    size_t nfv = fin_verts.n;
-    er = malloc((nfv ? nfv : 1) * sizeof *er);
-    h = calloc(1, sizeof *h);
-    if (!er || !h) goto done;
+    for (size_t k = 0; k < fv->n; ++k)
+        if (vmap[fv->a[k]] == NONE) vmap[fv->a[k]] = nv++;
+    size_t nfv = fv->n;
+    imp_hull *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
     h->n_verts = nv;
     h->n_faces = nf;
     h->verts = malloc(nv * sizeof *h->verts);
@@ -545,27 +583,29 @@ static int extract(builder *b, imp_hull **out) {
     h->face_verts = malloc(nfv * sizeof *h->face_verts);
     h->normals = malloc(nf * sizeof *h->normals);
     h->offsets = malloc(nf * sizeof *h->offsets);
-    if (!h->verts || !h->input || !h->face_start || !h->face_verts || !h->normals || !h->offsets)
-        goto done;
+    if (!h->verts || !h->input || !h->face_start || !h->face_verts || !h->normals || !h->offsets) {
+        imp_hull_destroy(h);
+        return NULL;
+    }
     for (size_t i = 0; i < b->n; ++i)
         if (vmap[i] != NONE) {
             h->verts[vmap[i]] = b->p[i];
             h->input[vmap[i]] = i;
         }
     for (size_t f = 0; f <= nf; ++f)
-        h->face_start[f] = fin_start.a[f];
+        h->face_start[f] = fs->a[f];
     for (size_t f = 0; f < nf; ++f) {
-        size_t s0 = fin_start.a[f], s1 = fin_start.a[f + 1];
+        size_t s0 = fs->a[f], s1 = fs->a[f + 1];
         imp_vec3 nw = imp_v3(0, 0, 0); /* Newell's normal of the loop */
         for (size_t k = s0; k < s1; ++k) {
-            imp_vec3 u = b->q[fin_verts.a[k]], w = b->q[fin_verts.a[k + 1 < s1 ? k + 1 : s0]];
+            imp_vec3 u = b->q[fv->a[k]], w = b->q[fv->a[k + 1 < s1 ? k + 1 : s0]];
             nw = imp_add(nw, imp_v3((u.y - w.y) * (u.z + w.z), (u.z - w.z) * (u.x + w.x),
                                     (u.x - w.x) * (u.y + w.y)));
         }
         imp_vec3 n = imp_normalize_or(nw, imp_v3(0, 0, 1));
         double off = -INFINITY;
         for (size_t k = s0; k < s1; ++k) {
-            size_t v = fin_verts.a[k], nx = fin_verts.a[k + 1 < s1 ? k + 1 : s0];
+            size_t v = fv->a[k], nx = fv->a[k + 1 < s1 ? k + 1 : s0];
             h->face_verts[k] = vmap[v];
             off = fmax(off, imp_dot(n, b->p[v]));
             er[k].lo = v < nx ? v : nx;
@@ -576,11 +616,17 @@ static int extract(builder *b, imp_hull **out) {
         h->normals[f] = n;
         h->offsets[f] = off;
     }
+    return h;
+}
+
+/* Phase 4 (step 5 of the DESIGN): the loop edges er[0..nfv) paired into the
+ * hull's edges, each with the face on either side (sorting their vertex
+ * pairs brings the two records of an edge together). 0, or -1 when out of
+ * memory. */
+static int pair_edges(imp_hull *h, const size_t *vmap, edge_rec *er, size_t nfv) {
     qsort(er, nfv, sizeof *er, cmp_edge);
     h->edges = malloc((nfv ? nfv : 1) * sizeof *h->edges);
-    dirs = malloc((nfv ? nfv : 1) * sizeof *dirs);
-    h->dirs = malloc((nfv ? nfv : 1) * sizeof *h->dirs);
-    if (!h->edges || !dirs || !h->dirs) goto done;
+    if (!h->edges) return -1;
     size_t ne = 0;
     for (size_t k = 0; k < nfv;) {
         imp_hull_edge e;
@@ -597,16 +643,30 @@ static int extract(builder *b, imp_hull **out) {
         }
         h->edges[ne++] = e;
     }
+    h->n_edges = ne;
+    return 0;
+}
+
+/* Phase 5: the unique edge directions (parallel or antiparallel ones once,
+ * up to IMP_EDGE_PARALLEL_SIN), sorted by one component so that only a
+ * narrow window of them is compared. 0, or -1 when out of memory. */
+static int unique_dirs(const builder *b, imp_hull *h) {
+    size_t ne = h->n_edges;
+    imp_vec3 *dirs = malloc((ne ? ne : 1) * sizeof *dirs);
+    h->dirs = malloc((ne ? ne : 1) * sizeof *h->dirs);
+    if (!dirs || !h->dirs) {
+        free(dirs);
+        return -1;
+    }
     for (size_t k = 0; k < ne; ++k)
         dirs[k] = canonical(imp_normalize_or(
             imp_sub(b->q[h->input[h->edges[k].v[1]]], b->q[h->input[h->edges[k].v[0]]]),
             imp_v3(1, 0, 0)));
-    h->n_edges = ne;
     qsort(dirs, ne, sizeof *dirs, cmp_dir_x);
     size_t nd = 0;
     for (size_t k = 0; k < ne; ++k) {
         int dup = 0;
-        for (size_t j = nd; j-- > 0 && h->dirs[j].x >= dirs[k].x - 4 * IMP_EDGE_PARALLEL_SIN;)
+        for (size_t j = nd; j-- > 0 && h->dirs[j].x >= dirs[k].x - IMP_HULL_DIR_WINDOW;)
             if (imp_len(imp_cross(h->dirs[j], dirs[k])) <= IMP_EDGE_PARALLEL_SIN) {
                 dup = 1;
                 break;
@@ -614,29 +674,46 @@ static int extract(builder *b, imp_hull **out) {
         if (!dup) h->dirs[nd++] = dirs[k];
     }
     h->n_dirs = nd;
+    free(dirs);
+    return 0;
+}
+
+/* The polygonal hull of b's triangles into *out, in the phases above; 0, or
+ * -1 when out of memory. */
+static int extract(builder *b, imp_hull **out) {
+    loops L = {{0}, {0}}, fin = {{0}, {0}};
+    size_t *vmap = malloc(b->n * sizeof *vmap);
+    edge_rec *er = NULL;
+    imp_hull *h = NULL;
+    int rc = -1;
+    if (!vmap || merge_faces(b, &L) != 0 || drop_two_face_vertices(b, &L, &fin) != 0) goto done;
+    size_t nfv = fin.verts.n;
+    er = malloc((nfv ? nfv : 1) * sizeof *er);
+    if (!er || !(h = pack_faces(b, &fin, vmap, er)) || pair_edges(h, vmap, er, nfv) != 0 ||
+        unique_dirs(b, h) != 0)
+        goto done;
     *out = h;
     h = NULL;
     rc = 0;
 done:
     imp_hull_destroy(h);
-    free(group);
-    free(ar);
-    free(deg);
     free(vmap);
+    free(er);
     free(L.start.a);
     free(L.verts.a);
-    free(members.a);
-    free(queue.a);
-    free(fin_start.a);
-    free(fin_verts.a);
-    free(er);
-    free(dirs);
+    free(fin.start.a);
+    free(fin.verts.a);
     return rc;
 }
 
-imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out) {
+static imp_hull_status fail(imp_error *err, imp_hull_status st) {
+    return (imp_hull_status)imp_error_set(
+        err, st, st == IMP_HULL_NOMEM ? "out of memory" : "fewer than 4 points off one plane");
+}
+
+imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out, imp_error *err) {
     *out = NULL;
-    if (n < 4) return IMP_HULL_DEGENERATE;
+    if (n < 4) return fail(err, IMP_HULL_DEGENERATE);
     builder b;
     memset(&b, 0, sizeof b);
     b.p = p;
@@ -656,5 +733,5 @@ imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out) {
     szvec *vs[] = {&b.pending, &b.stack, &b.vis, &b.hz_a, &b.hz_b, &b.hz_out, &b.order, &b.fresh};
     for (size_t k = 0; k < sizeof vs / sizeof vs[0]; ++k)
         free(vs[k]->a);
-    return rc == 0 ? IMP_HULL_OK : rc == 1 ? IMP_HULL_DEGENERATE : IMP_HULL_NOMEM;
+    return rc == 0 ? IMP_HULL_OK : fail(err, rc == 1 ? IMP_HULL_DEGENERATE : IMP_HULL_NOMEM);
 }

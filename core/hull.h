@@ -4,7 +4,7 @@
  * The hull is returned as polygonal faces (coplanar triangles merged),
  * their outward unit normals, the edges with the two faces that meet at
  * each, and the unique edge directions (parallel edges once): what the
- * separating axis test of core/overlap.c needs.
+ * separating axis test of core/overlap_sat.c needs.
  *
  * Memory: imp_hull_build allocates the hull (malloc); the caller frees it
  * with imp_hull_destroy, which accepts NULL. Nothing is kept between calls.
@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "failure.h"
 #include "vec.h"
 
 /* "no face" in imp_hull_edge.face[1] (an edge the merge left with one face) */
@@ -53,11 +54,21 @@ typedef enum imp_hull_status {
  * V - E + F = 2, every input point within IMP_HULL_PLANE_REL of the scale
  * of being inside every face plane, every vertex an input point, and no
  * vertex where only two faces meet (points in the middle of an edge or a
- * face are not vertices). On failure *out is NULL.
+ * face are not vertices). On failure *out is NULL and *err (when err is
+ * not NULL) holds the status and a message.
  */
-imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out);
+imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out, imp_error *err);
 
 /* Frees a hull from imp_hull_build; accepts NULL. */
 void imp_hull_destroy(imp_hull *h);
+
+/*
+ * Whether points p[0..n) make a polyhedron the solvers accept: they span
+ * 3D (imp_polyhedron_check) and have a hull (imp_hull_build), the hull the
+ * solvers build being the judge (the flatness check alone measures from
+ * other planes). IMP_HULL_OK, or the status of the first test that fails
+ * with *err (when not NULL) filled; nothing is kept.
+ */
+imp_hull_status imp_polyhedron_validate(const imp_vec3 *p, size_t n, imp_error *err);
 
 #endif

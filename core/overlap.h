@@ -4,30 +4,33 @@
  *
  * Supported: every pair of 2D shapes; in 3D every pair (spheres,
  * capsules, segments, boxes, polyhedra) and any shape against a halfspace.
- * Two halfspaces give IMP_OVERLAP_UNSUPPORTED.
+ * Two halfspaces give IMP_OVERLAP_FAILED with failure UNSUPPORTED.
  *
  * Thread-safety: pure function. A pair with a 3D polyhedron allocates its
  * hull (core/hull.h) for the call and frees it before returning; if that
- * fails the state is IMP_OVERLAP_FAILED. No other allocation.
+ * fails the state is IMP_OVERLAP_FAILED with failure NOMEM (or DEGENERATE
+ * for points that have no hull). No other allocation.
  */
 #ifndef IMP_CORE_OVERLAP_H
 #define IMP_CORE_OVERLAP_H
 
+#include "failure.h"
+#include "hull.h"
 #include "shape.h"
 #include "vec.h"
 
 typedef enum imp_overlap_state {
     IMP_OVERLAP_APART = 0,   /* distance > 0 */
     IMP_OVERLAP_OVERLAPPING, /* sharing interior, or touching (depth 0) */
-    IMP_OVERLAP_UNSUPPORTED, /* this pair of shape types is not solved here */
-    IMP_OVERLAP_FAILED       /* a polyhedron's hull could not be built (out of memory) */
+    IMP_OVERLAP_FAILED       /* no answer; `failure` says why */
 } imp_overlap_state;
 
 typedef struct imp_overlap_result {
     imp_overlap_state state;
-    double depth;    /* OVERLAPPING: length of the minimum translation (>= 0) */
-    double distance; /* APART: least distance between the shapes (> 0) */
-    imp_vec3 normal; /* unit, from a towards b: moving b along it by depth separates them */
+    double depth;        /* OVERLAPPING: length of the minimum translation (>= 0) */
+    double distance;     /* APART: least distance between the shapes (> 0) */
+    imp_vec3 normal;     /* unit, from a towards b: moving b along it by depth separates them */
+    imp_failure failure; /* FAILED: why (IMP_FAILURE_NONE otherwise) */
 } imp_overlap_result;
 
 /* Shapes a and b placed at positions pa and pb (a halfspace ignores its
@@ -36,7 +39,7 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
                                int dim);
 
 /* Two 3D boxes or polyhedra prepared for the swept separating axis test
- * (core/toi_polygon.c): their vertices relative to their positions (a
+ * (core/toi_polytope_3d.c): their vertices relative to their positions (a
  * polyhedron's hull vertices) and every candidate separating axis of the
  * pair (unit; face normals and the edge-direction crosses that are faces
  * of the Minkowski difference, which translation does not change). */
@@ -47,18 +50,29 @@ typedef struct imp_polytope_pair {
     size_t n_axes;
 } imp_polytope_pair;
 
-/* 0, or -1 (out of memory, or not two 3D boxes/polyhedra); free with
- * imp_polytope_pair_free, which accepts NULL and a failed pair. */
-int imp_polytope_pair_build(const imp_shape *a, const imp_shape *b, imp_polytope_pair *out);
+/* Builds the pair of two 3D boxes or polyhedra (asserted). Returns
+ * IMP_HULL_OK; IMP_HULL_NOMEM when an allocation fails; IMP_HULL_DEGENERATE
+ * when a polyhedron's points have no hull. On failure *err (when not NULL)
+ * says which and *out holds nothing to free. Free a built pair with
+ * imp_polytope_pair_free, which accepts NULL and a zeroed pair. */
+imp_hull_status imp_polytope_pair_build(const imp_shape *a, const imp_shape *b,
+                                        imp_polytope_pair *out, imp_error *err);
 void imp_polytope_pair_free(imp_polytope_pair *p);
+
+/* Closest points *cp on segment p0-p1 and *cq on q0-q1 (either may be a
+ * point: equal ends), by Ericson, "Real-Time Collision Detection", 5.1.9.
+ * Where the closest pair is not unique (parallel segments), one of them. */
+void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, imp_vec3 *cp,
+                          imp_vec3 *cq);
 
 /* imp_overlap, and when the state is IMP_OVERLAP_APART also the closest
  * points of the two shapes: *ca on a, *cb on b, with cb - ca = distance *
  * normal up to rounding (for polytopes from the GJK simplex's barycentric
  * coordinates; where the closest features are parallel, one pair of many).
  * In any other state *ca and *cb are not written. The returned result is
- * exactly imp_overlap's. Same thread-safety and allocation as imp_overlap;
- * a polyhedron's hull is built a second time for the points. */
+ * exactly imp_overlap's, or FAILED (NOMEM) when building a polyhedron's
+ * hull a second time for the points fails. Same thread-safety and
+ * allocation as imp_overlap. */
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
 

@@ -47,6 +47,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 
 #include "eft.h"
 
@@ -59,19 +60,6 @@ static double dot2v(imp_vec3 a, imp_vec3 b) {
 
 static double kinetic_energy(const imp_respond_body *b, imp_vec3 v) {
     return b->is_static ? 0.0 : 0.5 * b->mass * imp_dot(v, v);
-}
-
-int imp_respond_unit_normal(imp_vec3 dir, imp_vec3 *unit) {
-    if (!vec_finite(dir)) return -1; /* checked first: fmax in imp_max_abs drops NaNs */
-    double m = imp_max_abs(dir);
-    if (!(m > 0.0)) return -1;
-    /* dir / m has its largest component of magnitude 1: its squared
-     * length is in [1, 3], far from underflow and overflow. Divided, not
-     * multiplied by 1/m, which overflows when m is subnormal. */
-    imp_vec3 s = imp_v3(dir.x / m, dir.y / m, dir.z / m);
-    double len = imp_len(s); /* divided, not scaled by 1/len: one rounding, not two */
-    *unit = imp_v3(s.x / len, s.y / len, s.z / len);
-    return 0;
 }
 
 static void check_body(const imp_respond_body *b) {
@@ -94,7 +82,7 @@ imp_respond_result imp_respond_resolve(const imp_respond_input *in) {
     r.impulse = imp_v3(0.0, 0.0, 0.0);
     r.e = a->restitution * b->restitution;
     r.k = a->tangential * b->tangential;
-    int ok = imp_respond_unit_normal(in->normal, &r.normal);
+    int ok = imp_unit_scaled(in->normal, &r.normal, NULL);
     assert(ok == 0);
     (void)ok;
     r.ke_before = kinetic_energy(a, a->v) + kinetic_energy(b, b->v);

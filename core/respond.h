@@ -48,14 +48,6 @@ typedef struct imp_respond_result {
     double ke_after;  /* the same after the contact */
 } imp_respond_result;
 
-/*
- * Unit vector along `dir`, scaled first by its largest component so that
- * neither tiny (subnormal) nor huge components underflow or overflow in
- * the squared length. Returns 0 and sets *unit, or -1 (leaving *unit
- * alone) when `dir` is zero or not finite.
- */
-int imp_respond_unit_normal(imp_vec3 dir, imp_vec3 *unit);
-
 /* Resolves one contact (impulse-based, with the pair's reduced mass). */
 imp_respond_result imp_respond_resolve(const imp_respond_input *in);
 

@@ -161,16 +161,14 @@ static double solve_bracket(const poly *p, double lo, double hi, int slo) {
         if (width <= 1u) return best;
         double xn = x - e.step;
         int newton_ok = isfinite(xn) && xn > lo && xn < hi;
-        /* Newton must shrink the previous step at least 2.5-fold, else
-         * bisect. Near a simple root it does so by far (quadratic
-         * convergence); far from the roots, or near a cluster, it creeps
-         * linearly (ratio 1/2 and worse), and bisection on keys takes over:
-         * at most 64 steps whatever the span. (rtsafe, Numerical Recipes
-         * 9.4, compares with the step before last and a factor 2.) */
-        if (fabs(e.step) > 0.4 * fabs(dx)) newton_ok = 0;
+        /* Newton must shrink the previous step (IMP_ROOT_NEWTON_SHRINK),
+         * else bisect on keys: at most 64 steps whatever the span. */
+        if (fabs(e.step) > IMP_ROOT_NEWTON_SHRINK * fabs(dx)) newton_ok = 0;
         /* Converging quadratically (this step tiny beside the last one)
-         * and within 1e-9 relative: the next step would be below an ulp. */
-        if (newton_ok && fabs(e.step) <= 1e-9 * fabs(x) && fabs(e.step) <= 1e-4 * fabs(dx))
+         * and within IMP_ROOT_NEWTON_STOP_REL: the next step would be below
+         * an ulp. */
+        if (newton_ok && fabs(e.step) <= IMP_ROOT_NEWTON_STOP_REL * fabs(x) &&
+            fabs(e.step) <= IMP_ROOT_NEWTON_QUAD_RATIO * fabs(dx))
             return xn;
         double xnext = newton_ok ? xn : dfromkey(key_mid(klo, khi));
         dx = xnext - x;
@@ -180,7 +178,7 @@ static double solve_bracket(const poly *p, double lo, double hi, int slo) {
 }
 
 /* Fujiwara's bound: every root has |x| <= 2 max |a_i/a_n|^(1/(n-i)) (with
- * a_0 halved). Slightly enlarged for the rounding of pow(). */
+ * a_0 halved), enlarged by IMP_ROOT_BOUND_SLACK for its own rounding. */
 static double root_bound(const poly *p) {
     int n = p->n;
     double an = fabs(p->c[n]), b = 0.0;
@@ -192,7 +190,7 @@ static double root_bound(const poly *p) {
         double t = k == 1 ? q : k == 2 ? sqrt(q) : k == 3 ? cbrt(q) : sqrt(sqrt(q));
         if (t > b) b = t;
     }
-    b *= 2.0 * (1.0 + 1e-9);
+    b *= 2.0 * (1.0 + IMP_ROOT_BOUND_SLACK);
     return b <= DBL_MAX ? b : DBL_MAX;
 }
 

@@ -35,20 +35,6 @@
  * scheduling, small enough to balance pairs of very different cost. */
 #define NARROW_GRAIN 2048
 
-static void axis_range(double p, double v, double a, double h, double *lo, double *hi) {
-    double e = p + (v + 0.5 * a * h) * h;
-    *lo = fmin(p, e);
-    *hi = fmax(p, e);
-    if (a != 0.0) {
-        double ts = -v / a;
-        if (ts > 0.0 && ts < h) {
-            double x = p + (v + 0.5 * a * ts) * ts;
-            *lo = fmin(*lo, x);
-            *hi = fmax(*hi, x);
-        }
-    }
-}
-
 /* A shape's own bounds about its position (not a halfspace's): the hull of
  * its points grown by its radius, exact for every shape (a rotated box's
  * corners, a polygon's or polyhedron's vertices, a capsule's ends). */
@@ -82,10 +68,10 @@ imp_aabb imp_swept_bounds_sphere(const imp_motion *m, double radius, double hori
                                  double pad) {
     imp_aabb b;
     double r = radius + pad;
-    axis_range(m->p.x, m->v.x, m->a.x, horizon, &b.lo.x, &b.hi.x);
-    axis_range(m->p.y, m->v.y, m->a.y, horizon, &b.lo.y, &b.hi.y);
+    imp_path_range(m->p.x, m->v.x, m->a.x, horizon, &b.lo.x, &b.hi.x);
+    imp_path_range(m->p.y, m->v.y, m->a.y, horizon, &b.lo.y, &b.hi.y);
     if (dim == 3) {
-        axis_range(m->p.z, m->v.z, m->a.z, horizon, &b.lo.z, &b.hi.z);
+        imp_path_range(m->p.z, m->v.z, m->a.z, horizon, &b.lo.z, &b.hi.z);
     } else {
         b.lo.z = b.hi.z = 0.0;
     }
@@ -220,18 +206,17 @@ static int reaches(const imp_aabb *b, const imp_shape *h, double pad) {
 
 /* Candidates, sorted by (a, b): the broadphase over every body but the
  * halfspaces (whose bounds are infinite), then each halfspace with every
- * body whose swept bounds reach into it (few walls: O(n) each). -1 when
- * there are more than max_pairs or memory ran out. */
-static int candidates(const imp_scene_input *in, imp_broadphase_kind *kind, imp_pair **pairs,
-                      size_t *n_pairs, imp_scene_status *why) {
+ * body whose swept bounds reach into it (few walls: O(n) each). TOO_MANY
+ * when there are more than max_pairs, NOMEM when memory ran out. */
+static imp_scene_status candidates(const imp_scene_input *in, imp_broadphase_kind *kind,
+                                   imp_pair **pairs, size_t *n_pairs) {
     size_t n = in->n;
     imp_aabb *boxes = malloc((n ? n : 1) * sizeof *boxes);
     unsigned char *is_static = malloc(n ? n : 1);
     uint32_t *map = malloc((n ? n : 1) * sizeof *map);
-    *why = IMP_SCENE_NOMEM;
     *pairs = NULL;
     *n_pairs = 0;
-    int rc = -1;
+    imp_scene_status st = IMP_SCENE_NOMEM;
     if (!boxes || !is_static || !map) goto done;
     double pad = IMP_SCENE_BOUNDS_PAD * scene_scale(in);
     size_t m = 0, n_half = 0;
@@ -248,9 +233,9 @@ static int candidates(const imp_scene_input *in, imp_broadphase_kind *kind, imp_
     }
     imp_broadphase_input bin = {boxes, is_static, m, in->dim, in->max_pairs, in->par};
     if (*kind == IMP_BROAD_AUTO) *kind = imp_broadphase_choose(&bin);
-    if (imp_broadphase_pairs(*kind, &bin, pairs, n_pairs) != 0) {
-        /* the broadphase does not say which: a finite bound is the likely cause */
-        if (in->max_pairs < SIZE_MAX) *why = IMP_SCENE_TOO_MANY;
+    imp_broadphase_status bs = imp_broadphase_pairs(*kind, &bin, pairs, n_pairs, NULL);
+    if (bs != IMP_BROADPHASE_OK) {
+        if (bs == IMP_BROADPHASE_TOO_MANY) st = IMP_SCENE_TOO_MANY;
         goto done;
     }
     for (size_t k = 0; k < *n_pairs; ++k) /* map is increasing: order and a < b are kept */
@@ -271,14 +256,14 @@ static int candidates(const imp_scene_input *in, imp_broadphase_kind *kind, imp_
             }
         }
         if (*n_pairs > in->max_pairs) {
-            *why = IMP_SCENE_TOO_MANY;
+            st = IMP_SCENE_TOO_MANY;
             goto done;
         }
         qsort(all, *n_pairs, sizeof *all, by_pair);
     }
-    rc = 0;
+    st = IMP_SCENE_OK;
 done:
-    if (rc != 0) {
+    if (st != IMP_SCENE_OK) {
         free(*pairs);
         *pairs = NULL;
         *n_pairs = 0;
@@ -286,7 +271,7 @@ done:
     free(boxes);
     free(is_static);
     free(map);
-    return rc;
+    return st;
 }
 
 /* Joins the chunks' contacts in chunk order into out; -1 on memory. */
@@ -313,7 +298,13 @@ static int gather(chunk_out *chunks, size_t n_chunks, imp_scene_output *out) {
     return 0;
 }
 
-imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out) {
+static imp_scene_status fail(imp_error *err, imp_scene_status st) {
+    return (imp_scene_status)imp_error_set(
+        err, st, st == IMP_SCENE_NOMEM ? "out of memory" : "more candidate pairs than max_pairs");
+}
+
+imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out,
+                                   imp_error *err) {
     memset(out, 0, sizeof *out);
     imp_broadphase_kind kind = in->kind;
     imp_pair *pairs = NULL;
@@ -321,12 +312,12 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
     if (kind == IMP_BROAD_BRUTE) {
         /* every pair through the narrowphase, no bounds: the reference */
         n_pairs = brute_pairs(in);
-        if (n_pairs > in->max_pairs) return IMP_SCENE_TOO_MANY;
+        if (n_pairs > in->max_pairs) return fail(err, IMP_SCENE_TOO_MANY);
         range = in->n;
         grain = in->n ? 1 + NARROW_GRAIN / in->n : 1; /* rows of about NARROW_GRAIN pairs */
     } else {
-        imp_scene_status why;
-        if (candidates(in, &kind, &pairs, &n_pairs, &why) != 0) return why;
+        imp_scene_status why = candidates(in, &kind, &pairs, &n_pairs);
+        if (why != IMP_SCENE_OK) return fail(err, why);
         range = n_pairs;
         grain = NARROW_GRAIN;
     }
@@ -347,7 +338,7 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
     free(pairs);
     if (st != IMP_SCENE_OK) {
         imp_scene_output_free(out);
-        return st;
+        return fail(err, st);
     }
     /* Overlaps come in (a, b) order already: the chunks cover the candidates
      * (sorted by (a, b)) or the rows in order. Hits are ordered by time. */

@@ -25,9 +25,11 @@
 #include <stdint.h>
 
 #include "broadphase.h"
+#include "failure.h"
 #include "parallel.h"
 #include "shape.h"
 #include "toi.h"
+#include "tolerance.h"
 
 typedef struct imp_scene_body {
     imp_motion m;
@@ -36,15 +38,6 @@ typedef struct imp_scene_body {
     const imp_shape *shape; /* NULL: a sphere of `radius`; else borrowed, any shape whose pairs
                                imp_toi_shapes solves in this dimension */
 } imp_scene_body;
-
-/* Relative padding of swept bounds (of the scene scale S, the largest
- * |coordinate| any body reaches plus its radius). The bounds are computed
- * in floating point and the narrowphase accepts a touch within its own
- * rounding tolerance, whose distance equivalent is below 1e-8 S (two
- * points grazing: the squared gap is decided to about u S^2, so the gap to
- * sqrt(u) S); 1e-7 S covers both with room, and is far below anything that
- * changes the broadphase's work. */
-#define IMP_SCENE_BOUNDS_PAD 1e-7
 
 /* Swept bounds of a sphere on its path over [0, horizon] (dim 2 or 3):
  * exact per axis (end points and the apex -v/a when inside the window),
@@ -89,8 +82,10 @@ typedef struct imp_scene_output {
     imp_broadphase_kind kind; /* the broadphase that ran (never AUTO) */
 } imp_scene_output;
 
-/* Fills *out. On failure the output is empty (nothing to free). */
-imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out);
+/* Fills *out. On failure the output is empty (nothing to free) and *err
+ * (when err is not NULL) holds the status and a message. */
+imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out,
+                                   imp_error *err);
 
 void imp_scene_output_free(imp_scene_output *out);
 

@@ -27,9 +27,6 @@
 #include "tolerance.h"
 
 #define TWO_PI 6.283185307179586476925286766559
-/* Slack on the total turning (radians): n atan2 results carry about n ulps
- * of 2 pi, many orders below this; a second winding adds 2 pi. */
-#define TURNING_SLACK 1e-6
 
 void imp_shape_free(imp_shape *s) {
     if (!s) return;
@@ -158,7 +155,7 @@ imp_polygon_status imp_polygon_normalize(imp_vec3 *v, size_t n, size_t *bad) {
         imp_vec3 e1 = edge(v, n, (i + n - 1) % n), e2 = edge(v, n, i);
         double c = cross2(e1, e2);
         turning += atan2(c, imp_dot(e1, e2));
-        if (fabs(turning) > TWO_PI + TURNING_SLACK) {
+        if (fabs(turning) > TWO_PI + IMP_POLYGON_TURNING_SLACK) {
             *bad = i; /* the boundary starts its second winding here */
             return IMP_POLYGON_NONCONVEX;
         }

@@ -110,7 +110,9 @@
 #define CROSS (UINT32_MAX - 1)
 #define CELL_CLAMP ((int32_t)1 << 30)
 
-/* Neighbours gathered at a time by a prediction. */
+/* Neighbours gathered at a time by a prediction (count): more than the 3^dim cells
+ * around a body hold at the densities the cell size allows, so a prediction usually
+ * gathers once; a crowded neighbourhood is predicted in batches of this many. */
 #define GATHER 64
 
 /* Largest dense box of grid cells, in cells per grid body (see bucket_of). */
@@ -190,6 +192,13 @@ static int qless(const qev *x, const qev *y) {
  * adjacent, so a sift-down misses the cache about half as often once the queue outgrows it. */
 #define HEAP_ARITY 4
 
+/* A full heap is compacted (its stale entries dropped) before it grows when it holds more
+ * than this many entries per body plus HEAP_COMPACT_MIN (counts): at most one entry per
+ * body is live, so more than three in four are stale then and compacting (one pass and a
+ * heapify) frees most of the heap; the floor keeps small scenes from compacting often. */
+#define HEAP_COMPACT_PER_BODY 4
+#define HEAP_COMPACT_MIN 1024
+
 static void sift_down(qev *h, size_t n, size_t i) {
     for (;;) {
         size_t first = HEAP_ARITY * i + 1, m = i;
@@ -215,7 +224,7 @@ static void compact(imp_sim *s) {
 
 static void push(imp_sim *s, qev e) {
     if (s->hn == s->hcap) {
-        if (s->hn > 4 * s->n + 1024) compact(s);
+        if (s->hn > HEAP_COMPACT_PER_BODY * s->n + HEAP_COMPACT_MIN) compact(s);
         if (s->hn == s->hcap) {
             size_t cap = s->hcap ? 2 * s->hcap : 1024;
             qev *h = realloc(s->heap, cap * sizeof *h);
@@ -256,6 +265,8 @@ static size_t bucket_of(const imp_sim *s, const int32_t c[3]) {
              z = (uint64_t)((int64_t)c[2] - s->dlo[2]);
     if (x < s->dn[0] && y < s->dn[1] && z < s->dn[2])
         return (size_t)((z * s->dn[1] + y) * s->dn[0] + x);
+    /* multiplicative hashing by odd 64-bit constants (2^64 / golden ratio, and xxHash64's
+     * PRIME64_2 and PRIME64_5), folded so the mask's low bits see the high ones */
     uint64_t h = (uint64_t)c[0] * 0x9E3779B97F4A7C15ull ^ (uint64_t)c[1] * 0xC2B2AE3D27D4EB4Full ^
                  (uint64_t)c[2] * 0x165667B19E3779F9ull;
     h ^= h >> 29;
@@ -405,6 +416,10 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
         r = imp_toi_shapes(shi, mi, shj, &mj, s->dim, window);
     }
     double t;
+    if (r.state == IMP_TOI_FAILED) { /* NOMEM: the supported pairs are a precondition */
+        s->failed = 1;
+        return;
+    }
     if (r.state == IMP_TOI_HIT) {
         t = s->now + r.time;
     } else if (r.state == IMP_TOI_OVERLAPPING) {
@@ -590,9 +605,9 @@ static void crossing(imp_sim *s, uint32_t i) {
     predict(s, i);
 }
 
-int imp_sim_advance(imp_sim *s, double until) {
+imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
     assert(s);
-    if (s->failed) return -1;
+    if (s->failed) return IMP_SIM_STOP_FAILED;
     until = fmin(until, s->horizon);
     while (s->hn > 0 && s->heap[0].t <= until) {
         qev e = s->heap[0];
@@ -620,7 +635,7 @@ int imp_sim_advance(imp_sim *s, double until) {
             if (e.t > s->now) s->now = e.t;
             contact(s, e.owner, partner, s->now);
         }
-        if (s->failed) return -1;
+        if (s->failed) return IMP_SIM_STOP_FAILED;
         if (s->st.crossings + s->st.stale > s->max_work) {
             if (e.t > s->now) s->now = e.t;
             return IMP_SIM_STOP_MAX_EVENTS;
@@ -653,7 +668,7 @@ static int cmp_desc(const void *x, const void *y) {
 /* Morton key of a cell (its offset from the dense box's first cell, each axis clipped to
  * the key's bits): cells near each other get near keys. */
 static uint64_t morton(const imp_sim *s, const int32_t c[3]) {
-    int bits = s->dim == 3 ? 21 : 32;
+    int bits = s->dim == 3 ? 21 : 32; /* per axis, so that dim of them fit in 64 */
     uint64_t key = 0, top = ((uint64_t)1 << bits) - 1;
     uint64_t u[3];
     for (int k = 0; k < s->dim; ++k) {
@@ -719,30 +734,16 @@ static int reorder(imp_sim *s) {
 #define ALLOC(ptr, count)                                                                          \
     do {                                                                                           \
         (ptr) = calloc((count) > 0 ? (count) : 1, sizeof *(ptr));                                  \
-        if (!(ptr)) goto nomem;                                                                    \
+        if (!(ptr)) return -1;                                                                     \
     } while (0)
 
-imp_sim *imp_sim_create(const imp_sim_input *in) {
-    assert(in && (in->dim == 2 || in->dim == 3) && in->horizon > 0 && isfinite(in->horizon));
-    assert(in->n < UINT32_MAX - 1);
-    imp_sim *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    size_t n = in->n;
-    double *sorted = NULL;
-    s->b = in->bodies;
-    s->n = n;
-    s->dim = in->dim;
-    s->horizon = in->horizon;
-    s->max_events = in->max_events;
-    /* saturating: max_events may be SIZE_MAX */
-    size_t per = IMP_SIM_WORK_PER_EVENT;
-    size_t budget =
-        in->max_events > (SIZE_MAX - per * in->n) / per ? SIZE_MAX : per * (in->max_events + in->n);
-    s->max_work = budget;
-    s->record = in->record;
+/* Phase 1 of imp_sim_create: the per-body arrays, zeroed. 0, or -1 when
+ * out of memory (what was allocated is the simulation's: destroy frees it). */
+static int alloc_bodies(imp_sim *s) {
+    size_t n = s->n;
     /* cache-line aligned: each record is exactly two lines */
     s->sb = aligned_alloc(_Alignof(sbody), (n > 0 ? n : 1) * sizeof *s->sb);
-    if (!s->sb) goto nomem;
+    if (!s->sb) return -1;
     memset(s->sb, 0, (n > 0 ? n : 1) * sizeof *s->sb);
     ALLOC(s->orig, n);
     ALLOC(s->slot, n);
@@ -756,11 +757,17 @@ imp_sim *imp_sim_create(const imp_sim_input *in) {
     ALLOC(s->ev_dir, n);
     ALLOC(s->prev, n);
     ALLOC(s->globals, n);
-    ALLOC(sorted, n);
+    return 0;
+}
 
+/* Phase 2: every body's record (path, acceleration with gravity, flags,
+ * bounding radius) and the scene's scales (S, V and the guards' thresholds
+ * derived from them). The bounding radii of the bodies that are not
+ * halfspaces go to radii; returns how many. */
+static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
     size_t n_local = 0;
     double S = 0, amax = 0, vmax = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < s->n; ++i) {
         const imp_sim_body *b = &in->bodies[i];
         assert(b->shape);
         int hs = b->shape->type == IMP_SHAPE_HALFSPACE;
@@ -785,99 +792,150 @@ imp_sim *imp_sim_create(const imp_sim_input *in) {
         if (hs) {
             S = fmax(S, fabs(b->shape->offset));
         } else {
-            sorted[n_local++] = s->br[i];
+            radii[n_local++] = s->br[i];
             S = fmax(S, imp_max_abs(b->m.p) + s->br[i]);
         }
         vmax = fmax(vmax, imp_len(b->m.v));
         amax = fmax(amax, imp_len(s->a_full[i]));
     }
-    S = fmax(S, 1e-300);
+    S = fmax(S, IMP_SIM_MIN_SCALE);
     s->S = S;
     s->V = fmax(vmax, sqrt(amax * S));
     s->u_slow = IMP_SIM_SLOW_REL * s->V;
     s->h_rest = IMP_SIM_REST_REL * S;
+    return n_local;
+}
 
-    /* cell size and the global bodies */
-    double r_cut = 0;
-    if (!in->no_grid && n_local > 0) {
-        size_t K = n_local / 100;
-        if (K > IMP_SIM_MAX_GLOBAL) K = IMP_SIM_MAX_GLOBAL;
-        qsort(sorted, n_local, sizeof *sorted, cmp_desc);
-        r_cut = sorted[K < n_local ? K : n_local - 1];
-    }
-    free(sorted);
-    sorted = NULL;
-    imp_vec3 lo = imp_v3(INFINITY, INFINITY, INFINITY), hi = imp_neg(lo);
+/* Phase 3: the cut radius r_cut, the bounding radius of the (K+1)-th
+ * largest body of radii[0..n_local) (sorted here), K = min(IMP_SIM_MAX_GLOBAL,
+ * n_local / 100); larger bodies become global. 0 without the grid. */
+static double cut_radius(const imp_sim_input *in, double *radii, size_t n_local) {
+    if (in->no_grid || n_local == 0) return 0;
+    size_t K = n_local / 100;
+    if (K > IMP_SIM_MAX_GLOBAL) K = IMP_SIM_MAX_GLOBAL;
+    qsort(radii, n_local, sizeof *radii, cmp_desc);
+    return radii[K < n_local ? K : n_local - 1];
+}
+
+/* Phase 4: the global bodies (halfspaces, bodies larger than r_cut, every
+ * body without the grid) flagged, and the box [*lo, *hi] of the others'
+ * positions. Returns how many bodies are in the grid. */
+static size_t mark_globals(imp_sim *s, int no_grid, double r_cut, imp_vec3 *lo, imp_vec3 *hi) {
+    *lo = imp_v3(INFINITY, INFINITY, INFINITY);
+    *hi = imp_neg(*lo);
     size_t n_grid = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if ((s->sb[i].flags & F_HALFSPACE) || in->no_grid || s->br[i] > r_cut) {
+    for (size_t i = 0; i < s->n; ++i) {
+        if ((s->sb[i].flags & F_HALFSPACE) || no_grid || s->br[i] > r_cut) {
             s->sb[i].flags |= F_GLOBAL;
-            s->globals[s->n_globals++] = (uint32_t)i;
+            s->n_globals++;
             continue;
         }
         ++n_grid;
-        lo = imp_v3(fmin(lo.x, s->sb[i].p.x), fmin(lo.y, s->sb[i].p.y), fmin(lo.z, s->sb[i].p.z));
-        hi = imp_v3(fmax(hi.x, s->sb[i].p.x), fmax(hi.y, s->sb[i].p.y), fmax(hi.z, s->sb[i].p.z));
+        imp_vec3 p = s->sb[i].p;
+        *lo = imp_v3(fmin(lo->x, p.x), fmin(lo->y, p.y), fmin(lo->z, p.z));
+        *hi = imp_v3(fmax(hi->x, p.x), fmax(hi->y, p.y), fmax(hi->z, p.z));
     }
     s->st.global = s->n_globals;
-    if (n_grid > 0) {
-        double L = 2.0 * r_cut * (1.0 + IMP_SIM_CELL_SLACK);
-        double ext = fmax(hi.x - lo.x, fmax(hi.y - lo.y, in->dim == 3 ? hi.z - lo.z : 0.0));
-        double per_side = in->dim == 3 ? cbrt((double)n_grid) : sqrt((double)n_grid);
-        double sparse = ext / ceil(per_side);
-        if (sparse > L) L = L > 0 ? fmin(sparse, SPARSE_CELL_MAX_FACTOR * L) : sparse;
-        if (!(L > 0) || !isfinite(L)) L = L > 0 ? L : 1.0;
-        s->L = L;
-        s->st.cell_size = L;
-        size_t nb = 16;
-        while (nb < 2 * n_grid)
-            nb *= 2;
-        s->mask = nb - 1;
-        /* the dense box, unless it would hold more than DENSE_MAX_PER_BODY cells per body
-         * (a sparse scene with outliers): then every cell hashes */
-        int32_t clo[3], chi[3];
-        imp_vec3 corner[2] = {lo, hi};
-        uint64_t limit = DENSE_MAX_PER_BODY * (uint64_t)n_grid + 64, cells = 1;
-        for (int k = 0; k < 3; ++k) {
-            clo[k] = k < in->dim ? cell_index((&corner[0].x)[k], L) : 0;
-            chi[k] = k < in->dim ? cell_index((&corner[1].x)[k], L) : 0;
-            int margin = k < in->dim;
-            s->dlo[k] = (int64_t)clo[k] - margin;
-            s->dn[k] = (uint64_t)((int64_t)chi[k] - clo[k] + 1 + 2 * margin);
-            cells = cells && s->dn[k] <= limit / cells ? cells * s->dn[k] : 0;
-        }
-        if (cells == 0) s->dn[0] = s->dn[1] = s->dn[2] = 0;
-        s->n_dense = (size_t)(s->dn[0] * s->dn[1] * s->dn[2]);
-        ALLOC(s->head, s->n_dense + nb);
-        for (size_t k = 0; k < s->n_dense + nb; ++k)
-            s->head[k] = NONE;
-        for (size_t i = 0; i < n; ++i) {
-            if (s->sb[i].flags & F_GLOBAL) continue;
-            int32_t *c = s->sb[i].cell;
-            c[0] = cell_index(s->sb[i].p.x, L);
-            c[1] = cell_index(s->sb[i].p.y, L);
-            c[2] = in->dim == 3 ? cell_index(s->sb[i].p.z, L) : 0;
-        }
-    } else {
+    return n_grid;
+}
+
+/* Phase 5: the grid for n_grid bodies whose positions span [lo, hi]: the
+ * cell size, the hash buckets, the dense box, and every grid body's cell.
+ * 0, or -1 when out of memory. */
+static int build_grid(imp_sim *s, size_t n_grid, double r_cut, imp_vec3 lo, imp_vec3 hi) {
+    if (n_grid == 0) {
         ALLOC(s->head, 1);
         s->head[0] = NONE;
+        return 0;
     }
-    if (reorder(s)) goto nomem;
+    int dim = s->dim;
+    double L = 2.0 * r_cut * (1.0 + IMP_SIM_CELL_SLACK);
+    double ext = fmax(hi.x - lo.x, fmax(hi.y - lo.y, dim == 3 ? hi.z - lo.z : 0.0));
+    double per_side = dim == 3 ? cbrt((double)n_grid) : sqrt((double)n_grid);
+    double sparse = ext / ceil(per_side);
+    if (sparse > L) L = L > 0 ? fmin(sparse, SPARSE_CELL_MAX_FACTOR * L) : sparse;
+    if (!(L > 0) || !isfinite(L)) L = L > 0 ? L : 1.0;
+    s->L = L;
+    s->st.cell_size = L;
+    size_t nb = 16;
+    while (nb < 2 * n_grid)
+        nb *= 2;
+    s->mask = nb - 1;
+    /* the dense box, unless it would hold more than DENSE_MAX_PER_BODY cells per body
+     * (a sparse scene with outliers): then every cell hashes */
+    int32_t clo[3], chi[3];
+    imp_vec3 corner[2] = {lo, hi};
+    uint64_t limit = DENSE_MAX_PER_BODY * (uint64_t)n_grid + 64, cells = 1;
+    for (int k = 0; k < 3; ++k) {
+        clo[k] = k < dim ? cell_index((&corner[0].x)[k], L) : 0;
+        chi[k] = k < dim ? cell_index((&corner[1].x)[k], L) : 0;
+        int margin = k < dim;
+        s->dlo[k] = (int64_t)clo[k] - margin;
+        s->dn[k] = (uint64_t)((int64_t)chi[k] - clo[k] + 1 + 2 * margin);
+        cells = cells && s->dn[k] <= limit / cells ? cells * s->dn[k] : 0;
+    }
+    if (cells == 0) s->dn[0] = s->dn[1] = s->dn[2] = 0;
+    s->n_dense = (size_t)(s->dn[0] * s->dn[1] * s->dn[2]);
+    ALLOC(s->head, s->n_dense + nb);
+    for (size_t k = 0; k < s->n_dense + nb; ++k)
+        s->head[k] = NONE;
+    for (size_t i = 0; i < s->n; ++i) {
+        if (s->sb[i].flags & F_GLOBAL) continue;
+        int32_t *c = s->sb[i].cell;
+        c[0] = cell_index(s->sb[i].p.x, L);
+        c[1] = cell_index(s->sb[i].p.y, L);
+        c[2] = dim == 3 ? cell_index(s->sb[i].p.z, L) : 0;
+    }
+    return 0;
+}
+
+/* Phase 6, after reorder: the global bodies listed and the others put in
+ * their cells' lists, in the internal numbering. */
+static void fill_grid(imp_sim *s) {
     s->n_globals = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < s->n; ++i) {
         if (s->sb[i].flags & F_GLOBAL)
             s->globals[s->n_globals++] = (uint32_t)i;
         else
             grid_insert(s, (uint32_t)i);
     }
-    for (size_t i = 0; i < n; ++i)
+}
+
+imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error *err) {
+    assert(in && (in->dim == 2 || in->dim == 3) && in->horizon > 0 && isfinite(in->horizon));
+    assert(in->n < UINT32_MAX - 1);
+    *out = NULL;
+    imp_sim *s = calloc(1, sizeof *s);
+    if (!s) return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
+    s->b = in->bodies;
+    s->n = in->n;
+    s->dim = in->dim;
+    s->horizon = in->horizon;
+    s->max_events = in->max_events;
+    /* saturating: max_events may be SIZE_MAX */
+    size_t per = IMP_SIM_WORK_PER_EVENT;
+    s->max_work =
+        in->max_events > (SIZE_MAX - per * in->n) / per ? SIZE_MAX : per * (in->max_events + in->n);
+    s->record = in->record;
+    double *radii = calloc(in->n > 0 ? in->n : 1, sizeof *radii);
+    if (!radii || alloc_bodies(s) != 0) goto nomem;
+    size_t n_local = load_bodies(s, in, radii);
+    double r_cut = cut_radius(in, radii, n_local);
+    free(radii);
+    radii = NULL;
+    imp_vec3 lo, hi;
+    size_t n_grid = mark_globals(s, in->no_grid, r_cut, &lo, &hi);
+    if (build_grid(s, n_grid, r_cut, lo, hi) != 0 || reorder(s) != 0) goto nomem;
+    fill_grid(s);
+    for (size_t i = 0; i < s->n; ++i) /* every body's first event */
         if (s->sb[i].flags & F_OWNER) predict(s, (uint32_t)i);
     if (s->failed) goto nomem;
-    return s;
+    *out = s;
+    return IMP_SIM_OK;
 nomem:
-    free(sorted);
+    free(radii);
     imp_sim_destroy(s);
-    return NULL;
+    return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
 }
 
 void imp_sim_destroy(imp_sim *s) {
@@ -924,18 +982,19 @@ const imp_sim_event *imp_sim_events(const imp_sim *s, size_t *n) {
     return s->rec;
 }
 
-imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out) {
+imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out, imp_error *err) {
     memset(out, 0, sizeof *out);
-    imp_sim *s = imp_sim_create(in);
-    if (!s) return IMP_SIM_NOMEM;
-    int st = imp_sim_advance(s, in->horizon);
-    imp_sim_state *bodies = st < 0 ? NULL : malloc((in->n ? in->n : 1) * sizeof *bodies);
+    imp_sim *s;
+    if (imp_sim_create(in, &s, err) != IMP_SIM_OK) return IMP_SIM_NOMEM;
+    imp_sim_stop st = imp_sim_advance(s, in->horizon);
+    imp_sim_state *bodies =
+        st == IMP_SIM_STOP_FAILED ? NULL : malloc((in->n ? in->n : 1) * sizeof *bodies);
     if (!bodies) {
         imp_sim_destroy(s);
-        return IMP_SIM_NOMEM;
+        return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
     }
     out->time = s->now;
-    out->stopped = (imp_sim_stop)st;
+    out->stopped = st;
     for (size_t i = 0; i < in->n; ++i)
         imp_sim_body_state(s, i, s->now, &bodies[i].p, &bodies[i].v);
     out->bodies = bodies;

@@ -21,7 +21,10 @@
  * Memory: imp_sim_create allocates everything the simulation needs (about
  * 200 bytes per body plus the event queue); imp_sim_destroy frees it and
  * accepts NULL. imp_sim_run's output arrays are freed by
- * imp_sim_output_free (accepts a zeroed output).
+ * imp_sim_output_free (accepts a zeroed output). The only failure is
+ * running out of memory: imp_sim_create and imp_sim_run return
+ * IMP_SIM_NOMEM (and fill an optional imp_error), imp_sim_advance
+ * IMP_SIM_STOP_FAILED.
  * Thread-safety: a simulation belongs to one thread; no global state.
  * Preconditions (asserted): finite inputs, dim 2 or 3, horizon > 0 and
  * finite, mass > 0 for non-static bodies, efficiencies in [0, 1],
@@ -33,31 +36,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "failure.h"
 #include "shape.h"
 #include "toi.h"
-
-/* Approach speeds below this fraction of the scene's speed scale V (the
- * largest initial speed, or sqrt(|acceleration| S) when larger) are
- * resolved with e = 0 (dimensionless). Inelastic collapse drives approach
- * speeds geometrically to zero in finitely many time units but infinitely
- * many events; cutting at 1e-9 V ends it after a few dozen rounds while the
- * energy such a contact could still lose (about (1e-9 V)^2 relative) is far
- * below anything a caller can measure. */
-#define IMP_SIM_SLOW_REL 1e-9
-
-/* Resting height (dimensionless, relative to the scene scale S: the largest
- * |coordinate| plus bounding radius at t = 0). A body leaving a still
- * halfspace with normal speed w rests on it when w^2 <= 2 |a_n| REST_REL S,
- * i.e. when its next hop would rise less than 1e-9 S, three orders above
- * the positional noise of evaluated paths (about 1e-15 S) and at the
- * contract's interpenetration bound. Hops shrink by e^2 each, so this ends
- * the Zeno sequence of a ball bouncing to rest after finitely many events. */
-#define IMP_SIM_REST_REL 1e-9
-
-/* Relative slack of the grid's cell size over the largest local body
- * diameter (dimensionless): positions on a cell boundary are evaluated
- * with a few ulps of error, so a body may sit a hair outside its cell. */
-#define IMP_SIM_CELL_SLACK 1e-6
+#include "tolerance.h"
 
 /* Most bodies treated as global because they are larger than the grid's
  * bodies (count); never more than 1% of the bodies. */
@@ -94,7 +76,8 @@ typedef struct imp_sim_event {
 
 typedef enum imp_sim_stop {
     IMP_SIM_STOP_HORIZON = 0, /* reached the requested time */
-    IMP_SIM_STOP_MAX_EVENTS   /* the next contact would exceed max_events */
+    IMP_SIM_STOP_MAX_EVENTS,  /* the next contact would exceed max_events */
+    IMP_SIM_STOP_FAILED       /* out of memory: the simulation is unusable */
 } imp_sim_stop;
 
 typedef struct imp_sim_stats {
@@ -110,9 +93,12 @@ typedef struct imp_sim_stats {
 
 typedef struct imp_sim imp_sim;
 
-/* Creates the simulation at t = 0 and predicts every body's first event.
- * Returns NULL on allocation failure. */
-imp_sim *imp_sim_create(const imp_sim_input *in);
+typedef enum imp_sim_status { IMP_SIM_OK = 0, IMP_SIM_NOMEM } imp_sim_status;
+
+/* Creates the simulation at t = 0 and predicts every body's first event
+ * into *out. IMP_SIM_NOMEM on allocation failure: *out is NULL and *err
+ * (when err is not NULL) says so. */
+imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error *err);
 
 void imp_sim_destroy(imp_sim *s);
 
@@ -121,9 +107,10 @@ void imp_sim_destroy(imp_sim *s);
  * backwards). Returns IMP_SIM_STOP_MAX_EVENTS when the next contact would
  * exceed max_events (the simulation then stays at that contact's time,
  * before it), else IMP_SIM_STOP_HORIZON with the time at `until`.
- * Returns -1 on allocation failure (the simulation is then unusable).
+ * IMP_SIM_STOP_FAILED on allocation failure (the simulation is then
+ * unusable: every later call returns it too).
  */
-int imp_sim_advance(imp_sim *s, double until);
+imp_sim_stop imp_sim_advance(imp_sim *s, double until);
 
 /* The simulation's current time. */
 double imp_sim_time(const imp_sim *s);
@@ -150,10 +137,9 @@ typedef struct imp_sim_output {
     imp_sim_stats stats;
 } imp_sim_output;
 
-typedef enum imp_sim_status { IMP_SIM_OK = 0, IMP_SIM_NOMEM } imp_sim_status;
-
-/* Create, advance to the horizon, collect. On failure the output is empty. */
-imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out);
+/* Create, advance to the horizon, collect. On failure the output is empty
+ * and *err (when err is not NULL) holds the status and a message. */
+imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out, imp_error *err);
 
 void imp_sim_output_free(imp_sim_output *out);
 

@@ -13,18 +13,24 @@
 #ifndef IMP_TOI_H
 #define IMP_TOI_H
 
+#include "failure.h"
 #include "vec.h"
 
 typedef enum imp_toi_state {
     IMP_TOI_NONE = 0,    /* no touch in the window */
     IMP_TOI_HIT,         /* first touch at `time` */
     IMP_TOI_OVERLAPPING, /* interpenetrating at t = 0 by `depth` */
-    IMP_TOI_FAILED       /* the solver could not decide (never for spheres) */
+    IMP_TOI_FAILED       /* no answer; `failure` says why (never for spheres) */
 } imp_toi_state;
 
 typedef struct imp_motion {
     imp_vec3 p, v, a; /* position, velocity, acceleration at t = 0 */
 } imp_motion;
+
+/* Position on the motion's path at time t. */
+static inline imp_vec3 imp_motion_at(const imp_motion *m, double t) {
+    return imp_path_at(m->p, m->v, m->a, t);
+}
 
 typedef struct imp_toi_result {
     imp_toi_state state;
@@ -38,7 +44,14 @@ typedef struct imp_toi_result {
     double closest_distance; /* surface gap then; negative when overlapping */
     double tolerance;        /* 0: the time is exact (a root); > 0: it came from conservative
                                 advancement, and the gap at `time` is within this length */
+    imp_failure failure;     /* FAILED: why (IMP_FAILURE_NONE otherwise) */
 } imp_toi_result;
+
+/* A FAILED result for the reason given. */
+static inline imp_toi_result imp_toi_failed(imp_failure why) {
+    imp_toi_result r = {.state = IMP_TOI_FAILED, .failure = why};
+    return r;
+}
 
 typedef struct imp_toi_spheres_input {
     imp_motion a, b;

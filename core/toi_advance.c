@@ -60,7 +60,8 @@
  *   - IMP_ADVANCE_MAX_ITER distance queries without a gap <= tolerance,
  *     where the last query's bounds do not prove the rest of the window
  *     free either, or a step too small to change t (the gap, still above
- *     the tolerance, would be crossed within one ulp of t): FAILED. The
+ *     the tolerance, would be crossed within one ulp of t): FAILED,
+ *     UNDECIDED (a failed distance query passes its own failure on). The
  *     proof attempted at the cap is the NONE test above: both bounds over
  *     the whole rest of the window from the last query.
  * The result is never NONE while the shapes interpenetrate by more than
@@ -99,10 +100,11 @@ typedef struct pair {
 /* One distance query at t. */
 typedef struct probe {
     imp_overlap_state state;
-    double gap;      /* signed: distance when apart, -depth otherwise (or sep, when larger) */
-    double sep;      /* plane gap along n: a rigorous lower bound of the signed distance */
-    imp_vec3 n;      /* unit, a towards b */
-    imp_vec3 qa, qb; /* positions of a and b in the frame */
+    imp_failure failure; /* FAILED: why */
+    double gap;          /* signed: distance when apart, -depth otherwise (or sep, when larger) */
+    double sep;          /* plane gap along n: a rigorous lower bound of the signed distance */
+    imp_vec3 n;          /* unit, a towards b */
+    imp_vec3 qa, qb;     /* positions of a and b in the frame */
     int has_pts;
     imp_vec3 ca, cb; /* closest points, in the frame, when has_pts */
 } probe;
@@ -130,6 +132,7 @@ static probe query(const pair *P, double t) {
     frame_positions(P, t, &q.qa, &q.qb);
     imp_overlap_result r = imp_overlap_closest(P->a, q.qa, P->b, q.qb, P->dim, &q.ca, &q.cb);
     q.state = r.state;
+    q.failure = r.failure;
     q.n = r.normal;
     q.gap = r.state == IMP_OVERLAP_APART ? r.distance : -r.depth;
     q.has_pts = r.state == IMP_OVERLAP_APART;
@@ -180,7 +183,7 @@ static double safe_step(const pair *P, const probe *q, double t) {
     imp_vec3 v = imp_path_vel(P->dv, P->da, t);
     double sv = imp_len(v), sa = imp_len(P->da);
     /* GJK may report a distance above the true one by IMP_GJK_REL of it */
-    double d = q->gap * (1.0 - 4.0 * IMP_GJK_REL);
+    double d = q->gap * (1.0 - IMP_GJK_EXCESS_REL);
     double den = sv + sqrt(sv * sv + 2.0 * sa * d);
     double step = den > 0.0 ? 2.0 * d / den : INFINITY;
     if (q->sep > 0.0)
@@ -242,12 +245,10 @@ imp_toi_result imp_toi_advance(const imp_shape *a, const imp_motion *ma, const i
               imp_sub(mb->v, ma->v),
               imp_sub(mb->a, ma->a),
               tolerance};
-    imp_toi_result failed = {0};
-    failed.state = IMP_TOI_FAILED;
 
     double t = 0.0;
     probe q = query(&P, t);
-    if (q.state != IMP_OVERLAP_APART && q.state != IMP_OVERLAP_OVERLAPPING) return failed;
+    if (q.state == IMP_OVERLAP_FAILED) return imp_toi_failed(q.failure);
     if (q.gap < -tolerance) return finish(&P, IMP_TOI_OVERLAPPING, 0.0, &q);
     if (q.gap <= tolerance) {
         /* touching at 0: a contact only when closing along the normal */
@@ -269,14 +270,15 @@ imp_toi_result imp_toi_advance(const imp_shape *a, const imp_motion *ma, const i
         q = query(&P, t);
     }
     for (int it = 1;; ++it) {
-        if (q.state != IMP_OVERLAP_APART && q.state != IMP_OVERLAP_OVERLAPPING) return failed;
+        if (q.state == IMP_OVERLAP_FAILED) return imp_toi_failed(q.failure);
         if (q.gap <= tolerance) return finish(&P, IMP_TOI_HIT, t, &q);
         /* gap > 0 on [t, t + step): past the horizon (or never closing) proves none */
         double step = safe_step(&P, &q, t);
         if (!(step <= horizon - t) || isinf(step)) return finish(&P, IMP_TOI_NONE, t, &q);
         double next = fmin(t + step, horizon);
         if (it == IMP_ADVANCE_MAX_ITER || !(next > t))
-            return failed; /* out of steps, or the gap closes within one ulp of t */
+            /* out of steps, or the gap closes within one ulp of t */
+            return imp_toi_failed(IMP_FAILURE_UNDECIDED);
         t = next;
         q = query(&P, t);
     }

@@ -28,9 +28,10 @@
  *   OVERLAPPING at 0 when the shapes interpenetrate by more than
  *     `tolerance` at t = 0 (depth and normal of imp_overlap);
  *   NONE when a bound proves no contact in the rest of the window;
- *   FAILED when IMP_ADVANCE_MAX_ITER steps neither reached the contact nor
- *     proved its absence, or imp_overlap failed (out of memory, or an
- *     unsupported pair such as two halfspaces).
+ *   FAILED with failure UNDECIDED when IMP_ADVANCE_MAX_ITER steps neither
+ *     reached the contact nor proved its absence; with imp_overlap's
+ *     failure when a distance query failed (NOMEM, or UNSUPPORTED for a
+ *     pair such as two halfspaces).
  * Never NONE for a pair that interpenetrates by more than `tolerance`
  * inside the window. has_closest is never set.
  * Preconditions (asserted): dim 2 or 3, finite motions, horizon > 0

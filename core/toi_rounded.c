@@ -1,252 +1,52 @@
 /*
- * toi_rounded.c - time of impact of two translating rounded convex shapes
- * in 2D: spheres, capsules and segments against each other and against
- * boxes and polygons.
+ * toi_rounded.c - what the two rounded-shape casts share.
  *
  * DESIGN
- * What: the first t in [0, horizon] at which two 2D shapes, each a convex
- * core (a point, a segment or a convex polygon) rounded by a radius, touch
- * and then interpenetrate; or their overlap at t = 0; or none.
- * How: configuration-space casting (Ericson, "Real-Time Collision
- * Detection", 5.5.7; van den Bergen, "Collision Detection in Interactive
- * 3D Environments", 2004, ch. 5). The shapes touch when q(t) = pb(t) - pa(t)
- * lies on the boundary of D + disk(ra + rb), where D = core_a - core_b is
- * the Minkowski difference of the cores, a convex polygon built in
- * O(n + m) by merging the cores' edges by angle (de Berg et al.,
- * "Computational Geometry", 13.3), each vertex remembering the pair of
- * core vertices it came from. q(t) is a parabola, so reaching the offset
- * line of an edge of D is a quadratic and reaching the circle around a
- * vertex a quartic (quadratic without acceleration), all solved by
- * imp_poly_roots; a root counts when the point is on that feature's part
- * of the rounded boundary (the edge's span, the vertex's normal cone) and
- * entering (moving inwards along the outward normal there, or at rest
- * there with an acceleration inwards). The earliest such root is the
- * contact. The normal is the outward normal of the rounded D there (from a
- * towards b) and the contact point follows from the feature's pair of core
- * points.
- * Why: exact (roots of polynomials in the input), one code path for every
- * pair of rounded 2D shapes, and no iteration to a tolerance.
+ * What: the pieces of configuration-space casting (toi_rounded_2d.c in 2D,
+ * toi_rounded_3d.c in 3D) that do not depend on the dimension: the
+ * relative motion, the entering test, the vertex-distance quartic and the
+ * contact's fields.
+ * How: the casts follow q(t) = pb(t) - pa(t), a parabola; a root of a
+ * feature's equation counts only where q enters the rounded Minkowski
+ * difference (moving inwards along the outward normal there, or at rest
+ * and accelerating inwards), and reaching the sphere of radius R around a
+ * vertex u is the quartic |q(t) - u|^2 = R^2.
+ * Why: one definition of "entering" for both casts, so that a 2D pair and
+ * the same pair in the plane z = 0 of 3D classify a touch alike.
  */
 #include "toi_rounded.h"
 
-#include <assert.h>
 #include <math.h>
-#include <stdlib.h>
 
-#include "roots.h"
 #include "tolerance.h"
 
-typedef struct dvert {
-    imp_vec3 p;    /* vertex of D */
-    size_t ia, ib; /* the core vertices it is a[ia] - b[ib] of */
-} dvert;
-
-static double cross2(imp_vec3 a, imp_vec3 b) { return a.x * b.y - a.y * b.x; }
-
-/* index of the lowest (then leftmost) vertex */
-static size_t lowest(const imp_vec3 *v, size_t n, double sign) {
-    size_t best = 0;
-    for (size_t i = 1; i < n; ++i) {
-        double yi = sign * v[i].y, yb = sign * v[best].y;
-        double xi = sign * v[i].x, xb = sign * v[best].x;
-        if (yi < yb || (yi == yb && xi < xb)) best = i;
-    }
-    return best;
+imp_motion imp_toi_relative(const imp_motion *a, const imp_motion *b) {
+    imp_motion q = {imp_sub(b->p, a->p), imp_sub(b->v, a->v), imp_sub(b->a, a->a)};
+    return q;
 }
 
-/* edges of a core as a cyclic sequence: none for a point, two (there and
- * back) for a segment, n for a polygon */
-static size_t core_edges(size_t n) { return n == 1 ? 0 : n; }
-
-/* D = a - b: merge the edges of a and of -b by angle, from their lowest
- * vertices. Writes at most na + nb vertices. */
-static size_t minkowski_difference(const imp_vec3 *a, size_t na, const imp_vec3 *b, size_t nb,
-                                   dvert *out) {
-    /* -b is b turned by 180 degrees: still counter-clockwise, its lowest vertex is b's highest */
-    size_t i0 = lowest(a, na, 1.0), j0 = lowest(b, nb, -1.0);
-    size_t ea = core_edges(na), eb = core_edges(nb);
-    size_t i = 0, j = 0, k = 0;
-    while (i < ea || j < eb || k == 0) {
-        size_t ia = (i0 + i) % na, ib = (j0 + j) % nb;
-        out[k++] = (dvert){imp_sub(a[ia], b[ib]), ia, ib};
-        if (i >= ea && j >= eb) break;
-        imp_vec3 da = imp_sub(a[(ia + 1) % na], a[ia]);
-        imp_vec3 db = imp_sub(b[ib], b[(ib + 1) % nb]); /* edge of -b */
-        double c = i < ea && j < eb ? cross2(da, db) : 0.0;
-        if (j >= eb || (i < ea && c > 0.0))
-            ++i;
-        else if (i >= ea || c < 0.0)
-            ++j;
-        else
-            ++i, ++j;
-        if (i >= ea && j >= eb) break;
-    }
-    return k;
-}
-
-typedef struct feature {
-    int is_vertex;
-    size_t k; /* vertex k, or edge k -> k+1 */
-    double s; /* position along the edge, in [0, 1] */
-} feature;
-
-/* distance from x to D (0 inside for a polygon D) and the nearest feature;
- * for a polygon D also the signed distance (negative inside) */
-static double signed_distance(const dvert *d, size_t n, imp_vec3 x, feature *f, imp_vec3 *nrm) {
-    if (n == 1) {
-        imp_vec3 r = imp_sub(x, d[0].p);
-        *f = (feature){1, 0, 0};
-        *nrm = imp_normalize_or(r, imp_v3(1, 0, 0));
-        return imp_len(r);
-    }
-    double best = INFINITY, inside = -INFINITY;
-    int in = n >= 3;
-    feature fin = {0, 0, 0};
-    imp_vec3 nin = imp_v3(1, 0, 0);
-    for (size_t k = 0; k < n; ++k) {
-        imp_vec3 p0 = d[k].p, p1 = d[(k + 1) % n].p, e = imp_sub(p1, p0);
-        double ee = imp_dot(e, e);
-        if (ee == 0.0) continue;
-        imp_vec3 en = imp_scale(imp_v3(e.y, -e.x, 0), 1.0 / sqrt(ee)); /* outward for CCW */
-        double side = imp_dot(imp_sub(x, p0), en);
-        if (side > 0.0) in = 0;
-        if (side > inside) {
-            inside = side;
-            fin = (feature){0, k, fmin(fmax(imp_dot(imp_sub(x, p0), e) / ee, 0.0), 1.0)};
-            nin = en;
-        }
-        double s = fmin(fmax(imp_dot(imp_sub(x, p0), e) / ee, 0.0), 1.0);
-        imp_vec3 c = imp_madd(p0, e, s);
-        double dist = imp_len(imp_sub(x, c));
-        if (dist < best) {
-            best = dist;
-            *f = (feature){s == 0.0 || s == 1.0, s == 1.0 ? (k + 1) % n : k, s};
-            *nrm = dist > 0.0 ? imp_scale(imp_sub(x, c), 1.0 / dist) : en;
-        }
-    }
-    if (best == INFINITY) { /* every edge of zero length: D is a point */
-        imp_vec3 r = imp_sub(x, d[0].p);
-        *f = (feature){1, 0, 0};
-        *nrm = imp_normalize_or(r, imp_v3(1, 0, 0));
-        return imp_len(r);
-    }
-    if (in) {
-        *f = fin;
-        *nrm = nin;
-        return inside; /* <= 0 */
-    }
-    return best;
-}
-
-/* q(t) relative motion */
-typedef struct rel {
-    imp_vec3 p, v, a;
-} rel;
-
-static imp_vec3 q_at(const rel *q, double t) { return imp_path_at(q->p, q->v, q->a, t); }
-static imp_vec3 qd_at(const rel *q, double t) { return imp_path_vel(q->v, q->a, t); }
-
-/* Entering at t along outward normal n: moving inwards, or at rest (to
- * within IMP_SLIDE_REL of the speeds involved) with an inward acceleration. */
-static int entering(const rel *q, double t, imp_vec3 n) {
+int imp_toi_entering(const imp_motion *q, double t, imp_vec3 n) {
     double vtol = IMP_SLIDE_REL * (imp_max_abs(q->v) + imp_max_abs(q->a) * t);
-    double vn = imp_dot(qd_at(q, t), n);
+    double vn = imp_dot(imp_path_vel(q->v, q->a, t), n);
     if (vn < -vtol) return 1;
     if (vn > vtol) return 0;
     return imp_dot(q->a, n) < 0.0;
 }
 
-imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
-    assert(in->na >= 1 && in->nb >= 1 && in->horizon > 0.0);
-    imp_toi_result r = {.state = IMP_TOI_NONE};
-    dvert *d = malloc((in->na + in->nb + 1) * sizeof *d);
-    if (!d) {
-        r.state = IMP_TOI_FAILED;
-        return r;
-    }
-    size_t n = minkowski_difference(in->va, in->na, in->vb, in->nb, d);
-    const double R = in->ra + in->rb;
-    rel q = {imp_sub(in->b.p, in->a.p), imp_sub(in->b.v, in->a.v), imp_sub(in->b.a, in->a.a)};
-    double scale = R;
-    for (size_t k = 0; k < n; ++k)
-        scale = fmax(scale, imp_max_abs(d[k].p));
-    scale = fmax(scale, imp_max_abs(q.p));
-    const double tol = IMP_CONTACT_REL * scale;
+void imp_toi_distance_quartic(const imp_motion *q, imp_vec3 u, double rr, double c[5]) {
+    imp_vec3 w = imp_sub(q->p, u);
+    c[0] = imp_dot(w, w) - rr;
+    c[1] = 2.0 * imp_dot(w, q->v);
+    c[2] = imp_dot(q->v, q->v) + imp_dot(w, q->a);
+    c[3] = imp_dot(q->v, q->a);
+    c[4] = 0.25 * imp_dot(q->a, q->a);
+}
 
-    feature f;
-    imp_vec3 nrm;
-    double gap0 = signed_distance(d, n, q.p, &f, &nrm) - R;
-    double t_hit = -1.0;
-    if (gap0 < -tol) {
-        r.state = IMP_TOI_OVERLAPPING;
-        r.depth = -gap0;
-        t_hit = 0.0;
-    } else if (gap0 <= tol && entering(&q, 0.0, nrm)) {
-        r.state = IMP_TOI_HIT;
-        t_hit = 0.0;
-    } else {
-        /* every root of every feature's equation, the earliest valid one wins */
-        double best = INFINITY;
-        for (size_t k = 0; k < n; ++k) {
-            imp_vec3 p0 = d[k].p;
-            double roots[4];
-            int nr = 0;
-            if (n >= 2) { /* edge k -> k+1: n.q(t) = n.p0 + R */
-                imp_vec3 e = imp_sub(d[(k + 1) % n].p, p0);
-                imp_vec3 en = imp_normalize_or(imp_v3(e.y, -e.x, 0), imp_v3(0, 0, 0));
-                if (imp_len(en) > 0.0) {
-                    nr = imp_quadratic_roots(0.5 * imp_dot(q.a, en), imp_dot(q.v, en),
-                                             imp_dot(imp_sub(q.p, p0), en) - R, 0.0, in->horizon,
-                                             roots);
-                    for (int i = 0; i < nr; ++i) {
-                        double t = roots[i];
-                        imp_vec3 x = imp_sub(q_at(&q, t), p0);
-                        double s = imp_dot(x, e) / imp_dot(e, e);
-                        /* the span is closed and a hair wider: a path through a corner
-                         * of D must not slip between its two edges by rounding (with no
-                         * rounding radius there is no vertex circle to catch it) */
-                        if (t < best && s >= -IMP_EDGE_SPAN_REL && s <= 1.0 + IMP_EDGE_SPAN_REL &&
-                            t > 0.0 && entering(&q, t, en))
-                            best = t;
-                    }
-                }
-            }
-            if (R > 0.0) { /* vertex k: |q(t) - p0|^2 = R^2 */
-                imp_vec3 w = imp_sub(q.p, p0);
-                double c[5] = {imp_dot(w, w) - R * R, 2.0 * imp_dot(w, q.v),
-                               imp_dot(q.v, q.v) + imp_dot(w, q.a), imp_dot(q.v, q.a),
-                               0.25 * imp_dot(q.a, q.a)};
-                nr = imp_poly_roots(c, 4, 0.0, in->horizon, roots);
-                for (int i = 0; i < nr; ++i) {
-                    double t = roots[i];
-                    if (!(t > 0.0 && t < best)) continue;
-                    imp_vec3 x = q_at(&q, t);
-                    feature g;
-                    imp_vec3 gn;
-                    double gap = signed_distance(d, n, x, &g, &gn) - R;
-                    /* on the rounded boundary near this vertex, and entering */
-                    if (fabs(gap) <= 1e3 * tol + 1e-12 * R && entering(&q, t, gn)) best = t;
-                }
-            }
-        }
-        if (best < INFINITY) {
-            r.state = IMP_TOI_HIT;
-            t_hit = best;
-        }
-    }
-    if (t_hit >= 0.0) {
-        imp_vec3 x = q_at(&q, t_hit);
-        (void)signed_distance(d, n, x, &f, &nrm);
-        r.time = t_hit;
-        r.normal = imp_v3(nrm.x + 0.0, nrm.y + 0.0, 0.0);
-        r.pa = imp_path_at(in->a.p, in->a.v, in->a.a, t_hit);
-        r.pb = imp_path_at(in->b.p, in->b.v, in->b.a, t_hit);
-        /* the core points of a and b behind the nearest point of D */
-        size_t k0 = f.k, k1 = f.is_vertex ? f.k : (f.k + 1) % n;
-        double s = f.is_vertex ? 0.0 : f.s;
-        imp_vec3 ca = imp_madd(in->va[d[k0].ia], imp_sub(in->va[d[k1].ia], in->va[d[k0].ia]), s);
-        r.point = imp_madd(imp_add(r.pa, ca), r.normal, in->ra - 0.5 * r.depth);
-    }
-    free(d);
-    return r;
+void imp_toi_rounded_contact(imp_toi_result *r, const imp_motion *a, const imp_motion *b, double t,
+                             imp_vec3 normal, imp_vec3 ca, double ra) {
+    r->time = t;
+    r->normal = imp_v3(normal.x + 0.0, normal.y + 0.0, normal.z + 0.0);
+    r->pa = imp_motion_at(a, t);
+    r->pb = imp_motion_at(b, t);
+    r->point = imp_madd(imp_add(r->pa, ca), r->normal, ra - 0.5 * r->depth);
 }

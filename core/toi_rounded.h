@@ -4,6 +4,9 @@
  * segments, boxes, polygons, polyhedra), linear or parabolic motion: every
  * 2D pair, and in 3D the pairs where one side has no faces.
  *
+ * Files: toi_rounded_2d.c and toi_rounded_3d.c hold the casts, toi_rounded.c
+ * what they share.
+ *
  * Thread-safety: pure and reentrant; allocates scratch memory (in 3D the
  * hull of the Minkowski difference), freed before returning.
  */
@@ -25,19 +28,41 @@ typedef struct imp_toi_rounded_input {
 } imp_toi_rounded_input;
 
 /* As imp_toi_polygons: HIT, OVERLAPPING at t = 0 (depth, normal), NONE, or
- * FAILED on allocation failure; has_closest is never set. */
+ * FAILED (NOMEM) on allocation failure; has_closest is never set. */
 imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in);
 
 /*
  * 3D: shapes a and b (spheres, capsules, segments, boxes, polyhedra; not
  * two boxes or polyhedra, which imp_toi_polytopes_3d solves, nor
  * halfspaces) on motions ma and mb (p is the shape's position), over
- * [0, horizon]. Exact, as imp_toi_rounded_2d, with *out as imp_toi_shapes
- * gives it. Returns 0 with *out set; -1 out of memory; 1 when the pair has
- * neither volume nor radius (two segments; a point and a segment), for
- * which *out is not meaningful.
+ * [0, horizon]. Exact, as imp_toi_rounded_2d, with the result as
+ * imp_toi_shapes gives it; FAILED with failure NOMEM on allocation
+ * failure, UNSUPPORTED when the pair has neither volume nor radius (two
+ * segments; a point and a segment), which has no closed form here.
  */
-int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
-                       const imp_motion *mb, double horizon, imp_toi_result *out);
+imp_toi_result imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                                  const imp_motion *mb, double horizon);
+
+/* ---- shared by toi_rounded_2d.c and toi_rounded_3d.c (toi_rounded.c) -------------------- */
+
+/* b's motion relative to a's: q(t) = pb(t) - pa(t). */
+imp_motion imp_toi_relative(const imp_motion *a, const imp_motion *b);
+
+/* 1 when the relative motion q enters the rounded Minkowski difference at
+ * time t through a boundary point with outward normal n: moving inwards,
+ * or at rest (to within IMP_SLIDE_REL of the speeds involved) with an
+ * inward acceleration. */
+int imp_toi_entering(const imp_motion *q, double t, imp_vec3 n);
+
+/* |q(t) - u|^2 - rr as a quartic in t, lowest degree first: when q reaches
+ * the sphere of radius sqrt(rr) about u. */
+void imp_toi_distance_quartic(const imp_motion *q, imp_vec3 u, double rr, double c[5]);
+
+/* Fills the contact of a cast at time t into r (whose depth is set): the
+ * time, the unit normal (signed zeros cleared), the bodies' positions on
+ * motions a and b, and the point: a's core point ca (relative to a's
+ * position) moved out along the normal by ra less half the depth. */
+void imp_toi_rounded_contact(imp_toi_result *r, const imp_motion *a, const imp_motion *b, double t,
+                             imp_vec3 normal, imp_vec3 ca, double ra);
 
 #endif

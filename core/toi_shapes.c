@@ -3,18 +3,18 @@
  *
  * DESIGN
  * What: one entry point for every endpoint that needs a pairwise time of
- * impact (/v1/toi, scenes, validation), so the choice of solver lives in
- * one place.
+ * impact (/v1/toi, scenes, the move checker), so the choice of solver
+ * lives in one place.
  * How: two spheres go to the centre-distance polynomial (toi_sphere.c,
  * which also gives the closest approach); two 2D polygons or boxes, and two
- * 3D boxes or polyhedra, to the swept separating axes (toi_polygon.c); a
- * halfspace and anything to the lowest-point quadratic (toi_halfspace.c);
- * every other pair to the rounded Minkowski-difference cast
- * (toi_rounded.c, toi_rounded3.c). Only 3D pairs with neither volume nor
- * radius (two segments, a point and a segment, where touching is a
- * measure-zero event with no faces to cross) go to conservative
- * advancement (toi_advance.c) to IMP_TOI_ADVANCE_REL of the pair's scale,
- * which the result reports as its tolerance.
+ * 3D boxes or polyhedra, to the swept separating axes (toi_polytope_2d.c,
+ * toi_polytope_3d.c); a halfspace and anything to the lowest-point
+ * quadratic (toi_halfspace.c); every other pair to the rounded
+ * Minkowski-difference cast (toi_rounded_2d.c, toi_rounded_3d.c). Only 3D
+ * pairs with neither volume nor radius (two segments, a point and a
+ * segment, where touching is a measure-zero event with no faces to cross)
+ * go to conservative advancement (toi_advance.c) to IMP_TOI_ADVANCE_REL of
+ * the pair's scale, which the result reports as its tolerance.
  */
 #include "toi_shapes.h"
 
@@ -22,7 +22,7 @@
 
 #include "toi_advance.h"
 #include "toi_halfspace.h"
-#include "toi_polygon.h"
+#include "toi_polytope.h"
 #include "toi_rounded.h"
 #include "tolerance.h"
 
@@ -79,14 +79,15 @@ static imp_toi_result advance(const imp_shape *a, const imp_motion *ma, const im
 
 imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                               const imp_motion *mb, int dim, double horizon) {
-    imp_toi_result r = {.state = IMP_TOI_FAILED};
-    if (!imp_toi_shapes_supported(a, b, dim)) return r;
+    if (!imp_toi_shapes_supported(a, b, dim)) return imp_toi_failed(IMP_FAILURE_UNSUPPORTED);
     if (dim == 3 && (is_thin_3d(a) || is_thin_3d(b)) && a->type != IMP_SHAPE_HALFSPACE &&
         b->type != IMP_SHAPE_HALFSPACE &&
         !(a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE)) {
-        /* 1: no volume and no radius (or a box flat to rounding): advancement */
-        int rc = imp_toi_rounded_3d(a, ma, b, mb, horizon, &r);
-        return rc <= 0 ? r : advance(a, ma, b, mb, dim, horizon);
+        /* unsupported: no volume and no radius (or a box flat to rounding): advancement */
+        imp_toi_result r = imp_toi_rounded_3d(a, ma, b, mb, horizon);
+        if (r.state == IMP_TOI_FAILED && r.failure == IMP_FAILURE_UNSUPPORTED)
+            return advance(a, ma, b, mb, dim, horizon);
+        return r;
     }
     if (!imp_toi_shapes_closed_form(a, b, dim)) return advance(a, ma, b, mb, dim, horizon);
     if (a->type == IMP_SHAPE_SPHERE && b->type == IMP_SHAPE_SPHERE) {

@@ -6,8 +6,9 @@
  * volume nor radius (two segments or zero-radius capsules, a point and a
  * segment): those, and a box flat to rounding against such a shape, go to
  * conservative advancement to a reported tolerance.
- * imp_toi_shapes returns state IMP_TOI_FAILED for two halfspaces, on
- * allocation failure, and when advancement could not decide.
+ * imp_toi_shapes returns state IMP_TOI_FAILED with failure UNSUPPORTED for
+ * two halfspaces, NOMEM on allocation failure, UNDECIDED when advancement
+ * ran out of steps (the result's tolerance is then the one it aimed for).
  * Thread-safety: pure and reentrant.
  */
 #ifndef IMP_TOI_SHAPES_H

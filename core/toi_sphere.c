@@ -96,12 +96,13 @@ static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result
     out->point = imp_madd(out->pa, out->normal, in->ra);
 }
 
-/* The power of two nearest x > 0, clamped to 2^-1000 .. 2^1000. */
+/* The power of two nearest x > 0, clamped to 2^-IMP_SPHERE_SCALE_MAX_EXP ..
+ * 2^IMP_SPHERE_SCALE_MAX_EXP. */
 static double pow2_near(double x) {
     int e;
     frexp(x, &e);
-    if (e > 1000) e = 1000;
-    if (e < -1000) e = -1000;
+    if (e > IMP_SPHERE_SCALE_MAX_EXP) e = IMP_SPHERE_SCALE_MAX_EXP;
+    if (e < -IMP_SPHERE_SCALE_MAX_EXP) e = -IMP_SPHERE_SCALE_MAX_EXP;
     return ldexp(1.0, e);
 }
 

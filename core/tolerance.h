@@ -1,6 +1,10 @@
 /*
  * tolerance.h - every numerical tolerance of the solvers, in one place,
  * with its unit and the reason for its value.
+ *
+ * Sections: roots; contact and shapes; hull, SAT and GJK; time of impact;
+ * scenes and simulation; the move checker. Limits that are counts of
+ * things a request may hold (vertices, iterations) stay with their module.
  */
 #ifndef IMP_TOLERANCE_H
 #define IMP_TOLERANCE_H
@@ -34,6 +38,35 @@
  * top of that. */
 #define IMP_ROOT_MAX_ITER 160
 
+/* Newton's share of the safeguarded iteration (dimensionless ratio): a
+ * Newton step is taken only when it is at most this fraction of the step
+ * before it (it shrinks the step 2.5-fold), else the iteration bisects on
+ * keys. Near a simple root Newton converges quadratically and passes this
+ * by far; far from the roots, or near a cluster, it creeps linearly (ratio
+ * 1/2 and worse) and bisection, at most 64 steps whatever the span, takes
+ * over. (rtsafe, Numerical Recipes 9.4, compares with the step before last
+ * and a factor 2.) */
+#define IMP_ROOT_NEWTON_SHRINK 0.4
+
+/* Newton's stopping rule (dimensionless): a step of at most
+ * IMP_ROOT_NEWTON_STOP_REL of |x| that is also at most
+ * IMP_ROOT_NEWTON_QUAD_RATIO of the step before it is converging
+ * quadratically (each relative step about the square of the last), so the
+ * next one would move x by about (1e-9)^2 relative, below an ulp: x minus
+ * this step is the root. The ratio keeps a step that is small only because
+ * Newton creeps (near a cluster) from stopping the iteration early. */
+#define IMP_ROOT_NEWTON_STOP_REL 1e-9
+#define IMP_ROOT_NEWTON_QUAD_RATIO 1e-4
+
+/* Enlargement of Fujiwara's root bound (dimensionless): the bound is
+ * computed with pow-like functions (sqrt, cbrt) that round by about an ulp
+ * (1e-16 relative); widening it by 1e-9 of itself covers that many times
+ * over, so no root is lost just beyond the computed bound, and costs the
+ * search interval nothing measurable. */
+#define IMP_ROOT_BOUND_SLACK 1e-9
+
+/* ---- contact and shapes ------------------------------------------------------------------ */
+
 /*
  * Contact tolerance (dimensionless, relative to the pair's scale: the
  * largest coordinate magnitude involved, or the sum of radii). Two bodies
@@ -66,6 +99,14 @@
  * IMP_POLYGON_TURN_REL. */
 #define IMP_POLYHEDRON_FLAT_REL 1e-12
 
+/* Slack on a polygon's total turning (radians): the edge directions of a
+ * convex polygon turn by exactly 2 pi in all; n atan2 results carry about
+ * n ulps of 2 pi, many orders below 1e-6, and a second winding (a star
+ * polygon) adds a whole 2 pi. */
+#define IMP_POLYGON_TURNING_SLACK 1e-6
+
+/* ---- hull, SAT and GJK ------------------------------------------------------------------- */
+
 /* Coplanarity of the convex hull (dimensionless, relative to the points'
  * scale: their largest coordinate magnitude after centring them on their
  * bounding box). A point within this distance of a face's plane is on it,
@@ -87,6 +128,14 @@
  * reported translation still separates). */
 #define IMP_EDGE_PARALLEL_SIN 1e-9
 
+/* Window of the hull's search for parallel edge directions (a length in
+ * the direction's first component, as a multiple of IMP_EDGE_PARALLEL_SIN):
+ * the unit directions, signed canonically, are sorted by x, and each is
+ * compared only with the kept ones whose x is at most this far below its
+ * own. Two unit directions whose sine of angle is s differ by about s in
+ * every component, so 4 s leaves room for their rounding. */
+#define IMP_HULL_DIR_WINDOW (4 * IMP_EDGE_PARALLEL_SIN)
+
 /* Convergence of the GJK distance (dimensionless): iteration stops when the
  * support point improves the squared distance v.v by less than this
  * fraction of it (or by less than IMP_CONTACT_REL of the scale times |v|,
@@ -100,6 +149,14 @@
  * IMP_SHAPE_MAX_VERTICES converge in far fewer (tens), and the best
  * simplex so far is kept if the cap is ever reached. */
 #define IMP_GJK_MAX_ITER 256
+
+/* How much the GJK distance may exceed the true one (dimensionless,
+ * relative to it), as the motion bound of conservative advancement takes
+ * it: GJK stops when the support point improves v.v by less than
+ * IMP_GJK_REL of it, and then |v| exceeds the distance by at most
+ * IMP_GJK_REL |v|; four times that also covers the rounding of |v| and of
+ * the step computed from it. */
+#define IMP_GJK_EXCESS_REL (4.0 * IMP_GJK_REL)
 
 /* Most steps of conservative advancement (count; core/toi_advance.c). Each
  * step costs one distance query. Against a transversal approach the
@@ -127,6 +184,8 @@
  * pair of boxes 4.7e-5 apart was reported touching before this. */
 #define IMP_GJK_FLAT_REL 1e-10
 
+/* ---- time of impact ---------------------------------------------------------------------- */
+
 /* Tolerance of the conservative-advancement fallback (dimensionless,
  * relative to the pair's scale: positions and shape sizes): the contract's
  * own bound, "a touch whose penetration would exceed 1e-9 of the scene
@@ -142,5 +201,105 @@
  * either end reports a contact at most that far from the corner, inside
  * the contract's 1e-9 of the scene scale. */
 #define IMP_EDGE_SPAN_REL 1e-9
+
+/* Acceptance band of a vertex-circle root in the 2D rounded cast (a count
+ * of contact tolerances, IMP_CONTACT_REL of the pair's scale, to which
+ * IMP_CONTACT_REL of the summed radius R is added): |q(t) - v|^2 = R^2 has
+ * roots all around the circle about a vertex v of the Minkowski difference
+ * D, but only the arc between its edges' normals is boundary of the
+ * rounded D. A root counts when the signed distance of its point to D is
+ * within this band of R. The band is 1e-9 of the scale, the contract's
+ * bound, so a root it admits is a contact to within that bound, while the
+ * rounding of a root's point is orders of magnitude smaller. */
+#define IMP_ROUNDED_VERTEX_BAND 1e3
+
+/* Range of the power-of-two scalings of the sphere pair (the exponent, a
+ * count): lengths and times are divided by 2^e with |e| at most this, so
+ * that the scale factors, their reciprocals and every product of two of
+ * them stay normal doubles (the limits are 2^1023 and 2^-1022) and each
+ * scaling is exact. */
+#define IMP_SPHERE_SCALE_MAX_EXP 1000
+
+/* ---- scenes and simulation --------------------------------------------------------------- */
+
+/* Relative padding of swept bounds (of the scene scale S, the largest
+ * |coordinate| any body reaches plus its radius). The bounds are computed
+ * in floating point and the narrowphase accepts a touch within its own
+ * rounding tolerance, whose distance equivalent is below 1e-8 S (two
+ * points grazing: the squared gap is decided to about u S^2, so the gap to
+ * sqrt(u) S); 1e-7 S covers both with room, and is far below anything that
+ * changes the broadphase's work. */
+#define IMP_SCENE_BOUNDS_PAD 1e-7
+
+/* Approach speeds below this fraction of the scene's speed scale V (the
+ * largest initial speed, or sqrt(|acceleration| S) when larger) are
+ * resolved with e = 0 (dimensionless). Inelastic collapse drives approach
+ * speeds geometrically to zero in finitely many time units but infinitely
+ * many events; cutting at 1e-9 V ends it after a few dozen rounds while the
+ * energy such a contact could still lose (about (1e-9 V)^2 relative) is far
+ * below anything a caller can measure. */
+#define IMP_SIM_SLOW_REL 1e-9
+
+/* Resting height (dimensionless, relative to the scene scale S: the largest
+ * |coordinate| plus bounding radius at t = 0). A body leaving a still
+ * halfspace with normal speed w rests on it when w^2 <= 2 |a_n| REST_REL S,
+ * i.e. when its next hop would rise less than 1e-9 S, three orders above
+ * the positional noise of evaluated paths (about 1e-15 S) and at the
+ * contract's interpenetration bound. Hops shrink by e^2 each, so this ends
+ * the Zeno sequence of a ball bouncing to rest after finitely many events. */
+#define IMP_SIM_REST_REL 1e-9
+
+/* Least scene scale S of a simulation (length): a scene of points at the
+ * origin has S = 0, and the thresholds taken from S (the rest height
+ * IMP_SIM_REST_REL S, the speed scale sqrt(|a| S)) would be exactly 0;
+ * 1e-300 keeps them positive and still below anything a body can measure. */
+#define IMP_SIM_MIN_SCALE 1e-300
+
+/* Relative slack of the grid's cell size over the largest local body
+ * diameter (dimensionless): positions on a cell boundary are evaluated
+ * with a few ulps of error, so a body may sit a hair outside its cell. */
+#define IMP_SIM_CELL_SLACK 1e-6
+
+/* ---- the move checker -------------------------------------------------------------------- */
+
+/*
+ * Skin (dimensionless, relative to the move's scale: the largest of |from|,
+ * |to| (max-norm), |to - from| and the mover's extent). After a contact the
+ * corrected body backs off along its path by this much, so the next slide
+ * leg starts a hair apart from the obstacle instead of exactly on it. It is
+ * two orders above the solvers' contact tolerance (IMP_CONTACT_REL, 1e-12:
+ * a gap below that is "touching") and one order below the contract's 1e-9
+ * penetration bound, so it is visible to the solvers and invisible to a game.
+ */
+#define IMP_MOVE_SKIN_REL 1e-10
+
+/*
+ * Touch tolerance (dimensionless, relative to the pair's scale: the move's
+ * scale or the obstacle's largest coordinate magnitude plus its extent,
+ * whichever is larger). `to` inside an obstacle by at most this is
+ * touching, not penetration; a contact after which the path could travel
+ * at most this much further into the obstacle (it happens at the very end
+ * of the move) is an arrival at contact, not tunnelling. An honest client
+ * that computes a resting contact in floating point lands within a few ulps
+ * (about 1e-16 relative) of it; this tolerates a hundred million times that
+ * and stays ten times below the contract's 1e-9 bound.
+ */
+#define IMP_MOVE_TOUCH_REL 1e-10
+
+/* Slide direction tolerance (dimensionless, relative to the speed): a
+ * velocity whose component into a touching plane is at most this fraction
+ * of its length runs along the plane. Clipping leaves roundoff of a few
+ * ulps (1e-16) in that component; a direction a game means to point into a
+ * wall is many orders above it. */
+#define IMP_MOVE_SLIDE_REL 1e-9
+
+/* Contact band for the touching planes of a slide (count of skins): the
+ * body is backed off by at most one skin, so two more cover roundoff. */
+#define IMP_MOVE_TOUCH_BAND_SKINS 3.0
+
+/* Margin of the move checker's cull (dimensionless, relative to the
+ * magnitudes involved): swept bounds are exact up to a few ulps; this is
+ * far wider. */
+#define IMP_MOVE_CULL_MARGIN_REL 1e-6
 
 #endif

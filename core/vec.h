@@ -53,4 +53,41 @@ static inline imp_vec3 imp_path_at(imp_vec3 p, imp_vec3 v, imp_vec3 a, double t)
 /* Velocity on that path: v + a t. */
 static inline imp_vec3 imp_path_vel(imp_vec3 v, imp_vec3 a, double t) { return imp_madd(v, a, t); }
 
+/* The range [*lo, *hi] of one coordinate of the path p + v t + a t^2 / 2
+ * over t in [0, T]: a parabola's extremes are at the ends and at the apex
+ * t = -v / a when that lies inside. */
+static inline void imp_path_range(double p, double v, double a, double T, double *lo, double *hi) {
+    double e = p + (v + 0.5 * a * T) * T;
+    *lo = fmin(p, e);
+    *hi = fmax(p, e);
+    if (a != 0.0) {
+        double ts = -v / a;
+        if (ts > 0.0 && ts < T) {
+            double x = p + (v + 0.5 * a * ts) * ts;
+            *lo = fmin(*lo, x);
+            *hi = fmax(*hi, x);
+        }
+    }
+}
+
+/*
+ * Unit vector along a, for any finite a however tiny or huge: a is first
+ * divided by its largest component magnitude m (divided, not multiplied by
+ * 1 / m, which overflows for a subnormal m), which leaves a length l in
+ * [1, sqrt 3], far from underflow and overflow, and then by l (one
+ * rounding, not two). Returns 0 with *unit set and, when ml is not NULL,
+ * ml[0] = m and ml[1] = l (|a| = m l, kept as two factors because the
+ * product may overflow); -1 when a is zero or not finite, *unit untouched.
+ */
+static inline int imp_unit_scaled(imp_vec3 a, imp_vec3 *unit, double ml[2]) {
+    if (!(isfinite(a.x) && isfinite(a.y) && isfinite(a.z))) return -1; /* fmax drops NaNs */
+    double m = imp_max_abs(a);
+    if (!(m > 0.0)) return -1;
+    imp_vec3 s = imp_v3(a.x / m, a.y / m, a.z / m);
+    double l = imp_len(s);
+    *unit = imp_v3(s.x / l, s.y / l, s.z / l);
+    if (ml) ml[0] = m, ml[1] = l;
+    return 0;
+}
+
 #endif

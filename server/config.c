@@ -19,7 +19,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,15 +94,6 @@ static const setting settings[] = {
 
 typedef enum source { SRC_DEFAULT, SRC_ENV, SRC_FLAG } source;
 
-static void set_error(imp_config_error *err, const char *fmt, ...) IMP_PRINTF_LIKE(2, 3);
-static void set_error(imp_config_error *err, const char *fmt, ...) {
-    if (!err) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-}
-
 /* Decimal integer, the whole string, no surrounding space. */
 static int parse_int(const char *s, long long *out) {
     if (*s == '\0' || *s == ' ' || *s == '\t') return 0;
@@ -140,11 +130,11 @@ static int apply(imp_config *cfg, const setting *s, const char *text, source src
     case KIND_INT: {
         long long v;
         if (!parse_int(text, &v)) {
-            set_error(err, "%s: \"%.64s\" is not an integer", label, text);
+            IMP_SET_ERROR(err, "%s: \"%.64s\" is not an integer", label, text);
             return 0;
         }
         if (v < s->min || v > s->max) {
-            set_error(err, "%s: %lld is out of range [%lld, %lld]", label, v, s->min, s->max);
+            IMP_SET_ERROR(err, "%s: %lld is out of range [%lld, %lld]", label, v, s->min, s->max);
             return 0;
         }
         memcpy(field, &v, sizeof v);
@@ -154,7 +144,7 @@ static int apply(imp_config *cfg, const setting *s, const char *text, source src
         unsigned char addr[16];
         if (strlen(text) >= IMP_CONFIG_BIND_MAX ||
             (inet_pton(AF_INET, text, addr) != 1 && inet_pton(AF_INET6, text, addr) != 1)) {
-            set_error(err, "%s: \"%.64s\" is not a numeric IPv4 or IPv6 address", label, text);
+            IMP_SET_ERROR(err, "%s: \"%.64s\" is not a numeric IPv4 or IPv6 address", label, text);
             return 0;
         }
         memcpy(field, text, strlen(text) + 1);
@@ -163,7 +153,7 @@ static int apply(imp_config *cfg, const setting *s, const char *text, source src
     case KIND_LOG: {
         imp_log_format f;
         if (!imp_log_parse_format(text, &f)) {
-            set_error(err, "%s: \"%.64s\" is not one of json, text, off", label, text);
+            IMP_SET_ERROR(err, "%s: \"%.64s\" is not one of json, text, off", label, text);
             return 0;
         }
         memcpy(field, &f, sizeof f);
@@ -187,7 +177,7 @@ imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return IMP_CONFIG_HELP;
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
-            set_error(err, "unexpected argument \"%.64s\"", arg);
+            IMP_SET_ERROR(err, "unexpected argument \"%.64s\"", arg);
             return IMP_CONFIG_ERROR;
         }
         const char *name = arg + 2;
@@ -195,13 +185,14 @@ imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
         size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
         const setting *s = find_flag(name, name_len);
         if (!s) {
-            set_error(err, "unknown flag \"--%.*s\"", (int)(name_len > 64 ? 64 : name_len), name);
+            IMP_SET_ERROR(err, "unknown flag \"--%.*s\"", (int)(name_len > 64 ? 64 : name_len),
+                          name);
             return IMP_CONFIG_ERROR;
         }
         const char *value = eq ? eq + 1 : NULL;
         if (!value) {
             if (i + 1 >= argc) {
-                set_error(err, "--%s needs a value", s->flag);
+                IMP_SET_ERROR(err, "--%s needs a value", s->flag);
                 return IMP_CONFIG_ERROR;
             }
             value = argv[++i];
@@ -229,8 +220,8 @@ imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
         /* libmicrohttpd splits the connection limit across its threads. */
         cfg->io_threads = n < cfg->max_connections ? n : (long)cfg->max_connections;
     } else if (cfg->io_threads > cfg->max_connections) {
-        set_error(err, "--io-threads (%lld) must not exceed --max-connections (%lld)",
-                  cfg->io_threads, cfg->max_connections);
+        IMP_SET_ERROR(err, "--io-threads (%lld) must not exceed --max-connections (%lld)",
+                      cfg->io_threads, cfg->max_connections);
         return IMP_CONFIG_ERROR;
     }
     return IMP_CONFIG_OK;

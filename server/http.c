@@ -135,15 +135,6 @@ typedef struct request_state {
     imp_reply reply;
 } request_state;
 
-static void set_error(imp_http_error *err, const char *fmt, ...) IMP_PRINTF_LIKE(2, 3);
-static void set_error(imp_http_error *err, const char *fmt, ...) {
-    if (!err) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-}
-
 static long long now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -569,13 +560,13 @@ static int open_listener(const char *bind_addr, unsigned port, int *is_v6, unsig
         ss_len = sizeof *v6;
         *is_v6 = 1;
     } else {
-        set_error(err, "\"%s\" is not a numeric IPv4 or IPv6 address", bind_addr);
+        IMP_SET_ERROR(err, "\"%s\" is not a numeric IPv4 or IPv6 address", bind_addr);
         return -1;
     }
 
     int fd = socket(ss.ss_family, SOCK_STREAM, 0);
     if (fd < 0) {
-        set_error(err, "socket: %s", strerror(errno));
+        IMP_SET_ERROR(err, "socket: %s", strerror(errno));
         return -1;
     }
     int one = 1;
@@ -584,18 +575,18 @@ static int open_listener(const char *bind_addr, unsigned port, int *is_v6, unsig
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
         fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
-        set_error(err, "fcntl: %s", strerror(errno));
+        IMP_SET_ERROR(err, "fcntl: %s", strerror(errno));
         close(fd);
         return -1;
     }
     if (bind(fd, (struct sockaddr *)&ss, ss_len) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
-        set_error(err, "cannot listen on %s port %u: %s", bind_addr, port, strerror(errno));
+        IMP_SET_ERROR(err, "cannot listen on %s port %u: %s", bind_addr, port, strerror(errno));
         close(fd);
         return -1;
     }
     ss_len = sizeof ss;
     if (getsockname(fd, (struct sockaddr *)&ss, &ss_len) < 0) {
-        set_error(err, "getsockname: %s", strerror(errno));
+        IMP_SET_ERROR(err, "getsockname: %s", strerror(errno));
         close(fd);
         return -1;
     }
@@ -614,7 +605,7 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
                                 imp_http_error *err) {
     imp_http_server *s = calloc(1, sizeof *s);
     if (!s) {
-        set_error(err, "out of memory");
+        IMP_SET_ERROR(err, "out of memory");
         return NULL;
     }
     s->log = *log;
@@ -629,7 +620,7 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
     s->metrics = imp_metrics_create(start_time);
     s->pool = imp_pool_create((unsigned)cfg->threads, (size_t)cfg->queue_depth);
     if (!s->metrics || !s->pool) {
-        set_error(err, "cannot start %lld worker threads", cfg->threads);
+        IMP_SET_ERROR(err, "cannot start %lld worker threads", cfg->threads);
         free_server(s);
         return NULL;
     }
@@ -676,7 +667,7 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK,
         unescape_target, s, MHD_OPTION_END);
     if (!s->daemon) {
-        set_error(err, "libmicrohttpd failed to start (see the log for its reason)");
+        IMP_SET_ERROR(err, "libmicrohttpd failed to start (see the log for its reason)");
         close(fd);
         free_server(s);
         return NULL;

@@ -14,12 +14,22 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #if defined(__GNUC__)
 #define IMP_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #define IMP_PRINTF_LIKE(fmt_index, first_arg)
 #endif
+
+/* IMP_SET_ERROR(err, printf-format, args...): how the server's fallible
+ * functions (config parsing, starting the listener) fill the error struct
+ * the caller may pass (any struct with a char array `message`; NULL: not
+ * wanted). */
+#define IMP_SET_ERROR(err, ...)                                                                    \
+    do {                                                                                           \
+        if (err) snprintf((err)->message, sizeof(err)->message, __VA_ARGS__);                      \
+    } while (0)
 
 typedef enum imp_log_format { IMP_LOG_OFF = 0, IMP_LOG_TEXT, IMP_LOG_JSON } imp_log_format;
 

@@ -144,7 +144,7 @@ static double time_kind(imp_broadphase_kind kind, const imp_broadphase_input *in
         imp_pair *out = NULL;
         size_t count = 0;
         double t0 = now_ms();
-        int rc = imp_broadphase_pairs(kind, in, &out, &count);
+        int rc = imp_broadphase_pairs(kind, in, &out, &count, NULL);
         double t = now_ms() - t0;
         free(out);
         *pairs = rc == 0 ? count : SIZE_MAX;

@@ -92,7 +92,7 @@ static double broadphase_ms(const imp_scene_body *b, size_t n, int dim, imp_broa
     imp_broadphase_input in = {boxes, NULL, n, dim, (size_t)1 << 30, par};
     imp_pair *pairs = NULL;
     size_t count = 0;
-    int rc = imp_broadphase_pairs(kind, &in, &pairs, &count);
+    int rc = imp_broadphase_pairs(kind, &in, &pairs, &count, NULL);
     free(pairs);
     free(boxes);
     return rc == 0 ? now_ms() - t0 : -1;
@@ -108,7 +108,7 @@ static int run_kind(const imp_scene_body *b, size_t n, int dim, imp_broadphase_k
         imp_scene_input si = {b, n, dim, 1.0, kind, SIZE_MAX, par};
         imp_scene_output out;
         double t2 = now_ms();
-        if (imp_scene_predict(&si, &out) != IMP_SCENE_OK) return -1;
+        if (imp_scene_predict(&si, &out, NULL) != IMP_SCENE_OK) return -1;
         double t3 = now_ms();
         m->broad_ms = fmin(m->broad_ms, broad);
         m->total_ms = fmin(m->total_ms, t3 - t2);

@@ -96,15 +96,15 @@ static int run(int dim, double phi, size_t n, int no_grid, size_t events) {
     make_gas(&g, n, dim, phi, 0x5151 + n + (size_t)dim);
     imp_sim_input in = {g.b, g.total, dim, 1e12, imp_v3(0, 0, 0), events, 0, no_grid};
     double t0 = now_ms();
-    imp_sim *s = imp_sim_create(&in);
-    if (!s) {
+    imp_sim *s;
+    if (imp_sim_create(&in, &s, NULL) != IMP_SIM_OK) {
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
     double t1 = now_ms();
     double k0 = kinetic(s, &g, 0);
     imp_sim_stats before = *imp_sim_get_stats(s);
-    int rc = imp_sim_advance(s, 1e12);
+    imp_sim_stop rc = imp_sim_advance(s, 1e12);
     double t2 = now_ms();
     const imp_sim_stats *st = imp_sim_get_stats(s);
     double drift = fabs(kinetic(s, &g, imp_sim_time(s)) / k0 - 1);
@@ -118,7 +118,7 @@ static int run(int dim, double phi, size_t n, int no_grid, size_t events) {
     imp_sim_destroy(s);
     free(g.shapes);
     free(g.b);
-    return rc < 0 || drift > 1e-9;
+    return rc == IMP_SIM_STOP_FAILED || drift > 1e-9;
 }
 
 int main(int argc, char **argv) {

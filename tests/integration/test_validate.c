@@ -26,7 +26,7 @@
 #include "daemon.h"
 #include "replies.h"
 
-/* The skin of core/validate.h (relative to the move's scale); the corrected
+/* The skin of core/tolerance.h (IMP_MOVE_SKIN_REL, relative to the move's scale); the corrected
  * positions below are the contact backed off by it. */
 #define SKIN_REL 1e-10
 

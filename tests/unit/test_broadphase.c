@@ -298,7 +298,7 @@ static void check_scene(scene_kind kind, int dim, size_t n) {
     imp_broadphase_input in = input_of(&sc, NULL, SIZE_MAX);
     imp_pair *ref = NULL;
     size_t nref = 0;
-    if (imp_broadphase_pairs(IMP_BROAD_BRUTE, &in, &ref, &nref) != 0) {
+    if (imp_broadphase_pairs(IMP_BROAD_BRUTE, &in, &ref, &nref, NULL) != IMP_BROADPHASE_OK) {
         print_error("%s: brute failed\n", what);
         fail();
     }
@@ -311,7 +311,7 @@ static void check_scene(scene_kind kind, int dim, size_t n) {
         for (size_t k = 0; k < NKINDS; ++k) {
             imp_pair *got = (imp_pair *)&seed; /* poison: must be overwritten */
             size_t ngot = 12345;
-            int rc = imp_broadphase_pairs(all_kinds[k], &in, &got, &ngot);
+            int rc = imp_broadphase_pairs(all_kinds[k], &in, &got, &ngot, NULL);
             bool same = rc == 0 && ngot == nref &&
                         (nref == 0 ? got == NULL : memcmp(got, ref, nref * sizeof *ref) == 0);
             if (!same) {
@@ -387,14 +387,15 @@ static void check_large(scene_kind kind, int dim, size_t n) {
     imp_broadphase_input in = input_of(&sc, NULL, SIZE_MAX);
     imp_pair *ref = NULL;
     size_t nref = 0;
-    assert_int_equal(imp_broadphase_pairs(IMP_BROAD_GRID, &in, &ref, &nref), 0);
+    assert_int_equal(imp_broadphase_pairs(IMP_BROAD_GRID, &in, &ref, &nref, NULL),
+                     IMP_BROADPHASE_OK);
     assert_true(nref > n / 10);
     for (int p = 0; p < 2; ++p)
         for (size_t k = 1; k < NKINDS; ++k) {
             in = input_of(&sc, p ? &two_threads : NULL, SIZE_MAX);
             imp_pair *got = NULL;
             size_t ngot = 0;
-            int rc = imp_broadphase_pairs(all_kinds[k], &in, &got, &ngot);
+            int rc = imp_broadphase_pairs(all_kinds[k], &in, &got, &ngot, NULL);
             if (rc != 0 || ngot != nref || memcmp(got, ref, nref * sizeof *ref) != 0) {
                 print_error("scene %s dim %d n %zu seed 0x%llx kind %s par %d: rc %d, %zu pairs, "
                             "serial grid %zu\n",
@@ -429,7 +430,8 @@ static void test_touching_corner_and_ulp_gap(void **state) {
             imp_broadphase_input in = {box, NULL, 3, dim, SIZE_MAX, NULL};
             imp_pair *got = NULL;
             size_t n = 0;
-            assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n), 0);
+            assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
+                             IMP_BROADPHASE_OK);
             assert_int_equal(n, 1);
             assert_int_equal(got[0].a, 0);
             assert_int_equal(got[0].b, 1);
@@ -445,11 +447,13 @@ static void test_2d_ignores_z(void **state) {
         imp_broadphase_input in = {box, NULL, 2, 2, SIZE_MAX, NULL};
         imp_pair *got = NULL;
         size_t n = 0;
-        assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n), 0);
+        assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
+                         IMP_BROADPHASE_OK);
         assert_int_equal(n, 1);
         free(got);
         in.dim = 3;
-        assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n), 0);
+        assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
+                         IMP_BROADPHASE_OK);
         assert_int_equal(n, 0);
         assert_null(got);
     }
@@ -463,14 +467,17 @@ static void test_max_pairs(void **state) {
         imp_broadphase_input in = input_of(&sc, NULL, SIZE_MAX);
         imp_pair *ref = NULL;
         size_t m = 0;
-        assert_int_equal(imp_broadphase_pairs(IMP_BROAD_BRUTE, &in, &ref, &m), 0);
+        assert_int_equal(imp_broadphase_pairs(IMP_BROAD_BRUTE, &in, &ref, &m, NULL),
+                         IMP_BROADPHASE_OK);
         assert_true(m > 10);
         for (int p = 0; p < 2; ++p)
             for (size_t k = 0; k < NKINDS; ++k) {
                 in = input_of(&sc, p ? &two_threads : NULL, m - 1);
                 imp_pair *got = (imp_pair *)&seed;
                 size_t n = 777;
-                if (imp_broadphase_pairs(all_kinds[k], &in, &got, &n) != -1 || got || n) {
+                if (imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL) !=
+                        IMP_BROADPHASE_TOO_MANY ||
+                    got || n) {
                     print_error("seed 0x%llx dim %d kind %s par %d: max_pairs m-1 not refused\n",
                                 (unsigned long long)seed, dim, imp_broadphase_name(all_kinds[k]),
                                 p);
@@ -479,11 +486,13 @@ static void test_max_pairs(void **state) {
                 in.max_pairs = 0;
                 got = (imp_pair *)&seed;
                 n = 777;
-                assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n), -1);
+                assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
+                                 IMP_BROADPHASE_TOO_MANY);
                 assert_null(got);
                 assert_int_equal(n, 0);
                 in.max_pairs = m;
-                assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n), 0);
+                assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
+                                 IMP_BROADPHASE_OK);
                 assert_int_equal(n, m);
                 assert_memory_equal(got, ref, m * sizeof *ref);
                 free(got);
@@ -510,8 +519,12 @@ static void test_max_pairs_stops_early(void **state) {
             imp_broadphase_input in = {box, NULL, n, 2, 1000, p ? &two_threads : NULL};
             imp_pair *got = NULL;
             size_t c = 0;
-            assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &c), -1);
+            imp_error err = {-1, NULL}; /* poisoned: the failure must fill it */
+            assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &c, &err),
+                             IMP_BROADPHASE_TOO_MANY);
             assert_null(got);
+            assert_int_equal(err.code, IMP_BROADPHASE_TOO_MANY);
+            assert_non_null(err.message);
         }
     free(box);
 }
@@ -523,14 +536,16 @@ static void test_trivial_sizes(void **state) {
         imp_pair *got = (imp_pair *)&one;
         size_t n = 5;
         imp_broadphase_input in = {NULL, NULL, 0, 3, 0, NULL};
-        assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n), 0);
+        assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
+                         IMP_BROADPHASE_OK);
         assert_null(got);
         assert_int_equal(n, 0);
         in.boxes = &one;
         in.n = 1;
         got = (imp_pair *)&one;
         n = 5;
-        assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n), 0);
+        assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
+                         IMP_BROADPHASE_OK);
         assert_null(got);
         assert_int_equal(n, 0);
     }

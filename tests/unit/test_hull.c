@@ -117,7 +117,7 @@ static void check_hull(const imp_hull *h, const imp_vec3 *p, size_t n, const cha
 
 static imp_hull *build(const imp_vec3 *p, size_t n, const char *what) {
     imp_hull *h = (imp_hull *)(uintptr_t)0x1; /* poisoned: build must set it */
-    imp_hull_status st = imp_hull_build(p, n, &h);
+    imp_hull_status st = imp_hull_build(p, n, &h, NULL);
     if (st != IMP_HULL_OK || !h) fail_msg("%s: status %d", what, (int)st);
     check_hull(h, p, n, what);
     return h;
@@ -261,13 +261,22 @@ static void test_degenerate(void **state) {
     imp_vec3 line[4] = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {3, 3, 3}};
     imp_vec3 same[4] = {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}, {1, 2, 3}};
     imp_hull *h = (imp_hull *)(uintptr_t)0x1;
-    assert_int_equal(imp_hull_build(flat, 5, &h), IMP_HULL_DEGENERATE);
+    assert_int_equal(imp_hull_build(flat, 5, &h, NULL), IMP_HULL_DEGENERATE);
     assert_null(h);
     h = (imp_hull *)(uintptr_t)0x1;
-    assert_int_equal(imp_hull_build(line, 4, &h), IMP_HULL_DEGENERATE);
+    assert_int_equal(imp_hull_build(line, 4, &h, NULL), IMP_HULL_DEGENERATE);
     assert_null(h);
-    assert_int_equal(imp_hull_build(same, 4, &h), IMP_HULL_DEGENERATE);
-    assert_int_equal(imp_hull_build(flat, 3, &h), IMP_HULL_DEGENERATE);
+    assert_int_equal(imp_hull_build(same, 4, &h, NULL), IMP_HULL_DEGENERATE);
+    assert_int_equal(imp_hull_build(flat, 3, &h, NULL), IMP_HULL_DEGENERATE);
+    /* the error struct, poisoned first so that a forgotten fill is caught */
+    imp_error err = {-1, NULL};
+    assert_int_equal(imp_hull_build(line, 4, &h, &err), IMP_HULL_DEGENERATE);
+    assert_int_equal(err.code, IMP_HULL_DEGENERATE);
+    assert_non_null(err.message);
+    err = (imp_error){-1, NULL};
+    assert_int_equal(imp_hull_build(flat, 3, &h, &err), IMP_HULL_DEGENERATE);
+    assert_int_equal(err.code, IMP_HULL_DEGENERATE);
+    assert_non_null(err.message);
     /* thin, but not too thin for the api: a hull */
     imp_vec3 thin[5] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0.5, 0.5, 1e-11}};
     assert_int_equal(imp_polyhedron_check(thin, 5), 0);
@@ -304,7 +313,7 @@ static void test_random_clouds(void **state) {
         snprintf(what, sizeof what, "seed %#llx cloud %d (kind %d, %zu points)",
                  (unsigned long long)seed, c, kind, n);
         imp_hull *h = NULL;
-        imp_hull_status st = imp_hull_build(p, n, &h);
+        imp_hull_status st = imp_hull_build(p, n, &h, NULL);
         if (st != IMP_HULL_OK) fail_msg("%s: status %d", what, (int)st);
         check_hull(h, p, n, what);
         imp_hull_destroy(h);
@@ -312,10 +321,30 @@ static void test_random_clouds(void **state) {
     free(p);
 }
 
+/* The decoder's one question: do these points make a polyhedron the solvers accept? */
+static void test_polyhedron_validate(void **state) {
+    (void)state;
+    const imp_vec3 cube[8] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0},
+                              {0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}};
+    imp_error err = {-7, "poison"};
+    assert_int_equal(imp_polyhedron_validate(cube, 8, &err), IMP_HULL_OK);
+    assert_int_equal(err.code, -7); /* untouched on success */
+    /* four points in one plane: the flatness check refuses them, and says so */
+    const imp_vec3 flat[4] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
+    assert_int_equal(imp_polyhedron_validate(flat, 4, &err), IMP_HULL_DEGENERATE);
+    assert_int_equal(err.code, IMP_HULL_DEGENERATE);
+    assert_non_null(err.message);
+    assert_int_equal(imp_polyhedron_validate(flat, 4, NULL), IMP_HULL_DEGENERATE);
+    /* three distinct points, one repeated: not a solid */
+    const imp_vec3 few[4] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 1, 0}};
+    assert_int_equal(imp_polyhedron_validate(few, 4, NULL), IMP_HULL_DEGENERATE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cube_with_extra_points),
         cmocka_unit_test(test_tetrahedron),
+        cmocka_unit_test(test_polyhedron_validate),
         cmocka_unit_test(test_platonic),
         cmocka_unit_test(test_grids),
         cmocka_unit_test(test_degenerate),

@@ -207,25 +207,31 @@ static void test_oblique_3d(void **s) {
     assert_vec_near(r.impulse, 10, 10, 10, 4e-14);
 }
 
+/* The normal's normalisation (imp_unit_scaled, core/vec.h). */
 static void test_unit_normal(void **s) {
     (void)s;
     imp_vec3 u = V(42, 42, 42); /* poison: failure must leave it alone */
-    assert_int_equal(imp_respond_unit_normal(V(0, 0, 0), &u), -1);
-    assert_int_equal(imp_respond_unit_normal(V(-0.0, 0, -0.0), &u), -1);
-    assert_int_equal(imp_respond_unit_normal(V(NAN, 1, 0), &u), -1);
-    assert_int_equal(imp_respond_unit_normal(V(INFINITY, 1, 0), &u), -1);
+    assert_int_equal(imp_unit_scaled(V(0, 0, 0), &u, NULL), -1);
+    assert_int_equal(imp_unit_scaled(V(-0.0, 0, -0.0), &u, NULL), -1);
+    assert_int_equal(imp_unit_scaled(V(NAN, 1, 0), &u, NULL), -1);
+    assert_int_equal(imp_unit_scaled(V(INFINITY, 1, 0), &u, NULL), -1);
     assert_vec_eq(u, 42, 42, 42);
     /* subnormal and huge components neither underflow nor overflow */
-    assert_int_equal(imp_respond_unit_normal(V(0, 4.9406564584124654e-324, 0), &u), 0);
+    assert_int_equal(imp_unit_scaled(V(0, 4.9406564584124654e-324, 0), &u, NULL), 0);
     assert_vec_eq(u, 0, 1, 0);
-    assert_int_equal(imp_respond_unit_normal(
-                         V(3 * 4.9406564584124654e-324, -4 * 4.9406564584124654e-324, 0), &u),
-                     0);
+    assert_int_equal(
+        imp_unit_scaled(V(3 * 4.9406564584124654e-324, -4 * 4.9406564584124654e-324, 0), &u, NULL),
+        0);
     assert_vec_near(u, 0.6, -0.8, 0, 2e-16);
-    assert_int_equal(imp_respond_unit_normal(V(1e300, 1e300, 1e300), &u), 0);
+    assert_int_equal(imp_unit_scaled(V(1e300, 1e300, 1e300), &u, NULL), 0);
     assert_vec_near(u, 1 / sqrt(3.0), 1 / sqrt(3.0), 1 / sqrt(3.0), 2e-16);
-    assert_int_equal(imp_respond_unit_normal(V(0, 0, -7), &u), 0);
+    assert_int_equal(imp_unit_scaled(V(0, 0, -7), &u, NULL), 0);
     assert_vec_eq(u, 0, 0, -1);
+    /* the length as two factors: the largest magnitude, then the scaled length */
+    double ml[2] = {-1, -1};
+    assert_int_equal(imp_unit_scaled(V(3 * 0x1p900, -4 * 0x1p900, 0), &u, ml), 0);
+    assert_true(ml[0] == 4 * 0x1p900 && ml[1] == 1.25);
+    assert_vec_eq(u, 0.6, -0.8, 0);
 }
 
 /* ---- property test ----------------------------------------------------------------------- */

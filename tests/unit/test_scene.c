@@ -169,7 +169,7 @@ static void test_scene_equals_every_pair(void **state) {
                     imp_scene_input in = {
                         b, n, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
                     imp_scene_output out;
-                    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+                    assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
                     assert_true(out.kind != IMP_BROAD_AUTO);
                     if (out.n_collisions != hits || out.n_overlapping != overlaps)
                         fail_msg("seed %#llx dim %d scene %d %s threaded %d: %zu/%zu contacts, "
@@ -207,15 +207,18 @@ static void test_too_many_pairs(void **state) {
         b[i].radius = 1;
     imp_scene_input in = {b, 50, 2, 1.0, IMP_BROAD_GRID, 100, NULL};
     imp_scene_output out;
-    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_TOO_MANY);
+    imp_error err = {-1, NULL}; /* poisoned: the failure must fill it */
+    assert_int_equal(imp_scene_predict(&in, &out, &err), IMP_SCENE_TOO_MANY);
     assert_null(out.collisions);
+    assert_int_equal(err.code, IMP_SCENE_TOO_MANY);
+    assert_non_null(err.message);
     in.max_pairs = 50 * 49 / 2;
-    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+    assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
     assert_int_equal(out.n_overlapping, 50 * 49 / 2);
     assert_int_equal(out.candidate_pairs, 50 * 49 / 2);
     imp_scene_output_free(&out);
     in.n = 0;
-    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+    assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
     assert_int_equal(out.n_collisions + out.n_overlapping, 0);
     imp_scene_output_free(&out);
 }
@@ -235,18 +238,18 @@ static void test_brute_examines_every_pair(void **state) {
     const size_t expect = N * (N - 1) / 2 - STATIC * (STATIC - 1) / 2;
     imp_scene_input in = {b, N, 2, 1.0, IMP_BROAD_BRUTE, SIZE_MAX, NULL};
     imp_scene_output out;
-    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+    assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
     assert_int_equal(out.candidate_pairs, expect);
     assert_int_equal(out.n_collisions + out.n_overlapping, 0);
     assert_int_equal(out.kind, IMP_BROAD_BRUTE);
     imp_scene_output_free(&out);
     in.kind = IMP_BROAD_GRID;
-    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+    assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
     assert_int_equal(out.candidate_pairs, 0);
     imp_scene_output_free(&out);
     in.kind = IMP_BROAD_BRUTE;
     in.max_pairs = expect - 1;
-    assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_TOO_MANY);
+    assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_TOO_MANY);
     assert_null(out.collisions);
 }
 
@@ -358,7 +361,7 @@ static void test_mixed_shapes_and_walls(void **state) {
                 imp_scene_input in = {
                     m->b, MIX_N, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
                 imp_scene_output out;
-                assert_int_equal(imp_scene_predict(&in, &out), IMP_SCENE_OK);
+                assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
                 if (out.n_collisions != hits || out.n_overlapping != overlaps)
                     fail_msg("seed %#llx round %d (%dD) %s threaded %d: %zu/%zu contacts, every "
                              "pair gives %zu/%zu",

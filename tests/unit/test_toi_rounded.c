@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "core/overlap.h"
-#include "core/toi_polygon.h"
+#include "core/toi_polytope.h"
 #include "core/toi_rounded.h"
 #include "tests/rng.h"
 #include "tests/shapes.h"

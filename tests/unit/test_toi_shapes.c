@@ -2,7 +2,7 @@
  * test_toi_shapes.c - the pairwise time of impact dispatcher
  * (imp_toi_shapes) over every pair of shape types, and the exact 3D cast
  * of spheres, capsules and segments against boxes, polyhedra and each
- * other (core/toi_rounded3.c).
+ * other (core/toi_rounded_3d.c).
  *
  * Known answers in 3D: a sphere onto a box's face, edge and corner, under
  * gravity onto a face, onto an octahedron's vertex; crossing and parallel
@@ -31,6 +31,7 @@
 
 #include "core/overlap.h"
 #include "core/toi_advance.h"
+#include "core/toi_rounded.h"
 #include "core/toi_shapes.h"
 #include "tests/random_shapes.h"
 #include "tests/rng.h"
@@ -297,6 +298,32 @@ static void test_exact_agrees_with_advancement(void **state) {
     assert_true(hits > 1500 && graze < 50);
 }
 
+/* A failed result says why: the pair core does not solve (two halfspaces,
+ * to the dispatch and to advancement alike), and the 3D rounded cast's
+ * refusal of a pair without volume or radius, which the dispatch hands to
+ * advancement instead. */
+static void test_failure_reasons(void **state) {
+    (void)state;
+    imp_shape floor_ = halfspace(imp_v3(0, 1, 0), 0), wall = halfspace(imp_v3(1, 0, 0), 3);
+    imp_motion still = motion3(imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0));
+    imp_toi_result r = imp_toi_shapes(&floor_, &still, &wall, &still, 3, 10);
+    assert_int_equal(r.state, IMP_TOI_FAILED);
+    assert_int_equal(r.failure, IMP_FAILURE_UNSUPPORTED);
+    r = imp_toi_advance(&floor_, &still, &wall, &still, 3, 10, 1e-9);
+    assert_int_equal(r.state, IMP_TOI_FAILED);
+    assert_int_equal(r.failure, IMP_FAILURE_UNSUPPORTED);
+    imp_shape s1 = capsule(imp_v3(-1, 0, 0), imp_v3(1, 0, 0), 0);
+    imp_shape s2 = capsule(imp_v3(0, -1, 0), imp_v3(0, 1, 0), 0);
+    imp_motion m2 = motion3(imp_v3(0, 0, 5), imp_v3(0, 0, -1), imp_v3(0, 0, 0));
+    r = imp_toi_rounded_3d(&s1, &still, &s2, &m2, 10);
+    assert_int_equal(r.state, IMP_TOI_FAILED);
+    assert_int_equal(r.failure, IMP_FAILURE_UNSUPPORTED);
+    r = imp_toi_shapes(&s1, &still, &s2, &m2, 3, 10); /* by advancement */
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_int_equal(r.failure, IMP_FAILURE_NONE);
+    assert_true(r.tolerance > 0 && fabs(r.time - 5) <= r.tolerance);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sphere_onto_box_features),
@@ -306,6 +333,7 @@ int main(void) {
         cmocka_unit_test(test_random_pairs_2d),
         cmocka_unit_test(test_random_pairs_3d),
         cmocka_unit_test(test_exact_agrees_with_advancement),
+        cmocka_unit_test(test_failure_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * test_toi_polygon.c - swept SAT for translating convex polygons.
+ * test_toi_polytope.c - swept SAT for translating convex polygons and 3D polytopes.
  *
  * Known answers (boxes head-on, a rotated box falling under gravity onto a
  * box, sliding along a face, touching at t = 0 approaching or separating,
@@ -24,7 +24,7 @@
 
 #include "core/overlap.h"
 #include "core/toi_advance.h"
-#include "core/toi_polygon.h"
+#include "core/toi_polytope.h"
 #include "tests/rng.h"
 #include "tests/shapes.h"
 #include "tests/toi_check.h"

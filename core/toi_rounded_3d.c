@@ -1,5 +1,5 @@
 /*
- * toi_rounded3.c - time of impact of two translating rounded convex shapes
+ * toi_rounded_3d.c - time of impact of two translating rounded convex shapes
  * in 3D where one of them has no faces of its own: spheres, capsules and
  * segments against each other and against boxes and polyhedra.
  *
@@ -9,7 +9,7 @@
  * touch and then interpenetrate; or their overlap at t = 0; or none. Exact:
  * roots of quadratics and quartics in the input, no iteration to a
  * tolerance.
- * How: configuration-space casting, as toi_rounded.c does in 2D. They touch
+ * How: configuration-space casting, as toi_rounded_2d.c does in 2D. They touch
  * when q(t) = pb(t) - pa(t) reaches the boundary of D + ball(R), where D is
  * the Minkowski difference core_a - core_b (the convex hull of every
  * a_i - b_j, built by core/hull.c; a flat D, as for two segments, is a
@@ -198,7 +198,7 @@ static int build_dpoly(const imp_vec3 *p, size_t n, dpoly *d) {
     for (size_t k = 1; k < n; ++k)
         h3 = fmax(h3, fabs(imp_dot(imp_sub(p[k], p0), nrm)));
     if (h3 > thr) {
-        imp_hull_status st = imp_hull_build(p, n, &d->hull);
+        imp_hull_status st = imp_hull_build(p, n, &d->hull, NULL);
         if (st == IMP_HULL_NOMEM) return -1;
         if (st == IMP_HULL_OK) {
             const imp_hull *h = d->hull;
@@ -297,35 +297,10 @@ static imp_vec3 core_a_point(const dpoly *d, const nearest *r, const imp_vec3 *v
     return c;
 }
 
-typedef struct rel {
-    imp_vec3 p, v, a;
-} rel;
-
-static imp_vec3 q_at(const rel *q, double t) { return imp_path_at(q->p, q->v, q->a, t); }
-
-/* entering at t along outward normal n: moving inwards, or at rest (to
- * within IMP_SLIDE_REL of the speeds involved) with an inward acceleration */
-static int entering(const rel *q, double t, imp_vec3 n) {
-    double vtol = IMP_SLIDE_REL * (imp_max_abs(q->v) + imp_max_abs(q->a) * t);
-    double vn = imp_dot(imp_path_vel(q->v, q->a, t), n);
-    if (vn < -vtol) return 1;
-    if (vn > vtol) return 0;
-    return imp_dot(q->a, n) < 0.0;
-}
-
-/* |q(t) - u|^2 - rr as a quartic (lowest degree first) */
-static void distance_quartic(const rel *q, imp_vec3 u, double rr, double c[5]) {
-    imp_vec3 w = imp_sub(q->p, u);
-    c[0] = imp_dot(w, w) - rr;
-    c[1] = 2.0 * imp_dot(w, q->v);
-    c[2] = imp_dot(q->v, q->v) + imp_dot(w, q->a);
-    c[3] = imp_dot(q->v, q->a);
-    c[4] = 0.25 * imp_dot(q->a, q->a);
-}
-
 /* the earliest entry in (0, best) over every piece of the rounded D; *n
  * gets the piece's outward normal there */
-static double first_entry(const dpoly *d, const rel *q, double R, double horizon, imp_vec3 *n) {
+static double first_entry(const dpoly *d, const imp_motion *q, double R, double horizon,
+                          imp_vec3 *n) {
     double best = INFINITY, roots[4];
     for (size_t f = 0; f < d->nf; ++f) {
         imp_vec3 fn = d->fn[f];
@@ -336,8 +311,8 @@ static double first_entry(const dpoly *d, const rel *q, double R, double horizon
             double t = roots[i];
             /* the face a hair wider: with R = 0 a path through an edge of D must not slip
              * between its two faces by rounding */
-            if (t > 0.0 && t < best && in_face(d, f, q_at(q, t), IMP_EDGE_SPAN_REL) &&
-                entering(q, t, fn)) {
+            if (t > 0.0 && t < best && in_face(d, f, imp_motion_at(q, t), IMP_EDGE_SPAN_REL) &&
+                imp_toi_entering(q, t, fn)) {
                 best = t, *n = fn;
                 break;
             }
@@ -357,10 +332,10 @@ static double first_entry(const dpoly *d, const rel *q, double R, double horizon
         for (int i = 0; i < nr; ++i) {
             double t = roots[i];
             if (!(t > 0.0 && t < best)) continue;
-            imp_vec3 w = imp_sub(q_at(q, t), u);
+            imp_vec3 w = imp_sub(imp_motion_at(q, t), u);
             double s = imp_dot(w, e) / ee;
             imp_vec3 rn = imp_normalize_or(imp_madd(w, e, -s), imp_v3(0, 0, 0));
-            if (s >= 0.0 && s <= 1.0 && imp_len(rn) > 0.0 && entering(q, t, rn)) {
+            if (s >= 0.0 && s <= 1.0 && imp_len(rn) > 0.0 && imp_toi_entering(q, t, rn)) {
                 best = t, *n = rn;
                 break;
             }
@@ -368,12 +343,12 @@ static double first_entry(const dpoly *d, const rel *q, double R, double horizon
     }
     for (size_t k = 0; k < d->nv; ++k) { /* |q(t) - v|^2 = R^2 */
         double c[5];
-        distance_quartic(q, d->v[k], R * R, c);
+        imp_toi_distance_quartic(q, d->v[k], R * R, c);
         int nr = imp_poly_roots(c, 4, 0.0, fmin(horizon, best), roots);
         for (int i = 0; i < nr; ++i) {
             double t = roots[i];
-            imp_vec3 rn = imp_normalize_or(imp_sub(q_at(q, t), d->v[k]), imp_v3(0, 0, 0));
-            if (t > 0.0 && t < best && imp_len(rn) > 0.0 && entering(q, t, rn)) {
+            imp_vec3 rn = imp_normalize_or(imp_sub(imp_motion_at(q, t), d->v[k]), imp_v3(0, 0, 0));
+            if (t > 0.0 && t < best && imp_len(rn) > 0.0 && imp_toi_entering(q, t, rn)) {
                 best = t, *n = rn;
                 break;
             }
@@ -382,8 +357,8 @@ static double first_entry(const dpoly *d, const rel *q, double R, double horizon
     return best;
 }
 
-int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
-                       const imp_motion *mb, double horizon, imp_toi_result *out) {
+imp_toi_result imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                                  const imp_motion *mb, double horizon) {
     assert(horizon > 0.0);
     imp_vec3 bufa[8], bufb[8];
     const imp_vec3 *va, *vb;
@@ -392,10 +367,9 @@ int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape
     size_t nb = imp_shape_points(b, 3, bufb, &vb, &rb);
     assert(na >= 1 && nb >= 1);
     const double R = ra + rb;
-    *out = (imp_toi_result){.state = IMP_TOI_FAILED};
 
     imp_vec3 *cloud = malloc(na * nb * sizeof *cloud);
-    if (!cloud) return -1;
+    if (!cloud) return imp_toi_failed(IMP_FAILURE_NOMEM);
     for (size_t i = 0; i < na; ++i)
         for (size_t j = 0; j < nb; ++j)
             cloud[i * nb + j] = imp_sub(va[i], vb[j]);
@@ -405,20 +379,20 @@ int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape
         imp_toi_spheres_input in = {*ma, *mb, ra, rb, horizon};
         in.a.p = imp_add(in.a.p, va[0]);
         in.b.p = imp_add(in.b.p, vb[0]);
-        *out = imp_toi_spheres(&in);
-        out->pa = imp_sub(out->pa, va[0]);
-        out->pb = imp_sub(out->pb, vb[0]);
+        imp_toi_result r = imp_toi_spheres(&in);
+        r.pa = imp_sub(r.pa, va[0]);
+        r.pb = imp_sub(r.pb, vb[0]);
         free(cloud);
-        return 0;
+        return r;
     }
     free(cloud);
-    if (rc != 0) return -1;
+    if (rc != 0) return imp_toi_failed(IMP_FAILURE_NOMEM);
     if (d.dim < 3 && !(R > 0.0)) { /* no volume anywhere */
         dpoly_free(&d);
-        return 1;
+        return imp_toi_failed(IMP_FAILURE_UNSUPPORTED);
     }
 
-    rel q = {imp_sub(mb->p, ma->p), imp_sub(mb->v, ma->v), imp_sub(mb->a, ma->a)};
+    imp_motion q = imp_toi_relative(ma, mb);
     double scale = fmax(R, imp_max_abs(q.p));
     for (size_t k = 0; k < d.nv; ++k)
         scale = fmax(scale, imp_max_abs(d.v[k]));
@@ -432,7 +406,7 @@ int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape
         r.state = IMP_TOI_OVERLAPPING;
         r.depth = -gap0;
         t_hit = 0.0;
-    } else if (gap0 <= tol && entering(&q, 0.0, n0.n)) {
+    } else if (gap0 <= tol && imp_toi_entering(&q, 0.0, n0.n)) {
         r.state = IMP_TOI_HIT;
         t_hit = 0.0;
     } else {
@@ -443,15 +417,9 @@ int imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape
         }
     }
     if (t_hit >= 0.0) {
-        nearest nh = nearest_of(&d, q_at(&q, t_hit));
-        r.time = t_hit;
-        r.normal = imp_v3(normal.x + 0.0, normal.y + 0.0, normal.z + 0.0);
-        r.pa = imp_path_at(ma->p, ma->v, ma->a, t_hit);
-        r.pb = imp_path_at(mb->p, mb->v, mb->a, t_hit);
-        imp_vec3 ca = core_a_point(&d, &nh, va, nb);
-        r.point = imp_madd(imp_add(r.pa, ca), r.normal, ra - 0.5 * r.depth);
+        nearest nh = nearest_of(&d, imp_motion_at(&q, t_hit));
+        imp_toi_rounded_contact(&r, ma, mb, t_hit, normal, core_a_point(&d, &nh, va, nb), ra);
     }
     dpoly_free(&d);
-    *out = r;
-    return 0;
+    return r;
 }

@@ -1,9 +1,9 @@
 /*
- * validate.c - a client's reported move checked against the world, and the
+ * move_check.c - a client's reported move checked against the world, and the
  * server's corrected outcome.
  *
  * DESIGN
- * What: imp_validate_move, the core of POST /v1/validate. The mover goes
+ * What: imp_move_check, the core of POST /v1/validate. The mover goes
  * from `from` to `to` on a straight line at constant velocity over
  * [0, dt]; obstacles follow their own parabolas over the same window.
  * Violations:
@@ -13,7 +13,7 @@
  *     the obstacle), from imp_toi_shapes over [0, dt]. A game server wants
  *     the whole list (which walls, which doors), not only the first.
  *   - penetration: `to` overlaps an obstacle (at its t = dt position) by
- *     more than IMP_VALIDATE_TOUCH_REL of the pair's scale (imp_overlap);
+ *     more than IMP_MOVE_TOUCH_REL of the pair's scale (imp_overlap);
  *     the point is the middle of the overlap along the normal.
  * Edge cases, decided once for the check and the correction alike:
  *   - touching at the start: the time-of-impact contract applies, so a
@@ -24,7 +24,7 @@
  *     go for that obstacle: it is how a body gets out; any other move is
  *     tunnelling at t = 0 (with the starting depth).
  *   - arriving at contact: a contact after which the path could go at most
- *     IMP_VALIDATE_TOUCH_REL of the pair's scale further into the obstacle
+ *     IMP_MOVE_TOUCH_REL of the pair's scale further into the obstacle
  *     (relative speed times the time left, plus the obstacle's
  *     acceleration term) is no tunnelling: a client that stops against a
  *     wall computed in floating point is honest.
@@ -36,7 +36,7 @@
  * imp_toi_shapes. No contact: the leg runs to dt and the move is done.
  * Contact at leg time th (the earliest; ties to the lowest index): one
  * iteration is spent; the body stops at p + v th, backed off along its
- * path by the skin (IMP_VALIDATE_SKIN_REL of the move's scale, never
+ * path by the skin (IMP_MOVE_SKIN_REL of the move's scale, never
  * further back than the leg's start, and only when it was moving into the
  * obstacle: a door that hits a body from the side must not be backed
  * into); then the velocity loses its component into the contact normal
@@ -67,7 +67,7 @@
  * "Real-Time Collision Detection", 5.5 on swept tests), never from
  * sampling, so a bullet through a thin wall is always caught.
  */
-#include "validate.h"
+#include "move_check.h"
 
 #include <assert.h>
 #include <math.h>
@@ -75,14 +75,7 @@
 
 #include "overlap.h"
 #include "toi_shapes.h"
-
-/* Contact band for the touching planes of a slide (count of skins): the
- * body is backed off by at most one skin, so two more cover roundoff. */
-#define TOUCH_BAND_SKINS 3.0
-
-/* Margin of the cull (dimensionless, relative to the magnitudes involved):
- * swept bounds are exact up to a few ulps; this is far wider. */
-#define CULL_MARGIN_REL 1e-6
+#include "tolerance.h"
 
 static const imp_vec3 ZERO = {0.0, 0.0, 0.0};
 
@@ -120,7 +113,7 @@ static imp_vec3 support(const imp_shape *s, int dim, imp_vec3 p, imp_vec3 n) {
 
 /* Obstacle o as it is at time t: its shape (a shallow copy: a halfspace's
  * offset moves with its displacement) and its path from then on. */
-static void obstacle_at(const imp_validate_obstacle *o, double t, imp_shape *s, imp_motion *m) {
+static void obstacle_at(const imp_move_obstacle *o, double t, imp_shape *s, imp_motion *m) {
     *s = *o->shape;
     m->a = o->m.a;
     m->v = imp_path_vel(o->m.v, o->m.a, t);
@@ -134,7 +127,7 @@ static void obstacle_at(const imp_validate_obstacle *o, double t, imp_shape *s, 
 }
 
 typedef struct solver {
-    const imp_validate_input *in;
+    const imp_move_input *in;
     double move_scale, extent;
     size_t *cand; /* indices of obstacles that can be reached */
     size_t n_cand;
@@ -147,7 +140,7 @@ static double pair_tol(const solver *sv, const imp_shape *s, const imp_motion *m
         scale = fmax(scale, fabs(s->offset));
     else
         scale = fmax(scale, imp_max_abs(m->p) + shape_extent(s, sv->in->dim));
-    return IMP_VALIDATE_TOUCH_REL * scale;
+    return IMP_MOVE_TOUCH_REL * scale;
 }
 
 enum { LEG_NONE = 0, LEG_CONTACT = 1, LEG_FAILED = -1 };
@@ -156,11 +149,11 @@ enum { LEG_NONE = 0, LEG_CONTACT = 1, LEG_FAILED = -1 };
  * The contact that blocks the mover going from p at velocity v, starting at
  * time t0, over [0, T] of leg time, against obstacle i. LEG_CONTACT with *r
  * (time in leg time; OVERLAPPING turned into a contact at 0 that keeps its
- * depth), LEG_NONE, or LEG_FAILED (allocation, unsupported pair).
+ * depth), LEG_NONE, or LEG_FAILED with *r FAILED (its failure says why).
  */
 static int leg_contact(const solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, double T,
                        imp_toi_result *r) {
-    const imp_validate_input *in = sv->in;
+    const imp_move_input *in = sv->in;
     imp_shape s;
     imp_motion m, mm = {p, v, ZERO};
     obstacle_at(&in->obstacles[i], t0, &s, &m);
@@ -170,7 +163,7 @@ static int leg_contact(const solver *sv, size_t i, imp_vec3 p, imp_vec3 v, doubl
     if (r->state == IMP_TOI_OVERLAPPING) {
         imp_vec3 w = imp_sub(v, m.v);
         /* not deepening to first order: the move is getting out (or sliding) */
-        if (imp_dot(w, r->normal) <= IMP_VALIDATE_SLIDE_REL * imp_len(w)) return LEG_NONE;
+        if (imp_dot(w, r->normal) <= IMP_MOVE_SLIDE_REL * imp_len(w)) return LEG_NONE;
         r->time = 0.0;
         return LEG_CONTACT;
     }
@@ -181,26 +174,11 @@ static int leg_contact(const solver *sv, size_t i, imp_vec3 p, imp_vec3 v, doubl
     return LEG_CONTACT;
 }
 
-/* Swept bounds of a parabolic path over [0, T] on one axis. */
-static void axis_range(double p, double v, double a, double T, double *lo, double *hi) {
-    double e = p + (v + 0.5 * a * T) * T;
-    *lo = fmin(p, e);
-    *hi = fmax(p, e);
-    if (a != 0.0) {
-        double ts = -v / a;
-        if (ts > 0.0 && ts < T) {
-            double x = p + (v + 0.5 * a * ts) * ts;
-            *lo = fmin(*lo, x);
-            *hi = fmax(*hi, x);
-        }
-    }
-}
-
 /* Whether obstacle o can come within reach of the mover over [0, dt]: its
  * swept box, grown by its extent, meets the box around `from` of half size
  * |to - from| + the mover's extent. Halfspaces always can. */
-static int reachable(const solver *sv, const imp_validate_obstacle *o) {
-    const imp_validate_input *in = sv->in;
+static int reachable(const solver *sv, const imp_move_obstacle *o) {
+    const imp_move_input *in = sv->in;
     if (o->shape->type == IMP_SHAPE_HALFSPACE) return 1;
     double ext = shape_extent(o->shape, in->dim);
     double reach = imp_len(imp_sub(in->to, in->from)) + sv->extent;
@@ -208,22 +186,22 @@ static int reachable(const solver *sv, const imp_validate_obstacle *o) {
                  a[3] = {o->m.a.x, o->m.a.y, o->m.a.z}, f[3] = {in->from.x, in->from.y, in->from.z};
     for (int k = 0; k < in->dim; ++k) {
         double lo, hi;
-        axis_range(p[k], v[k], a[k], in->dt, &lo, &hi);
-        double margin = CULL_MARGIN_REL * (fabs(lo) + fabs(hi) + fabs(f[k]) + reach + ext);
+        imp_path_range(p[k], v[k], a[k], in->dt, &lo, &hi);
+        double margin = IMP_MOVE_CULL_MARGIN_REL * (fabs(lo) + fabs(hi) + fabs(f[k]) + reach + ext);
         if (hi + ext + margin < f[k] - reach || lo - ext - margin > f[k] + reach) return 0;
     }
     return 1;
 }
 
 /* The array has room for every violation: one speed, two per obstacle. */
-static void add_violation(imp_validate_result *res, imp_validate_violation v) {
+static void add_violation(imp_move_result *res, imp_move_violation v) {
     res->violations[res->n_violations++] = v;
 }
 
 static int cmp_violation(const void *pa, const void *pb) {
-    const imp_validate_violation *a = pa, *b = pb;
-    if ((a->kind == IMP_VALIDATE_SPEED) != (b->kind == IMP_VALIDATE_SPEED))
-        return a->kind == IMP_VALIDATE_SPEED ? -1 : 1;
+    const imp_move_violation *a = pa, *b = pb;
+    if ((a->kind == IMP_MOVE_SPEED) != (b->kind == IMP_MOVE_SPEED))
+        return a->kind == IMP_MOVE_SPEED ? -1 : 1;
     if (a->time != b->time) return a->time < b->time ? -1 : 1;
     if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
     if (a->obstacle != b->obstacle) return a->obstacle < b->obstacle ? -1 : 1;
@@ -245,7 +223,7 @@ static int admissible(imp_vec3 w, const imp_vec3 *planes, size_t k, double eps) 
 /* The slide velocity after a contact: planes[0] is the contact's normal,
  * the rest the planes still touching (all from the body outwards). */
 static imp_vec3 slide(imp_vec3 v, const imp_vec3 *planes, size_t k, int dim) {
-    double eps = IMP_VALIDATE_SLIDE_REL * imp_len(v);
+    double eps = IMP_MOVE_SLIDE_REL * imp_len(v);
     for (size_t i = 0; i < k; ++i) {
         imp_vec3 w = clip(v, planes[i]);
         if (admissible(w, planes, k, eps)) return w;
@@ -255,7 +233,7 @@ static imp_vec3 slide(imp_vec3 v, const imp_vec3 *planes, size_t k, int dim) {
             for (size_t j = i + 1; j < k; ++j) {
                 imp_vec3 c = imp_cross(planes[i], planes[j]);
                 double l = imp_len(c);
-                if (!(l > IMP_VALIDATE_SLIDE_REL)) continue; /* parallel planes: no crease */
+                if (!(l > IMP_MOVE_SLIDE_REL)) continue; /* parallel planes: no crease */
                 c = imp_scale(c, 1.0 / l);
                 imp_vec3 w = imp_scale(c, imp_dot(v, c));
                 if (admissible(w, planes, k, eps)) return w;
@@ -266,10 +244,11 @@ static imp_vec3 slide(imp_vec3 v, const imp_vec3 *planes, size_t k, int dim) {
 }
 
 /* The corrected path: legs of collide and slide from `from` towards
- * `target`. Returns 0, or -1 when a query failed. */
-static int correct(const solver *sv, imp_vec3 target, imp_vec3 *planes, imp_validate_result *res) {
-    const imp_validate_input *in = sv->in;
-    const double skin = IMP_VALIDATE_SKIN_REL * sv->move_scale;
+ * `target`. Returns IMP_FAILURE_NONE, or why a query failed. */
+static imp_failure correct(const solver *sv, imp_vec3 target, imp_vec3 *planes,
+                           imp_move_result *res) {
+    const imp_move_input *in = sv->in;
+    const double skin = IMP_MOVE_SKIN_REL * sv->move_scale;
     imp_vec3 p = in->from, v = imp_scale(imp_sub(target, in->from), 1.0 / in->dt);
     double t = 0.0;
     res->n_legs = 0;
@@ -277,13 +256,13 @@ static int correct(const solver *sv, imp_vec3 target, imp_vec3 *planes, imp_vali
     for (;;) {
         double T = in->dt - t;
         if (!(T > 0.0)) break; /* the last contact came at dt: done */
-        res->legs[res->n_legs++] = (imp_validate_leg){t, p, v};
+        res->legs[res->n_legs++] = (imp_move_leg){t, p, v};
         size_t hit = 0;
         imp_toi_result best = {.state = IMP_TOI_NONE};
         for (size_t c = 0; c < sv->n_cand; ++c) {
             imp_toi_result r;
             int k = leg_contact(sv, sv->cand[c], p, v, t, T, &r);
-            if (k == LEG_FAILED) return -1;
+            if (k == LEG_FAILED) return r.failure;
             if (k == LEG_CONTACT && (best.state == IMP_TOI_NONE || r.time < best.time)) {
                 best = r;
                 hit = sv->cand[c];
@@ -316,26 +295,26 @@ static int correct(const solver *sv, imp_vec3 target, imp_vec3 *planes, imp_vali
             imp_motion m;
             obstacle_at(&in->obstacles[sv->cand[c]], t, &s, &m);
             imp_overlap_result o = imp_overlap(in->shape, p, &s, m.p, in->dim);
-            if (o.state == IMP_OVERLAP_UNSUPPORTED) return -1;
+            if (o.state == IMP_OVERLAP_FAILED) return o.failure;
             if (o.state == IMP_OVERLAP_OVERLAPPING ||
-                o.distance <= TOUCH_BAND_SKINS * skin + pair_tol(sv, &s, &m))
+                o.distance <= IMP_MOVE_TOUCH_BAND_SKINS * skin + pair_tol(sv, &s, &m))
                 planes[k++] = o.normal;
         }
         v = slide(v, planes, k, in->dim);
     }
     res->position = p;
     res->velocity = v;
-    return 0;
+    return IMP_FAILURE_NONE;
 }
 
-imp_validate_result imp_validate_move(const imp_validate_input *in) {
+imp_move_result imp_move_check(const imp_move_input *in) {
     assert(in->dim == 2 || in->dim == 3);
     assert(in->dt > 0.0 && isfinite(in->dt));
     assert(in->max_speed >= 0.0);
-    assert(in->max_iterations >= 0 && in->max_iterations <= IMP_VALIDATE_MAX_ITERATIONS);
+    assert(in->max_iterations >= 0 && in->max_iterations <= IMP_MOVE_MAX_ITERATIONS);
     assert(in->shape->type != IMP_SHAPE_HALFSPACE);
-    imp_validate_result res = {.state = IMP_VALIDATE_OK};
-    imp_validate_result failed = {.state = IMP_VALIDATE_FAILED};
+    imp_move_result res = {.state = IMP_MOVE_OK};
+    imp_failure why = IMP_FAILURE_NOMEM;
     const size_t n = in->n_obstacles;
 
     imp_vec3 d = imp_sub(in->to, in->from);
@@ -353,23 +332,26 @@ imp_validate_result imp_validate_move(const imp_validate_input *in) {
 
     double speed = dist / in->dt;
     if (speed > in->max_speed)
-        add_violation(&res, (imp_validate_violation){.kind = IMP_VALIDATE_SPEED, .speed = speed});
+        add_violation(&res, (imp_move_violation){.kind = IMP_MOVE_SPEED, .speed = speed});
 
     imp_vec3 v = imp_scale(d, 1.0 / in->dt);
     for (size_t c = 0; c < sv.n_cand; ++c) {
         size_t i = sv.cand[c];
         imp_toi_result r;
         int k = leg_contact(&sv, i, in->from, v, 0.0, in->dt, &r);
-        if (k == LEG_FAILED) goto fail;
+        if (k == LEG_FAILED) {
+            why = r.failure;
+            goto fail;
+        }
         if (k == LEG_CONTACT)
-            add_violation(&res, (imp_validate_violation){
-                                    .kind = IMP_VALIDATE_TUNNELING,
-                                    .obstacle = i,
-                                    .time = r.time,
-                                    .point = r.point,
-                                    .normal = r.normal,
-                                    .depth = r.state == IMP_TOI_OVERLAPPING ? r.depth : 0.0,
-                                    .has_depth = r.state == IMP_TOI_OVERLAPPING});
+            add_violation(
+                &res, (imp_move_violation){.kind = IMP_MOVE_TUNNELING,
+                                           .obstacle = i,
+                                           .time = r.time,
+                                           .point = r.point,
+                                           .normal = r.normal,
+                                           .depth = r.state == IMP_TOI_OVERLAPPING ? r.depth : 0.0,
+                                           .has_depth = r.state == IMP_TOI_OVERLAPPING});
     }
     for (size_t c = 0; c < sv.n_cand; ++c) {
         size_t i = sv.cand[c];
@@ -377,11 +359,14 @@ imp_validate_result imp_validate_move(const imp_validate_input *in) {
         imp_motion m;
         obstacle_at(&in->obstacles[i], in->dt, &s, &m);
         imp_overlap_result o = imp_overlap(in->shape, in->to, &s, m.p, in->dim);
-        if (o.state == IMP_OVERLAP_UNSUPPORTED) goto fail;
+        if (o.state == IMP_OVERLAP_FAILED) {
+            why = o.failure;
+            goto fail;
+        }
         if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > pair_tol(&sv, &s, &m)) {
             imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
-            add_violation(
-                &res, (imp_validate_violation){.kind = IMP_VALIDATE_PENETRATION,
+            add_violation(&res,
+                          (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
                                                .obstacle = i,
                                                .time = in->dt,
                                                .point = imp_madd(deep, o.normal, -0.5 * o.depth),
@@ -396,13 +381,14 @@ imp_validate_result imp_validate_move(const imp_validate_input *in) {
     if (res.valid) {
         res.position = in->to;
         res.velocity = v;
-        res.legs[0] = (imp_validate_leg){0.0, in->from, v};
+        res.legs[0] = (imp_move_leg){0.0, in->from, v};
         res.n_legs = 1;
     } else {
         imp_vec3 target = in->to;
         if (speed > in->max_speed)
             target = dist > 0.0 ? imp_madd(in->from, d, in->max_speed * in->dt / dist) : in->from;
-        if (correct(&sv, target, planes, &res)) goto fail;
+        why = correct(&sv, target, planes, &res);
+        if (why != IMP_FAILURE_NONE) goto fail;
     }
     free(sv.cand);
     free(planes);
@@ -411,10 +397,10 @@ fail:
     free(sv.cand);
     free(planes);
     free(res.violations);
-    return failed;
+    return (imp_move_result){.state = IMP_MOVE_FAILED, .failure = why};
 }
 
-void imp_validate_result_free(imp_validate_result *r) {
+void imp_move_result_free(imp_move_result *r) {
     if (!r) return;
     free(r->violations);
     r->violations = NULL;

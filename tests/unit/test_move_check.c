@@ -1,11 +1,11 @@
 /*
- * test_validate.c - move validation (core/validate.c): named moves with
+ * test_move_check.c - the client-move checker (core/move_check.c): named moves with
  * exact answers, the edge rules, and a property test over random 2D scenes.
  *
  * DESIGN
  * Known answers: contact times and points are those of the exact pairwise
  * solvers (to a few ulps); corrected positions are the contact backed off
- * by the documented skin (IMP_VALIDATE_SKIN_REL of the move's scale) along
+ * by the documented skin (IMP_MOVE_SKIN_REL of the move's scale) along
  * the path, so they are checked against that formula.
  * The property test does not trust the solver it checks: it samples the
  * straight path and every leg of the corrected path densely and measures
@@ -25,9 +25,9 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "core/move_check.h"
 #include "core/overlap.h"
 #include "core/toi_shapes.h"
-#include "core/validate.h"
 #include "tests/rng.h"
 
 #define V(x, y, z) imp_v3((x), (y), (z))
@@ -53,17 +53,17 @@ static imp_shape halfspace(imp_vec3 n, double offset) {
     imp_shape s = {.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset, .rot = {1, 0, 0, 0}};
     return s;
 }
-static imp_validate_obstacle still(const imp_shape *s, imp_vec3 p) {
-    imp_validate_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}};
+static imp_move_obstacle still(const imp_shape *s, imp_vec3 p) {
+    imp_move_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}};
     return o;
 }
 
-static imp_validate_result run(const imp_shape *mover, imp_vec3 from, imp_vec3 to, double dt,
-                               const imp_validate_obstacle *obs, size_t n, int dim,
-                               double max_speed, int iterations) {
-    imp_validate_input in = {mover, from, to, dt, obs, n, dim, max_speed, iterations};
-    imp_validate_result r = imp_validate_move(&in);
-    assert_int_equal(r.state, IMP_VALIDATE_OK);
+static imp_move_result run(const imp_shape *mover, imp_vec3 from, imp_vec3 to, double dt,
+                           const imp_move_obstacle *obs, size_t n, int dim, double max_speed,
+                           int iterations) {
+    imp_move_input in = {mover, from, to, dt, obs, n, dim, max_speed, iterations};
+    imp_move_result r = imp_move_check(&in);
+    assert_int_equal(r.state, IMP_MOVE_OK);
     return r;
 }
 
@@ -88,12 +88,12 @@ static void near(double got, double want, double tol, const char *what) {
 /* A circle (sphere in 3D) of radius 0.05 fired at 100 units/s through a wall at x = 5. */
 static void check_bullet_dim(const imp_shape *wall, double face_x, int dim) {
     imp_shape bullet = sphere(0.05);
-    imp_validate_obstacle w = still(wall, V(5, 0, 0));
-    imp_validate_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 0.1, &w, 1, dim, INFINITY, 5);
+    imp_move_obstacle w = still(wall, V(5, 0, 0));
+    imp_move_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 0.1, &w, 1, dim, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 1);
-    const imp_validate_violation *v = &r.violations[0];
-    assert_int_equal(v->kind, IMP_VALIDATE_TUNNELING);
+    const imp_move_violation *v = &r.violations[0];
+    assert_int_equal(v->kind, IMP_MOVE_TUNNELING);
     assert_int_equal(v->obstacle, 0);
     /* in 3D the face comes from the hull of the Minkowski difference: a few ulps more,
      * which the speed of 100 carries into the positions */
@@ -102,13 +102,13 @@ static void check_bullet_dim(const imp_shape *wall, double face_x, int dim) {
     assert_vec_near(v->point, face_x, 0, 0, pt);
     assert_vec_eq(v->normal, 1, 0, 0);
     /* stopped at the wall, backed off by the skin (scale 10), head-on: no slide */
-    double skin = IMP_VALIDATE_SKIN_REL * 10.0;
+    double skin = IMP_MOVE_SKIN_REL * 10.0;
     assert_vec_near(r.position, face_x - 0.05 - skin, 0, 0, fmax(pt, 1e-14));
     assert_true(r.position.x < face_x - 0.05);
     assert_vec_eq(r.velocity, 0, 0, 0);
     assert_int_equal(r.iterations, 1);
     assert_false(r.blocked);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 }
 
 static void check_bullet(const imp_shape *wall, double face_x) {
@@ -149,42 +149,42 @@ static void test_slide_along_3d_box(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5),
               wall = {.type = IMP_SHAPE_BOX, .half = V(1, 10, 10), .rot = {1, 0, 0, 0}};
-    imp_validate_obstacle w = still(&wall, V(3, 0, 0)); /* face at x = 2 */
-    imp_validate_result r = run(&ball, V(0, 0, 0), V(3, 2, 1), 1.0, &w, 1, 3, INFINITY, 5);
+    imp_move_obstacle w = still(&wall, V(3, 0, 0)); /* face at x = 2 */
+    imp_move_result r = run(&ball, V(0, 0, 0), V(3, 2, 1), 1.0, &w, 1, 3, INFINITY, 5);
     assert_false(r.valid);
-    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
     near(r.violations[0].time, 0.5, 1e-15, "face contact");
     assert_vec_near(r.violations[0].point, 2, 1, 0.5, 1e-15);
     assert_vec_eq(r.violations[0].normal, 1, 0, 0);
     /* slid: backed off the face along the path by the skin (scale |to - from|), then the
      * rest of the move without its normal part */
-    double s14 = sqrt(14.0), skin = IMP_VALIDATE_SKIN_REL * s14;
+    double s14 = sqrt(14.0), skin = IMP_MOVE_SKIN_REL * s14;
     assert_vec_near(r.position, 1.5 - skin * 3 / s14, 2 - skin * 2 / s14, 1 - skin / s14, 1e-14);
     assert_true(r.position.x < 1.5);
     assert_vec_near(r.velocity, 0, 2, 1, 1e-15);
     assert_int_equal(r.iterations, 1);
     assert_false(r.blocked);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 }
 
 static void test_max_iterations_zero_stays_at_start(void **state) {
     (void)state;
     imp_shape bullet = sphere(0.05), wall = segment(V(0, -1, 0), V(0, 1, 0));
-    imp_validate_obstacle w = still(&wall, V(5, 0, 0));
-    imp_validate_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 0.1, &w, 1, 2, INFINITY, 0);
+    imp_move_obstacle w = still(&wall, V(5, 0, 0));
+    imp_move_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 0.1, &w, 1, 2, INFINITY, 0);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 1);
     assert_true(r.blocked);
     assert_int_equal(r.iterations, 0);
     assert_vec_eq(r.position, 0, 0, 0);
     assert_vec_eq(r.velocity, 0, 0, 0);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
     /* a clear move is still granted with no iterations */
     r = run(&bullet, V(0, 0, 0), V(4, 0.5, 0), 0.1, &w, 1, 2, INFINITY, 0);
     assert_true(r.valid);
     assert_vec_eq(r.position, 4, 0.5, 0);
     assert_vec_eq(r.velocity, 40, 5, 0);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 }
 
 /* A circle of radius 0.5 at the origin heading for (3, 2) in a
@@ -194,22 +194,22 @@ static void test_corner_slides_then_stops(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5), right = segment(V(0, -5, 0), V(0, 5, 0)),
               top = segment(V(-5, 0, 0), V(5, 0, 0));
-    imp_validate_obstacle w[2] = {still(&right, V(2, 0, 0)), still(&top, V(0, 2, 0))};
-    imp_validate_result r = run(&ball, V(0, 0, 0), V(3, 2, 0), 1.0, w, 2, 2, INFINITY, 5);
+    imp_move_obstacle w[2] = {still(&right, V(2, 0, 0)), still(&top, V(0, 2, 0))};
+    imp_move_result r = run(&ball, V(0, 0, 0), V(3, 2, 0), 1.0, w, 2, 2, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 3);
-    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
     assert_int_equal(r.violations[0].obstacle, 0);
     near(r.violations[0].time, 0.5, 1e-15, "first wall");
     assert_vec_near(r.violations[0].point, 2, 1, 0, 1e-15);
-    assert_int_equal(r.violations[1].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[1].kind, IMP_MOVE_TUNNELING);
     assert_int_equal(r.violations[1].obstacle, 1);
     near(r.violations[1].time, 0.75, 1e-15, "second wall on the straight path");
-    assert_int_equal(r.violations[2].kind, IMP_VALIDATE_PENETRATION);
+    assert_int_equal(r.violations[2].kind, IMP_MOVE_PENETRATION);
     assert_int_equal(r.violations[2].obstacle, 1);
     near(r.violations[2].depth, 0.5, 1e-15, "to sits on the top wall");
 
-    double s13 = sqrt(13.0), skin = IMP_VALIDATE_SKIN_REL * s13; /* scale |to - from| */
+    double s13 = sqrt(13.0), skin = IMP_MOVE_SKIN_REL * s13; /* scale |to - from| */
     assert_vec_near(r.position, 1.5 - skin * 3 / s13, 1.5 - skin, 0, 1e-14);
     assert_true(r.position.x < 1.5 && r.position.y < 1.5);
     assert_vec_eq(r.velocity, 0, 0, 0);
@@ -218,7 +218,7 @@ static void test_corner_slides_then_stops(void **state) {
     near(r.legs[1].t0, 0.5, 1e-15, "slide starts");
     assert_vec_near(r.legs[1].v, 0, 2, 0, 1e-15);
     near(r.legs[2].t0, 0.75, 1e-9, "stop");
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 }
 
 /* A wedge narrower than 90 degrees: sliding along one wall runs into the
@@ -228,16 +228,16 @@ static void test_acute_wedge_stops_in_crease(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5), upper = segment(V(5, 0, 0), V(-5, 4, 0)),
               lower = segment(V(5, 0, 0), V(-5, -4, 0));
-    imp_validate_obstacle w[2] = {still(&upper, V(0, 0, 0)), still(&lower, V(0, 0, 0))};
-    imp_validate_result r = run(&ball, V(0, 0, 0), V(10, 0, 0), 1.0, w, 2, 2, INFINITY, 5);
+    imp_move_obstacle w[2] = {still(&upper, V(0, 0, 0)), still(&lower, V(0, 0, 0))};
+    imp_move_result r = run(&ball, V(0, 0, 0), V(10, 0, 0), 1.0, w, 2, 2, INFINITY, 5);
     assert_false(r.valid);
     assert_false(r.blocked);
     assert_int_equal(r.iterations, 1);
     assert_vec_eq(r.velocity, 0, 0, 0);
     /* centre 0.5 from both walls: x = 5 - 0.5 / sin(atan(0.4)) */
     double xc = 5.0 - 0.5 * sqrt(116.0) / 4.0;
-    assert_vec_near(r.position, xc - IMP_VALIDATE_SKIN_REL * 10.0, 0, 0, 1e-12);
-    imp_validate_result_free(&r);
+    assert_vec_near(r.position, xc - IMP_MOVE_SKIN_REL * 10.0, 0, 0, 1e-12);
+    imp_move_result_free(&r);
 }
 
 /* Touching a floor and moving parallel to it: valid, `to` bit for bit. */
@@ -246,17 +246,16 @@ static void test_grazing_along_wall_is_valid(void **state) {
     imp_shape ball = sphere(0.5), seg = segment(V(-5, 0, 0), V(5, 0, 0)), slab = box2(5, 0.5, 0),
               floor = halfspace(V(0, 1, 0), 0);
     imp_shape square = box2(0.5, 0.5, 0);
-    imp_validate_obstacle w[3] = {still(&seg, V(0, 0, 0)), still(&slab, V(0, -0.5, 0)),
-                                  still(&floor, V(0, 0, 0))};
+    imp_move_obstacle w[3] = {still(&seg, V(0, 0, 0)), still(&slab, V(0, -0.5, 0)),
+                              still(&floor, V(0, 0, 0))};
     const imp_shape *movers[2] = {&ball, &square};
     for (int k = 0; k < 2; ++k) {
-        imp_validate_result r =
-            run(movers[k], V(0, 0.5, 0), V(3, 0.5, 0), 0.5, w, 3, 2, INFINITY, 5);
+        imp_move_result r = run(movers[k], V(0, 0.5, 0), V(3, 0.5, 0), 0.5, w, 3, 2, INFINITY, 5);
         assert_true(r.valid);
         assert_int_equal(r.n_violations, 0);
         assert_vec_eq(r.position, 3, 0.5, 0);
         assert_vec_eq(r.velocity, 6, 0, 0);
-        imp_validate_result_free(&r);
+        imp_move_result_free(&r);
     }
 }
 
@@ -265,24 +264,24 @@ static void test_grazing_along_wall_is_valid(void **state) {
 static void test_start_in_contact(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5), seg = segment(V(-5, 0, 0), V(5, 0, 0));
-    imp_validate_obstacle w = still(&seg, V(0, 0, 0));
-    imp_validate_result r = run(&ball, V(0, 0.5, 0), V(1, 2, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    imp_move_obstacle w = still(&seg, V(0, 0, 0));
+    imp_move_result r = run(&ball, V(0, 0.5, 0), V(1, 2, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_true(r.valid);
     assert_vec_eq(r.position, 1, 2, 0);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 
     r = run(&ball, V(0, 0.5, 0), V(1, 0.3, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 2);
-    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
     assert_true(r.violations[0].time == 0.0);
     assert_vec_near(r.violations[0].normal, 0, -1, 0, 1e-15);
-    assert_int_equal(r.violations[1].kind, IMP_VALIDATE_PENETRATION);
+    assert_int_equal(r.violations[1].kind, IMP_MOVE_PENETRATION);
     near(r.violations[1].depth, 0.2, 1e-15, "depth at to");
     assert_vec_near(r.position, 1, 0.5, 0, 1e-15);
     assert_vec_near(r.velocity, 1, 0, 0, 1e-15);
     assert_int_equal(r.iterations, 1);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 }
 
 /* Starting inside (by 0.1) and moving out is let go; pushing deeper is
@@ -290,19 +289,19 @@ static void test_start_in_contact(void **state) {
 static void test_start_overlapping(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5), slab = box2(5, 0.5, 0);
-    imp_validate_obstacle w = still(&slab, V(0, -0.5, 0));
-    imp_validate_result r = run(&ball, V(0, 0.4, 0), V(0.5, 2, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    imp_move_obstacle w = still(&slab, V(0, -0.5, 0));
+    imp_move_result r = run(&ball, V(0, 0.4, 0), V(0.5, 2, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_true(r.valid);
     assert_vec_eq(r.position, 0.5, 2, 0);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 
     r = run(&ball, V(0, 0.4, 0), V(1, 0.3, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_false(r.valid);
-    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
     assert_true(r.violations[0].time == 0.0);
     assert_true(r.violations[0].has_depth);
     near(r.violations[0].depth, 0.1, 1e-15, "starting depth");
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 }
 
 /* A door (box 0.2 x 1) sliding down across a corridor at 4 units/s: clear
@@ -312,19 +311,19 @@ static void test_start_overlapping(void **state) {
 static void test_moving_door_is_caught(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5), door = box2(0.1, 0.5, 0);
-    imp_validate_obstacle w = {&door, {V(3, 2, 0), V(0, -4, 0), V(0, 0, 0)}};
-    imp_validate_result r = run(&ball, V(0, 0, 0), V(4, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    imp_move_obstacle w = {&door, {V(3, 2, 0), V(0, -4, 0), V(0, 0, 0)}};
+    imp_move_result r = run(&ball, V(0, 0, 0), V(4, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 1);
-    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
     near(r.violations[0].time, 0.6, 1e-15, "door contact");
     assert_vec_near(r.violations[0].point, 2.9, 0, 0, 1e-15);
     assert_vec_eq(r.violations[0].normal, 1, 0, 0);
     /* head-on: stops at the door; the door then slides past along its face */
-    assert_vec_near(r.position, 2.4 - IMP_VALIDATE_SKIN_REL * 4.0, 0, 0, 1e-14);
+    assert_vec_near(r.position, 2.4 - IMP_MOVE_SKIN_REL * 4.0, 0, 0, 1e-14);
     assert_vec_eq(r.velocity, 0, 0, 0);
     assert_false(r.blocked);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 
     /* the same door checked only at t = 0 and t = dt would have let it pass */
     imp_vec3 end = imp_path_at(w.m.p, w.m.v, w.m.a, 1.0);
@@ -336,30 +335,30 @@ static void test_moving_door_is_caught(void **state) {
 static void test_halfspace_floor_3d(void **state) {
     (void)state;
     imp_shape ball = sphere(1), floor = halfspace(V(0, 1, 0), 0);
-    imp_validate_obstacle w = still(&floor, V(0, 0, 0));
-    imp_validate_result r = run(&ball, V(0, 5, 0), V(4, -3, 0), 2.0, &w, 1, 3, INFINITY, 5);
+    imp_move_obstacle w = still(&floor, V(0, 0, 0));
+    imp_move_result r = run(&ball, V(0, 5, 0), V(4, -3, 0), 2.0, &w, 1, 3, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 2);
-    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
     near(r.violations[0].time, 1.0, 1e-15, "floor contact");
     assert_vec_near(r.violations[0].point, 2, 0, 0, 1e-15);
     assert_vec_near(r.violations[0].normal, 0, -1, 0, 1e-15);
-    assert_int_equal(r.violations[1].kind, IMP_VALIDATE_PENETRATION);
+    assert_int_equal(r.violations[1].kind, IMP_MOVE_PENETRATION);
     near(r.violations[1].depth, 4.0, 1e-15, "depth at to");
     near(r.violations[1].time, 2.0, 0, "penetration at dt");
-    double skin = IMP_VALIDATE_SKIN_REL * sqrt(80.0), s5 = sqrt(5.0);
+    double skin = IMP_MOVE_SKIN_REL * sqrt(80.0), s5 = sqrt(5.0);
     assert_vec_near(r.position, 4 - skin / s5, 1 + 2 * skin / s5, 0, 1e-14);
     assert_vec_near(r.velocity, 2, 0, 0, 1e-15);
     assert_int_equal(r.iterations, 1);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 
     /* two spheres in 3D: a moving one in the way */
     imp_shape other = sphere(1);
-    imp_validate_obstacle o = {&other, {V(5, 3, 0), V(0, -2, 0), V(0, 0, 0)}};
+    imp_move_obstacle o = {&other, {V(5, 3, 0), V(0, -2, 0), V(0, 0, 0)}};
     r = run(&ball, V(0, 0, 0), V(10, 0, 0), 1.0, &o, 1, 3, INFINITY, 5);
     assert_false(r.valid);
-    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
-    imp_validate_result_free(&r);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
+    imp_move_result_free(&r);
 }
 
 /* `to` inside a box: tunnelling where the path meets its face and
@@ -367,51 +366,51 @@ static void test_halfspace_floor_3d(void **state) {
 static void test_penetration_inside_box(void **state) {
     (void)state;
     imp_shape ball = sphere(0.25), crate = box2(1, 1, 0);
-    imp_validate_obstacle w = still(&crate, V(5, 0, 0));
-    imp_validate_result r = run(&ball, V(0, 0, 0), V(4.5, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
+    imp_move_obstacle w = still(&crate, V(5, 0, 0));
+    imp_move_result r = run(&ball, V(0, 0, 0), V(4.5, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 2);
-    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_TUNNELING);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
     near(r.violations[0].time, 3.75 / 4.5, 1e-15, "face contact");
-    const imp_validate_violation *p = &r.violations[1];
-    assert_int_equal(p->kind, IMP_VALIDATE_PENETRATION);
+    const imp_move_violation *p = &r.violations[1];
+    assert_int_equal(p->kind, IMP_MOVE_PENETRATION);
     assert_int_equal(p->obstacle, 0);
     near(p->time, 1.0, 0, "at dt");
     near(p->depth, 0.75, 1e-15, "depth");
     assert_vec_near(p->normal, 1, 0, 0, 1e-15);
     assert_vec_near(p->point, 4.375, 0, 0, 1e-15);
-    assert_vec_near(r.position, 3.75 - IMP_VALIDATE_SKIN_REL * 4.5, 0, 0, 1e-14);
-    imp_validate_result_free(&r);
+    assert_vec_near(r.position, 3.75 - IMP_MOVE_SKIN_REL * 4.5, 0, 0, 1e-14);
+    imp_move_result_free(&r);
 
     /* arriving exactly at the face is no violation */
     r = run(&ball, V(0, 0, 0), V(3.75, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_true(r.valid);
     assert_vec_eq(r.position, 3.75, 0, 0);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 }
 
 static void test_speed_violation_clamps(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5);
-    imp_validate_result r = run(&ball, V(0, 0, 0), V(6, 8, 0), 1.0, NULL, 0, 2, 5.0, 5);
+    imp_move_result r = run(&ball, V(0, 0, 0), V(6, 8, 0), 1.0, NULL, 0, 2, 5.0, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 1);
-    assert_int_equal(r.violations[0].kind, IMP_VALIDATE_SPEED);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_SPEED);
     near(r.violations[0].speed, 10.0, 0, "speed");
     assert_vec_near(r.position, 3, 4, 0, 1e-15);
     assert_vec_near(r.velocity, 3, 4, 0, 1e-15);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 
     /* exactly at the limit is fine */
     r = run(&ball, V(0, 0, 0), V(3, 4, 0), 1.0, NULL, 0, 2, 5.0, 5);
     assert_true(r.valid);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
     /* max_speed 0: standing still only */
     r = run(&ball, V(1, 1, 0), V(1, 2, 0), 1.0, NULL, 0, 2, 0.0, 5);
     assert_false(r.valid);
     assert_vec_eq(r.position, 1, 1, 0);
     assert_vec_eq(r.velocity, 0, 0, 0);
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 }
 
 /* Every obstacle on the path is reported, in time order; far ones are not. */
@@ -419,15 +418,15 @@ static void test_every_obstacle_reported(void **state) {
     (void)state;
     imp_shape bullet = sphere(0.1), wall = segment(V(0, -1, 0), V(0, 1, 0)),
               pill = capsule(V(0, -1, 0), V(0, 1, 0), 0.2);
-    imp_validate_obstacle w[4] = {still(&wall, V(7, 0, 0)), still(&pill, V(3, 0, 0)),
-                                  still(&wall, V(5, 50, 0)), still(&wall, V(-2, 0, 0))};
-    imp_validate_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 1.0, w, 4, 2, INFINITY, 5);
+    imp_move_obstacle w[4] = {still(&wall, V(7, 0, 0)), still(&pill, V(3, 0, 0)),
+                              still(&wall, V(5, 50, 0)), still(&wall, V(-2, 0, 0))};
+    imp_move_result r = run(&bullet, V(0, 0, 0), V(10, 0, 0), 1.0, w, 4, 2, INFINITY, 5);
     assert_int_equal(r.n_violations, 2);
     assert_int_equal(r.violations[0].obstacle, 1);
     near(r.violations[0].time, 0.27, 1e-15, "capsule");
     assert_int_equal(r.violations[1].obstacle, 0);
     near(r.violations[1].time, 0.69, 1e-15, "wall");
-    imp_validate_result_free(&r);
+    imp_move_result_free(&r);
 }
 
 /* ---- property test ------------------------------------------------------------------------- */
@@ -442,7 +441,7 @@ typedef struct scene {
     imp_vec3 mover_verts[8];
     imp_shape shapes[MAX_OBS];
     imp_vec3 verts[MAX_OBS][8];
-    imp_validate_obstacle obs[MAX_OBS];
+    imp_move_obstacle obs[MAX_OBS];
     size_t n;
     imp_vec3 from, to;
     double dt, max_speed;
@@ -488,7 +487,7 @@ static imp_vec3 rvec(uint64_t *rng, double lo, double hi) {
 }
 
 /* Obstacle i placed at time t: shape copy (halfspace offset moved) and position. */
-static void place(const imp_validate_obstacle *o, double t, imp_shape *s, imp_vec3 *p) {
+static void place(const imp_move_obstacle *o, double t, imp_shape *s, imp_vec3 *p) {
     *s = *o->shape;
     *p = imp_path_at(o->m.p, o->m.v, o->m.a, t);
     if (s->type == IMP_SHAPE_HALFSPACE)
@@ -503,7 +502,7 @@ static double depth_at(const scene *sc, imp_vec3 p, double t, size_t *which) {
         imp_vec3 q;
         place(&sc->obs[i], t, &s, &q);
         imp_overlap_result o = imp_overlap(&sc->mover, p, &s, q, 2);
-        assert_int_not_equal(o.state, IMP_OVERLAP_UNSUPPORTED);
+        assert_int_not_equal(o.state, IMP_OVERLAP_FAILED);
         if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > worst) {
             worst = o.depth;
             *which = i;
@@ -533,7 +532,7 @@ static void make_scene(uint64_t *rng, scene *sc) {
                 double s = imp_rng_unit(rng);
                 m.p = imp_add(imp_madd(sc->from, imp_sub(sc->to, sc->from), s), rvec(rng, -1, 1));
             }
-            sc->obs[i] = (imp_validate_obstacle){&sc->shapes[i], m};
+            sc->obs[i] = (imp_move_obstacle){&sc->shapes[i], m};
             imp_motion rest = {sc->from, V(0, 0, 0), V(0, 0, 0)};
             imp_toi_result r = imp_toi_shapes(&sc->mover, &rest, &sc->shapes[i], &m, 2, sc->dt);
             clear = r.state == IMP_TOI_NONE;
@@ -562,10 +561,10 @@ static void test_property_random_scenes(void **state) {
         uint64_t scene_seed = rng;
         scene sc;
         make_scene(&rng, &sc);
-        imp_validate_input in = {&sc.mover, sc.from, sc.to,        sc.dt,        sc.obs,
-                                 sc.n,      2,       sc.max_speed, sc.iterations};
-        imp_validate_result r = imp_validate_move(&in);
-        if (r.state != IMP_VALIDATE_OK)
+        imp_move_input in = {&sc.mover, sc.from, sc.to,        sc.dt,        sc.obs,
+                             sc.n,      2,       sc.max_speed, sc.iterations};
+        imp_move_result r = imp_move_check(&in);
+        if (r.state != IMP_MOVE_OK)
             fail_msg("scene %d (seed %#llx, scene rng %#llx): failed", k, (unsigned long long)seed,
                      (unsigned long long)scene_seed);
         const double tol = 1e-9 * sc.scale;
@@ -609,7 +608,7 @@ static void test_property_random_scenes(void **state) {
             assert_true(r.n_legs >= 1);
             assert_true(r.iterations <= sc.iterations);
             for (int l = 0; l < r.n_legs; ++l) {
-                const imp_validate_leg *leg = &r.legs[l];
+                const imp_move_leg *leg = &r.legs[l];
                 double t1 = l + 1 < r.n_legs ? r.legs[l + 1].t0 : sc.dt;
                 assert_true(t1 >= leg->t0);
                 for (int j = 0; j <= LEG_SAMPLES; ++j) {
@@ -623,7 +622,7 @@ static void test_property_random_scenes(void **state) {
                 }
             }
             /* the last leg ends where the outcome is */
-            const imp_validate_leg *last = &r.legs[r.n_legs - 1];
+            const imp_move_leg *last = &r.legs[r.n_legs - 1];
             imp_vec3 end = imp_madd(last->start, last->v, sc.dt - last->t0);
             if (imp_len(imp_sub(end, r.position)) > 1e-9 * sc.scale)
                 fail_msg("scene %d (seed %#llx): last leg ends away from the outcome", k,
@@ -635,8 +634,8 @@ static void test_property_random_scenes(void **state) {
         }
         /* 4. tunnelling contacts are real contacts */
         for (size_t i = 0; i < r.n_violations; ++i) {
-            const imp_validate_violation *v = &r.violations[i];
-            if (v->kind != IMP_VALIDATE_TUNNELING) continue;
+            const imp_move_violation *v = &r.violations[i];
+            if (v->kind != IMP_MOVE_TUNNELING) continue;
             ++n_tunnel;
             imp_shape s;
             imp_vec3 q;
@@ -650,7 +649,7 @@ static void test_property_random_scenes(void **state) {
         }
         /* 5. valid if and only if there is nothing to report */
         assert_int_equal(r.valid, r.n_violations == 0);
-        imp_validate_result_free(&r);
+        imp_move_result_free(&r);
     }
     print_message("%d scenes: %zu valid, %zu slid, %zu blocked, %zu tunnelling contacts\n",
                   N_SCENES, n_valid, n_slid, n_blocked, n_tunnel);

@@ -1,0 +1,125 @@
+/*
+ * overlap_impl.h - what the overlap family shares, private to core/overlap*.c:
+ * the shapes placed as its algorithms see them, and each algorithm family's
+ * entry points.
+ *
+ *   overlap.c           the dispatch by pair type (imp_overlap,
+ *                       imp_overlap_closest), the halfspace, and the placed
+ *                       shapes below
+ *   overlap_distance.c  closest features: two segments, two rounded 2D
+ *                       cores, and GJK on 3D polytopes
+ *   overlap_sat.c       separating axes: the depth of intersecting cores in
+ *                       2D and 3D, and the axes of the swept test
+ *
+ * Every shape but the halfspace is a convex core rounded by a radius. A
+ * rounded core (imp_ov_core) is 1 vertex (a point), 2 (a segment) or a
+ * counter-clockwise convex polygon, at a position; a 3D polytope
+ * (imp_ov_poly) adds, for the separating axis test, its outward face
+ * normals, its edges with the two faces meeting there (for the Gauss map
+ * test) and its unique edge directions: none for a point, one direction for
+ * a segment, 6 normals, 12 edges and 3 directions for a box, a
+ * polyhedron's hull's (core/hull.c).
+ */
+#ifndef IMP_CORE_OVERLAP_IMPL_H
+#define IMP_CORE_OVERLAP_IMPL_H
+
+#include <stddef.h>
+
+#include "hull.h"
+#include "overlap.h"
+#include "shape.h"
+#include "vec.h"
+
+/* ---- placed shapes (overlap.c) ---------------------------------------------------------- */
+
+typedef struct imp_ov_core {
+    imp_vec3 pos;          /* added to every local vertex */
+    const imp_vec3 *local; /* n local vertices: 1 point, 2 segment, >= 3 CCW polygon */
+    size_t n;
+    double r;
+    imp_vec3 buf[8]; /* the vertices of spheres, segments, capsules and boxes */
+} imp_ov_core;
+
+/* Vertex i of a placed core. */
+static inline imp_vec3 imp_ov_vert(const imp_ov_core *c, size_t i) {
+    return imp_add(c->pos, c->local[i]);
+}
+
+/* Number of edges: none for a point, one for a segment, n for a polygon. */
+static inline size_t imp_ov_n_edges(const imp_ov_core *c) {
+    return c->n == 1 ? 0 : c->n == 2 ? 1 : c->n;
+}
+
+/* Edge i of a core as its two end points. */
+static inline void imp_ov_edge(const imp_ov_core *c, size_t i, imp_vec3 *e0, imp_vec3 *e1) {
+    *e0 = imp_ov_vert(c, i);
+    *e1 = imp_ov_vert(c, (i + 1) % c->n);
+}
+
+/* Fills c from a placed shape (not a halfspace). 0, or -1 when the shape
+ * has no core in this dimension that the solver handles; then c still
+ * holds the shape's vertices (a 3D box's corners, a polyhedron's points)
+ * for the halfspace test. */
+int imp_ov_core_make(const imp_shape *s, imp_vec3 pos, int dim, imp_ov_core *c);
+
+typedef struct imp_ov_poly {
+    imp_vec3 pos;
+    const imp_vec3 *local;
+    size_t n;
+    double r;
+    const imp_vec3 *fn;
+    size_t nf;
+    const imp_hull_edge *edges;
+    size_t ne;
+    const imp_vec3 *dirs;
+    size_t nd;
+    imp_vec3 vbuf[8], fbuf[6], dbuf[3];
+    imp_hull_edge ebuf[12];
+    imp_hull *hull; /* owned: a polyhedron's hull, freed by imp_ov_poly_free */
+} imp_ov_poly;
+
+/* A placed 3D shape (not a halfspace) as a polytope. IMP_HULL_OK, or a
+ * polyhedron's imp_hull_build status (IMP_HULL_NOMEM; IMP_HULL_DEGENERATE
+ * for points too flat for IMP_HULL_PLANE_REL, which the api never
+ * accepts). Free with imp_ov_poly_free either way. */
+imp_hull_status imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p);
+void imp_ov_poly_free(imp_ov_poly *p);
+
+/* Largest projection of a placed polytope on n, and the vertex reaching
+ * it (at may be NULL). */
+double imp_ov_support(const imp_ov_poly *p, imp_vec3 n, imp_vec3 *at);
+
+/* ---- closest features (overlap_distance.c) ---------------------------------------------- */
+
+/* Least distance between two 2D cores, as their closest points, over vertex
+ * against edge (or vertex, when the other has no edge) in both directions. */
+double imp_ov_core_distance(const imp_ov_core *a, const imp_ov_core *b, imp_vec3 *ca, imp_vec3 *cb);
+
+/* Distance between two placed polytopes' cores by GJK: |v| with v the
+ * closest point of B - A to the origin (pointing from a towards b), or 0
+ * when the origin is within `tol` of B - A (intersecting or touching). */
+double imp_ov_gjk(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *v);
+
+/* The same GJK run, with the closest points *wa on A and *wb on B instead
+ * of v. Returns |v|, or 0 (witnesses unset) when the cores intersect or
+ * touch within `tol`. */
+double imp_ov_gjk_witness(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *wa,
+                          imp_vec3 *wb);
+
+/* ---- separating axes (overlap_sat.c) ---------------------------------------------------- */
+
+/* 2D: do the cores share a point (an edge of one crosses an edge of the
+ * other, or one contains a vertex of the other)? */
+int imp_ov_cores_intersect_2d(const imp_ov_core *a, const imp_ov_core *b);
+
+/* 2D penetration of intersecting cores: the least overlap over the edge
+ * normals of both, and the direction (from a towards b) that removes it. */
+double imp_ov_sat_depth_2d(const imp_ov_core *a, const imp_ov_core *b, imp_vec3 *normal);
+
+/* 3D penetration of intersecting polytope cores: the least push over every
+ * candidate separating axis, and the direction from a towards b that
+ * removes it. 0, or -1 when out of memory. */
+int imp_ov_sat_depth_3d(const imp_ov_poly *A, const imp_ov_poly *B, double *depth,
+                        imp_vec3 *normal);
+
+#endif

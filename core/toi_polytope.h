@@ -1,0 +1,73 @@
+/*
+ * toi_polytope.h - time of impact of two translating convex polytopes by
+ * swept separating axes: polygons (boxes are 4-gons) in 2D, boxes and
+ * polyhedra in 3D; linear or parabolic motion.
+ *
+ * Files: toi_polytope.c holds the swept test, which is the same in every
+ * dimension; toi_polytope_2d.c the polygons' axes and contact point;
+ * toi_polytope_3d.c the 3D polytopes'.
+ *
+ * Thread-safety: pure and reentrant; allocates scratch memory (an axis per
+ * polygon edge; in 3D a polyhedron's hull and the candidate axes), freed
+ * before returning.
+ */
+#ifndef IMP_TOI_POLYTOPE_H
+#define IMP_TOI_POLYTOPE_H
+
+#include <stddef.h>
+
+#include "shape.h"
+#include "toi.h"
+
+typedef struct imp_toi_polygons_input {
+    imp_motion a, b;         /* the polygons' reference points: vertices are relative to them */
+    const imp_vec3 *va, *vb; /* counter-clockwise convex vertices, z = 0 */
+    size_t na, nb;           /* >= 3 each */
+    double horizon;          /* > 0; INFINITY searches all t >= 0 */
+} imp_toi_polygons_input;
+
+/* HIT (time, point, unit normal from a to b, positions), OVERLAPPING at
+ * t = 0 (depth and the normal along which moving b by depth separates
+ * them), NONE, or FAILED (failure NOMEM) when scratch memory could not be
+ * allocated.
+ * has_closest is never set. Touching at t = 0 and separating or sliding is
+ * no contact: the answer is the next touch. */
+imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in);
+
+/* The same for two translating 3D boxes or polyhedra (a polyhedron is its
+ * points' convex hull): swept separating axes over the face normals of
+ * both and the edge-direction cross products that are faces of their
+ * Minkowski difference. FAILED with failure NOMEM when memory runs out,
+ * DEGENERATE when a polyhedron's points have no hull, UNSUPPORTED when
+ * either shape is not a box or polyhedron. The contact point is a touching vertex, the
+ * crossing of two touching edges, or the centroid of the smaller touching
+ * face or edge. */
+imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                                    const imp_motion *mb, double horizon);
+
+/* ---- the swept test, shared by toi_polytope_2d.c and toi_polytope_3d.c ------------------ */
+
+/* Two translating convex vertex sets and the axes to sweep them over. */
+typedef struct imp_toi_swept_input {
+    imp_motion a, b;
+    const imp_vec3 *va, *vb; /* relative to the positions */
+    size_t na, nb;
+    const imp_vec3 *axes; /* unit candidate separating axes */
+    size_t n_axes;
+    double horizon;
+} imp_toi_swept_input;
+
+/* The swept separating axis test (toi_polytope.c's DESIGN): HIT, OVERLAPPING
+ * or NONE as imp_toi_polygons, FAILED (NOMEM) when scratch memory runs out,
+ * with
+ * everything but the contact point, which depends on the dimension: for a
+ * HIT or OVERLAPPING result the caller finds it from the features within
+ * *feature_tol (a length) of touching along the normal. */
+imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol);
+
+/* Projection interval [*lo, *hi] of the vertices v[0..n), displaced by off,
+ * on axis. */
+void imp_toi_project(const imp_vec3 *v, size_t n, imp_vec3 off, imp_vec3 axis, double *lo,
+                     double *hi);
+
+#endif
