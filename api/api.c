@@ -37,8 +37,9 @@ void imp_api_ctx_init(imp_api_ctx *ctx) {
     ctx->max_bodies = IMP_API_DEFAULT_MAX_BODIES;
     ctx->max_batch_items = IMP_API_DEFAULT_MAX_BATCH_ITEMS;
     ctx->max_events = IMP_API_DEFAULT_MAX_EVENTS;
-    ctx->parallel.run = NULL;
-    ctx->parallel.runner = NULL;
+    ctx->parallel = (imp_parallel){NULL, NULL, {NULL, NULL}};
+    ctx->time_budget_ms = IMP_API_DEFAULT_TIME_BUDGET_MS;
+    ctx->max_time_budget_ms = IMP_API_DEFAULT_MAX_TIME_BUDGET_MS;
 }
 
 static void set_oom(imp_api_response *out) {
@@ -53,6 +54,7 @@ static void set_oom(imp_api_response *out) {
 static void respond(int status, imp_api_out *o, imp_api_response *out) {
     char *s = o->text;
     size_t len = o->len;
+    int stopped = o->stopped;
     if (!s && o->doc) s = imp_json_dump(o->doc, &len);
     json_decref(o->doc);
     memset(o, 0, sizeof *o);
@@ -64,11 +66,12 @@ static void respond(int status, imp_api_out *o, imp_api_response *out) {
     out->content_type = status >= 200 && status < 300 ? JSON_CT : PROBLEM_CT;
     out->body = s;
     out->len = len;
+    out->stopped = stopped;
 }
 
 void imp_api_problem(int code, const char *detail, const char *pointer, imp_api_response *out) {
     memset(out, 0, sizeof *out);
-    imp_api_out o = {imp_problem_doc((imp_errcode)code, detail, pointer), NULL, 0};
+    imp_api_out o = {imp_problem_doc((imp_errcode)code, detail, pointer), NULL, 0, 0};
     respond(imp_problem_status((imp_errcode)code), &o, out);
 }
 
@@ -84,7 +87,7 @@ int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_c
     imp_dec d;
     imp_dec_init(&d, ctx);
     imp_api_in in = {NULL, body ? body : "", len};
-    imp_api_out o = {NULL, NULL, 0};
+    imp_api_out o = {NULL, NULL, 0, 0};
     json_t *req = NULL;
     int status;
     if (!(ep->flags & IMP_EP_TEXT) && !(in.json = req = imp_dec_parse(&d, in.text, len))) {

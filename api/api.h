@@ -20,13 +20,27 @@ typedef struct imp_api_ctx {
     size_t max_bodies;      /* bodies in one scene / world (422 beyond) */
     size_t max_batch_items; /* items in one /v1/batch (422 beyond) */
     size_t max_events;      /* events one simulation may process (a cap on max_events) */
-    imp_parallel parallel;  /* runner for batch items and scene work; {NULL, NULL}: serial */
+    /* runner for batch items and scene work ({NULL, NULL}: serial); its stop check is the
+     * caller's own (client gone, shutdown), returning an imp_stop_reason */
+    imp_parallel parallel;
+    double time_budget_ms;     /* a request's budget unless it asks for its own (0: none) */
+    double max_time_budget_ms; /* the most a request's "time_budget_ms" may ask for */
 } imp_api_ctx;
+
+/* Why work stopped before it finished: what a stop check (core/parallel.h) returns. */
+typedef enum imp_stop_reason {
+    IMP_STOP_NONE = 0,
+    IMP_STOP_TIME_BUDGET, /* the request's time budget ran out */
+    IMP_STOP_CANCELLED,   /* its client closed the connection */
+    IMP_STOP_DRAINING     /* the server's drain timeout expired */
+} imp_stop_reason;
 
 /* Default limits (the contract's defaults where it names one). */
 #define IMP_API_DEFAULT_MAX_BODIES 1000000u
 #define IMP_API_DEFAULT_MAX_BATCH_ITEMS 10000u
 #define IMP_API_DEFAULT_MAX_EVENTS 1000000u
+#define IMP_API_DEFAULT_TIME_BUDGET_MS 10000.0
+#define IMP_API_DEFAULT_MAX_TIME_BUDGET_MS 60000.0
 
 void imp_api_ctx_init(imp_api_ctx *ctx);
 
@@ -35,6 +49,7 @@ typedef struct imp_api_response {
     const char *content_type; /* "application/json" or "application/problem+json" (static) */
     char *body;               /* NUL-terminated JSON, malloc'd; free with imp_api_response_free */
     size_t len;               /* strlen(body) */
+    int stopped;              /* the work was stopped before it finished: the imp_stop_reason */
 } imp_api_response;
 
 /* Which part of the service answers a route. */
@@ -47,10 +62,17 @@ typedef enum imp_route {
 } imp_route;
 
 typedef enum imp_endpoint_flag {
-    IMP_EP_HEAVY = 1u,    /* may take long: runs in the heavy lane */
+    IMP_EP_HEAVY = 1u,    /* heavy whatever its size (a simulation's cost is its events) */
     IMP_EP_TEXT = 2u,     /* decodes the request text itself (parses what it does not take) */
     IMP_EP_NO_BATCH = 4u, /* not an op of /v1/batch */
+    IMP_EP_SCENE = 8u,    /* work grows with the square of the size: light only when small */
 } imp_endpoint_flag;
+
+/* Request sizes (bytes) up to which work is light: any endpoint but the heavy ones, and
+ * scene-like ones (IMP_EP_SCENE: about 100 bodies or batch items). Light work is never
+ * queued behind heavy work (server/pool.c). */
+#define IMP_EP_LIGHT_BYTES (64u * 1024u)
+#define IMP_EP_LIGHT_SCENE_BYTES (16u * 1024u)
 
 struct imp_api_in;
 struct imp_api_out;
@@ -67,6 +89,9 @@ typedef struct imp_endpoint {
     const char *summary; /* one line, for --help */
     int (*fn)(const struct imp_api_in *in, struct imp_dec *d, struct imp_api_out *out);
 } imp_endpoint;
+
+/* The cost estimate of a request of `body_len` bytes to `ep`: 1 when it is heavy work. */
+int imp_endpoint_is_heavy(const imp_endpoint *ep, size_t body_len);
 
 /* The whole table in its order (static); *n rows. */
 const imp_endpoint *imp_endpoints(size_t *n);

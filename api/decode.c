@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/budget.h"
 #include "core/hull.h"
 
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx) {
@@ -132,8 +133,6 @@ json_t *imp_dec_problem(const imp_dec *d) {
     return imp_problem_doc(d->code, detail, d->code == IMP_E_MALFORMED ? NULL : d->err_ptr);
 }
 
-const char *const IMP_DEC_TOP_UNSUPPORTED[] = {"time_budget_ms", NULL};
-
 static int listed(const char *key, const char *const *list) {
     for (; list && *list; ++list)
         if (strcmp(key, *list) == 0) return 1;
@@ -159,6 +158,42 @@ int imp_dec_members(imp_dec *d, const json_t *obj, const char *const *known,
 int imp_dec_strict_object(imp_dec *d, const json_t *obj, const char *const *known,
                           const char *const *unsupported) {
     return imp_dec_object(d, obj) || imp_dec_members(d, obj, known, unsupported) ? -1 : 0;
+}
+
+int imp_dec_request(imp_dec *d, const json_t *req, const char *const *known,
+                    const char *const *unsupported) {
+    if (imp_dec_object(d, req)) return -1;
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)req, key, v) {
+        (void)v;
+        if (strcmp(key, "time_budget_ms") == 0 || listed(key, known)) continue;
+        if (listed(key, unsupported))
+            return imp_dec_fail_at(d, key, IMP_E_UNSUPPORTED,
+                                   "is defined by the contract but not served by this version yet");
+        return imp_dec_fail_at(d, key, IMP_E_UNKNOWN_FIELD, "is not a member of this object");
+    }
+    double ms = 0.0;
+    if (imp_dec_number(d, req, "time_budget_ms", 0, 0.0, 1, INFINITY,
+                       "must be a number of milliseconds > 0", &ms))
+        return -1;
+    if (ms > 0.0 && d->budget) imp_budget_set(d->budget, ms);
+    return 0;
+}
+
+int imp_dec_stopped(imp_dec *d, int reason, const char *progress) {
+    d->stopped = reason;
+    if (reason == IMP_STOP_DRAINING) {
+        snprintf(d->detail, sizeof d->detail, "%s", progress);
+        return imp_dec_fail(d, IMP_E_DRAINING,
+                            "was stopped: this instance is shutting down; retry on another one");
+    }
+    if (reason == IMP_STOP_CANCELLED) return imp_dec_fail(d, IMP_E_CANCELLED, "was abandoned");
+    double budget = d->budget ? d->budget->budget_ms : 0.0;
+    double spent = d->budget ? imp_budget_elapsed_ms(d->budget) : 0.0;
+    snprintf(d->detail, sizeof d->detail, "the %.0f ms budget ran out after %.0f ms, %s", budget,
+             spent, progress);
+    return imp_dec_fail(d, IMP_E_TIME_BUDGET, "did not finish within its time budget");
 }
 
 int imp_dec_object(imp_dec *d, const json_t *v) {

@@ -31,15 +31,19 @@
 
 struct imp_body;
 
+struct imp_budget;
+
 typedef struct imp_dec {
     const imp_api_ctx *ctx;
-    char ptr[IMP_PTR_MAX]; /* pointer of the value being decoded */
+    struct imp_budget *budget; /* the request's time budget (api/budget.h); NULL: none */
+    char ptr[IMP_PTR_MAX];     /* pointer of the value being decoded */
     size_t len;
     int dim; /* 0 until the first vector fixes it to 2 or 3 */
     imp_errcode code;
     const char *msg;           /* constant: "must be a finite number >= 0" */
     char err_ptr[IMP_PTR_MAX]; /* pointer of the offending value */
     char detail[256];          /* optional extra detail (e.g. parser position) */
+    int stopped;               /* imp_dec_stopped's reason */
 } imp_dec;
 
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx);
@@ -79,13 +83,25 @@ json_t *imp_dec_problem(const imp_dec *d);
 int imp_dec_members(imp_dec *d, const json_t *obj, const char *const *known,
                     const char *const *unsupported);
 
-/* Top-level members every request may carry by the contract, not served yet
- * (time_budget_ms): pass as `unsupported` for a request object. */
-extern const char *const IMP_DEC_TOP_UNSUPPORTED[];
-
 /* imp_dec_object, then imp_dec_members. */
 int imp_dec_strict_object(imp_dec *d, const json_t *obj, const char *const *known,
                           const char *const *unsupported);
+
+/*
+ * A request object: imp_dec_strict_object with the members every request
+ * may carry added to `known` ("time_budget_ms": a number > 0, which sets
+ * the request's budget, clipped to the server's maximum). Returns 0 or -1.
+ */
+int imp_dec_request(imp_dec *d, const json_t *req, const char *const *known,
+                    const char *const *unsupported);
+
+/*
+ * Records why work stopped before it finished (the stop check's `reason`,
+ * an imp_stop_reason): 503 time-budget-exceeded with the budget, the time
+ * spent and `progress` ("12 of 40 items done") in the detail; 503 draining;
+ * or the code of a request whose client has gone. Returns -1.
+ */
+int imp_dec_stopped(imp_dec *d, int reason, const char *progress);
 
 /* What every number of a request must be: finite, of magnitude <= 1e60 (422 otherwise). */
 static inline int imp_dec_magnitude_ok(double x) {

@@ -27,6 +27,12 @@ const imp_endpoint *imp_endpoints(size_t *n) {
     return ENDPOINTS;
 }
 
+int imp_endpoint_is_heavy(const imp_endpoint *ep, size_t body_len) {
+    if (!ep || !ep->op) return 0; /* the operations routes are answered from the headers */
+    if (ep->flags & IMP_EP_HEAVY) return 1;
+    return body_len > ((ep->flags & IMP_EP_SCENE) ? IMP_EP_LIGHT_SCENE_BYTES : IMP_EP_LIGHT_BYTES);
+}
+
 const imp_endpoint *imp_endpoint_by_path(const char *path) {
     for (size_t i = 0; path && i < N_ENDPOINTS; ++i)
         if (strcmp(ENDPOINTS[i].path, path) == 0) return &ENDPOINTS[i];

@@ -31,6 +31,7 @@ typedef struct imp_api_out {
     json_t *doc;
     char *text;
     size_t len;
+    int stopped; /* the work was stopped (a reply that says so): the imp_stop_reason */
 } imp_api_out;
 
 typedef int (*imp_endpoint_fn)(const imp_api_in *in, imp_dec *d, imp_api_out *out);

@@ -30,13 +30,16 @@
 
 typedef struct item_result {
     int status;
-    json_t *doc; /* response or problem; NULL after allocation failure */
+    json_t *doc;    /* response or problem; NULL after allocation failure */
+    int stopped_by; /* the batch's stop check stopped this item (or it never ran) */
 } item_result;
 
 typedef struct batch_run {
     const json_t *requests;
-    const imp_api_ctx *ctx;
+    const imp_api_ctx *ctx;      /* the batch's: its stop check is the batch's budget */
+    const imp_api_ctx *item_ctx; /* the same, less a default budget of the items' own */
     item_result *results;
+    size_t *order; /* the items in the order they are run: light ones first */
 } batch_run;
 
 /* The batch ops of the endpoint table, as "toi, overlap, ...", into buf. */
@@ -77,6 +80,8 @@ static int decode_item(imp_dec *d, const json_t *item, const imp_endpoint **ep,
 
 static void run_item(const batch_run *b, size_t i) {
     item_result *r = &b->results[i];
+    /* once the batch must stop, the items not yet begun are not begun */
+    if ((r->stopped_by = imp_stop_now(&b->ctx->parallel.stop)) != 0) return;
     imp_dec d;
     imp_dec_init(&d, b->ctx);
     imp_dec_push_key(&d, "requests");
@@ -88,13 +93,32 @@ static void run_item(const batch_run *b, size_t i) {
         r->status = r->doc ? imp_problem_status(d.code) : 500;
         return;
     }
-    r->status = imp_api_run_tree(ep, body, b->ctx, &r->doc);
+    r->status = imp_api_run_tree(ep, body, b->item_ctx, &r->doc);
+    /* an item cut short by the batch's own stop (not by a budget of its own) */
+    if (r->status == 503 || r->status == 499) r->stopped_by = imp_stop_now(&b->ctx->parallel.stop);
+}
+
+/* An item's cost class: 0 pairwise queries (and envelope errors), 1 scenes, 2 heavy. */
+static int item_class(const json_t *item) {
+    const json_t *op = json_object_get(item, "op");
+    const imp_endpoint *ep = json_is_string(op) ? imp_endpoint_by_op(json_string_value(op)) : NULL;
+    if (!ep) return 0;
+    return (ep->flags & IMP_EP_HEAVY) ? 2 : (ep->flags & IMP_EP_SCENE) ? 1 : 0;
+}
+
+/* Items run cheapest class first, so that no light item waits for a heavy item's worker;
+ * within each class, request order. */
+static void order_items(const json_t *requests, size_t n, size_t *order) {
+    size_t k = 0;
+    for (int cls = 0; cls < 3; ++cls)
+        for (size_t i = 0; i < n; ++i)
+            if (item_class(json_array_get(requests, i)) == cls) order[k++] = i;
 }
 
 static void run_range(void *ctx, size_t begin, size_t end) {
     const batch_run *b = ctx;
     for (size_t i = begin; i < end; ++i)
-        run_item(b, i);
+        run_item(b, b->order[i]);
 }
 
 static const char OOM_ITEM[] = "out of memory";
@@ -102,7 +126,7 @@ static const char OOM_ITEM[] = "out of memory";
 int imp_ep_batch(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     const json_t *req = in->json;
     static const char *const MEMBERS[] = {"requests", NULL};
-    if (imp_dec_strict_object(d, req, MEMBERS, IMP_DEC_TOP_UNSUPPORTED)) return -1;
+    if (imp_dec_request(d, req, MEMBERS, NULL)) return -1;
     const json_t *requests = json_object_get(req, "requests");
     imp_dec_push_key(d, "requests");
     if (!requests) return imp_dec_fail(d, IMP_E_MISSING, "is required");
@@ -114,9 +138,34 @@ int imp_ep_batch(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         return imp_dec_fail(d, IMP_E_LIMIT, "has more items than this server accepts");
     }
 
-    batch_run b = {requests, d->ctx, calloc(n ? n : 1, sizeof(item_result))};
-    if (!b.results) return imp_dec_fail(d, IMP_E_NOMEM, OOM_ITEM);
+    imp_api_ctx item_ctx = *d->ctx;
+    item_ctx.time_budget_ms = 0; /* an item's default is the batch's budget, which stops it */
+    batch_run b = {requests, d->ctx, &item_ctx, calloc(n ? n : 1, sizeof(item_result)),
+                   malloc((n ? n : 1) * sizeof(size_t))};
+    if (!b.results || !b.order) {
+        free(b.results);
+        free(b.order);
+        return imp_dec_fail(d, IMP_E_NOMEM, OOM_ITEM);
+    }
+    order_items(requests, n, b.order);
     imp_parallel_for(&d->ctx->parallel, n, 1, run_range, &b);
+    free(b.order);
+    size_t done = 0;
+    int stopped_by = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (!stopped_by) stopped_by = b.results[i].stopped_by;
+        done += b.results[i].stopped_by == 0;
+    }
+    if (stopped_by) {
+        /* the batch as a whole did not finish within its budget */
+        for (size_t i = 0; i < n; ++i)
+            json_decref(b.results[i].doc);
+        free(b.results);
+        char progress[64];
+        snprintf(progress, sizeof progress, "%zu of %zu items done", done, n);
+        imp_dec_pop(d, 0);
+        return imp_dec_stopped(d, stopped_by, progress);
+    }
 
     int ok = 1;
     json_t *results = json_array();

@@ -81,9 +81,8 @@ int imp_ep_paths_intersect(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     pin.tolerance = IMP_PATHS_TOL_DEFAULT;
     double tol = -1.0;
     static const char *const MEMBERS[] = {"p", "q", "kind", "tolerance", NULL};
-    if (imp_dec_strict_object(d, req, MEMBERS, IMP_DEC_TOP_UNSUPPORTED) ||
-        dec_path(d, req, "p", &pin.p0, &pin.p1) || dec_path(d, req, "q", &pin.q0, &pin.q1) ||
-        dec_kind(d, req, &pin) ||
+    if (imp_dec_request(d, req, MEMBERS, NULL) || dec_path(d, req, "p", &pin.p0, &pin.p1) ||
+        dec_path(d, req, "q", &pin.q0, &pin.q1) || dec_kind(d, req, &pin) ||
         imp_dec_number(d, req, "tolerance", 0, 0.0, 0, INFINITY, "must be a finite number >= 0",
                        &tol))
         return -1;

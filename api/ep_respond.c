@@ -119,8 +119,8 @@ int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     memset(&b, 0, sizeof b);
     imp_vec3 normal = imp_v3(0.0, 0.0, 0.0), unit, point = normal, cn = normal;
     int has_normal = 0, has_point = 0;
-    int bad = imp_dec_strict_object(d, req, MEMBERS, IMP_DEC_TOP_UNSUPPORTED) ||
-              imp_dec_body(d, req, "a", 0, &a) || imp_dec_body(d, req, "b", 1, &b);
+    int bad = imp_dec_request(d, req, MEMBERS, NULL) || imp_dec_body(d, req, "a", 0, &a) ||
+              imp_dec_body(d, req, "b", 1, &b);
     if (!bad && (has_normal = json_object_get(req, "normal") != NULL)) {
         bad = imp_dec_vec(d, req, "normal", 1, &normal) ||
               (imp_unit_scaled(normal, &unit, NULL) && normal_fail(d, "must not be zero-length"));

@@ -166,13 +166,13 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
 
 int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     static const char *const MEMBERS[] = {"bodies", "broadphase", "horizon", "max_results", NULL};
-    static const char *const UNSUPPORTED[] = {"time_budget_ms", "report", "world", NULL};
+    static const char *const UNSUPPORTED[] = {"report", "world", NULL};
     imp_scene_in s;
     imp_scene_body *scene = NULL;
     size_t max_results = SIZE_MAX;
     double horizon = 0;
     imp_broadphase_kind kind;
-    int rc = imp_dec_scene(d, in, &s) || imp_dec_members(d, s.req, MEMBERS, UNSUPPORTED) ||
+    int rc = imp_dec_scene(d, in, &s) || imp_dec_request(d, s.req, MEMBERS, UNSUPPORTED) ||
              imp_dec_number(d, s.req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
                             &horizon) ||
              dec_kind(d, s.req, &kind) || dec_count(d, s.req, "max_results", &max_results) ||
@@ -196,6 +196,12 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     if (st != IMP_SCENE_OK) {
         imp_scene_in_free(&s);
         if (st == IMP_SCENE_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+        if (st == IMP_SCENE_STOPPED) {
+            char progress[96];
+            snprintf(progress, sizeof progress, "%zu of %zu candidate pairs solved",
+                     sout.pairs_solved, sout.candidate_pairs);
+            return imp_dec_stopped(d, sout.stopped_by, progress);
+        }
         imp_dec_pop(d, 0);
         imp_dec_push_key(d, "bodies");
         snprintf(d->detail, sizeof d->detail,

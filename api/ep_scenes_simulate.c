@@ -123,7 +123,9 @@ static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, s
         states = NULL;
         imp_put(stats, "events", json_integer((json_int_t)out->stats.events), &ok);
         imp_put(stats, "stopped",
-                json_string(out->stopped == IMP_SIM_STOP_MAX_EVENTS ? "max_events" : "horizon"),
+                json_string(out->stopped == IMP_SIM_STOP_MAX_EVENTS ? "max_events"
+                            : out->stopped == IMP_SIM_STOP_STOPPED  ? "time_budget"
+                                                                    : "horizon"),
                 &ok);
         imp_put_real(stats, "elapsed_ms", ms, &ok);
         imp_put(stats, "bodies", json_integer((json_int_t)n), &ok);
@@ -146,13 +148,13 @@ static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, s
 int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     static const char *const MEMBERS[] = {"bodies",     "horizon", "gravity",
                                           "max_events", "record",  NULL};
-    static const char *const UNSUPPORTED[] = {"time_budget_ms", "world", NULL};
+    static const char *const UNSUPPORTED[] = {"world", NULL};
     imp_scene_in s;
     size_t max_events = 0;
     double horizon = 0;
     imp_vec3 gravity = imp_v3(0, 0, 0);
     int record = 1;
-    int rc = imp_dec_scene(d, in, &s) || imp_dec_members(d, s.req, MEMBERS, UNSUPPORTED) ||
+    int rc = imp_dec_scene(d, in, &s) || imp_dec_request(d, s.req, MEMBERS, UNSUPPORTED) ||
              imp_dec_number(d, s.req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
                             &horizon) ||
              imp_dec_vec(d, s.req, "gravity", 0, &gravity) ||
@@ -177,7 +179,8 @@ int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    imp_sim_input sin = {sb, n, dim, horizon, gravity, max_events, record, 0};
+    imp_sim_input sin = {
+        sb, n, dim, horizon, gravity, max_events, record, 0, d->ctx->parallel.stop};
     imp_sim_output sout;
     imp_sim_status st = imp_sim_run(&sin, &sout, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -186,6 +189,18 @@ int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         imp_scene_in_free(&s);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
+    if (sout.stopped == IMP_SIM_STOP_STOPPED && sout.stopped_by != IMP_STOP_TIME_BUDGET) {
+        /* a client that left or a shutdown: no state to report to anyone who wants it */
+        char progress[96];
+        snprintf(progress, sizeof progress, "stopped at t = %.17g after %zu contacts", sout.time,
+                 (size_t)sout.stats.events);
+        int why = sout.stopped_by;
+        imp_sim_output_free(&sout);
+        imp_scene_in_free(&s);
+        return imp_dec_stopped(d, why, progress);
+    }
+    /* the budget ran out: 200 with the state reached, stopped "time_budget" (the contract) */
+    out->stopped = sout.stopped == IMP_SIM_STOP_STOPPED ? sout.stopped_by : 0;
     json_t *o = enc_response(&sout, bodies, n, dim, record, imp_enc_elapsed_ms(&t0, &t1));
     imp_sim_output_free(&sout);
     imp_scene_in_free(&s);

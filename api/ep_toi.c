@@ -43,8 +43,8 @@ int imp_ep_toi(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
     static const char *const MEMBERS[] = {"a", "b", "horizon", NULL};
-    if (imp_dec_strict_object(d, req, MEMBERS, IMP_DEC_TOP_UNSUPPORTED) ||
-        imp_dec_body(d, req, "a", 0, &a) || imp_dec_body(d, req, "b", 1, &b) ||
+    if (imp_dec_request(d, req, MEMBERS, NULL) || imp_dec_body(d, req, "a", 0, &a) ||
+        imp_dec_body(d, req, "b", 1, &b) ||
         imp_dec_number(d, req, "horizon", 0, 0.0, 1, INFINITY, "must be a finite number > 0",
                        &horizon) ||
         supported(d, &a, &b)) {

@@ -162,9 +162,9 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     memset(&body, 0, sizeof body);
     static const char *const MEMBERS[] = {"body",           "to", "dt", "world", "max_speed",
                                           "max_iterations", NULL};
-    static const char *const UNSUPPORTED[] = {"time_budget_ms", "obstacles", NULL};
-    int rc = imp_dec_strict_object(d, req, MEMBERS, UNSUPPORTED) ||
-             imp_dec_body(d, req, "body", 0, &body);
+    static const char *const UNSUPPORTED[] = {"obstacles", NULL};
+    int rc =
+        imp_dec_request(d, req, MEMBERS, UNSUPPORTED) || imp_dec_body(d, req, "body", 0, &body);
     if (!rc && body.shape.type == IMP_SHAPE_HALFSPACE)
         rc = fail_type(d, "body",
                        "must not be halfspace for the moving body: a halfspace "

@@ -29,6 +29,8 @@ static const struct {
     [IMP_E_DUPLICATE_ID] = {422, "duplicate-id", "Two bodies have the same id"},
     [IMP_E_UNSUPPORTED] = {422, "unsupported-field", "A field this version does not serve yet"},
     [IMP_E_NOMEM] = {500, "internal-error", "Out of memory"},
+    [IMP_E_TIME_BUDGET] = {503, "time-budget-exceeded", "The request ran out of time"},
+    [IMP_E_CANCELLED] = {499, "cancelled", "Client Closed Request"},
     [IMP_E_BAD_REQUEST] = {400, "bad-request", "Bad Request"},
     [IMP_E_NOT_FOUND] = {404, "not-found", "Not Found"},
     [IMP_E_METHOD] = {405, "method-not-allowed", "Method Not Allowed"},

@@ -24,6 +24,8 @@ typedef enum imp_errcode {
     IMP_E_DUPLICATE_ID,  /* 422 two bodies of one request with the same id */
     IMP_E_UNSUPPORTED,   /* 422 a member the contract defines that this version does not serve */
     IMP_E_NOMEM,         /* 500 allocation failed */
+    IMP_E_TIME_BUDGET,   /* 503 the request's time budget ran out */
+    IMP_E_CANCELLED,     /* 499 the client closed its connection (nobody reads the reply) */
     /* HTTP (the server records these) */
     IMP_E_BAD_REQUEST,     /* 400 framing: control byte in the path, Content-Length with chunked */
     IMP_E_NOT_FOUND,       /* 404 no endpoint at this path */

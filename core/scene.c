@@ -96,6 +96,8 @@ typedef struct contact_vec {
 typedef struct chunk_out {
     contact_vec hits, overlaps;
     int nomem;
+    int stopped_by;      /* the stop check said stop inside this chunk */
+    size_t pairs_solved; /* through the narrowphase */
 } chunk_out;
 
 typedef struct narrow_job {
@@ -136,19 +138,32 @@ static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chun
     if (push(r.state == IMP_TOI_HIT ? &out->hits : &out->overlaps, &c) != 0) out->nomem = 1;
 }
 
+/* Polls the caller's stop check every IMP_STOP_POLL_PAIRS pairs; 1: stop this chunk. */
+static int should_stop(const narrow_job *j, chunk_out *out) {
+    if (++out->pairs_solved % IMP_STOP_POLL_PAIRS != 0) return 0;
+    const imp_stop *st = j->in->par ? &j->in->par->stop : NULL;
+    return (out->stopped_by = imp_stop_now(st)) != 0;
+}
+
 static void narrow_range(void *ctx, size_t begin, size_t end) {
     const narrow_job *j = ctx;
     chunk_out *out = &j->chunks[begin / j->grain];
+    const imp_stop *st = j->in->par ? &j->in->par->stop : NULL;
+    if ((out->stopped_by = imp_stop_now(st)) != 0) return;
     if (j->pairs) {
-        for (size_t i = begin; i < end; ++i)
+        for (size_t i = begin; i < end; ++i) {
             solve_pair(j->in, j->pairs[i].a, j->pairs[i].b, out);
+            if (should_stop(j, out)) return;
+        }
         return;
     }
     const imp_scene_body *bodies = j->in->bodies;
     for (size_t a = begin; a < end; ++a)
         for (size_t b = a + 1; b < j->in->n; ++b)
-            if (!bodies[a].is_static || !bodies[b].is_static)
+            if (!bodies[a].is_static || !bodies[b].is_static) {
                 solve_pair(j->in, (uint32_t)a, (uint32_t)b, out);
+                if (should_stop(j, out)) return;
+            }
 }
 
 /* Pairs brute force examines: all but those of two static bodies. */
@@ -299,8 +314,22 @@ static int gather(chunk_out *chunks, size_t n_chunks, imp_scene_output *out) {
 }
 
 static imp_scene_status fail(imp_error *err, imp_scene_status st) {
-    return (imp_scene_status)imp_error_set(
-        err, st, st == IMP_SCENE_NOMEM ? "out of memory" : "more candidate pairs than max_pairs");
+    return (imp_scene_status)imp_error_set(err, st,
+                                           st == IMP_SCENE_NOMEM     ? "out of memory"
+                                           : st == IMP_SCENE_STOPPED ? "stopped by the caller"
+                                                                     : "more candidate pairs "
+                                                                       "than max_pairs");
+}
+
+/* The reason of the first chunk that stopped (0: none), and the pairs solved by all. */
+static int chunks_stopped(const chunk_out *chunks, size_t n_chunks, size_t *solved) {
+    int by = 0;
+    *solved = 0;
+    for (size_t c = 0; c < n_chunks; ++c) {
+        *solved += chunks[c].pairs_solved;
+        if (!by) by = chunks[c].stopped_by;
+    }
+    return by;
 }
 
 imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out,
@@ -325,10 +354,19 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
     size_t n_chunks = range / grain + 1;
     chunk_out *chunks = calloc(n_chunks, sizeof *chunks);
     imp_scene_status st = IMP_SCENE_NOMEM;
+    imp_scene_output stopped = {0};
     if (chunks) {
         narrow_job job = {in, pairs, grain, chunks};
         imp_parallel_for(in->par, range, grain, narrow_range, &job);
-        if (gather(chunks, n_chunks, out) == 0) st = IMP_SCENE_OK;
+        size_t solved;
+        int by = chunks_stopped(chunks, n_chunks, &solved);
+        if (by) {
+            st = IMP_SCENE_STOPPED;
+            stopped = (imp_scene_output){
+                .candidate_pairs = n_pairs, .kind = kind, .pairs_solved = solved, .stopped_by = by};
+        } else if (gather(chunks, n_chunks, out) == 0) {
+            st = IMP_SCENE_OK;
+        }
         for (size_t c = 0; c < n_chunks; ++c) {
             free(chunks[c].hits.v);
             free(chunks[c].overlaps.v);
@@ -338,6 +376,7 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
     free(pairs);
     if (st != IMP_SCENE_OK) {
         imp_scene_output_free(out);
+        if (st == IMP_SCENE_STOPPED) *out = stopped;
         return fail(err, st);
     }
     /* Overlaps come in (a, b) order already: the chunks cover the candidates

@@ -69,8 +69,9 @@ typedef struct imp_scene_contact {
 
 typedef enum imp_scene_status {
     IMP_SCENE_OK = 0,
-    IMP_SCENE_NOMEM,   /* allocation failed */
-    IMP_SCENE_TOO_MANY /* more candidate pairs than max_pairs */
+    IMP_SCENE_NOMEM,    /* allocation failed */
+    IMP_SCENE_TOO_MANY, /* more candidate pairs than max_pairs */
+    IMP_SCENE_STOPPED   /* the caller's stop check (in->par->stop) said stop */
 } imp_scene_status;
 
 typedef struct imp_scene_output {
@@ -80,10 +81,14 @@ typedef struct imp_scene_output {
     size_t n_overlapping;
     size_t candidate_pairs;
     imp_broadphase_kind kind; /* the broadphase that ran (never AUTO) */
+    size_t pairs_solved;      /* IMP_SCENE_STOPPED: pairs through the narrowphase by then */
+    int stopped_by;           /* IMP_SCENE_STOPPED: the stop check's reason */
 } imp_scene_output;
 
 /* Fills *out. On failure the output is empty (nothing to free) and *err
- * (when err is not NULL) holds the status and a message. */
+ * (when err is not NULL) holds the status and a message; IMP_SCENE_STOPPED
+ * leaves candidate_pairs, kind, pairs_solved and stopped_by set (the stop
+ * check is polled every IMP_STOP_POLL_PAIRS pairs of every chunk). */
 imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out,
                                    imp_error *err);
 

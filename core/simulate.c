@@ -152,6 +152,8 @@ struct imp_sim {
     double horizon, now;
     size_t max_events;
     size_t max_work; /* crossings + stale re-predictions allowed (guard 3) */
+    imp_stop stop;   /* the caller's stop check */
+    int stopped_by;  /* its reason, once it said stop */
     int record, failed;
     /* per body: what every prediction reads, together (see sbody); the rest, which only
      * the body's own events read, in arrays */
@@ -609,7 +611,12 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
     assert(s);
     if (s->failed) return IMP_SIM_STOP_FAILED;
     until = fmin(until, s->horizon);
+    unsigned poll = 0;
     while (s->hn > 0 && s->heap[0].t <= until) {
+        if (++poll == IMP_STOP_POLL_EVENTS) {
+            poll = 0;
+            if ((s->stopped_by = imp_stop_now(&s->stop)) != 0) return IMP_SIM_STOP_STOPPED;
+        }
         qev e = s->heap[0];
         if (e.seq != s->sb[e.owner].seq) {
             pop(s);
@@ -912,6 +919,7 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     s->dim = in->dim;
     s->horizon = in->horizon;
     s->max_events = in->max_events;
+    s->stop = in->stop;
     /* saturating: max_events may be SIZE_MAX */
     size_t per = IMP_SIM_WORK_PER_EVENT;
     s->max_work =
@@ -982,6 +990,8 @@ const imp_sim_event *imp_sim_events(const imp_sim *s, size_t *n) {
     return s->rec;
 }
 
+int imp_sim_stopped_by(const imp_sim *s) { return s->stopped_by; }
+
 imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out, imp_error *err) {
     memset(out, 0, sizeof *out);
     imp_sim *s;
@@ -995,6 +1005,7 @@ imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out, imp_err
     }
     out->time = s->now;
     out->stopped = st;
+    out->stopped_by = s->stopped_by;
     for (size_t i = 0; i < in->n; ++i)
         imp_sim_body_state(s, i, s->now, &bodies[i].p, &bodies[i].v);
     out->bodies = bodies;

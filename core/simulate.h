@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "failure.h"
+#include "parallel.h"
 #include "shape.h"
 #include "toi.h"
 #include "tolerance.h"
@@ -64,6 +65,8 @@ typedef struct imp_sim_input {
     int record;                 /* keep the list of contacts */
     int no_grid;                /* 1: predict every body against every other (benchmark
                                    reference); 0: the cell grid */
+    imp_stop stop;              /* polled every IMP_STOP_POLL_EVENTS queue entries; may be
+                                   {NULL, NULL} */
 } imp_sim_input;
 
 typedef struct imp_sim_event {
@@ -77,6 +80,8 @@ typedef struct imp_sim_event {
 typedef enum imp_sim_stop {
     IMP_SIM_STOP_HORIZON = 0, /* reached the requested time */
     IMP_SIM_STOP_MAX_EVENTS,  /* the next contact would exceed max_events */
+    IMP_SIM_STOP_STOPPED,     /* the caller's stop check said stop (imp_sim_stopped_by tells its
+                                 reason); the state is consistent at the current time */
     IMP_SIM_STOP_FAILED       /* out of memory: the simulation is unusable */
 } imp_sim_stop;
 
@@ -108,9 +113,15 @@ void imp_sim_destroy(imp_sim *s);
  * exceed max_events (the simulation then stays at that contact's time,
  * before it), else IMP_SIM_STOP_HORIZON with the time at `until`.
  * IMP_SIM_STOP_FAILED on allocation failure (the simulation is then
- * unusable: every later call returns it too).
+ * unusable: every later call returns it too). IMP_SIM_STOP_STOPPED when the
+ * input's stop check said stop (polled every IMP_STOP_POLL_EVENTS queue
+ * entries): the time is that of the last entry processed, and a later call
+ * goes on from there.
  */
 imp_sim_stop imp_sim_advance(imp_sim *s, double until);
+
+/* The nonzero reason the stop check gave for the last IMP_SIM_STOP_STOPPED (0 before). */
+int imp_sim_stopped_by(const imp_sim *s);
 
 /* The simulation's current time. */
 double imp_sim_time(const imp_sim *s);
@@ -131,6 +142,7 @@ typedef struct imp_sim_state {
 typedef struct imp_sim_output {
     double time; /* when it stopped */
     imp_sim_stop stopped;
+    int stopped_by;        /* IMP_SIM_STOP_STOPPED: the stop check's reason */
     imp_sim_state *bodies; /* n, at `time` */
     imp_sim_event *events; /* n_events (record) or NULL */
     size_t n_events;

@@ -45,6 +45,8 @@ typedef struct setting {
 /* Largest budget for request bytes buffered at once (bytes): far past any machine we run on,
  * small enough that sums of a few such values cannot overflow a size_t. */
 #define MAX_BUFFERED_LIMIT (1LL << 40)
+/* Longest time budget (ms): a day; longer work is not a request. */
+#define MAX_BUDGET_MS (86400LL * 1000)
 /* Threads beyond this only add contention on a machine of our size. */
 #define MAX_THREADS 1024
 
@@ -86,6 +88,12 @@ static const setting settings[] = {
     {"drain-timeout-s", "IMPACTD_DRAIN_TIMEOUT_S", KIND_INT, "30", 0, 3600,
      offsetof(imp_config, drain_timeout_s),
      "then wait at most this long for requests in flight before exiting"},
+    {"time-budget-ms", "IMPACTD_TIME_BUDGET_MS", KIND_INT, "10000", 1, MAX_BUDGET_MS,
+     offsetof(imp_config, time_budget_ms),
+     "a request's time budget unless it sends time_budget_ms; past it 503 (a simulation: 200, "
+     "stopped time_budget)"},
+    {"max-time-budget-ms", "IMPACTD_MAX_TIME_BUDGET_MS", KIND_INT, "60000", 1, MAX_BUDGET_MS,
+     offsetof(imp_config, max_time_budget_ms), "the most a request's time_budget_ms may ask for"},
     {"log", "IMPACTD_LOG", KIND_LOG, "json", 0, 0, offsetof(imp_config, log),
      "log format on stderr: json, text or off"},
 };
@@ -222,6 +230,11 @@ imp_config_status imp_config_load(imp_config *cfg, int argc, char *const argv[],
     } else if (cfg->io_threads > cfg->max_connections) {
         IMP_SET_ERROR(err, "--io-threads (%lld) must not exceed --max-connections (%lld)",
                       cfg->io_threads, cfg->max_connections);
+        return IMP_CONFIG_ERROR;
+    }
+    if (cfg->time_budget_ms > cfg->max_time_budget_ms) {
+        IMP_SET_ERROR(err, "--time-budget-ms (%lld) must not exceed --max-time-budget-ms (%lld)",
+                      cfg->time_budget_ms, cfg->max_time_budget_ms);
         return IMP_CONFIG_ERROR;
     }
     return IMP_CONFIG_OK;

@@ -37,7 +37,9 @@ typedef struct imp_config {
     long long max_connections; /* simultaneous connections the daemon accepts */
     long long drain_grace_s;   /* after SIGTERM: keep serving this long with /readyz at 503 */
     long long drain_timeout_s; /* then: wait at most this long for in-flight requests */
-    imp_log_format log;        /* access and error log format on stderr */
+    long long time_budget_ms;  /* a request's budget unless it asks for its own */
+    long long max_time_budget_ms; /* the most a request may ask for */
+    imp_log_format log;           /* access and error log format on stderr */
 } imp_config;
 
 typedef enum imp_config_status {

@@ -50,6 +50,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -62,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/problem.h"
 #include "metrics.h"
 #include "pool.h"
 #include "router.h"
@@ -73,6 +75,12 @@
  * from it only up to this much (bytes), so idle connections that announce
  * large bodies do not pin memory; larger bodies grow as they arrive. */
 #define BODY_PREALLOC_MAX ((size_t)1 << 20)
+/* How often the watcher looks for clients that closed their connection while their
+ * request is with the pool (ms): a cancelled request stops within this plus one poll
+ * interval of its work (core/parallel.h), inside the contract's 100 ms. */
+#define CANCEL_POLL_MS 20
+/* How long a stopping daemon lets replies to stopped work reach their clients (ms). */
+#define STOP_FLUSH_MS 500
 /* Pending connections the kernel queues before accept (passed to listen). */
 #define LISTEN_BACKLOG 1024
 /* Body bytes we read and throw away past the limit so that a chunked
@@ -89,7 +97,9 @@
 typedef struct conn_state {
     int fd;
     atomic_llong deadline_ms; /* CLOCK_MONOTONIC ms; 0: none (a worker has it) */
-    int bad_target; /* the request line being parsed held a percent-encoded control byte */
+    int bad_target;       /* the request line being parsed held a percent-encoded control byte */
+    atomic_int busy;      /* a request of it is with the pool (queued or running) */
+    atomic_int cancelled; /* its client closed the connection while busy */
     struct conn_state *prev, *next;
 } conn_state;
 
@@ -106,7 +116,11 @@ struct imp_http_server {
     atomic_size_t open_requests;   /* headers received, reply not yet fully sent */
     atomic_size_t open_connections;
     atomic_size_t buffered; /* request body bytes allocated across connections */
-    size_t max_buffered;    /* --max-buffered-bytes */
+    atomic_int abort_work;  /* the drain timeout expired: running work stops (503 draining) */
+    pthread_t watcher;      /* watches busy connections for clients that left */
+    atomic_int watcher_stop;
+    int watcher_started;
+    size_t max_buffered; /* --max-buffered-bytes */
     pthread_mutex_t conns_lock;
     conn_state *conns;
     MHD_socket quiesced_fd; /* the listener after imp_http_close, closed at stop */
@@ -122,16 +136,18 @@ typedef struct request_state {
     const char *method; /* libmicrohttpd's strings: valid until the request completes */
     const char *url;
     const char *ctype;
-    struct timespec start; /* headers received */
-    char *body;            /* NULL until the first byte, and after too_large */
-    size_t len, cap;       /* cap excludes the NUL kept after the body */
-    size_t received;       /* body bytes seen, stored or drained */
-    size_t reserved;       /* bytes of the server's buffer budget this body holds */
-    long long declared;    /* Content-Length, -1 when absent */
-    int too_large;         /* drain the rest of the body, then reply 413 */
-    int over_budget;       /* drain the rest of the body, then reply 503 */
-    size_t drain_from;     /* `received` when draining began */
-    atomic_int phase;      /* PHASE_DONE: `reply` holds the answer */
+    struct timespec start;  /* headers received */
+    char *body;             /* NULL until the first byte, and after too_large */
+    size_t len, cap;        /* cap excludes the NUL kept after the body */
+    size_t received;        /* body bytes seen, stored or drained */
+    size_t reserved;        /* bytes of the server's buffer budget this body holds */
+    long long declared;     /* Content-Length, -1 when absent */
+    int too_large;          /* drain the rest of the body, then reply 413 */
+    int over_budget;        /* drain the rest of the body, then reply 503 */
+    size_t drain_from;      /* `received` when draining began */
+    atomic_int phase;       /* PHASE_DONE: `reply` holds the answer */
+    struct timespec queued; /* handed to the pool */
+    int heavy;              /* in the heavy lane */
     imp_reply reply;
 } request_state;
 
@@ -268,16 +284,40 @@ static int append(request_state *st, const char *data, size_t n, size_t limit) {
 
 static void finish(request_state *st) {
     struct MHD_Connection *conn = st->conn;
+    if (st->cs) atomic_store(&st->cs->busy, 0);
     atomic_store_explicit(&st->phase, PHASE_DONE, memory_order_release);
     /* st may be freed by the connection thread from here on: touch only conn */
     MHD_resume_connection(conn);
 }
 
+/* The stop check of a request's work (core/parallel.h), polled by core's long loops: the
+ * drain timeout has expired, or the client has closed its connection (the watcher saw it). */
+static int request_stop(void *cls) {
+    const request_state *st = cls;
+    if (atomic_load_explicit(&st->srv->abort_work, memory_order_relaxed)) return IMP_STOP_DRAINING;
+    if (st->cs && atomic_load_explicit(&st->cs->cancelled, memory_order_relaxed))
+        return IMP_STOP_CANCELLED;
+    return IMP_STOP_NONE;
+}
+
 /* Worker job: the whole request decision, then wake the connection. */
 static void run_request(void *arg) {
     request_state *st = arg;
-    imp_request req = {st->method, st->url, st->ctype, st->body, st->len};
-    imp_router_handle(&st->srv->router, &req, &st->reply);
+    imp_metrics_queue_wait(st->srv->metrics, st->heavy, seconds_since(&st->queued));
+    int why = request_stop(st);
+    if (why == IMP_STOP_CANCELLED) {
+        /* its client left while it waited: nobody wants the work */
+        memset(&st->reply, 0, sizeof st->reply);
+        imp_api_problem(IMP_E_CANCELLED, "the client closed the connection", NULL, &st->reply.resp);
+        st->reply.resp.stopped = why;
+    } else if (why == IMP_STOP_DRAINING) {
+        imp_router_unavailable(IMP_UNAVAILABLE_DRAINING, &st->reply);
+        st->reply.resp.stopped = why;
+    } else {
+        imp_request req = {st->method, st->url, st->ctype, st->body, st->len, {request_stop, st}};
+        imp_router_handle(&st->srv->router, &req, &st->reply);
+    }
+    imp_metrics_stopped(st->srv->metrics, st->reply.resp.stopped);
     finish(st);
 }
 
@@ -295,7 +335,13 @@ static enum MHD_Result dispatch(request_state *st) {
     set_deadline(st->cs, 0);
     /* Suspend before submitting: the worker may resume as soon as it is queued. */
     MHD_suspend_connection(st->conn);
-    imp_pool_lane lane = imp_router_is_heavy(st->url, st->len) ? IMP_POOL_HEAVY : IMP_POOL_LIGHT;
+    st->heavy = imp_router_is_heavy(st->url, st->len);
+    imp_pool_lane lane = st->heavy ? IMP_POOL_HEAVY : IMP_POOL_LIGHT;
+    clock_gettime(CLOCK_MONOTONIC, &st->queued);
+    if (st->cs) {
+        atomic_store(&st->cs->cancelled, 0);
+        atomic_store(&st->cs->busy, 1);
+    }
     if (imp_pool_submit(s->pool, lane, run_request, st) != 0) {
         imp_router_unavailable(atomic_load(&s->closing) ? IMP_UNAVAILABLE_DRAINING
                                                         : IMP_UNAVAILABLE_OVERLOADED,
@@ -594,7 +640,13 @@ static int open_listener(const char *bind_addr, unsigned port, int *is_v6, unsig
     return fd;
 }
 
+static void *watch_cancellations(void *arg);
+
 static void free_server(imp_http_server *s) {
+    if (s->watcher_started) {
+        atomic_store(&s->watcher_stop, 1);
+        pthread_join(s->watcher, NULL);
+    }
     imp_pool_destroy(s->pool);
     imp_metrics_destroy(s->metrics);
     pthread_mutex_destroy(&s->conns_lock);
@@ -629,6 +681,8 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
     s->router.api.max_batch_items = (size_t)cfg->max_batch_items;
     s->router.api.max_events = (size_t)cfg->max_events;
     s->router.api.parallel = imp_pool_parallel(s->pool);
+    s->router.api.time_budget_ms = (double)cfg->time_budget_ms;
+    s->router.api.max_time_budget_ms = (double)cfg->max_time_budget_ms;
     s->router.hooks = (imp_router_hooks){hook_ready, hook_metrics, s};
 
     int is_v6;
@@ -672,7 +726,61 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
         free_server(s);
         return NULL;
     }
+    if (pthread_create(&s->watcher, NULL, watch_cancellations, s) != 0) {
+        IMP_SET_ERROR(err, "cannot start the connection watcher thread");
+        MHD_stop_daemon(s->daemon);
+        free_server(s);
+        return NULL;
+    }
+    s->watcher_started = 1;
     return s;
+}
+
+/*
+ * The watcher: every CANCEL_POLL_MS it looks, without blocking, at the sockets of the
+ * connections whose request is with the pool (queued or running), which libmicrohttpd does
+ * not poll while they are suspended. A socket that has hung up, failed, or reads end of
+ * file (a peek, so pipelined bytes stay for libmicrohttpd) marks its connection cancelled,
+ * and the request's stop check tells its work to stop. The list lock is held for the
+ * non-blocking look only, so a connection cannot close (and its fd be reused) meanwhile.
+ */
+static void *watch_cancellations(void *arg) {
+    imp_http_server *s = arg;
+    size_t cap = 64;
+    struct pollfd *fds = malloc(cap * sizeof *fds);
+    conn_state **who = malloc(cap * sizeof *who);
+    while (fds && who && !atomic_load(&s->watcher_stop)) {
+        pthread_mutex_lock(&s->conns_lock);
+        size_t n = 0;
+        for (conn_state *cs = s->conns; cs; cs = cs->next) {
+            if (!atomic_load(&cs->busy) || atomic_load(&cs->cancelled)) continue;
+            if (n == cap) {
+                struct pollfd *f2 = realloc(fds, 2 * cap * sizeof *fds);
+                if (f2) fds = f2;
+                conn_state **w2 = f2 ? realloc(who, 2 * cap * sizeof *who) : NULL;
+                if (!w2) break; /* the rest waits for the next round */
+                who = w2;
+                cap *= 2;
+            }
+            fds[n] = (struct pollfd){cs->fd, POLLIN, 0};
+            who[n++] = cs;
+        }
+        if (n > 0 && poll(fds, (nfds_t)n, 0) > 0) {
+            for (size_t i = 0; i < n; ++i) {
+                char b;
+                int gone = (fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) ||
+                           ((fds[i].revents & POLLIN) &&
+                            recv(fds[i].fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0);
+                if (gone) atomic_store(&who[i]->cancelled, 1);
+            }
+        }
+        pthread_mutex_unlock(&s->conns_lock);
+        struct timespec nap = {0, CANCEL_POLL_MS * 1000000L};
+        nanosleep(&nap, NULL);
+    }
+    free(fds);
+    free(who);
+    return NULL;
 }
 
 unsigned imp_http_port(const imp_http_server *s) { return s->port; }
@@ -712,6 +820,8 @@ size_t imp_http_in_flight(imp_http_server *s) { return atomic_load(&s->open_requ
 void imp_http_stop(imp_http_server *s) {
     if (!s) return;
     imp_http_close(s);
+    /* the drain timeout is over: running work stops at its next poll (503 draining) */
+    atomic_store(&s->abort_work, 1);
     /* Work nobody started is answered 503; running work finishes and resumes its
      * connection, so libmicrohttpd stops with none left suspended. */
     size_t cancelled = imp_pool_cancel_queued(s->pool, cancel_request);
@@ -719,6 +829,9 @@ void imp_http_stop(imp_http_server *s) {
         IMP_LOG(&s->log, IMP_LOG_WARN, "answered %zu queued requests 503 at shutdown", cancelled);
     imp_pool_destroy(s->pool);
     s->pool = NULL;
+    /* the replies of stopped work are queued: give them a moment to reach their clients */
+    for (int waited = 0; atomic_load(&s->open_requests) > 0 && waited < STOP_FLUSH_MS; waited += 10)
+        nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
     MHD_stop_daemon(s->daemon);
     if (s->quiesced_fd != MHD_INVALID_SOCKET) close(s->quiesced_fd);
     free_server(s);

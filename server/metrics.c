@@ -39,16 +39,24 @@ static const double BUCKETS[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 
 #define STATUS_MAX 599
 #define N_STATUS (STATUS_MAX - STATUS_MIN + 1)
 
-typedef struct route_stats {
-    atomic_uint_fast64_t by_status[N_STATUS];
+typedef struct histogram {
     atomic_uint_fast64_t buckets[N_BUCKETS + 1]; /* last: +Inf */
     atomic_uint_fast64_t sum_ns;
     atomic_uint_fast64_t count;
+} histogram;
+
+typedef struct route_stats {
+    atomic_uint_fast64_t by_status[N_STATUS];
+    histogram latency;
 } route_stats;
+
+static const char *const CLASS_LABELS[2] = {"light", "heavy"};
 
 struct imp_metrics {
     double start_time;
-    size_t n_routes; /* the endpoint table's rows, then "other" */
+    histogram queue_wait[2];       /* by cost class: light, heavy */
+    atomic_uint_fast64_t stops[4]; /* by imp_stop_reason (0 unused) */
+    size_t n_routes;               /* the endpoint table's rows, then "other" */
     route_stats routes[];
 };
 
@@ -80,18 +88,31 @@ static const char *route_label(size_t i) {
     return i < n ? eps[i].path : "other";
 }
 
+static void hist_observe(histogram *h, double seconds) {
+    size_t b = 0;
+    while (b < N_BUCKETS && seconds > BUCKETS[b])
+        ++b;
+    atomic_fetch_add_explicit(&h->buckets[b], 1, memory_order_relaxed);
+    if (seconds < 0) seconds = 0;
+    atomic_fetch_add_explicit(&h->sum_ns, (uint_fast64_t)(seconds * 1e9), memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+}
+
 void imp_metrics_observe(imp_metrics *m, size_t route, int status, double seconds) {
     if (route >= m->n_routes) route = m->n_routes - 1;
     route_stats *r = &m->routes[route];
     if (status < STATUS_MIN || status > STATUS_MAX) status = 500;
     atomic_fetch_add_explicit(&r->by_status[status - STATUS_MIN], 1, memory_order_relaxed);
-    size_t b = 0;
-    while (b < N_BUCKETS && seconds > BUCKETS[b])
-        ++b;
-    atomic_fetch_add_explicit(&r->buckets[b], 1, memory_order_relaxed);
-    if (seconds < 0) seconds = 0;
-    atomic_fetch_add_explicit(&r->sum_ns, (uint_fast64_t)(seconds * 1e9), memory_order_relaxed);
-    atomic_fetch_add_explicit(&r->count, 1, memory_order_relaxed);
+    hist_observe(&r->latency, seconds);
+}
+
+void imp_metrics_queue_wait(imp_metrics *m, int heavy, double seconds) {
+    hist_observe(&m->queue_wait[heavy ? 1 : 0], seconds);
+}
+
+void imp_metrics_stopped(imp_metrics *m, int reason) {
+    if (reason > 0 && reason < 4)
+        atomic_fetch_add_explicit(&m->stops[reason], 1, memory_order_relaxed);
 }
 
 /* A growable text buffer; `failed` sticks after the first allocation failure. */
@@ -143,6 +164,29 @@ static unsigned long long resident_bytes(void) {
     return n == 2 && page > 0 ? resident * (unsigned long long)page : 0;
 }
 
+static void counter(text *t, const char *name, const char *help, uint64_t value) {
+    put(t, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+        (unsigned long long)value);
+}
+
+/* One histogram's series with label `key`="`value`"; nothing while it is empty. */
+static void hist_render(text *t, const char *name, const char *key, const char *value,
+                        const histogram *h) {
+    if (load(&h->count) == 0) return;
+    uint64_t cum = 0;
+    for (size_t b = 0; b <= N_BUCKETS; ++b) {
+        cum += load(&h->buckets[b]);
+        if (b < N_BUCKETS)
+            put(t, "%s_bucket{%s=\"%s\",le=\"%g\"} %llu\n", name, key, value, BUCKETS[b],
+                (unsigned long long)cum);
+        else
+            put(t, "%s_bucket{%s=\"%s\",le=\"+Inf\"} %llu\n", name, key, value,
+                (unsigned long long)cum);
+    }
+    put(t, "%s_sum{%s=\"%s\"} %.9f\n", name, key, value, (double)load(&h->sum_ns) / 1e9);
+    put(t, "%s_count{%s=\"%s\"} %llu\n", name, key, value, (unsigned long long)cum);
+}
+
 static void gauge(text *t, const char *name, const char *help, double value) {
     put(t, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name, name, value);
 }
@@ -163,27 +207,23 @@ char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size
     put(&t, "# HELP impactd_http_request_duration_seconds Time from request headers to reply, "
             "by route.\n"
             "# TYPE impactd_http_request_duration_seconds histogram\n");
-    for (size_t r = 0; r < m->n_routes; ++r) {
-        const route_stats *rs = &m->routes[r];
-        uint64_t count = load(&rs->count);
-        if (count == 0) continue;
-        uint64_t cum = 0;
-        for (size_t b = 0; b <= N_BUCKETS; ++b) {
-            cum += load(&rs->buckets[b]);
-            if (b < N_BUCKETS)
-                put(&t,
-                    "impactd_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
-                    route_label(r), BUCKETS[b], (unsigned long long)cum);
-            else
-                put(&t,
-                    "impactd_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
-                    route_label(r), (unsigned long long)cum);
-        }
-        put(&t, "impactd_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n", route_label(r),
-            (double)load(&rs->sum_ns) / 1e9);
-        put(&t, "impactd_http_request_duration_seconds_count{route=\"%s\"} %llu\n", route_label(r),
-            (unsigned long long)cum);
-    }
+    for (size_t r = 0; r < m->n_routes; ++r)
+        hist_render(&t, "impactd_http_request_duration_seconds", "route", route_label(r),
+                    &m->routes[r].latency);
+    put(&t, "# HELP impactd_queue_wait_seconds Time a request waited for a worker, by cost "
+            "class.\n"
+            "# TYPE impactd_queue_wait_seconds histogram\n");
+    for (int c = 0; c < 2; ++c)
+        hist_render(&t, "impactd_queue_wait_seconds", "class", CLASS_LABELS[c], &m->queue_wait[c]);
+    counter(&t, "impactd_cancelled_requests_total",
+            "Requests whose client closed the connection before the reply; their work stopped.",
+            load(&m->stops[IMP_STOP_CANCELLED]));
+    counter(&t, "impactd_time_budget_stops_total",
+            "Requests whose time budget ran out (503, or a simulation stopped at time_budget).",
+            load(&m->stops[IMP_STOP_TIME_BUDGET]));
+    counter(&t, "impactd_drain_stops_total",
+            "Requests stopped because the drain timeout expired (503 draining).",
+            load(&m->stops[IMP_STOP_DRAINING]));
     gauge(&t, "impactd_queue_depth", "Requests waiting for a worker.", (double)g->queue_depth);
     gauge(&t, "impactd_in_flight_requests", "Requests received and not yet answered.",
           (double)g->in_flight);

@@ -38,6 +38,12 @@ size_t imp_metrics_route(const char *path);
 /* Counts one finished request on `route` with `status` that took `seconds`. */
 void imp_metrics_observe(imp_metrics *m, size_t route, int status, double seconds);
 
+/* Counts the time one request waited in its lane (heavy: 1) before a worker took it. */
+void imp_metrics_queue_wait(imp_metrics *m, int heavy, double seconds);
+
+/* Counts a request whose work was stopped, by imp_stop_reason (api/api.h). */
+void imp_metrics_stopped(imp_metrics *m, int reason);
+
 /* The exposition text, malloc'd and NUL-terminated (caller frees), or NULL
  * on OOM. */
 char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size_t *len);

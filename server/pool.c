@@ -179,7 +179,7 @@ static void pool_run_range(void *runner, size_t n, size_t grain, imp_range_fn fn
 }
 
 imp_parallel imp_pool_parallel(imp_pool *p) {
-    imp_parallel par = {pool_run_range, p};
+    imp_parallel par = {pool_run_range, p, {NULL, NULL}};
     return par;
 }
 

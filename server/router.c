@@ -175,8 +175,7 @@ void imp_router_unavailable(imp_unavailable why, imp_reply *out) {
 }
 
 int imp_router_is_heavy(const char *path, size_t body_len) {
-    const imp_endpoint *ep = imp_endpoint_by_path(path);
-    return body_len > IMP_ROUTER_HEAVY_BYTES || (ep && (ep->flags & IMP_EP_HEAVY));
+    return imp_endpoint_is_heavy(imp_endpoint_by_path(path), body_len);
 }
 
 int imp_router_early(const imp_router *r, const char *method, const char *path,
@@ -212,8 +211,10 @@ void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *o
     }
     /* Only API routes get here; the body is never NULL for imp_api_handle. */
     memset(out, 0, sizeof *out);
-    imp_api_handle(imp_endpoint_by_path(req->path)->op, req->body ? req->body : "", req->len,
-                   &r->api, &out->resp);
+    imp_api_ctx ctx = r->api; /* with this request's own stop check */
+    ctx.parallel.stop = req->stop;
+    imp_api_handle(imp_endpoint_by_path(req->path)->op, req->body ? req->body : "", req->len, &ctx,
+                   &out->resp);
 }
 
 void imp_reply_free(imp_reply *out) {

@@ -35,6 +35,8 @@ typedef struct imp_request {
     const char *content_type; /* NULL when the header is absent */
     const char *body;         /* `len` bytes, need not be NUL-terminated; NULL when len is 0 */
     size_t len;
+    imp_stop stop; /* the request's own stop check (client gone, shutdown), returning an
+                      imp_stop_reason; {NULL, NULL}: none */
 } imp_request;
 
 typedef struct imp_reply {
@@ -89,9 +91,9 @@ void imp_router_too_large(const imp_router *r, imp_reply *out);
  * or the daemon is draining (then the connection is closed too). */
 void imp_router_unavailable(imp_unavailable why, imp_reply *out);
 
-/* 1 for requests whose work may take long: batches, scenes, and any body
- * over IMP_ROUTER_HEAVY_BYTES. The worker pool runs these in its heavy lane. */
-#define IMP_ROUTER_HEAVY_BYTES (64u * 1024u)
+/* 1 for requests whose work may take long, by the endpoint table's cost estimate
+ * (imp_endpoint_is_heavy: simulations, scenes and batches past IMP_EP_LIGHT_SCENE_BYTES,
+ * anything past IMP_EP_LIGHT_BYTES). The worker pool runs these in its heavy lane. */
 int imp_router_is_heavy(const char *path, size_t body_len);
 
 /* 1 when a Content-Type value names JSON: application/json or

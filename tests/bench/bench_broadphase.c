@@ -61,7 +61,7 @@ static void run2(void *runner, size_t n, size_t grain, imp_range_fn fn, void *ct
     if (spawned) pthread_join(t, NULL);
 }
 
-static const imp_parallel two = {run2, NULL};
+static const imp_parallel two = {run2, NULL, {NULL, NULL}};
 
 enum { UNIFORM, CLUSTERED, SPAN, LOGSIZE, NSCENES };
 static const char *const scene_name[NSCENES] = {"uniform", "clustered", "span1e4", "logsize"};

@@ -149,8 +149,6 @@ static void test_contract_members_not_served_yet(void **state) {
                    "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"angular_velocity\": 1}, " BALL_B
                    "}",
                    422, "unsupported-field", "/a/angular_velocity", "not served");
-    expect_problem("toi", "{" BALL_A ", " BALL_B ", \"time_budget_ms\": 5}", 422,
-                   "unsupported-field", "/time_budget_ms", NULL);
     expect_problem("scenes/predict",
                    "{\"bodies\": [], \"horizon\": 1, \"report\": \"first_per_body\"}", 422,
                    "unsupported-field", "/report", NULL);
@@ -379,6 +377,77 @@ static void test_paths_kind_pair(void **state) {
         "invalid-field", "/kind/1", NULL);
 }
 
+/* A gas of n balls in a box of walls (2D), for work that takes many events or pairs. */
+static char *gas_scene(int n, const char *extra) {
+    size_t cap = (size_t)n * 160 + 1024, len = 0;
+    char *t = malloc(cap);
+    len += (size_t)snprintf(t + len, cap - len, "{%s\"bodies\": [", extra);
+    static const char *const walls[4] = {"[1, 0], \"offset\": 100", "[-1, 0], \"offset\": 0",
+                                         "[0, 1], \"offset\": 100", "[0, -1], \"offset\": 0"};
+    for (int w = 0; w < 4; ++w)
+        len += (size_t)snprintf(t + len, cap - len,
+                                "{\"shape\": {\"type\": \"halfspace\", \"normal\": %s}, "
+                                "\"position\": [0, 0], \"static\": true},",
+                                walls[w]);
+    for (int i = 0; i < n; ++i)
+        len += (size_t)snprintf(
+            t + len, cap - len,
+            "%s{\"radius\": 0.5, \"position\": [%d, %d], \"velocity\": [%d, %d]}", i ? "," : "",
+            2 + 3 * (i % 30), 2 + 3 * (i / 30), (i * 7) % 11 - 5, (i * 5) % 13 - 6);
+    snprintf(t + len, cap - len, "]}");
+    return t;
+}
+
+/* Time budgets: the request's own time_budget_ms (clipped to the server's maximum) stops
+ * scene work with 503 time-budget-exceeded and how far it got, a simulation with 200 and the
+ * state reached; a budget never affects work that finishes inside it. */
+static void test_time_budget(void **state) {
+    (void)state;
+    json_t *r = ok("toi", "{" BALL_A ", " BALL_B ", \"time_budget_ms\": 5}");
+    json_decref(r);
+    /* 1e60 ms asks for more than the server's maximum: clipped, not refused */
+    r = ok("toi", "{" BALL_A ", " BALL_B ", \"time_budget_ms\": 1e60}");
+    json_decref(r);
+    expect_problem("toi", "{" BALL_A ", " BALL_B ", \"time_budget_ms\": 0}", 422, "invalid-field",
+                   "/time_budget_ms", "> 0");
+    expect_problem("toi", "{" BALL_A ", " BALL_B ", \"time_budget_ms\": \"5\"}", 400, "wrong-type",
+                   "/time_budget_ms", NULL);
+    /* a budget of a nanosecond has run out by the first poll: scenes stop at once */
+    char *scene =
+        gas_scene(600, "\"horizon\": 50, \"broadphase\": \"brute\", \"time_budget_ms\": 1e-6, ");
+    int status;
+    json_t *p = run("scenes/predict", scene, &status);
+    assert_int_equal(status, 503);
+    assert_string_equal(json_string_value(json_object_get(p, "type")), "time-budget-exceeded");
+    const char *detail = json_string_value(json_object_get(p, "detail"));
+    if (!strstr(detail, "candidate pairs solved") || !strstr(detail, "budget"))
+        fail_msg("detail: %s", detail);
+    json_decref(p);
+    free(scene);
+    /* the same scene without a budget of its own finishes (the server default is 10 s) */
+    scene = gas_scene(600, "\"horizon\": 50, \"broadphase\": \"brute\", ");
+    r = ok("scenes/predict", scene);
+    json_decref(r);
+    free(scene);
+    /* a simulation answers 200 with the state it reached, stopped "time_budget" */
+    scene = gas_scene(300, "\"horizon\": 1000, \"time_budget_ms\": 1e-6, ");
+    r = ok("scenes/simulate", scene);
+    assert_string_equal(json_string_value(at(r, "stats.stopped")), "time_budget");
+    double t = json_number_value(at(r, "time"));
+    assert_true(t >= 0.0 && t < 1000.0);
+    assert_int_equal(json_array_size(at(r, "bodies")), 304);
+    json_decref(r);
+    free(scene);
+    /* a batch stops as a whole: 503 with how many items were done */
+    p = run("batch",
+            "{\"time_budget_ms\": 1e-6, \"requests\": [{\"op\": \"toi\", \"body\": {" BALL_A
+            ", " BALL_B "}}]}",
+            &status);
+    assert_int_equal(status, 503);
+    assert_non_null(strstr(json_string_value(json_object_get(p, "detail")), "0 of 1 items done"));
+    json_decref(p);
+}
+
 /* The table: every op has a handler, paths are unique, the ops routes have no op. */
 static void test_endpoint_table(void **state) {
     (void)state;
@@ -418,6 +487,7 @@ int main(void) {
         cmocka_unit_test(test_respond_contact_of_shapes_as_placed),
         cmocka_unit_test(test_paths_kind_pair),
         cmocka_unit_test(test_endpoint_table),
+        cmocka_unit_test(test_time_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

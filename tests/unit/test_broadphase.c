@@ -57,7 +57,7 @@ static void split_run(void *runner, size_t n, size_t grain, imp_range_fn fn, voi
     pthread_join(t, NULL);
 }
 
-static const imp_parallel two_threads = {split_run, NULL};
+static const imp_parallel two_threads = {split_run, NULL, {NULL, NULL}};
 
 /* ---- scenes ------------------------------------------------------------------------------ */
 

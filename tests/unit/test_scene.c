@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -153,7 +154,7 @@ static void test_scene_equals_every_pair(void **state) {
     (void)state;
     static const imp_broadphase_kind kinds[] = {IMP_BROAD_BRUTE, IMP_BROAD_GRID, IMP_BROAD_SAP,
                                                 IMP_BROAD_BVH, IMP_BROAD_AUTO};
-    const imp_parallel runner = {two_threads, NULL};
+    const imp_parallel runner = {two_threads, NULL, {NULL, NULL}};
     const uint64_t seed = 0x5CE4E;
     uint64_t rng = seed;
     for (int dim = 2; dim <= 3; ++dim) {
@@ -331,7 +332,7 @@ static void test_mixed_shapes_and_walls(void **state) {
     (void)state;
     static const imp_broadphase_kind kinds[] = {IMP_BROAD_BRUTE, IMP_BROAD_GRID, IMP_BROAD_SAP,
                                                 IMP_BROAD_BVH, IMP_BROAD_AUTO};
-    const imp_parallel runner = {two_threads, NULL};
+    const imp_parallel runner = {two_threads, NULL, {NULL, NULL}};
     const uint64_t seed = 0x3A11;
     uint64_t rng = seed;
     mixed *m = malloc(sizeof *m);
@@ -425,9 +426,51 @@ static void test_swept_bounds_shapes(void **state) {
     free(m);
 }
 
+/* A stop check that says stop (reason 9) from its k-th call on; called from both threads. */
+typedef struct countdown {
+    atomic_int calls;
+    int k;
+} countdown;
+
+static int stop_after(void *cls) {
+    countdown *c = cls;
+    return atomic_fetch_add(&c->calls, 1) + 1 >= c->k ? 9 : 0;
+}
+
+/* The caller's stop check stops the narrowphase: IMP_SCENE_STOPPED, with no contacts, the
+ * reason passed through and fewer pairs solved than there are candidates; a check that
+ * never says stop changes nothing. */
+static void test_stop_check(void **state) {
+    (void)state;
+    const uint64_t seed = 0x5CE4F;
+    uint64_t rng = seed;
+    const size_t n = 600;
+    imp_scene_body *b = make_scene(&rng, n, 2, UNIFORM);
+    for (int threaded = 0; threaded <= 1; ++threaded) {
+        countdown c = {0, 4};
+        imp_parallel runner = {threaded ? two_threads : NULL, NULL, {stop_after, &c}};
+        imp_scene_input in = {b, n, 2, 2.0, IMP_BROAD_BRUTE, SIZE_MAX, &runner};
+        imp_scene_output out;
+        imp_error err = {-1, NULL};
+        assert_int_equal(imp_scene_predict(&in, &out, &err), IMP_SCENE_STOPPED);
+        assert_int_equal(err.code, IMP_SCENE_STOPPED);
+        assert_int_equal(out.stopped_by, 9);
+        assert_int_equal(out.n_collisions, 0);
+        assert_null(out.collisions);
+        assert_true(out.pairs_solved < out.candidate_pairs);
+        assert_true(out.pairs_solved <= 4 * IMP_STOP_POLL_PAIRS);
+        imp_scene_output_free(&out);
+        c = (countdown){0, 1 << 30};
+        assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
+        imp_scene_output_free(&out);
+    }
+    free(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mixed_shapes_and_walls),
+        cmocka_unit_test(test_stop_check),
         cmocka_unit_test(test_swept_bounds_shapes),
         cmocka_unit_test(test_brute_examines_every_pair),
         cmocka_unit_test(test_swept_bounds_parabola),

@@ -63,7 +63,7 @@ static void add_box(scene *s, double w, int dim, double e) {
 }
 
 static imp_sim_input input(const scene *s, int dim, double horizon) {
-    imp_sim_input in = {s->b, s->n, dim, horizon, imp_v3(0, 0, 0), 1000000, 1, 0};
+    imp_sim_input in = {s->b, s->n, dim, horizon, imp_v3(0, 0, 0), 1000000, 1, 0, {NULL, NULL}};
     return in;
 }
 
@@ -621,11 +621,65 @@ static void test_degenerate_run_is_bounded(void **state) {
     imp_sim_output_free(&out);
 }
 
+/* A stop check that says stop (reason 7) from its k-th call on. */
+typedef struct countdown {
+    int calls, k;
+} countdown;
+
+static int stop_after(void *cls) {
+    countdown *c = cls;
+    return ++c->calls >= c->k ? 7 : 0;
+}
+
+/* A stopped simulation is consistent: its state at the time it stopped is exactly that of
+ * the same simulation advanced, without a stop, to that time (positions bit for bit), and
+ * it goes on from there when asked again. */
+static void test_stop_check(void **state) {
+    (void)state;
+    const uint64_t seed = 0x5eed0007;
+    scene s = {0};
+    billiard(&s, 10, 30, seed);
+    imp_sim_input in = input(&s, 2, 1e6);
+    in.max_events = 100000;
+    in.record = 0;
+    countdown c = {0, 3};
+    in.stop = (imp_stop){stop_after, &c};
+    imp_sim *a, *b;
+    assert_int_equal(imp_sim_create(&in, &a, NULL), IMP_SIM_OK);
+    assert_int_equal(imp_sim_advance(a, 1e6), IMP_SIM_STOP_STOPPED);
+    assert_int_equal(imp_sim_stopped_by(a), 7);
+    assert_int_equal(c.calls, 3); /* polled every IMP_STOP_POLL_EVENTS queue entries */
+    double t = imp_sim_time(a);
+    assert_true(t > 0.0 && t < 1e6);
+    in.stop = (imp_stop){NULL, NULL};
+    assert_int_equal(imp_sim_create(&in, &b, NULL), IMP_SIM_OK);
+    assert_int_equal(imp_sim_advance(b, t), IMP_SIM_STOP_HORIZON);
+    for (size_t i = 0; i < s.n; ++i) {
+        imp_vec3 pa, va, pb, vb;
+        imp_sim_body_state(a, i, t, &pa, &va);
+        imp_sim_body_state(b, i, t, &pb, &vb);
+        assert_memory_equal(&pa, &pb, sizeof pa);
+    }
+    /* the stop check keeps saying stop; with it gone the run goes on to more events */
+    assert_int_equal(imp_sim_advance(a, 1e6), IMP_SIM_STOP_STOPPED);
+    imp_sim_destroy(a);
+    imp_sim_destroy(b);
+    /* imp_sim_run reports it too */
+    c = (countdown){0, 2};
+    in.stop = (imp_stop){stop_after, &c};
+    imp_sim_output out;
+    assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+    assert_int_equal(out.stopped, IMP_SIM_STOP_STOPPED);
+    assert_int_equal(out.stopped_by, 7);
+    imp_sim_output_free(&out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_degenerate_run_is_bounded),
         cmocka_unit_test(test_grid_beyond_start_box),
         cmocka_unit_test(test_newtons_cradle),
+        cmocka_unit_test(test_stop_check),
         cmocka_unit_test(test_head_on_exchange_3d),
         cmocka_unit_test(test_static_and_kinematic),
         cmocka_unit_test(test_billiard_break_energy_and_overlap),
