@@ -346,7 +346,8 @@ check-valgrind: deps-test
 # which decodes long bodies arrays in chunks on a pool, and every integration test, whose
 # daemons are the TSan build) in build/san-thread; a data race or lock-order inversion stops
 # the program with exit 66 (halt_on_error), which fails its test.
-TSAN_TESTS = $(BUILD)/tests/unit/test_pool $(BUILD)/tests/unit/test_scenetext $(INTEG_BINS)
+TSAN_TESTS = $(BUILD)/tests/unit/test_pool $(BUILD)/tests/unit/test_scenetext \
+             $(BUILD)/tests/unit/test_scene $(INTEG_BINS)
 check-tsan: deps-test
 	@$(MAKE) --no-print-directory SANITIZE=thread check-tsan-run
 

@@ -24,7 +24,9 @@ typedef struct imp_api_ctx {
      * caller's own (client gone, shutdown), returning an imp_stop_reason */
     imp_parallel parallel;
     double time_budget_ms;     /* a request's budget unless it asks for its own (0: none) */
-    double max_time_budget_ms; /* the most a request's "time_budget_ms" may ask for */
+    double max_time_budget_ms; /* the most a request's "time_budget_ms" may ask for; <= 0:
+                                  requests' budgets are checked but not used (runs that must
+                                  not depend on the clock) */
 } imp_api_ctx;
 
 /* Why work stopped before it finished: what a stop check (core/parallel.h) returns. */
