@@ -446,6 +446,27 @@ static void test_time_budget(void **state) {
     assert_int_equal(status, 503);
     assert_non_null(strstr(json_string_value(json_object_get(p, "detail")), "0 of 1 items done"));
     json_decref(p);
+    /* items run cheapest class first: the toi listed after a long simulation is done before
+     * the simulation uses up the budget (and answers 200 with stopped time_budget, as a
+     * simulation does). Run in request order, the toi would find the budget spent and the
+     * batch would be a 503 with "1 of 2 items done". */
+    scene = gas_scene(300, "\"horizon\": 1000, ");
+    size_t cap = strlen(scene) + 512;
+    char *batch = malloc(cap);
+    snprintf(batch, cap,
+             "{\"time_budget_ms\": 50, \"requests\": [{\"op\": \"scenes/simulate\", \"body\": "
+             "%s}, {\"op\": \"toi\", \"body\": {" BALL_A ", " BALL_B "}}]}",
+             scene);
+    r = ok("batch", batch);
+    const json_t *items = at(r, "results");
+    assert_int_equal(json_integer_value(at(json_array_get(items, 0), "status")), 200);
+    assert_string_equal(json_string_value(at(json_array_get(items, 0), "body.stats.stopped")),
+                        "time_budget");
+    assert_int_equal(json_integer_value(at(json_array_get(items, 1), "status")), 200);
+    assert_string_equal(json_string_value(at(json_array_get(items, 1), "body.status")), "hit");
+    json_decref(r);
+    free(batch);
+    free(scene);
 }
 
 /* The table: every op has a handler, paths are unique, the ops routes have no op. */
