@@ -30,6 +30,7 @@ static const struct {
     [IMP_E_UNSUPPORTED] = {422, "unsupported-field", "A field this version does not serve yet"},
     [IMP_E_NOMEM] = {500, "internal-error", "Out of memory"},
     [IMP_E_BAD_REQUEST] = {400, "bad-request", "Bad Request"},
+    [IMP_E_BAD_ENCODING] = {400, "bad-content-encoding", "Request body does not decode"},
     [IMP_E_NOT_FOUND] = {404, "not-found", "Not Found"},
     [IMP_E_METHOD] = {405, "method-not-allowed", "Method Not Allowed"},
     [IMP_E_TOO_LARGE] = {413, "payload-too-large", "Payload Too Large"},

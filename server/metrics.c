@@ -5,7 +5,8 @@
  * What: impactd_http_requests_total{route,code}, the latency histogram
  * impactd_http_request_duration_seconds{route} (from the request's headers
  * arriving to its reply being queued, so queueing for a worker is
- * included), and gauges for queue depth, in-flight requests, busy workers,
+ * included), the bytes of gzip request bodies and replies before and after
+ * coding, and gauges for queue depth, in-flight requests, busy workers,
  * connections, draining, resident memory and process start time.
  * How: the route labels are the endpoint table's paths (api/endpoint_table.h)
  * plus "other", with a fixed bucket ladder; every cell
@@ -46,8 +47,15 @@ typedef struct route_stats {
     atomic_uint_fast64_t count;
 } route_stats;
 
+/* Bytes of gzip-coded request bodies and replies, on the wire and decoded. */
+typedef struct gzip_stats {
+    atomic_uint_fast64_t request_wire, request_decoded;
+    atomic_uint_fast64_t reply_plain, reply_wire;
+} gzip_stats;
+
 struct imp_metrics {
     double start_time;
+    gzip_stats gzip;
     size_t n_routes; /* the endpoint table's rows, then "other" */
     route_stats routes[];
 };
@@ -92,6 +100,16 @@ void imp_metrics_observe(imp_metrics *m, size_t route, int status, double second
     if (seconds < 0) seconds = 0;
     atomic_fetch_add_explicit(&r->sum_ns, (uint_fast64_t)(seconds * 1e9), memory_order_relaxed);
     atomic_fetch_add_explicit(&r->count, 1, memory_order_relaxed);
+}
+
+void imp_metrics_gzip_request(imp_metrics *m, size_t wire, size_t decoded) {
+    atomic_fetch_add_explicit(&m->gzip.request_wire, wire, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->gzip.request_decoded, decoded, memory_order_relaxed);
+}
+
+void imp_metrics_gzip_reply(imp_metrics *m, size_t plain, size_t wire) {
+    atomic_fetch_add_explicit(&m->gzip.reply_plain, plain, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->gzip.reply_wire, wire, memory_order_relaxed);
 }
 
 /* A growable text buffer; `failed` sticks after the first allocation failure. */
@@ -147,6 +165,11 @@ static void gauge(text *t, const char *name, const char *help, double value) {
     put(t, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name, name, value);
 }
 
+static void counter(text *t, const char *name, const char *help, const atomic_uint_fast64_t *a) {
+    put(t, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+        (unsigned long long)load(a));
+}
+
 char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size_t *len) {
     text t = {malloc(16384), 0, 16384, 0};
     if (!t.buf) return NULL;
@@ -184,6 +207,16 @@ char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size
         put(&t, "impactd_http_request_duration_seconds_count{route=\"%s\"} %llu\n", route_label(r),
             (unsigned long long)cum);
     }
+    counter(&t, "impactd_compressed_request_bytes_total",
+            "Request body bytes received with Content-Encoding: gzip, as sent.",
+            &m->gzip.request_wire);
+    counter(&t, "impactd_decompressed_request_bytes_total",
+            "Bytes inflated from gzip request bodies (at most the body limit each).",
+            &m->gzip.request_decoded);
+    counter(&t, "impactd_compressed_reply_bytes_total",
+            "Reply body bytes sent with Content-Encoding: gzip, as sent.", &m->gzip.reply_wire);
+    counter(&t, "impactd_uncompressed_reply_bytes_total",
+            "Bytes of the gzip-compressed replies before compression.", &m->gzip.reply_plain);
     gauge(&t, "impactd_queue_depth", "Requests waiting for a worker.", (double)g->queue_depth);
     gauge(&t, "impactd_in_flight_requests", "Requests received and not yet answered.",
           (double)g->in_flight);

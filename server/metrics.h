@@ -38,6 +38,12 @@ size_t imp_metrics_route(const char *path);
 /* Counts one finished request on `route` with `status` that took `seconds`. */
 void imp_metrics_observe(imp_metrics *m, size_t route, int status, double seconds);
 
+/* Counts one gzip request body: `wire` bytes received, `decoded` bytes inflated from them. */
+void imp_metrics_gzip_request(imp_metrics *m, size_t wire, size_t decoded);
+
+/* Counts one gzip-compressed reply: `plain` bytes before compression, `wire` after. */
+void imp_metrics_gzip_reply(imp_metrics *m, size_t plain, size_t wire);
+
 /* The exposition text, malloc'd and NUL-terminated (caller frees), or NULL
  * on OOM. */
 char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size_t *len);
