@@ -72,7 +72,9 @@ typedef enum imp_gunzip_status {
 /* Receives n decoded bytes; returns 0 to stop inflating (the body is too large, say). */
 typedef int (*imp_gunzip_sink)(void *cls, const char *data, size_t n);
 
-/* NULL when memory runs out. */
+/* NULL when memory runs out. One holds about 56 KiB while it lives (zlib's state and 32 KiB
+ * window, and the 16 KiB output buffer), outside the daemon's budget of buffered body bytes:
+ * at most one per connection, so --max-connections bounds them. */
 imp_gunzip *imp_gunzip_new(void);
 void imp_gunzip_free(imp_gunzip *g);
 

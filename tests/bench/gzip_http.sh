@@ -25,15 +25,8 @@ IMPACTD=${IMPACTD:-build/impactd}
 [ -x "$IMPACTD" ] || { echo "gzip_http.sh: $IMPACTD not built (make)" >&2; exit 2; }
 command -v gzip >/dev/null || { echo "gzip_http.sh: needs gzip" >&2; exit 2; }
 
-WORK=$(mktemp -d /tmp/impactd-gzip.XXXXXX)
-IMPACTD_PID=
-cleanup() {
-    [ -n "$IMPACTD_PID" ] && kill "$IMPACTD_PID" 2>/dev/null && wait "$IMPACTD_PID" 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
 . tests/bench/daemon.sh
+bench_workdir gzip
 . tests/bench/scene.sh
 start_impactd
 

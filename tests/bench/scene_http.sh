@@ -17,15 +17,8 @@ RUNS=${1:-3}
 IMPACTD=${IMPACTD:-build/impactd}
 [ -x "$IMPACTD" ] || { echo "scene_http.sh: $IMPACTD not built (make)" >&2; exit 2; }
 
-WORK=$(mktemp -d /tmp/impactd-scene.XXXXXX)
-IMPACTD_PID=
-cleanup() {
-    [ -n "$IMPACTD_PID" ] && kill "$IMPACTD_PID" 2>/dev/null && wait "$IMPACTD_PID" 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
 . tests/bench/daemon.sh
+bench_workdir scene
 . tests/bench/scene.sh
 start_impactd
 

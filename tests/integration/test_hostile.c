@@ -88,9 +88,9 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "daemon.h"
+#include "tests/gzip_ref.h"
 
 /* Socket send/receive timeout, and the deadline of one whole exchange (s):
  * far above the slowest request here (a 17 MiB upload under ASan). */
@@ -1010,22 +1010,11 @@ static void test_chunked(void **state) {
 
 /* ---- content codings ----------------------------------------------------------------------- */
 
-/* `len` bytes as one gzip member (zlib, gzip framing); malloc'd with 16 bytes to spare. */
+/* zlib's gzip of `len` bytes (with bytes to spare after it). */
 static unsigned char *gzip_member(const void *data, size_t len, size_t *out_len) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
-    size_t cap = deflateBound(&z, len) + 16;
-    unsigned char *out = malloc(cap);
-    assert_non_null(out);
-    z.next_in = (unsigned char *)(uintptr_t)data;
-    z.avail_in = (unsigned)len;
-    z.next_out = out;
-    z.avail_out = (unsigned)cap;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    *out_len = z.total_out;
-    deflateEnd(&z);
-    return out;
+    unsigned char *z = imp_ref_gzip(data, len, 9, out_len);
+    assert_non_null(z);
+    return z;
 }
 
 /* "POST /v1/toi" with the header lines `headers` and `len` bytes of body by Content-Length. */

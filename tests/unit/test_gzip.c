@@ -6,8 +6,8 @@
  * input; the Content-Encoding and Accept-Encoding tables.
  *
  * DESIGN
- * The reference side is zlib used directly (deflateInit2/inflateInit2 with
- * gzip framing), so a round trip checks our streaming against the library's
+ * The reference side is zlib used directly (tests/gzip_ref.h: deflate and
+ * inflate with gzip framing), so a round trip checks our streaming against the library's
  * one-shot behaviour, not against itself. The data is random with a fixed
  * seed (printed): runs of JSON-like text and runs of random bytes, in
  * pieces of random sizes from 1 byte up, so every boundary case of the
@@ -26,12 +26,10 @@
 #include <cmocka.h>
 
 #include "server/gzip.h"
+#include "tests/gzip_ref.h"
 #include "tests/rng.h"
 
 #define SEED 0x67a1f00dull
-
-/* zlib's window bits for gzip framing. */
-#define GZIP_BITS (15 + 16)
 
 /* Decoded bytes collected by the sink, refused past `limit`. */
 typedef struct sink {
@@ -58,51 +56,11 @@ static int take(void *cls, const char *data, size_t n) {
     return 1;
 }
 
-/* `len` bytes as one gzip member by zlib itself at `level`; malloc'd, *out_len bytes. */
+/* zlib's gzip of `len` bytes at `level` (the test fails when it cannot make it). */
 static unsigned char *zlib_gzip(const void *data, size_t len, int level, size_t *out_len) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, level, Z_DEFLATED, GZIP_BITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    size_t cap = deflateBound(&z, len);
-    unsigned char *out = malloc(cap);
-    assert_non_null(out);
-    z.next_in = (unsigned char *)(uintptr_t)data;
-    z.avail_in = (unsigned)len;
-    z.next_out = out;
-    z.avail_out = (unsigned)cap;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    *out_len = z.total_out;
-    deflateEnd(&z);
-    return out;
-}
-
-/* The gzip data [data, data + len) inflated by zlib itself: malloc'd, *out_len bytes. */
-static char *zlib_gunzip(const char *data, size_t len, size_t *out_len) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(inflateInit2(&z, GZIP_BITS), Z_OK);
-    size_t cap = 4 * len + 4096, n = 0;
-    char *out = malloc(cap);
-    assert_non_null(out);
-    z.next_in = (unsigned char *)(uintptr_t)data;
-    z.avail_in = (unsigned)len;
-    int rc;
-    do {
-        if (n == cap) {
-            cap *= 2;
-            out = realloc(out, cap);
-            assert_non_null(out);
-        }
-        z.next_out = (unsigned char *)out + n;
-        z.avail_out = (unsigned)(cap - n);
-        rc = inflate(&z, Z_NO_FLUSH);
-        n = cap - z.avail_out;
-    } while (rc == Z_OK);
-    assert_int_equal(rc, Z_STREAM_END);
-    assert_int_equal(z.avail_in, 0);
-    inflateEnd(&z);
-    *out_len = n;
-    return out;
+    unsigned char *z = imp_ref_gzip(data, len, level, out_len);
+    assert_non_null(z);
+    return z;
 }
 
 /* Feeds `data` to a fresh inflater in pieces of 1 to max_piece bytes (random); returns the
@@ -164,7 +122,8 @@ static void test_round_trip_against_zlib(void **state) {
             size_t ours_len, back_len;
             char *ours = imp_gzip_compress(data, sizes[i], level, &ours_len);
             assert_non_null(ours);
-            char *back = zlib_gunzip(ours, ours_len, &back_len);
+            char *back = imp_ref_gunzip(ours, ours_len, &back_len);
+            assert_non_null(back);
             assert_int_equal(back_len, sizes[i]);
             assert_true(sizes[i] == 0 || memcmp(back, data, sizes[i]) == 0);
             free(back);
@@ -276,24 +235,9 @@ static void test_corrupt_truncated_and_trailing(void **state) {
 static void test_bomb_stops_at_the_limit(void **state) {
     (void)state;
     const size_t plain = (size_t)1 << 30, limit = (size_t)16 << 20;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, GZIP_BITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
-    size_t cap = 2u << 20;
-    unsigned char *bomb = malloc(cap), *zeros = calloc(1, 1u << 20);
+    size_t blen;
+    unsigned char *bomb = imp_ref_gzip_zeros(plain, &blen);
     assert_non_null(bomb);
-    assert_non_null(zeros);
-    z.next_out = bomb;
-    z.avail_out = (unsigned)cap;
-    for (size_t done = 0; done < plain; done += 1u << 20) {
-        z.next_in = zeros;
-        z.avail_in = 1u << 20;
-        assert_int_equal(deflate(&z, done + (1u << 20) == plain ? Z_FINISH : Z_NO_FLUSH),
-                         done + (1u << 20) == plain ? Z_STREAM_END : Z_OK);
-    }
-    size_t blen = z.total_out;
-    deflateEnd(&z);
-    free(zeros);
 
     sink s = {.limit = limit};
     imp_gunzip *g = imp_gunzip_new();
