@@ -28,7 +28,7 @@
 #   libimpact.a      core/*.c, compiled with no include paths: core sees libc and libm only
 #   libimpactapi.a   api/*.c (-I. and jansson)
 #   libimpactserver.a  server/*.c but main() and the CLI (unit tests link the modules they test)
-#   impactd          server/*.c (except the CLI's main) + both libraries + libmicrohttpd
+#   impactd          server/*.c (except the CLI's main) + both libraries + libmicrohttpd + zlib
 #   impact           the CLI: server/cli.c + both libraries + jansson
 #   tests/unit/test_*, tests/integration/test_*, tests/bench/bench_*  one per source file;
 #   other .c files in those directories are helpers linked into every binary of their suite.
@@ -47,7 +47,8 @@ SANITIZE ?=
 BUILD ?= $(if $(SANITIZE),build/san$(if $(filter thread,$(SANITIZE)),-thread),build)
 
 # Everything a fresh Debian machine needs to build and test; add packages here.
-DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev libcmocka-dev pkg-config gcc make
+DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev \
+                 pkg-config gcc make
 # What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c,
 # clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout.
 TEST_PACKAGES := nginx clang clang-format
@@ -75,6 +76,8 @@ CURL_CFLAGS := $(call pkg_cflags,libcurl)
 CURL_LIBS := $(call pkg_libs,libcurl,-lcurl)
 CMOCKA_CFLAGS := $(call pkg_cflags,cmocka)
 CMOCKA_LIBS := $(call pkg_libs,cmocka,-lcmocka)
+ZLIB_CFLAGS := $(call pkg_cflags,zlib)
+ZLIB_LIBS := $(call pkg_libs,zlib,-lz)
 
 # ---- sources ---------------------------------------------------------------------------------
 
@@ -131,16 +134,18 @@ $(BUILD)/obj/api/openapi.o: api/openapi.yaml
 
 $(BUILD)/obj/server/%.o: server/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(MHD_CFLAGS) $(JANSSON_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS) \
+	    -c $< -o $@
 
 $(BUILD)/obj/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS) \
+	    -c $< -o $@
 
 $(BUILD)/obj/tests/integration/%.o: tests/integration/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(CMOCKA_CFLAGS) $(CURL_CFLAGS) $(JANSSON_CFLAGS) \
-	    -c $< -o $@
+	    $(ZLIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tests/bench/%.o: tests/bench/%.c
 	@mkdir -p $(@D)
@@ -166,7 +171,7 @@ $(LIBIMPACTSERVER): $(SERVER_LIB_OBJS)
 
 $(IMPACTD): $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
-	    $(MHD_LIBS) $(JANSSON_LIBS) -lpthread -lm
+	    $(MHD_LIBS) $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 $(IMPACT): $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT) $(JANSSON_LIBS) -lm
@@ -177,19 +182,19 @@ $(UNIT_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_HELPER_O
                                      $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(UNIT_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) -lpthread -lm
+	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 $(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o \
                                             $(INTEG_HELPER_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(INTEG_HELPER_OBJS) \
-	    $(CMOCKA_LIBS) $(CURL_LIBS) $(JANSSON_LIBS) -lpthread -lm
+	    $(CMOCKA_LIBS) $(CURL_LIBS) $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELPER_OBJS) \
                                       $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(JANSSON_LIBS) -lpthread -lm
+	    $(LIBIMPACT) $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 -include $(ALL_OBJS:.o=.d) $(CLI_OBJ:.o=.d)
 

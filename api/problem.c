@@ -32,6 +32,7 @@ static const struct {
     [IMP_E_TIME_BUDGET] = {503, "time-budget-exceeded", "The request ran out of time"},
     [IMP_E_CANCELLED] = {499, "cancelled", "Client Closed Request"},
     [IMP_E_BAD_REQUEST] = {400, "bad-request", "Bad Request"},
+    [IMP_E_BAD_ENCODING] = {400, "bad-content-encoding", "Request body does not decode"},
     [IMP_E_NOT_FOUND] = {404, "not-found", "Not Found"},
     [IMP_E_METHOD] = {405, "method-not-allowed", "Method Not Allowed"},
     [IMP_E_TOO_LARGE] = {413, "payload-too-large", "Payload Too Large"},

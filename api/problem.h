@@ -28,10 +28,11 @@ typedef enum imp_errcode {
     IMP_E_CANCELLED,     /* 499 the client closed its connection (nobody reads the reply) */
     /* HTTP (the server records these) */
     IMP_E_BAD_REQUEST,     /* 400 framing: control byte in the path, Content-Length with chunked */
+    IMP_E_BAD_ENCODING,    /* 400 a gzip body that does not decode (corrupt, truncated, trailing) */
     IMP_E_NOT_FOUND,       /* 404 no endpoint at this path */
     IMP_E_METHOD,          /* 405 the path exists, the method does not */
     IMP_E_TOO_LARGE,       /* 413 the body exceeds --max-body-bytes */
-    IMP_E_MEDIA_TYPE,      /* 415 a Content-Type that is not JSON */
+    IMP_E_MEDIA_TYPE,      /* 415 a Content-Type that is not JSON, a Content-Encoding not gzip */
     IMP_E_INTERNAL,        /* 500 a bug */
     IMP_E_NOT_IMPLEMENTED, /* 501 a transfer coding other than chunked */
     IMP_E_OVERLOADED,      /* 503 work queue or request-buffer budget full */

@@ -14,9 +14,15 @@
  * 413 by Content-Length, the operations routes). Body pieces are appended
  * to a buffer; a body that grows past the limit is drained and answered
  * 413 once complete (libmicrohttpd takes a reply only after the headers or
- * after the whole body). A complete request is suspended
- * (MHD_suspend_connection) and submitted to the pool; the worker runs the
- * router, stores the reply in the request state, publishes it with a
+ * after the whole body). A gzip body (Content-Encoding: gzip, server/gzip.c)
+ * is inflated piece by piece on the connection thread into the same buffer,
+ * so the limit and the buffer budget count decoded bytes: a gzip bomb is
+ * refused as soon as it passes the limit, and the rest is drained without
+ * being inflated; corrupt or truncated gzip is 400 once the body is in,
+ * any other content coding 415 from the headers. A complete request is
+ * suspended (MHD_suspend_connection) and submitted to the pool; the worker
+ * runs the router, compresses the reply when the client accepts gzip and it
+ * is over 1 KiB, stores it in the request state, publishes it with a
  * release store and resumes the connection, and libmicrohttpd calls the
  * handler once more, which queues the stored reply. When the queue is
  * full the same path carries a 503 with Retry-After instead, so nothing
@@ -64,6 +70,7 @@
 #include <unistd.h>
 
 #include "api/problem.h"
+#include "gzip.h"
 #include "metrics.h"
 #include "pool.h"
 #include "router.h"
@@ -144,6 +151,10 @@ typedef struct request_state {
     long long declared;     /* Content-Length, -1 when absent */
     int too_large;          /* drain the rest of the body, then reply 413 */
     int over_budget;        /* drain the rest of the body, then reply 503 */
+    int bad_coding;         /* the gzip body does not decode: drain the rest, then reply 400 */
+    imp_gunzip *gunzip;     /* Content-Encoding: gzip, until the body is complete */
+    int accept_gzip;        /* the client's Accept-Encoding allows a gzip reply */
+    int reply_coded;        /* encode_reply has seen `reply` */
     size_t drain_from;      /* `received` when draining began */
     atomic_int phase;       /* PHASE_DONE: `reply` holds the answer */
     struct timespec queued; /* handed to the pool */
@@ -196,13 +207,47 @@ static int add_headers(struct MHD_Response *r, const imp_reply *reply) {
            (!reply->retry_after || MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER,
                                                            reply->retry_after) == MHD_YES) &&
            (!reply->close ||
-            MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES);
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES) &&
+           (!reply->accept_encoding ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_ACCEPT_ENCODING, reply->accept_encoding) ==
+                MHD_YES) &&
+           (!reply->gzip ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip") == MHD_YES) &&
+           (!reply->vary ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding") == MHD_YES);
+}
+
+/* Compresses a reply over IMP_GZIP_MIN_REPLY_BYTES when the client takes gzip, once per reply,
+ * on the thread that made it: the worker for the API routes, the connection thread for the
+ * few replies made there (problems found from the headers, the operations routes). Every
+ * reply that size says Vary: Accept-Encoding, compressed or not. Out of memory, or no gain,
+ * leaves the reply as it is. */
+static void encode_reply(request_state *st) {
+    imp_reply *reply = &st->reply;
+    if (st->reply_coded) return;
+    st->reply_coded = 1;
+    if (reply->resp.len <= IMP_GZIP_MIN_REPLY_BYTES) return;
+    reply->vary = 1;
+    if (!st->accept_gzip) return;
+    size_t n;
+    char *z = imp_gzip_compress(reply->resp.body, reply->resp.len, IMP_GZIP_REPLY_LEVEL, &n);
+    if (!z || n >= reply->resp.len) {
+        free(z);
+        return;
+    }
+    imp_metrics_gzip_reply(st->srv->metrics, reply->resp.len, n);
+    imp_api_response plain = reply->resp;
+    imp_api_response_free(&plain);
+    reply->resp.body = z;
+    reply->resp.len = n;
+    reply->gzip = 1;
 }
 
 /* Queues st->reply (ownership passes to libmicrohttpd), logs and counts it. */
 static enum MHD_Result send_reply(request_state *st) {
     imp_http_server *s = st->srv;
     imp_reply *reply = &st->reply;
+    encode_reply(st);
     int status = reply->resp.status;
     size_t bytes_out = reply->resp.len;
     imp_metrics_observe(s->metrics, imp_metrics_route(st->url), status, seconds_since(&st->start));
@@ -282,6 +327,50 @@ static int append(request_state *st, const char *data, size_t n, size_t limit) {
     return 1;
 }
 
+/* 1 once the body is being drained to be refused (413, 503 or 400). */
+static int refused(const request_state *st) {
+    return st->too_large || st->over_budget || st->bad_coding;
+}
+
+/* Keeps n more body bytes (decoded ones for a gzip body: the limit is on those); 0 when they
+ * are refused, past the limit (st->too_large) or past the buffer budget (st->over_budget),
+ * or when memory ran out (neither). An imp_gunzip_sink. */
+static int keep(void *cls, const char *data, size_t n) {
+    request_state *st = cls;
+    size_t max = st->srv->router.max_body_bytes;
+    if (n > max - st->len) {
+        st->too_large = 1;
+        return 0;
+    }
+    /* a plain body's declared length is what libmicrohttpd delivers: the buffer grows to it,
+     * not past */
+    size_t limit = st->declared > 0 && !st->gunzip ? (size_t)st->declared : max;
+    return append(st, data, n, limit);
+}
+
+/* One piece of body off the wire, kept as it is or inflated into the body; 0 as keep, or
+ * with st->bad_coding when the gzip data does not decode. A gzip body's wire bytes are
+ * bounded too (imp_gzip_wire_limit): empty members decode to nothing, forever. */
+static int take_piece(request_state *st, const char *data, size_t n) {
+    if (!st->gunzip) return keep(st, data, n);
+    if (st->received > imp_gzip_wire_limit(st->srv->router.max_body_bytes)) {
+        st->too_large = 1;
+        return 0;
+    }
+    imp_gunzip_status z = imp_gunzip_feed(st->gunzip, data, n, keep, st);
+    st->bad_coding = z == IMP_GUNZIP_CORRUPT;
+    return z == IMP_GUNZIP_OK;
+}
+
+/* Counts a gzip body's bytes and frees its inflater: when the body is complete, or when the
+ * request ends without it. */
+static void end_gunzip(request_state *st) {
+    if (!st->gunzip) return;
+    imp_metrics_gzip_request(st->srv->metrics, st->received, imp_gunzip_decoded_bytes(st->gunzip));
+    imp_gunzip_free(st->gunzip);
+    st->gunzip = NULL;
+}
+
 static void finish(request_state *st) {
     struct MHD_Connection *conn = st->conn;
     if (st->cs) atomic_store(&st->cs->busy, 0);
@@ -318,6 +407,7 @@ static void run_request(void *arg) {
         imp_router_handle(&st->srv->router, &req, &st->reply);
     }
     imp_metrics_stopped(st->srv->metrics, st->reply.resp.stopped);
+    encode_reply(st);
     finish(st);
 }
 
@@ -399,6 +489,36 @@ static size_t unescape_target(void *cls, struct MHD_Connection *c, char *text) {
     return n;
 }
 
+/* What a request's Content-Encoding and Accept-Encoding headers say, over every line of
+ * each (a second Content-Encoding line must not go unread). */
+typedef struct codings {
+    imp_coding content;
+    imp_accept accept;
+} codings;
+
+static enum MHD_Result read_codings(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value) {
+    (void)kind;
+    codings *k = cls;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_ENCODING) == 0)
+        k->content = imp_gzip_content_coding(k->content, value);
+    else if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING) == 0)
+        imp_accept_add(&k->accept, value);
+    return MHD_YES;
+}
+
+/* The Content-Length the size check of the headers sees. A gzip body's counts wire bytes:
+ * only one past what a body of the limit can compress to is refused from the headers, since
+ * deflate never expands much (imp_gzip_wire_limit); the decoded bytes are checked as they are
+ * inflated. An unsupported coding is answered (415) before any size. */
+static long long early_length(const imp_router *r, imp_coding coding, long long declared) {
+    if (coding == IMP_CODING_UNSUPPORTED) return -1;
+    if (coding == IMP_CODING_GZIP && declared >= 0 &&
+        (unsigned long long)declared <= imp_gzip_wire_limit(r->max_body_bytes))
+        return -1;
+    return declared;
+}
+
 /* First call of a request: headers complete, no body seen yet. */
 static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *c, const char *url,
                                      const char *method, void **con_cls) {
@@ -415,6 +535,10 @@ static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *
     *con_cls = st;
     atomic_fetch_add(&s->open_requests, 1);
     set_deadline(st->cs, s->request_ms);
+    codings coding = {IMP_CODING_IDENTITY, {0, 0, 0}};
+    imp_accept_init(&coding.accept);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, read_codings, &coding);
+    st->accept_gzip = imp_accept_gzip(&coding.accept);
 
     long long declared = st->declared = content_length(c);
     const char *te =
@@ -432,10 +556,18 @@ static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *
     } else if (atomic_load(&s->closing)) {
         imp_router_unavailable(IMP_UNAVAILABLE_DRAINING, &st->reply);
     } else {
-        decided = imp_router_early(&s->router, method, url, st->ctype, declared, &st->reply);
-        /* a declared body the budget cannot hold now is turned away before it is sent */
-        if (!decided && declared > 0 &&
-            (size_t)declared > s->max_buffered - atomic_load(&s->buffered)) {
+        decided = imp_router_early(&s->router, method, url, st->ctype,
+                                   early_length(&s->router, coding.content, declared), &st->reply);
+        if (!decided && coding.content == IMP_CODING_UNSUPPORTED) {
+            imp_router_unsupported_coding(&st->reply);
+            decided = 1;
+        }
+        /* A plain body of declared length takes its whole share of the budget now, or is
+         * turned away before it is sent: reserved piece by piece, many large uploads at once
+         * would each hold part of the budget and none could finish. A gzip body's decoded
+         * size is not known, so it (like a chunked one) reserves as it grows. */
+        if (!decided && declared > 0 && coding.content != IMP_CODING_GZIP &&
+            !reserve(st, (size_t)declared + 1)) {
             imp_router_unavailable(IMP_UNAVAILABLE_BUFFERS, &st->reply);
             decided = 1;
         }
@@ -450,9 +582,12 @@ static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *
                                                         MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
         return body_coming || st->reply.close ? send_reply(st) : MHD_YES;
     }
+    if (coding.content == IMP_CODING_GZIP && !(st->gunzip = imp_gunzip_new())) return MHD_NO;
     if (declared > 0) {
-        /* imp_router_early has checked declared <= the limit */
+        /* imp_router_early has checked declared <= the limit (a gzip body's may pass it a
+         * little, and its decoded bytes may be more or fewer) */
         size_t cap = (size_t)declared < BODY_PREALLOC_MAX ? (size_t)declared : BODY_PREALLOC_MAX;
+        if (cap > s->router.max_body_bytes) cap = s->router.max_body_bytes;
         if (!reserve(st, cap + 1)) {
             imp_router_unavailable(IMP_UNAVAILABLE_BUFFERS, &st->reply);
             atomic_store_explicit(&st->phase, PHASE_DONE, memory_order_relaxed);
@@ -477,20 +612,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         size_t n = *upload_data_size;
         *upload_data_size = 0;
         st->received += n;
-        if (st->too_large || st->over_budget) {
-            /* drained: at most DRAIN_MAX_BYTES past what was kept, then cut */
+        if (refused(st)) {
+            /* drained (never inflated): at most DRAIN_MAX_BYTES past what was kept, then cut */
             return st->received - st->drain_from <= DRAIN_MAX_BYTES ? MHD_YES : MHD_NO;
         }
-        if (n > s->router.max_body_bytes - st->len) {
-            st->too_large = 1;
-            st->drain_from = st->received - n;
-            drop_body(st);
-            return MHD_YES;
-        }
-        /* a declared length is what libmicrohttpd delivers: the buffer grows to it, not past */
-        size_t limit = st->declared > 0 ? (size_t)st->declared : s->router.max_body_bytes;
-        if (append(st, upload_data, n, limit)) return MHD_YES;
-        if (!st->over_budget) return MHD_NO; /* out of memory: drop the connection */
+        if (take_piece(st, upload_data, n)) return MHD_YES;
+        if (!refused(st)) return MHD_NO; /* out of memory: drop the connection */
         st->drain_from = st->received - n;
         drop_body(st);
         return MHD_YES;
@@ -502,12 +629,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     case PHASE_QUEUED: return MHD_YES; /* not ours to answer yet (a spurious call) */
     case PHASE_READING: break;
     }
+    if (st->gunzip) {
+        /* the body must end where a gzip member does */
+        if (!refused(st) && !imp_gunzip_finish(st->gunzip)) st->bad_coding = 1;
+        if (st->bad_coding) imp_router_bad_coding(imp_gunzip_error(st->gunzip), &st->reply);
+        end_gunzip(st);
+    }
     if (st->too_large) {
         imp_router_too_large(&s->router, &st->reply);
         return send_reply(st);
     }
     if (st->over_budget) {
         imp_router_unavailable(IMP_UNAVAILABLE_BUFFERS, &st->reply);
+        return send_reply(st);
+    }
+    if (st->bad_coding) {
+        drop_body(st);
         return send_reply(st);
     }
     return dispatch(st);
@@ -522,6 +659,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!st) return;
     set_deadline(st->cs, s->idle_ms);
     imp_reply_free(&st->reply); /* set when the client left before the reply went out */
+    end_gunzip(st);             /* the client left inside a gzip body */
     drop_body(st);
     free(st);
     *con_cls = NULL;

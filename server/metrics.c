@@ -5,7 +5,8 @@
  * What: impactd_http_requests_total{route,code}, the latency histogram
  * impactd_http_request_duration_seconds{route} (from the request's headers
  * arriving to its reply being queued, so queueing for a worker is
- * included), and gauges for queue depth, in-flight requests, busy workers,
+ * included), the bytes of gzip request bodies and replies before and after
+ * coding, and gauges for queue depth, in-flight requests, busy workers,
  * connections, draining, resident memory and process start time.
  * How: the route labels are the endpoint table's paths (api/endpoint_table.h)
  * plus "other", with a fixed bucket ladder; every cell
@@ -52,11 +53,18 @@ typedef struct route_stats {
 
 static const char *const CLASS_LABELS[2] = {"light", "heavy"};
 
+/* Bytes of gzip-coded request bodies and replies, on the wire and decoded. */
+typedef struct gzip_stats {
+    atomic_uint_fast64_t request_wire, request_decoded;
+    atomic_uint_fast64_t reply_plain, reply_wire;
+} gzip_stats;
+
 struct imp_metrics {
     double start_time;
     histogram queue_wait[2];       /* by cost class: light, heavy */
     atomic_uint_fast64_t stops[4]; /* by imp_stop_reason (0 unused) */
-    size_t n_routes;               /* the endpoint table's rows, then "other" */
+    gzip_stats gzip;
+    size_t n_routes; /* the endpoint table's rows, then "other" */
     route_stats routes[];
 };
 
@@ -113,6 +121,16 @@ void imp_metrics_queue_wait(imp_metrics *m, int heavy, double seconds) {
 void imp_metrics_stopped(imp_metrics *m, int reason) {
     if (reason > 0 && reason < 4)
         atomic_fetch_add_explicit(&m->stops[reason], 1, memory_order_relaxed);
+}
+
+void imp_metrics_gzip_request(imp_metrics *m, size_t wire, size_t decoded) {
+    atomic_fetch_add_explicit(&m->gzip.request_wire, wire, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->gzip.request_decoded, decoded, memory_order_relaxed);
+}
+
+void imp_metrics_gzip_reply(imp_metrics *m, size_t plain, size_t wire) {
+    atomic_fetch_add_explicit(&m->gzip.reply_plain, plain, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->gzip.reply_wire, wire, memory_order_relaxed);
 }
 
 /* A growable text buffer; `failed` sticks after the first allocation failure. */
@@ -224,6 +242,17 @@ char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size
     counter(&t, "impactd_drain_stops_total",
             "Requests stopped because the drain timeout expired (503 draining).",
             load(&m->stops[IMP_STOP_DRAINING]));
+    counter(&t, "impactd_compressed_request_bytes_total",
+            "Request body bytes received with Content-Encoding: gzip, as sent.",
+            load(&m->gzip.request_wire));
+    counter(&t, "impactd_decompressed_request_bytes_total",
+            "Bytes inflated from gzip request bodies (at most the body limit each).",
+            load(&m->gzip.request_decoded));
+    counter(&t, "impactd_compressed_reply_bytes_total",
+            "Reply body bytes sent with Content-Encoding: gzip, as sent.",
+            load(&m->gzip.reply_wire));
+    counter(&t, "impactd_uncompressed_reply_bytes_total",
+            "Bytes of the gzip-compressed replies before compression.", load(&m->gzip.reply_plain));
     gauge(&t, "impactd_queue_depth", "Requests waiting for a worker.", (double)g->queue_depth);
     gauge(&t, "impactd_in_flight_requests", "Requests received and not yet answered.",
           (double)g->in_flight);

@@ -44,6 +44,12 @@ void imp_metrics_queue_wait(imp_metrics *m, int heavy, double seconds);
 /* Counts a request whose work was stopped, by imp_stop_reason (api/api.h). */
 void imp_metrics_stopped(imp_metrics *m, int reason);
 
+/* Counts one gzip request body: `wire` bytes received, `decoded` bytes inflated from them. */
+void imp_metrics_gzip_request(imp_metrics *m, size_t wire, size_t decoded);
+
+/* Counts one gzip-compressed reply: `plain` bytes before compression, `wire` after. */
+void imp_metrics_gzip_reply(imp_metrics *m, size_t plain, size_t wire);
+
 /* The exposition text, malloc'd and NUL-terminated (caller frees), or NULL
  * on OOM. */
 char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size_t *len);

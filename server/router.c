@@ -11,7 +11,9 @@
  *   POST /v1/<op>           -> imp_api_handle(op, body)
  * Everything else is a problem+json from imp_api_problem: 404 for an
  * unknown path, 405 with Allow for a known path and the wrong method, 415
- * for a Content-Type that is present and not JSON, 413 over the size limit.
+ * for a Content-Type that is present and not JSON, 413 over the size limit
+ * (and, for the connection layer, 415 for a content coding other than gzip
+ * and 400 for gzip that does not decode).
  * How: the checks that need no body live in imp_router_early, which the
  * connection layer calls as soon as the headers are in, so a doomed
  * request is answered before its body is read; imp_router_handle repeats
@@ -135,6 +137,18 @@ void imp_router_too_large(const imp_router *r, imp_reply *out) {
     snprintf(detail, sizeof detail, "the request body exceeds the limit of %zu bytes",
              r->max_body_bytes);
     problem(IMP_E_TOO_LARGE, detail, out);
+}
+
+void imp_router_unsupported_coding(imp_reply *out) {
+    problem(IMP_E_MEDIA_TYPE,
+            "the only content coding this server decodes is gzip; send the body as it is or "
+            "with Content-Encoding: gzip",
+            out);
+    out->accept_encoding = "gzip";
+}
+
+void imp_router_bad_coding(const char *why, imp_reply *out) {
+    problem(IMP_E_BAD_ENCODING, why, out);
 }
 
 void imp_router_bad_framing(imp_framing why, imp_reply *out) {

@@ -40,10 +40,13 @@ typedef struct imp_request {
 } imp_request;
 
 typedef struct imp_reply {
-    imp_api_response resp;   /* status, content type, body; free with imp_reply_free */
-    const char *allow;       /* value of the Allow header (static), or NULL */
-    const char *retry_after; /* value of the Retry-After header (static), or NULL */
-    int close;               /* 1: send Connection: close and end the connection */
+    imp_api_response resp;       /* status, content type, body; free with imp_reply_free */
+    const char *allow;           /* value of the Allow header (static), or NULL */
+    const char *retry_after;     /* value of the Retry-After header (static), or NULL */
+    int close;                   /* 1: send Connection: close and end the connection */
+    const char *accept_encoding; /* value of the Accept-Encoding header (static), or NULL */
+    int gzip;                    /* 1: the body is gzip-compressed (Content-Encoding: gzip) */
+    int vary;                    /* 1: the body depends on Accept-Encoding (Vary) */
 } imp_reply;
 
 /* What is wrong with a request's framing (RFC 9112), answered before its body. */
@@ -83,6 +86,13 @@ int imp_router_early(const imp_router *r, const char *method, const char *path,
 /* Handles one complete request (checks of imp_router_early included).
  * Always fills *out; the caller frees it with imp_reply_free. */
 void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *out);
+
+/* The 415 reply to a Content-Encoding other than gzip (RFC 9110 section 15.5.16), which
+ * names the coding the server takes in its Accept-Encoding header (section 12.5.3). */
+void imp_router_unsupported_coding(imp_reply *out);
+
+/* The 400 reply to a gzip body that does not decode; `why` is its detail. */
+void imp_router_bad_coding(const char *why, imp_reply *out);
 
 /* The 413 reply, for a body found too large while it is being read. */
 void imp_router_too_large(const imp_router *r, imp_reply *out);

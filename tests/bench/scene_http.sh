@@ -8,7 +8,7 @@
 #
 # Runs from the repository root after `make`. The scenes are those of
 # bench_scenes (uniform density, 10% covered, radius 0.5, speed up to 1,
-# horizon 1), written by awk with a fixed seed. The daemon listens on
+# horizon 1), written by awk with a fixed seed (tests/bench/scene.sh). The daemon listens on
 # 127.0.0.1 only and is stopped on exit. bench_scenes splits the server's
 # share further into parse, decode, solve and encode in-process.
 set -eu
@@ -17,37 +17,10 @@ RUNS=${1:-3}
 IMPACTD=${IMPACTD:-build/impactd}
 [ -x "$IMPACTD" ] || { echo "scene_http.sh: $IMPACTD not built (make)" >&2; exit 2; }
 
-WORK=$(mktemp -d /tmp/impactd-scene.XXXXXX)
-IMPACTD_PID=
-cleanup() {
-    [ -n "$IMPACTD_PID" ] && kill "$IMPACTD_PID" 2>/dev/null && wait "$IMPACTD_PID" 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
 . tests/bench/daemon.sh
+bench_workdir scene
+. tests/bench/scene.sh
 start_impactd
-
-# scene N DIM > file: the request body
-scene() {
-    awk -v n="$1" -v dim="$2" 'BEGIN {
-        srand(20261123 + n + dim); pi = 3.14159265358979323846; r = 0.5
-        per = dim == 2 ? pi * r * r / 0.1 : 4 / 3 * pi * r * r * r / 0.1
-        side = dim == 2 ? sqrt(n * per) : exp(log(n * per) / 3)
-        printf "{\"horizon\": 1, \"broadphase\": \"auto\", \"bodies\": ["
-        for (i = 0; i < n; i++) {
-            x = rand() * side; y = rand() * side; z = rand() * side
-            u = 2 * rand() - 1; v = 2 * rand() - 1; w = 2 * rand() - 1
-            if (dim == 2)
-                printf "%s{\"radius\":0.5,\"position\":[%.17g,%.17g],\"velocity\":[%.17g,%.17g]}", \
-                    (i ? "," : ""), x, y, u, v
-            else
-                printf "%s{\"radius\":0.5,\"position\":[%.17g,%.17g,%.17g],\"velocity\":[%.17g,%.17g,%.17g]}", \
-                    (i ? "," : ""), x, y, z, u, v, w
-        }
-        printf "]}"
-    }'
-}
 
 printf '%-4s %8s %10s %10s %10s %10s %10s\n' dim bodies "req MB" "reply MB" "total ms" "solve ms" "rest ms"
 for dim in 2 3; do

@@ -356,10 +356,16 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud) {
     size_t n = size * nmemb;
     if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) { /* a new response (e.g. after 100) */
         r->content_type[0] = r->allow[0] = r->connection[0] = '\0';
+        r->content_encoding[0] = r->vary[0] = r->accept_encoding[0] = r->content_length[0] = '\0';
     }
     imp_test_header_value(p, n, "Content-Type", r->content_type, sizeof r->content_type);
     imp_test_header_value(p, n, "Allow", r->allow, sizeof r->allow);
     imp_test_header_value(p, n, "Connection", r->connection, sizeof r->connection);
+    imp_test_header_value(p, n, "Content-Encoding", r->content_encoding,
+                          sizeof r->content_encoding);
+    imp_test_header_value(p, n, "Vary", r->vary, sizeof r->vary);
+    imp_test_header_value(p, n, "Accept-Encoding", r->accept_encoding, sizeof r->accept_encoding);
+    imp_test_header_value(p, n, "Content-Length", r->content_length, sizeof r->content_length);
     return n;
 }
 
@@ -430,26 +436,51 @@ static size_t on_read(char *dst, size_t size, size_t nmemb, void *ud) {
     return n;
 }
 
-int imp_http_post_pieces(const char *url, const char *body, size_t len, size_t piece, int chunked,
-                         imp_http_result *out) {
+/* `method` `url` with extra header lines; a POST's body goes whole (piece 0), or through a
+ * read callback `piece` bytes at a time, chunked or with its length. */
+static int send_request(const char *method, const char *url, const char *const *headers,
+                        const char *body, size_t len, size_t piece, int chunked,
+                        imp_http_result *out) {
     memset(out, 0, sizeof *out);
     CURL *c = curl_easy_init();
     if (!c) return -1;
     source src = {body, len, piece};
     curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(c, CURLOPT_READDATA, &src);
     struct curl_slist *h = curl_slist_append(NULL, "Expect:");
-    h = curl_slist_append(h, "Content-Type: application/json");
-    if (chunked)
-        h = curl_slist_append(h, "Transfer-Encoding: chunked");
-    else
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    for (size_t i = 0; headers && headers[i]; ++i)
+        h = curl_slist_append(h, headers[i]);
+    if (strcmp(method, "POST") == 0) {
+        h = curl_slist_append(h, "Content-Type: application/json");
+        if (piece > 0) {
+            curl_easy_setopt(c, CURLOPT_POST, 1L);
+            curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+            curl_easy_setopt(c, CURLOPT_READDATA, &src);
+        } else {
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
+        }
+        if (chunked)
+            h = curl_slist_append(h, "Transfer-Encoding: chunked");
+        else
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    } else if (strcmp(method, "HEAD") == 0) {
+        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    } else if (strcmp(method, "GET") != 0) {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    }
     int rc = perform(c, h, out);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     return rc;
+}
+
+int imp_http_post_pieces(const char *url, const char *body, size_t len, size_t piece, int chunked,
+                         imp_http_result *out) {
+    return send_request("POST", url, NULL, body, len, piece, chunked, out);
+}
+
+int imp_http_with(const char *method, const char *url, const char *const *headers, const char *body,
+                  size_t len, size_t piece, imp_http_result *out) {
+    return send_request(method, url, headers, body, len, piece, piece > 0, out);
 }
 
 void imp_http_result_free(imp_http_result *r) {

@@ -65,6 +65,10 @@ typedef struct imp_http_result {
     char content_type[128]; /* header values, "" when absent */
     char allow[128];
     char connection[64];
+    char content_encoding[64];
+    char vary[64];
+    char accept_encoding[64];
+    char content_length[32];
     long new_connections; /* connections curl opened for this request (0: reused) */
 } imp_http_result;
 
@@ -81,6 +85,13 @@ int imp_http(void *curl, const char *method, const char *url, const char *conten
  * chunked transfer when `chunked`, else a declared Content-Length. */
 int imp_http_post_pieces(const char *url, const char *body, size_t len, size_t piece, int chunked,
                          imp_http_result *out);
+
+/* `method` `url` with extra header lines (NULL-terminated, may be NULL) and, for a POST,
+ * Content-Type: application/json and `body`: whole with a Content-Length when piece is 0,
+ * else chunked in `piece`-byte pieces. libcurl decodes no content coding: the reply body is
+ * as it came. Returns 0 when an HTTP response arrived. */
+int imp_http_with(const char *method, const char *url, const char *const *headers, const char *body,
+                  size_t len, size_t piece, imp_http_result *out);
 
 void imp_http_result_free(imp_http_result *r);
 

@@ -1,7 +1,8 @@
 /*
  * test_hostile.c - hostile HTTP traffic against the daemon, written byte by
  * byte over plain TCP sockets: malformed request lines and headers, bad
- * Content-Length, chunked bodies good and bad, broken and pathological
+ * Content-Length, chunked bodies good and bad, gzip bodies good, broken,
+ * bombs and other content codings, broken and pathological
  * JSON, bodies past the size limit, pipelining and clients that vanish
  * mid-request, a wrong type at every field and a missing value for every
  * member of every endpoint, extreme numbers at every numeric field, and
@@ -89,6 +90,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "tests/gzip_ref.h"
 
 /* Socket send/receive timeout, and the deadline of one whole exchange (s):
  * far above the slowest request here (a 17 MiB upload under ASan). */
@@ -1004,6 +1006,102 @@ static void test_chunked(void **state) {
                 "Transfer-Encoding: chunked\r\n\r\n45\r\n" TOI_BODY "\r\n0\r\n\r\n"),
             0, problem(415, NULL));
     end("chunked");
+}
+
+/* ---- content codings ----------------------------------------------------------------------- */
+
+/* zlib's gzip of `len` bytes (with bytes to spare after it). */
+static unsigned char *gzip_member(const void *data, size_t len, size_t *out_len) {
+    unsigned char *z = imp_ref_gzip(data, len, 9, out_len);
+    assert_non_null(z);
+    return z;
+}
+
+/* "POST /v1/toi" with the header lines `headers` and `len` bytes of body by Content-Length. */
+static void post_coded(const char *label, const char *headers, const void *body, size_t len,
+                       expect x) {
+    char head[512];
+    int n = snprintf(head, sizeof head,
+                     "POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT "%sContent-Length: %zu\r\n\r\n",
+                     headers, len);
+    text t = {0};
+    put(&t, head, (size_t)n);
+    put(&t, body, len);
+    run_raw(label, t.p, t.len, 0, x);
+    free(t.p);
+}
+
+static void test_content_coding(void **state) {
+    (void)state;
+    begin();
+    static const char toi[] = TOI_BODY;
+    size_t zlen;
+    unsigned char *z = gzip_member(toi, sizeof toi - 1, &zlen);
+    const char *gz = "Content-Encoding: gzip\r\n";
+    post_coded("gzip body", gz, z, zlen, ok200());
+    post_coded("X-Gzip body", "Content-Encoding: X-Gzip\r\n", z, zlen, ok200());
+    post_coded("gzip with Accept-Encoding: gzip (a small reply)",
+               "Content-Encoding: gzip\r\nAccept-Encoding: gzip\r\n", z, zlen, ok200());
+    post_coded("identity", "Content-Encoding: identity\r\n", toi, sizeof toi - 1, ok200());
+    {
+        size_t n;
+        char *req = post_chunked("/v1/toi", (const char *)z, zlen, 3, &n);
+        /* the coding goes in beside Transfer-Encoding */
+        char *te = strstr(req, "Transfer-Encoding");
+        text t = {0};
+        put(&t, req, (size_t)(te - req));
+        puts_(&t, gz);
+        put(&t, te, n - (size_t)(te - req));
+        run_raw("gzip body, chunked in 3-byte pieces", t.p, t.len, 0, ok200());
+        free(t.p);
+        free(req);
+    }
+    /* 415 for a coding not decoded, after the path, method and media type */
+    post_coded("Content-Encoding: br", "Content-Encoding: br\r\n", z, zlen, problem(415, NULL));
+    post_coded("Content-Encoding: deflate", "Content-Encoding: deflate\r\n", z, zlen,
+               problem(415, NULL));
+    post_coded("gzip applied twice", "Content-Encoding: gzip, gzip\r\n", z, zlen,
+               problem(415, NULL));
+    post_coded("gzip, then br on a second line",
+               "Content-Encoding: gzip\r\nContent-Encoding: br\r\n", z, zlen, problem(415, NULL));
+    run_raw("br on an unknown path",
+            RAW("POST /v1/nope HTTP/1.1\r\n" HOST CLOSE JSON_CT "Content-Encoding: br\r\n"
+                "Content-Length: 69\r\n\r\n" TOI_BODY),
+            0, problem(404, NULL));
+    run_raw("gzip on GET /healthz (no body)",
+            RAW("GET /healthz HTTP/1.1\r\n" HOST CLOSE "Content-Encoding: gzip\r\n\r\n"), 0,
+            ok200());
+    run_raw("gzip with text/plain",
+            RAW("POST /v1/toi HTTP/1.1\r\n" HOST CLOSE "Content-Type: text/plain\r\n"
+                "Content-Encoding: gzip\r\nContent-Length: 69\r\n\r\n" TOI_BODY),
+            0, problem(415, NULL));
+    /* 400 bad-content-encoding: not gzip, truncated, trailing bytes, empty */
+    post_coded("plain JSON said to be gzip", gz, toi, sizeof toi - 1, problem(400, NULL));
+    post_coded("gzip cut short", gz, z, zlen - 5, problem(400, NULL));
+    post_coded("gzip header only", gz, z, 10, problem(400, NULL));
+    memcpy(z + zlen, "\0\0\0\0", 4);
+    post_coded("gzip with trailing zeros", gz, z, zlen + 4, problem(400, NULL));
+    z[zlen - 1] ^= 0x40; /* the length in the trailer */
+    post_coded("gzip with a wrong length", gz, z, zlen, problem(400, NULL));
+    post_coded("empty gzip body", gz, "", 0, problem(400, NULL));
+    free(z);
+    /* a gzip body decoding past the 16 MiB limit: 413, and the connection stays handled */
+    size_t big = BODY_LIMIT + 4096;
+    char *zeros = calloc(1, big);
+    assert_non_null(zeros);
+    z = gzip_member(zeros, big, &zlen);
+    free(zeros);
+    post_coded("gzip bomb past the limit", gz, z, zlen, problem(413, NULL));
+    free(z);
+    /* a declared length past what any body of the limit compresses to: 413 from the headers */
+    char req[256];
+    int n = snprintf(req, sizeof req,
+                     "POST /v1/toi HTTP/1.1\r\n" HOST CLOSE JSON_CT
+                     "Content-Encoding: gzip\r\nContent-Length: %zu\r\n\r\n",
+                     BODY_LIMIT + BODY_LIMIT / 16 + 1025);
+    run_raw("gzip Content-Length past the wire bound, no body sent", req, (size_t)n, 0,
+            problem(413, NULL));
+    end("content codings");
 }
 
 /* ---- connection abuse ---------------------------------------------------------------------- */
@@ -2376,12 +2474,19 @@ static void test_count(void **state) {
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_request_line),     cmocka_unit_test(test_headers),
-        cmocka_unit_test(test_content_length),   cmocka_unit_test(test_chunked),
-        cmocka_unit_test(test_connection_abuse), cmocka_unit_test(test_json_syntax),
-        cmocka_unit_test(test_deep_nesting),     cmocka_unit_test(test_huge),
-        cmocka_unit_test(test_geometry),         cmocka_unit_test(test_wrong_types_and_missing),
-        cmocka_unit_test(test_extreme_numbers),  cmocka_unit_test(test_count),
+        cmocka_unit_test(test_request_line),
+        cmocka_unit_test(test_headers),
+        cmocka_unit_test(test_content_length),
+        cmocka_unit_test(test_chunked),
+        cmocka_unit_test(test_content_coding),
+        cmocka_unit_test(test_connection_abuse),
+        cmocka_unit_test(test_json_syntax),
+        cmocka_unit_test(test_deep_nesting),
+        cmocka_unit_test(test_huge),
+        cmocka_unit_test(test_geometry),
+        cmocka_unit_test(test_wrong_types_and_missing),
+        cmocka_unit_test(test_extreme_numbers),
+        cmocka_unit_test(test_count),
     };
     int failed = cmocka_run_group_tests_name("hostile", tests, start_daemon, stop_daemon);
     return failed + teardown_failures ? 1 : 0;

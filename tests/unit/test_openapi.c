@@ -851,12 +851,15 @@ static void test_configuration_and_media_types_described(void **state) {
         "unknown-field",   "bad-request",        "invalid-field",     "invalid-geometry",
         "limit-exceeded",  "duplicate-id",       "unsupported-field", "internal-error",
         "not-found",       "method-not-allowed", "payload-too-large", "unsupported-media-type",
-        "not-implemented", "overloaded",         "draining",
+        "not-implemented", "overloaded",         "draining",          "bad-content-encoding",
     };
     /* headers and media types the contract names (keys of headers: and content:) */
     static const char *const keys[] = {
         "Retry-After",
         "Allow",
+        "Content-Encoding",
+        "Accept-Encoding",
+        "Vary",
         "application/problem+json",
         "application/json",
         "text/plain; version=0.0.4",
