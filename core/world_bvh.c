@@ -37,9 +37,8 @@
 
 #include "world_impl.h"
 
-/* SAH bins per axis (count): Wald 2007 finds 16 within a few percent of a
- * full sweep; 16 bins on three axes cost about 50 candidate boundaries per
- * node. */
+/* SAH bins (count): Wald 2007 finds 16 within a few percent of a full
+ * sweep of the candidate planes. */
 #define IMP_WORLD_BINS 16
 
 /* Depth after which nodes are split by count (levels); with a count split
@@ -52,47 +51,77 @@ typedef struct bref {
     uint32_t prim;
 } bref;
 
+/* The next float below (above) a finite f, by its bit pattern. */
+static float step(float f, int upward) {
+    if (f == 0.0f) return upward ? 0x1p-149f : -0x1p-149f;
+    union {
+        float f;
+        uint32_t u;
+    } v = {f};
+    v.u += (f > 0.0f) == (upward != 0) ? 1u : (uint32_t)-1;
+    return v.f;
+}
+
 static float down(double x) {
     if (x > FLT_MAX) return FLT_MAX;
     if (x < -FLT_MAX) return -INFINITY;
     float f = (float)x;
-    return (double)f > x ? nextafterf(f, -INFINITY) : f;
+    return (double)f > x ? step(f, 0) : f;
 }
 
 static float up(double x) {
     if (x > FLT_MAX) return INFINITY;
     if (x < -FLT_MAX) return -FLT_MAX;
     float f = (float)x;
-    return (double)f < x ? nextafterf(f, INFINITY) : f;
+    return (double)f < x ? step(f, 1) : f;
 }
+
+/* min and max of floats that are never NaN here, without libm's calls */
+static float minf(float a, float b) { return a < b ? a : b; }
+static float maxf(float a, float b) { return a > b ? a : b; }
 
 static float centroid(const bref *r, int k) { return 0.5f * r->lo[k] + 0.5f * r->hi[k]; }
 
+/* A box of floats; with the centroid bounds when it bounds a range. */
+typedef struct fbox {
+    float lo[3], hi[3];
+} fbox;
+
+static fbox fbox_empty(void) {
+    fbox b = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+    return b;
+}
+
+static void fbox_grow(fbox *b, const float lo[3], const float hi[3]) {
+    for (int k = 0; k < 3; ++k) {
+        b->lo[k] = minf(b->lo[k], lo[k]);
+        b->hi[k] = maxf(b->hi[k], hi[k]);
+    }
+}
+
+static void fbox_add_centroid(fbox *c, const bref *r) {
+    for (int k = 0; k < 3; ++k) {
+        float x = centroid(r, k);
+        c->lo[k] = minf(c->lo[k], x);
+        c->hi[k] = maxf(c->hi[k], x);
+    }
+}
+
 /* Half the surface area (3D) or half the perimeter (2D) of a box. */
-static double box_cost(const float lo[3], const float hi[3], int dim) {
-    double x = (double)hi[0] - lo[0], y = (double)hi[1] - lo[1], z = (double)hi[2] - lo[2];
+static double box_cost(const fbox *b, int dim) {
+    double x = (double)b->hi[0] - b->lo[0], y = (double)b->hi[1] - b->lo[1],
+           z = (double)b->hi[2] - b->lo[2];
     return dim == 3 ? x * y + y * z + z * x : x + y;
 }
 
-typedef struct bin {
-    float lo[3], hi[3];
-    size_t n;
-} bin;
-
-static void bin_clear(bin *b) {
-    for (int k = 0; k < 3; ++k) {
-        b->lo[k] = INFINITY;
-        b->hi[k] = -INFINITY;
+/* The bounds and centroid bounds of refs[s, e). */
+static void range_bounds(const bref *refs, size_t s, size_t e, fbox *box, fbox *cen) {
+    *box = fbox_empty();
+    *cen = fbox_empty();
+    for (size_t i = s; i < e; ++i) {
+        fbox_grow(box, refs[i].lo, refs[i].hi);
+        fbox_add_centroid(cen, &refs[i]);
     }
-    b->n = 0;
-}
-
-static void bin_grow(bin *b, const float lo[3], const float hi[3], size_t n) {
-    for (int k = 0; k < 3; ++k) {
-        b->lo[k] = fminf(b->lo[k], lo[k]);
-        b->hi[k] = fmaxf(b->hi[k], hi[k]);
-    }
-    b->n += n;
 }
 
 typedef struct builder {
@@ -102,111 +131,121 @@ typedef struct builder {
     int stopped;
 } builder;
 
+/* A node's range with its bounds and centroid bounds. */
+typedef struct task {
+    size_t s, e;
+    int depth;
+    size_t parent; /* SIZE_MAX for the root and left children */
+    fbox box, cen;
+} task;
+
 /* Bin of centroid c on an axis binned from c0 with `scale` bins per unit. */
 static int bin_of(float c, float c0, float scale) {
     int b = (int)((c - c0) * scale);
     return b < 0 ? 0 : b >= IMP_WORLD_BINS ? IMP_WORLD_BINS - 1 : b;
 }
 
-/* The SAH split of refs[s, e): 1 with *mid set (s < *mid < e) and the range
- * partitioned, or 0 when no axis has a usable centroid extent. */
-static int split_sah(builder *b, size_t s, size_t e, const float clo[3], const float chi[3],
-                     size_t *mid) {
-    bin bins[3][IMP_WORLD_BINS];
-    float scale[3];
-    int usable[3], any = 0;
-    for (int k = 0; k < 3; ++k) {
-        double ext = (double)chi[k] - clo[k];
-        usable[k] = ext > 0.0 && isfinite(ext);
-        scale[k] = usable[k] ? (float)(IMP_WORLD_BINS / ext) : 0.0f;
-        usable[k] = usable[k] && isfinite(scale[k]) && scale[k] > 0.0f;
-        any |= usable[k];
-        for (int j = 0; j < IMP_WORLD_BINS; ++j)
-            bin_clear(&bins[k][j]);
+/* Splits task t by SAH over the axis of largest centroid extent: 1 with the
+ * range partitioned and *l, *r filled, or 0 when the centroids coincide
+ * (or their extent overflows). */
+static int split_sah(builder *b, const task *t, task *l, task *r) {
+    int k = 0;
+    double ext = -1.0;
+    for (int a = 0; a < 3; ++a) {
+        double x = (double)t->cen.hi[a] - t->cen.lo[a];
+        if (x > ext) ext = x, k = a;
     }
-    if (!any) return 0;
-    for (size_t i = s; i < e; ++i) {
-        const bref *r = &b->refs[i];
-        for (int k = 0; k < 3; ++k)
-            if (usable[k])
-                bin_grow(&bins[k][bin_of(centroid(r, k), clo[k], scale[k])], r->lo, r->hi, 1);
+    float scale = (float)(IMP_WORLD_BINS / ext), c0 = t->cen.lo[k];
+    if (!(ext > 0.0) || !isfinite(ext) || !(scale > 0.0f) || !isfinite(scale)) return 0;
+    fbox bins[IMP_WORLD_BINS];
+    size_t count[IMP_WORLD_BINS] = {0};
+    for (int j = 0; j < IMP_WORLD_BINS; ++j)
+        bins[j] = fbox_empty();
+    for (size_t i = t->s; i < t->e; ++i) {
+        const bref *x = &b->refs[i];
+        int j = bin_of(centroid(x, k), c0, scale);
+        fbox_grow(&bins[j], x->lo, x->hi);
+        ++count[j];
+    }
+    /* sweep from the right, then from the left: cost of each boundary */
+    fbox right[IMP_WORLD_BINS], acc = fbox_empty();
+    size_t nr = 0, right_n[IMP_WORLD_BINS];
+    for (int j = IMP_WORLD_BINS - 1; j > 0; --j) {
+        fbox_grow(&acc, bins[j].lo, bins[j].hi);
+        nr += count[j];
+        right[j] = acc;
+        right_n[j] = nr;
     }
     double best = INFINITY;
-    int best_k = -1, best_j = 0;
-    for (int k = 0; k < 3; ++k) {
-        if (!usable[k]) continue;
-        double right_cost[IMP_WORLD_BINS];
-        bin acc;
-        bin_clear(&acc);
-        for (int j = IMP_WORLD_BINS - 1; j > 0; --j) {
-            bin_grow(&acc, bins[k][j].lo, bins[k][j].hi, bins[k][j].n);
-            right_cost[j] = acc.n ? box_cost(acc.lo, acc.hi, b->w->dim) * (double)acc.n : -1.0;
-        }
-        bin_clear(&acc);
-        for (int j = 1; j < IMP_WORLD_BINS; ++j) { /* boundary before bin j */
-            bin_grow(&acc, bins[k][j - 1].lo, bins[k][j - 1].hi, bins[k][j - 1].n);
-            if (acc.n == 0 || right_cost[j] < 0.0) continue;
-            double cost = box_cost(acc.lo, acc.hi, b->w->dim) * (double)acc.n + right_cost[j];
-            if (cost < best) {
-                best = cost;
-                best_k = k;
-                best_j = j;
-            }
+    int best_j = 0;
+    size_t nl = 0;
+    acc = fbox_empty();
+    fbox best_l = acc, best_r = acc;
+    for (int j = 1; j < IMP_WORLD_BINS; ++j) { /* the boundary before bin j */
+        fbox_grow(&acc, bins[j - 1].lo, bins[j - 1].hi);
+        nl += count[j - 1];
+        if (nl == 0 || right_n[j] == 0) continue;
+        double cost = box_cost(&acc, b->w->dim) * (double)nl +
+                      box_cost(&right[j], b->w->dim) * (double)right_n[j];
+        if (cost < best) {
+            best = cost;
+            best_j = j;
+            best_l = acc;
+            best_r = right[j];
         }
     }
-    if (best_k < 0) return 0;
-    size_t i = s, j = e;
+    if (best_j == 0) return 0;
+    /* partition, gathering each side's centroid bounds */
+    fbox cl = fbox_empty(), cr = fbox_empty();
+    size_t i = t->s, j = t->e;
     while (i < j) {
-        if (bin_of(centroid(&b->refs[i], best_k), clo[best_k], scale[best_k]) < best_j) {
+        bref *x = &b->refs[i];
+        if (bin_of(centroid(x, k), c0, scale) < best_j) {
+            fbox_add_centroid(&cl, x);
             ++i;
         } else {
-            bref t = b->refs[i];
-            b->refs[i] = b->refs[--j];
-            b->refs[j] = t;
+            fbox_add_centroid(&cr, x);
+            bref tmp = *x;
+            *x = b->refs[--j];
+            b->refs[j] = tmp;
         }
     }
-    b->poll.work += 2 * (e - s);
-    if (i == s || i == e) return 0;
-    *mid = i;
+    b->poll.work += t->e - t->s;
+    *l = (task){t->s, i, t->depth + 1, SIZE_MAX, best_l, cl};
+    *r = (task){i, t->e, t->depth + 1, SIZE_MAX, best_r, cr};
     return 1;
 }
 
-typedef struct task {
-    size_t s, e;
-    int depth;
-    size_t parent; /* SIZE_MAX for the root and left children */
-} task;
+/* Splits task t in the middle of its range (coincident centroids, or too
+ * deep for SAH). */
+static void split_count(builder *b, const task *t, task *l, task *r) {
+    size_t mid = t->s + (t->e - t->s) / 2;
+    *l = (task){t->s, mid, t->depth + 1, SIZE_MAX, fbox_empty(), fbox_empty()};
+    *r = (task){mid, t->e, t->depth + 1, SIZE_MAX, fbox_empty(), fbox_empty()};
+    range_bounds(b->refs, l->s, l->e, &l->box, &l->cen);
+    range_bounds(b->refs, r->s, r->e, &r->box, &r->cen);
+    b->poll.work += t->e - t->s;
+}
 
 static void build_nodes(builder *b) {
     imp_world *w = b->w;
     task stack[IMP_WORLD_MAX_DEPTH];
     int sp = 0;
-    task t = {0, w->n_bvh, 0, SIZE_MAX};
+    task t = {0, w->n_bvh, 0, SIZE_MAX, fbox_empty(), fbox_empty()};
+    range_bounds(b->refs, 0, w->n_bvh, &t.box, &t.cen);
     for (;;) {
         size_t slot = w->n_nodes++;
         world_node *node = &w->nodes[slot];
         if (t.parent != SIZE_MAX) w->nodes[t.parent].index = (uint32_t)slot;
-        float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-        float clo[3] = {INFINITY, INFINITY, INFINITY}, chi[3] = {-INFINITY, -INFINITY, -INFINITY};
-        for (size_t i = t.s; i < t.e; ++i) {
-            const bref *r = &b->refs[i];
-            for (int k = 0; k < 3; ++k) {
-                lo[k] = fminf(lo[k], r->lo[k]);
-                hi[k] = fmaxf(hi[k], r->hi[k]);
-                float c = centroid(r, k);
-                clo[k] = fminf(clo[k], c);
-                chi[k] = fmaxf(chi[k], c);
-            }
-        }
         for (int k = 0; k < 3; ++k) {
-            node->lo[k] = lo[k];
-            node->hi[k] = hi[k];
+            node->lo[k] = t.box.lo[k];
+            node->hi[k] = t.box.hi[k];
         }
-        if (world_poll_add(&b->poll, t.e - t.s) != 0) {
+        if (world_poll_add(&b->poll, 1) != 0) {
             b->stopped = 1;
             return;
         }
-        size_t n = t.e - t.s, mid;
+        size_t n = t.e - t.s;
         if (n <= IMP_WORLD_LEAF_SIZE) {
             node->index = (uint32_t)t.s;
             node->count = (uint32_t)n;
@@ -214,12 +253,14 @@ static void build_nodes(builder *b) {
             t = stack[--sp];
             continue;
         }
-        if (t.depth >= IMP_WORLD_SAH_MAX_DEPTH || !split_sah(b, t.s, t.e, clo, chi, &mid))
-            mid = t.s + n / 2; /* by count: coincident centroids, or too deep for SAH */
+        task l, r;
+        if (t.depth >= IMP_WORLD_SAH_MAX_DEPTH || !split_sah(b, &t, &l, &r))
+            split_count(b, &t, &l, &r);
         node->count = 0;
         assert(sp < IMP_WORLD_MAX_DEPTH);
-        stack[sp++] = (task){mid, t.e, t.depth + 1, slot};
-        t = (task){t.s, mid, t.depth + 1, SIZE_MAX};
+        r.parent = slot;
+        stack[sp++] = r;
+        t = l;
     }
 }
 
