@@ -473,6 +473,120 @@ static void test_rays_match_loop(void **state) {
     assert_true(hits > rays / 5 && hits < rays);
 }
 
+/* ---- overlaps ------------------------------------------------------------------------------ */
+
+static int contact_sort(const void *pa, const void *pb) {
+    const imp_world_contact *a = pa, *b = pb;
+    if (a->collider != b->collider) return a->collider < b->collider ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static imp_world_overlap_result brute_overlap(const imp_world *w, const imp_shape *s,
+                                              imp_vec3 pos) {
+    imp_world_overlap_result r;
+    memset(&r, 0, sizeof r);
+    imp_world_overlap_prep p = imp_world_overlap_prepare(w, s, pos);
+    size_t n = imp_world_prim_count(w), nc = 0;
+    imp_world_contact *c = malloc((n ? n : 1) * sizeof *c);
+    uint32_t fc = UINT32_MAX, fi = 0;
+    for (size_t i = 0; i < n; ++i) {
+        imp_failure why = IMP_FAILURE_NONE;
+        int rc = imp_world_overlap_prim(w, &p, i, &c[nc], &why);
+        if (rc < 0) {
+            uint32_t ci, ii;
+            imp_world_prim_id(w, i, &ci, &ii);
+            if (ci < fc || (ci == fc && ii < fi)) fc = ci, fi = ii, r.failure = why;
+        }
+        nc += rc > 0;
+    }
+    if (fc != UINT32_MAX) {
+        r.state = IMP_WORLD_FAILED;
+        free(c);
+        return r;
+    }
+    qsort(c, nc, sizeof *c, contact_sort);
+    r.state = nc ? IMP_WORLD_HIT : IMP_WORLD_NONE;
+    r.n_contacts = nc;
+    r.contacts = nc ? c : NULL;
+    if (!nc) free(c);
+    return r;
+}
+
+static void test_overlaps_match_loop(void **state) {
+    (void)state;
+    const uint64_t seed = 0x0e71a9u;
+    uint64_t rng = seed;
+    print_message("seed %#llx\n", (unsigned long long)seed);
+    size_t queries = 0, contacts = 0, touching = 0;
+    for (int wi = 0; wi < 24; ++wi) {
+        int dim = wi % 2 ? 2 : 3;
+        world_parts p;
+        if (dim == 3)
+            random_world_3d(&rng, &p, wi % 4 == 0);
+        else
+            random_world_2d(&rng, &p, wi % 4 == 1);
+        imp_world *w = build(dim, p.c, p.n);
+        for (int k = 0; k < 120; ++k) {
+            imp_vec3 buf[16];
+            imp_shape s = random_shape_of(&rng, dim, k % IMP_TEST_KIND_HALFSPACE, buf);
+            imp_vec3 pos = random_vec_dim(&rng, 6, dim);
+            imp_world_overlap_result a = imp_world_overlap(w, &s, pos, NULL);
+            imp_world_overlap_result b = brute_overlap(w, &s, pos);
+            int same = a.state == b.state && a.failure == b.failure &&
+                       a.n_contacts == b.n_contacts &&
+                       (a.n_contacts == 0 ||
+                        memcmp(a.contacts, b.contacts, a.n_contacts * sizeof *a.contacts) == 0);
+            if (!same)
+                fail_msg("seed %#llx world %d query %d: state %d/%d, %zu/%zu contacts",
+                         (unsigned long long)seed, wi, k, a.state, b.state, a.n_contacts,
+                         b.n_contacts);
+            for (size_t i = 0; i < a.n_contacts; ++i) {
+                assert_true(a.contacts[i].depth >= 0.0);
+                assert_true(fabs(imp_len(a.contacts[i].normal) - 1.0) < 1e-12);
+                touching += a.contacts[i].depth == 0.0;
+            }
+            contacts += a.n_contacts;
+            ++queries;
+            free(a.contacts);
+            free(b.contacts);
+        }
+        imp_world_destroy(w);
+        parts_free(&p);
+    }
+    print_message("%zu overlap queries, %zu contacts\n", queries, contacts);
+    assert_true(contacts > queries);
+}
+
+/* A box resting on a floor of triangles and sunk into it by 0.1: every
+ * triangle under it, depth 0.1, normal up; one-sided from below: none. */
+static void test_overlap_known(void **state) {
+    (void)state;
+    mesh m = split_box(imp_v3(5, 1, 5), 4); /* its top at y = 1 is 32 triangles */
+    imp_world_collider c = mesh_collider(&m, imp_v3(0, -1, 0), 1);
+    imp_world *w = build(3, &c, 1);
+    imp_shape box = box3(0.5, 0.5, 0.5, (imp_quat){1, 0, 0, 0});
+    /* floor top at y = 0; the box from y -0.1 to 0.9, inside one 2.5 x 2.5 square */
+    imp_world_overlap_result r = imp_world_overlap(w, &box, imp_v3(1.25, 0.4, 1.25), NULL);
+    assert_int_equal(r.state, IMP_WORLD_HIT);
+    assert_int_equal(r.n_contacts, 2);
+    for (size_t i = 0; i < r.n_contacts; ++i) {
+        assert_true(fabs(r.contacts[i].depth - 0.1) < 1e-12);
+        assert_true(r.contacts[i].normal.y == 1.0);
+        assert_int_equal(r.contacts[i].kind, IMP_WORLD_PRIM_TRIANGLE);
+    }
+    free(r.contacts);
+    /* apart */
+    r = imp_world_overlap(w, &box, imp_v3(1.25, 0.6, 1.25), NULL);
+    assert_int_equal(r.state, IMP_WORLD_NONE);
+    assert_null(r.contacts);
+    /* from inside the box mesh, its faces seen from the back: one-sided, so none */
+    imp_shape ball = sphere(0.2);
+    r = imp_world_overlap(w, &ball, imp_v3(1.25, -0.1, 1.25), NULL);
+    assert_int_equal(r.state, IMP_WORLD_NONE);
+    imp_world_destroy(w);
+    mesh_free(&m);
+}
+
 /* ---- watertightness ------------------------------------------------------------------------ */
 
 /* A point inside a closed mesh: a random convex combination of a few
@@ -740,6 +854,8 @@ int main(void) {
         cmocka_unit_test(test_zero_area_triangles_skipped),
         cmocka_unit_test(test_heightfield_triangles),
         cmocka_unit_test(test_rays_match_loop),
+        cmocka_unit_test(test_overlap_known),
+        cmocka_unit_test(test_overlaps_match_loop),
         cmocka_unit_test(test_watertight_closed_meshes),
         cmocka_unit_test(test_degenerate_builds_fast),
     };
