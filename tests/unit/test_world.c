@@ -587,6 +587,183 @@ static void test_overlap_known(void **state) {
     mesh_free(&m);
 }
 
+/* ---- shape casts --------------------------------------------------------------------------- */
+
+/* every field bit for bit (the struct has padding, which assignment need not copy) */
+static int same_cast(const imp_world_cast_result *a, const imp_world_cast_result *b) {
+#define SAME(f) (memcmp(&a->f, &b->f, sizeof a->f) == 0)
+    return SAME(state) && SAME(time) && SAME(point) && SAME(normal) && SAME(position) &&
+           SAME(depth) && SAME(tolerance) && SAME(collider) && SAME(index) && SAME(kind) &&
+           SAME(failure) && SAME(stopped_by);
+#undef SAME
+}
+
+static imp_world_cast_result brute_cast(const imp_world *w, const imp_world_cast *cast) {
+    imp_world_cast_prep p = imp_world_cast_prepare(w, cast);
+    size_t n = imp_world_prim_count(w);
+    imp_world_cast_result best, none;
+    memset(&best, 0, sizeof best);
+    memset(&none, 0, sizeof none);
+    int have = 0;
+    size_t *failed = malloc((n ? n : 1) * sizeof *failed), nf = 0;
+    imp_failure *why = malloc((n ? n : 1) * sizeof *why);
+    for (size_t i = 0; i < n; ++i) {
+        imp_world_cast_result r = imp_world_cast_prim(w, &p, i);
+        if (r.state == IMP_WORLD_FAILED) failed[nf] = i, why[nf++] = r.failure;
+        if ((r.state == IMP_WORLD_HIT || r.state == IMP_WORLD_OVERLAPPING) &&
+            (!have || imp_world_cast_cmp(&r, &best) < 0))
+            best = r, have = 1;
+    }
+    double bound = have ? best.time : cast->horizon;
+    uint32_t fc = UINT32_MAX, fi = 0;
+    imp_failure fw = IMP_FAILURE_NONE;
+    for (size_t k = 0; k < nf; ++k) {
+        uint32_t c, i;
+        imp_world_prim_id(w, failed[k], &c, &i);
+        if (imp_world_cast_reaches(w, &p, failed[k], bound) && (c < fc || (c == fc && i < fi)))
+            fc = c, fi = i, fw = why[k];
+    }
+    free(failed);
+    free(why);
+    if (fw != IMP_FAILURE_NONE) {
+        none.state = IMP_WORLD_FAILED;
+        none.failure = fw;
+        return none;
+    }
+    return have ? best : none;
+}
+
+/* An independent check of a hit with the overlap query (GJK and SAT, not
+ * roots): at the hit, moved a hair further along the contact normal, the
+ * body overlaps the primitive it names by about that hair, and at earlier
+ * times it overlaps no two-sided primitive by more than a hair. */
+static void check_cast_hit(const imp_world *w, const world_parts *p, const imp_world_cast *c,
+                           const imp_world_cast_result *r, uint64_t seed, int k) {
+    const double tol = 1e-7;
+    imp_world_overlap_result o =
+        imp_world_overlap(w, c->shape, imp_madd(r->position, r->normal, -tol), NULL);
+    int found = 0;
+    for (size_t i = 0; i < o.n_contacts; ++i)
+        found |= o.contacts[i].collider == r->collider && o.contacts[i].index == r->index &&
+                 o.contacts[i].depth <= 2 * tol;
+    free(o.contacts);
+    /* a point or a bare segment crossing a flat primitive touches it only in passing */
+    int thin = (c->shape->type == IMP_SHAPE_SPHERE || c->shape->type == IMP_SHAPE_SEGMENT) &&
+               c->shape->radius == 0.0;
+    if (!found && !thin && !p->c[r->collider].one_sided)
+        fail_msg("seed %#llx cast %d: not touching collider %u index %u at t %.17g",
+                 (unsigned long long)seed, k, r->collider, r->index, r->time);
+    for (int j = 1; j < 8; ++j) {
+        double t = r->time * j / 8.0;
+        o = imp_world_overlap(w, c->shape, imp_motion_at(&c->motion, t), NULL);
+        for (size_t i = 0; i < o.n_contacts; ++i)
+            if (!p->c[o.contacts[i].collider].one_sided && o.contacts[i].depth > tol)
+                fail_msg("seed %#llx cast %d: overlaps collider %u index %u by %g at t %.17g "
+                         "< %.17g",
+                         (unsigned long long)seed, k, o.contacts[i].collider, o.contacts[i].index,
+                         o.contacts[i].depth, t, r->time);
+        free(o.contacts);
+    }
+}
+
+static void test_casts_match_loop(void **state) {
+    (void)state;
+    const uint64_t seed = 0xca57f00du;
+    uint64_t rng = seed;
+    print_message("seed %#llx\n", (unsigned long long)seed);
+    size_t casts = 0, hits = 0, overlapping = 0;
+    int per_world = SANITIZED ? 30 : 80;
+    for (int wi = 0; wi < 24; ++wi) {
+        int dim = wi % 2 ? 2 : 3;
+        world_parts p;
+        if (dim == 3)
+            random_world_3d(&rng, &p, wi % 4 == 0);
+        else
+            random_world_2d(&rng, &p, wi % 4 == 1);
+        imp_world *w = build(dim, p.c, p.n);
+        for (int k = 0; k < per_world; ++k) {
+            imp_vec3 buf[16];
+            imp_shape s = random_shape_of(&rng, dim, k % IMP_TEST_KIND_HALFSPACE, buf);
+            imp_world_cast c = {.shape = &s};
+            c.motion.p = imp_scale(random_dir(&rng, dim), imp_rng_uniform(&rng, 5, 12));
+            imp_vec3 target = random_vec_dim(&rng, 5, dim);
+            c.motion.v = imp_scale(imp_sub(target, c.motion.p), imp_rng_uniform(&rng, 0.2, 1.5));
+            if (k % 3 == 0) c.motion.a = random_vec_dim(&rng, 2, dim);
+            c.horizon = k % 4 == 0 ? INFINITY : imp_rng_uniform(&rng, 0.3, 2);
+            imp_world_cast_result a = imp_world_shapecast(w, &c, NULL);
+            imp_world_cast_result b = brute_cast(w, &c);
+            if (!same_cast(&a, &b))
+                fail_msg("seed %#llx world %d cast %d (shape %d): query state %d t %.17g c %u "
+                         "i %u, loop state %d t %.17g c %u i %u",
+                         (unsigned long long)seed, wi, k, s.type, a.state, a.time, a.collider,
+                         a.index, b.state, b.time, b.collider, b.index);
+            if (a.state == IMP_WORLD_HIT) check_cast_hit(w, &p, &c, &a, seed, wi * 1000 + k);
+            hits += a.state == IMP_WORLD_HIT;
+            overlapping += a.state == IMP_WORLD_OVERLAPPING;
+            ++casts;
+        }
+        imp_world_destroy(w);
+        parts_free(&p);
+    }
+    print_message("%zu casts: %zu hit, %zu overlapping at the start\n", casts, hits, overlapping);
+    assert_true(hits > casts / 4);
+}
+
+static void test_cast_known(void **state) {
+    (void)state;
+    /* a flat heightfield at y = 0 over [0, 4] x [0, 4] */
+    double h[25] = {0};
+    imp_world_collider c = {.kind = IMP_WORLD_HEIGHTFIELD};
+    c.heightfield = (imp_world_heightfield){5, 5, 1.0, 1.0, h};
+    imp_world *w = build(3, &c, 1);
+    imp_shape ball = sphere(0.5);
+    imp_world_cast cast = {
+        &ball, {imp_v3(1.3, 5, 2.6), imp_v3(0, -1, 0), imp_v3(0, 0, 0)}, INFINITY};
+    imp_world_cast_result r = imp_world_shapecast(w, &cast, NULL);
+    assert_int_equal(r.state, IMP_WORLD_HIT);
+    assert_true(r.time == 4.5 && fabs(r.normal.y - 1) < 1e-15 && r.position.y == 0.5);
+    assert_true(fabs(r.point.y) < 1e-15 && r.kind == IMP_WORLD_PRIM_TRIANGLE);
+    /* falling under gravity from 5.5 with radius 0.5: 5 = g t^2 / 2 */
+    cast.motion = (imp_motion){imp_v3(2.5, 5.5, 2.5), imp_v3(0, 0, 0), imp_v3(0, -10, 0)};
+    r = imp_world_shapecast(w, &cast, NULL);
+    assert_int_equal(r.state, IMP_WORLD_HIT);
+    assert_true(fabs(r.time - 1.0) < 1e-15);
+    /* a point (radius 0) through the floor: the crossing */
+    imp_shape point = sphere(0.0);
+    cast.shape = &point;
+    cast.motion = (imp_motion){imp_v3(0.3, 2, 0.7), imp_v3(0.1, -1, 0.1), imp_v3(0, 0, 0)};
+    r = imp_world_shapecast(w, &cast, NULL);
+    assert_int_equal(r.state, IMP_WORLD_HIT);
+    assert_true(r.time == 2.0 && fabs(r.normal.y - 1) < 1e-15);
+    /* a box landing flat on it: many triangles at one time; the first by index wins */
+    imp_shape box = box3(1, 0.25, 1, (imp_quat){1, 0, 0, 0});
+    cast.shape = &box;
+    cast.motion = (imp_motion){imp_v3(2, 3.25, 2), imp_v3(0, -2, 0), imp_v3(0, 0, 0)};
+    r = imp_world_shapecast(w, &cast, NULL);
+    assert_int_equal(r.state, IMP_WORLD_HIT);
+    assert_true(r.time == 1.5 && fabs(r.normal.y - 1) < 1e-15 && r.position.y == 0.25);
+    /* overlapping at the start */
+    cast.motion.p.y = 0.2;
+    r = imp_world_shapecast(w, &cast, NULL);
+    assert_int_equal(r.state, IMP_WORLD_OVERLAPPING);
+    assert_true(r.time == 0.0 && fabs(r.depth - 0.05) < 1e-12);
+    imp_world_destroy(w);
+
+    /* a one-sided floor seen from below: a ball thrown up through it passes */
+    c.one_sided = 1;
+    w = build(3, &c, 1);
+    cast.shape = &ball;
+    cast.motion = (imp_motion){imp_v3(1.5, -3, 1.5), imp_v3(0, 1, 0), imp_v3(0, 0, 0)};
+    cast.horizon = 10;
+    r = imp_world_shapecast(w, &cast, NULL);
+    assert_int_equal(r.state, IMP_WORLD_NONE);
+    cast.motion = (imp_motion){imp_v3(1.5, 3, 1.5), imp_v3(0, -1, 0), imp_v3(0, 0, 0)};
+    r = imp_world_shapecast(w, &cast, NULL);
+    assert_int_equal(r.state, IMP_WORLD_HIT);
+    assert_true(fabs(r.time - 2.5) < 1e-14);
+    imp_world_destroy(w);
+}
+
 /* ---- watertightness ------------------------------------------------------------------------ */
 
 /* A point inside a closed mesh: a random convex combination of a few
@@ -790,6 +967,57 @@ static void test_heightfield_triangles(void **state) {
     imp_world_destroy(w);
 }
 
+/* ---- stopping ---------------------------------------------------------------------------- */
+
+typedef struct countdown {
+    int left;
+} countdown;
+
+static int count_down(void *cls) {
+    countdown *c = cls;
+    return --c->left <= 0 ? 7 : 0;
+}
+
+static void test_stop_check(void **state) {
+    (void)state;
+    size_t n = 300000;
+    imp_vec3 v[3] = {imp_v3(0, 0, 0), imp_v3(1, 0, 0), imp_v3(0, 1, 0)};
+    uint32_t *t = malloc(3 * n * sizeof *t);
+    for (size_t i = 0; i < n; ++i)
+        t[3 * i] = 0, t[3 * i + 1] = 1, t[3 * i + 2] = 2;
+    imp_world_collider c = {.kind = IMP_WORLD_MESH};
+    c.mesh = (imp_world_mesh){v, 3, t, n};
+    countdown cd = {3};
+    imp_world_input in = {.dim = 3, .colliders = &c, .n_colliders = 1, .stop = {count_down, &cd}};
+    imp_world *w = (imp_world *)(uintptr_t)1;
+    imp_error err = {-1, NULL};
+    assert_int_equal(imp_world_build(&in, &w, &err), IMP_WORLD_BUILD_STOPPED);
+    assert_null(w);
+    assert_int_equal(err.code, IMP_WORLD_BUILD_STOPPED);
+    in.stop = (imp_stop){NULL, NULL};
+    assert_int_equal(imp_world_build(&in, &w, NULL), IMP_WORLD_OK);
+    /* every triangle lies on the ray: queries must poll while they test them */
+    imp_world_ray ray = {imp_v3(0.2, 0.2, 1), imp_v3(0, 0, -1), INFINITY};
+    cd.left = 3;
+    imp_stop stop = {count_down, &cd};
+    imp_world_ray_result r = imp_world_raycast(w, &ray, IMP_WORLD_RAY_ALL, &stop);
+    assert_int_equal(r.state, IMP_WORLD_STOPPED);
+    assert_int_equal(r.stopped_by, 7);
+    assert_null(r.hits);
+    imp_shape ball = sphere(0.1);
+    cd.left = 3;
+    imp_world_overlap_result o = imp_world_overlap(w, &ball, imp_v3(0.2, 0.2, 0), &stop);
+    assert_int_equal(o.state, IMP_WORLD_STOPPED);
+    assert_null(o.contacts);
+    cd.left = 3;
+    imp_world_cast cast = {&ball, {imp_v3(0.2, 0.2, 1), imp_v3(0, 0, -1), imp_v3(0, 0, 0)}, 5};
+    imp_world_cast_result cr = imp_world_shapecast(w, &cast, &stop);
+    assert_int_equal(cr.state, IMP_WORLD_STOPPED);
+    assert_int_equal(cr.stopped_by, 7);
+    imp_world_destroy(w);
+    free(t);
+}
+
 /* ---- degenerate builds ------------------------------------------------------------------- */
 
 static void test_degenerate_builds_fast(void **state) {
@@ -856,6 +1084,9 @@ int main(void) {
         cmocka_unit_test(test_rays_match_loop),
         cmocka_unit_test(test_overlap_known),
         cmocka_unit_test(test_overlaps_match_loop),
+        cmocka_unit_test(test_cast_known),
+        cmocka_unit_test(test_casts_match_loop),
+        cmocka_unit_test(test_stop_check),
         cmocka_unit_test(test_watertight_closed_meshes),
         cmocka_unit_test(test_degenerate_builds_fast),
     };
