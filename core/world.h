@@ -277,10 +277,12 @@ void imp_world_prim_id(const imp_world *w, size_t i, uint32_t *collider, uint32_
 typedef struct imp_world_ray_prep {
     imp_world_ray ray;
     int dim;
-    int kx, ky, kz;        /* axes: kz that of the largest |dir| component */
-    double sx, sy;         /* the shear: dir's kx and ky components over its kz one */
-    double inv[3];         /* 1 / dir, per axis */
-    double olo[3], ohi[3]; /* the origin moved by the bounds padding, for lower and upper bounds */
+    int kx, ky, kz;           /* axes: kz that of the largest |dir| component */
+    double sx, sy;            /* the shear: dir's kx and ky components over its kz one */
+    double inv[3];            /* 1 / dir, per axis */
+    int neg[3];               /* dir's sign bit, per axis: which bound the ray meets first */
+    double onear[3], ofar[3]; /* the origin moved by the bounds padding, for the bound met
+                                 first and for the other one */
 } imp_world_ray_prep;
 
 imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray *ray);

@@ -19,8 +19,10 @@
  * range: depth stays below IMP_WORLD_MAX_DEPTH and every level costs O(n),
  * so the build is O(n log n) on any input. The build works on 28-byte
  * references (float bounds rounded outwards, and the primitive's index),
- * iteratively with an explicit stack (left child next to its parent, the
- * right child's slot patched in when it is built), and finally permutes
+ * iteratively with an explicit stack, with the two children of a node in
+ * adjacent slots of 64-byte aligned memory (one cache line holds both, so
+ * a traversal step that tests both children misses the cache once), and
+ * finally permutes
  * the primitives into leaf order in place (following the permutation's
  * cycles), so the peak memory is the primitives, the references and the
  * nodes. Node bounds are floats rounded outwards from the primitives'
@@ -34,6 +36,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "world_impl.h"
 
@@ -132,10 +135,11 @@ typedef struct builder {
 } builder;
 
 /* A node's range with its bounds and centroid bounds. */
+/* A node's range with its bounds and centroid bounds, and its slot. */
 typedef struct task {
     size_t s, e;
     int depth;
-    size_t parent; /* SIZE_MAX for the root and left children */
+    size_t slot;
     fbox box, cen;
 } task;
 
@@ -211,8 +215,8 @@ static int split_sah(builder *b, const task *t, task *l, task *r) {
         }
     }
     b->poll.work += t->e - t->s;
-    *l = (task){t->s, i, t->depth + 1, SIZE_MAX, best_l, cl};
-    *r = (task){i, t->e, t->depth + 1, SIZE_MAX, best_r, cr};
+    *l = (task){t->s, i, t->depth + 1, 0, best_l, cl};
+    *r = (task){i, t->e, t->depth + 1, 0, best_r, cr};
     return 1;
 }
 
@@ -220,23 +224,25 @@ static int split_sah(builder *b, const task *t, task *l, task *r) {
  * deep for SAH). */
 static void split_count(builder *b, const task *t, task *l, task *r) {
     size_t mid = t->s + (t->e - t->s) / 2;
-    *l = (task){t->s, mid, t->depth + 1, SIZE_MAX, fbox_empty(), fbox_empty()};
-    *r = (task){mid, t->e, t->depth + 1, SIZE_MAX, fbox_empty(), fbox_empty()};
+    *l = (task){t->s, mid, t->depth + 1, 0, fbox_empty(), fbox_empty()};
+    *r = (task){mid, t->e, t->depth + 1, 0, fbox_empty(), fbox_empty()};
     range_bounds(b->refs, l->s, l->e, &l->box, &l->cen);
     range_bounds(b->refs, r->s, r->e, &r->box, &r->cen);
     b->poll.work += t->e - t->s;
 }
 
+/* Nodes go to slots in pairs: the root at 0 (slot 1 is left empty), and
+ * the two children of a node at 2k, 2k + 1, so that with 32-byte nodes in
+ * 64-byte aligned memory both children share one cache line. */
 static void build_nodes(builder *b) {
     imp_world *w = b->w;
     task stack[IMP_WORLD_MAX_DEPTH];
     int sp = 0;
-    task t = {0, w->n_bvh, 0, SIZE_MAX, fbox_empty(), fbox_empty()};
+    task t = {0, w->n_bvh, 0, 0, fbox_empty(), fbox_empty()};
     range_bounds(b->refs, 0, w->n_bvh, &t.box, &t.cen);
+    w->n_nodes = 2;
     for (;;) {
-        size_t slot = w->n_nodes++;
-        world_node *node = &w->nodes[slot];
-        if (t.parent != SIZE_MAX) w->nodes[t.parent].index = (uint32_t)slot;
+        world_node *node = &w->nodes[t.slot];
         for (int k = 0; k < 3; ++k) {
             node->lo[k] = t.box.lo[k];
             node->hi[k] = t.box.hi[k];
@@ -256,12 +262,21 @@ static void build_nodes(builder *b) {
         task l, r;
         if (t.depth >= IMP_WORLD_SAH_MAX_DEPTH || !split_sah(b, &t, &l, &r))
             split_count(b, &t, &l, &r);
+        node->index = (uint32_t)w->n_nodes;
         node->count = 0;
+        l.slot = w->n_nodes;
+        r.slot = w->n_nodes + 1;
+        w->n_nodes += 2;
         assert(sp < IMP_WORLD_MAX_DEPTH);
-        r.parent = slot;
         stack[sp++] = r;
         t = l;
     }
+}
+
+/* Nodes in 64-byte aligned memory (a whole number of lines); NULL when out of memory. */
+static world_node *alloc_nodes(size_t n) {
+    size_t bytes = (n * sizeof(world_node) + 63) / 64 * 64;
+    return aligned_alloc(64, bytes ? bytes : 64);
 }
 
 /* prims[i] = old prims[perm[i]] for every i, in place; perm is used up. */
@@ -289,13 +304,13 @@ imp_world_status world_bvh_build(imp_world *w, const imp_stop *stop) {
     if (w->n_bvh == 0) return IMP_WORLD_OK;
     size_t n = w->n_bvh;
     bref *refs = malloc(n * sizeof *refs);
-    w->nodes = malloc((2 * n - 1) * sizeof *w->nodes);
-    if (!refs || !w->nodes) {
+    world_node *nodes = alloc_nodes(2 * n + 2); /* root, a gap, at most n - 1 pairs */
+    if (!refs || !nodes) {
         free(refs);
-        free(w->nodes);
-        w->nodes = NULL;
+        free(nodes);
         return IMP_WORLD_NOMEM;
     }
+    w->nodes = nodes;
     for (size_t i = 0; i < n; ++i) {
         imp_vec3 lo, hi;
         world_prim_bounds(w, &w->prims[i], &lo, &hi);
@@ -319,8 +334,14 @@ imp_world_status world_bvh_build(imp_world *w, const imp_stop *stop) {
         perm[i] = refs[i].prim;
     permute(w->prims, perm, n);
     free(refs);
-    world_node *shrunk = realloc(w->nodes, w->n_nodes * sizeof *shrunk);
-    if (shrunk) w->nodes = shrunk;
+    /* the nodes in memory of their own size (realloc would not keep the alignment) */
+    world_node *fit = alloc_nodes(w->n_nodes);
+    if (fit) {
+        memcpy(fit, w->nodes, w->n_nodes * sizeof *fit);
+        free(w->nodes);
+        w->nodes = fit;
+    }
+    w->nodes[1] = w->nodes[0]; /* the gap, never visited: a copy of the root */
     return IMP_WORLD_OK;
 }
 
@@ -336,7 +357,7 @@ int world_bvh_walk(const imp_world *w, const world_walk *walk) {
             int rc = walk->leaf(walk->ctx, n->index, n->count);
             if (rc != 0) return rc;
         } else {
-            uint32_t l = at + 1, r = n->index;
+            uint32_t l = n->index, r = n->index + 1;
             int el = walk->enter(walk->ctx, &w->nodes[l]),
                 er = walk->enter(walk->ctx, &w->nodes[r]);
             if (el && er) {

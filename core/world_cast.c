@@ -18,11 +18,16 @@
  * shape and a convex collider itself, both through imp_toi_shapes. The
  * normal is turned to run from the collider towards the body; a one-sided
  * triangle or segment ignores a contact whose normal points to its back.
+ * Before solving, a cheap necessary condition: the body's projection on
+ * a triangle's (or segment's) normal, swept over the whole window, must
+ * reach the triangle's plane (most triangles near a path are never
+ * reached, and the exact cast costs quartic roots per edge and vertex).
  * The walk: the body's swept bounds over [0, T] are a box that grows with
- * T (per axis the start box, plus min(0, v T) below and max(0, v T)
- * above, plus |a| T^2 / 2 and a padding of IMP_WORLD_PAD_REL of the scale
- * both ways; each term is monotone in T in floating point too, so the box
- * for a smaller T lies inside the one for a larger T). Nodes are entered
+ * T (per axis the start box, plus the negative parts of v T and a T^2 / 2
+ * below and their positive parts above, plus a padding of
+ * IMP_WORLD_PAD_REL of the scale both ways; each term is monotone in T in
+ * floating point too, so the box for a smaller T lies inside the one for
+ * a larger T). Nodes are entered
  * while they meet the box for the best time so far (the horizon at
  * first), nearer child first along the motion; so the time bound shrinks
  * as contacts are found. A primitive's own test keeps a contact only if
@@ -79,10 +84,12 @@ static void swept(const imp_world_cast_prep *p, double T, double lo[3], double h
     double pad =
         p->pad + IMP_WORLD_PAD_REL * ((vm > 0.0 ? vm * T : 0.0) + (am > 0.0 ? am * T * T : 0.0));
     for (int k = 0; k < 3; ++k) {
-        double vt = V[k] != 0.0 ? V[k] * T : 0.0; /* T may be infinite: no 0 * inf */
-        double at = A[k] != 0.0 ? 0.5 * fabs(A[k]) * T * T : 0.0;
-        lo[k] = P[k] + bl[k] + (vt < 0.0 ? vt : 0.0) - at - pad;
-        hi[k] = P[k] + bh[k] + (vt > 0.0 ? vt : 0.0) + at + pad;
+        /* v t and a t^2 / 2 over [0, T] lie between 0 and their values at T, each
+         * monotone in T (and T may be infinite: no 0 * inf) */
+        double vt = V[k] != 0.0 ? V[k] * T : 0.0;
+        double at = A[k] != 0.0 ? 0.5 * A[k] * T * T : 0.0;
+        lo[k] = P[k] + bl[k] + (vt < 0.0 ? vt : 0.0) + (at < 0.0 ? at : 0.0) - pad;
+        hi[k] = P[k] + bh[k] + (vt > 0.0 ? vt : 0.0) + (at > 0.0 ? at : 0.0) + pad;
     }
 }
 
@@ -103,6 +110,52 @@ static imp_vec3 front_of(const imp_world *w, const world_prim *pr) {
         return imp_v3(e.y, -e.x, 0.0);
     }
     return imp_cross(imp_sub(pr->v[1], pr->v[0]), imp_sub(pr->v[2], pr->v[0]));
+}
+
+/* The range [*lo, *hi] of p + v t + a t^2 / 2 over t in [0, T], T possibly
+ * infinite (then a side that grows without bound is infinite). */
+static void scalar_range(double p, double v, double a, double T, double *lo, double *hi) {
+    if (isfinite(T)) {
+        imp_path_range(p, v, a, T, lo, hi);
+        return;
+    }
+    double apex = p;
+    if (a != 0.0 && -v / a > 0.0) apex = p + 0.5 * v * (-v / a);
+    *lo = a < 0.0 || (a == 0.0 && v < 0.0) ? -INFINITY : fmin(p, apex);
+    *hi = a > 0.0 || (a == 0.0 && v > 0.0) ? INFINITY : fmax(p, apex);
+}
+
+/* Whether the body may reach the plane of flat primitive pr (a triangle,
+ * or a 2D segment's line) within the horizon: its projection on the
+ * plane's normal, swept over [0, horizon], must come within the padding of
+ * the primitive's own projection. A necessary condition for any contact,
+ * and far cheaper than the cast. */
+static int may_reach_plane(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
+    imp_vec3 n = imp_normalize_or(front_of(w, pr), imp_v3(0, 0, 0));
+    if (imp_max_abs(n) == 0.0) return 1;
+    int nv = w->colliders[pr->collider].kind == IMP_WORLD_CHAIN ? 2 : 3;
+    double plo = INFINITY, phi = -INFINITY;
+    for (int i = 0; i < nv; ++i) {
+        double x = imp_dot(n, pr->v[i]);
+        plo = fmin(plo, x);
+        phi = fmax(phi, x);
+    }
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double r, blo = INFINITY, bhi = -INFINITY;
+    size_t np = imp_shape_points(p->cast->shape, w->dim, buf, &pts, &r);
+    for (size_t i = 0; i < np; ++i) {
+        double x = imp_dot(n, pts[i]);
+        blo = fmin(blo, x);
+        bhi = fmax(bhi, x);
+    }
+    const imp_motion *m = &p->cast->motion;
+    double T = p->cast->horizon, lo, hi;
+    scalar_range(imp_dot(n, m->p), imp_dot(n, m->v), imp_dot(n, m->a), T, &lo, &hi);
+    double vm = imp_max_abs(m->v), am = imp_max_abs(m->a);
+    double pad =
+        p->pad + IMP_WORLD_PAD_REL * ((vm > 0.0 ? vm * T : 0.0) + (am > 0.0 ? am * T * T : 0.0));
+    return lo + blo - r - pad <= phi && hi + bhi + r + pad >= plo;
 }
 
 /* The body against primitive pr, as imp_toi_shapes answers (normal from the body). */
@@ -135,6 +188,7 @@ imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_ca
     imp_world_cast_result res;
     memset(&res, 0, sizeof res);
     if (!imp_world_cast_reaches(w, p, i, p->cast->horizon)) return res;
+    if (col->kind != IMP_WORLD_SHAPE && !may_reach_plane(w, p, pr)) return res;
     imp_toi_result r = solve(w, p, pr);
     if (r.state == IMP_TOI_FAILED) {
         res.state = IMP_WORLD_FAILED;

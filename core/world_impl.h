@@ -17,8 +17,9 @@
  * keeps its position in v[0] and its bounds in its collider), its collider
  * and its index there. A node is 32 bytes: float bounds rounded outwards
  * (so a node's box contains, in doubles, every box below it), and either a
- * leaf's first primitive and count or an interior node's right child (its
- * left child is the next node).
+ * leaf's first primitive and count or an interior node's first child (its
+ * children are the pair of nodes at index and index + 1, in one 64-byte
+ * line; the root is node 0 and node 1 is unused).
  */
 #ifndef IMP_CORE_WORLD_IMPL_H
 #define IMP_CORE_WORLD_IMPL_H
@@ -43,7 +44,7 @@ typedef struct world_prim {
 
 typedef struct world_node {
     float lo[3], hi[3];
-    uint32_t index; /* leaf: first primitive; interior: right child */
+    uint32_t index; /* leaf: first primitive; interior: first of its two children */
     uint32_t count; /* leaf: primitives (>= 1); interior: 0 */
 } world_node;
 

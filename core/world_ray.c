@@ -104,21 +104,36 @@ static double dd_val(dd a) { return a.hi + a.lo; }
 /* ---- the padded box span ------------------------------------------------------------------- */
 
 /* The span [*t0, *t1] of t in [0, tmax] over which the ray is inside the
- * padded box lo, hi; 1 when it is not empty. Comparisons written so that a
- * NaN (a zero direction component with the origin exactly on a padded
- * face) leaves the span unconstrained on that side. Monotone in the
+ * padded box lo, hi; 1 when it is not empty. On each axis the bound the ray
+ * meets first is chosen by the sign of its direction, so a zero component
+ * gives infinite slab times (a NaN, from the origin exactly on a padded
+ * face, leaves the span unconstrained on that side). Monotone in the
  * bounds: a box containing another gives a span containing the other's. */
 static inline int span(const imp_world_ray_prep *p, const double lo[3], const double hi[3],
                        double tmax, double *t0out, double *t1out) {
     double t0 = 0.0, t1 = tmax;
     for (int k = 0; k < 3; ++k) {
-        double ta = (lo[k] - p->olo[k]) * p->inv[k], tb = (hi[k] - p->ohi[k]) * p->inv[k];
-        double tn = ta < tb ? ta : tb, tf = ta < tb ? tb : ta;
+        double bn = p->neg[k] ? hi[k] : lo[k], bf = p->neg[k] ? lo[k] : hi[k];
+        double tn = (bn - p->onear[k]) * p->inv[k], tf = (bf - p->ofar[k]) * p->inv[k];
         t0 = tn > t0 ? tn : t0;
         t1 = tf < t1 ? tf : t1;
     }
     *t0out = t0;
     *t1out = t1;
+    return t0 <= t1;
+}
+
+/* The same for a node's float box, read in place. */
+static inline int node_span(const imp_world_ray_prep *p, const world_node *n, double tmax,
+                            double *t0out) {
+    double t0 = 0.0, t1 = tmax;
+    for (int k = 0; k < 3; ++k) {
+        double bn = p->neg[k] ? n->hi[k] : n->lo[k], bf = p->neg[k] ? n->lo[k] : n->hi[k];
+        double tn = (bn - p->onear[k]) * p->inv[k], tf = (bf - p->ofar[k]) * p->inv[k];
+        t0 = tn > t0 ? tn : t0;
+        t1 = tf < t1 ? tf : t1;
+    }
+    *t0out = t0;
     return t0 <= t1;
 }
 
@@ -154,8 +169,10 @@ imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray
     pad = fmax(pad, DBL_MIN);
     for (int k = 0; k < 3; ++k) {
         p.inv[k] = 1.0 / d[k];
-        p.olo[k] = o[k] + pad;
-        p.ohi[k] = o[k] - pad;
+        p.neg[k] = signbit(d[k]) != 0;
+        /* lower bounds are moved down by the padding (the origin up), upper ones up */
+        p.onear[k] = p.neg[k] ? o[k] - pad : o[k] + pad;
+        p.ofar[k] = p.neg[k] ? o[k] + pad : o[k] - pad;
     }
     return p;
 }
@@ -380,22 +397,19 @@ static void walk(ray_query *q) {
     uint32_t stack[IMP_WORLD_MAX_DEPTH];
     double stack_t[IMP_WORLD_MAX_DEPTH];
     int sp = 0;
-    double lo[3], hi[3], t0, t1;
-    world_node_box(&w->nodes[0], lo, hi);
-    if (!span(&q->p, lo, hi, bound(q), &t0, &t1)) return;
+    double t0;
+    if (!node_span(&q->p, &w->nodes[0], bound(q), &t0)) return;
     uint32_t at = 0;
     for (;;) {
         const world_node *n = &w->nodes[at];
         if (n->count > 0) {
             if (test_prims(q, n->index, n->count)) return;
         } else {
-            uint32_t c[2] = {at + 1, n->index};
-            double tc[2], unused;
+            uint32_t c[2] = {n->index, n->index + 1};
+            double tc[2], b = bound(q);
             int in[2];
-            for (int k = 0; k < 2; ++k) {
-                world_node_box(&w->nodes[c[k]], lo, hi);
-                in[k] = span(&q->p, lo, hi, bound(q), &tc[k], &unused);
-            }
+            for (int k = 0; k < 2; ++k)
+                in[k] = node_span(&q->p, &w->nodes[c[k]], b, &tc[k]);
             if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
             if (in[0] && in[1]) {
                 int f = tc[1] < tc[0];

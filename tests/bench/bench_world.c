@@ -117,6 +117,24 @@ static void bench_rays(const imp_world *w, const level *L, uint64_t *rng) {
            (double)n / ((t1 - t0) * 1e-3), 100.0 * (double)hits / (double)n);
 }
 
+/* Bodies thrown from above the terrain with gravity, over one second. */
+static void bench_casts(const imp_world *w, const level *L, uint64_t *rng, const imp_shape *s,
+                        const char *name) {
+    size_t n = 0, hits = 0;
+    double t0 = now_ms(), t1;
+    do {
+        for (int k = 0; k < 100; ++k, ++n) {
+            imp_vec3 v = imp_scale(random_unit(rng), imp_rng_uniform(rng, 1, 15));
+            imp_world_cast c = {s, {above(L, rng), v, imp_v3(0, -9.81, 0)}, 1.0};
+            imp_world_cast_result r = imp_world_shapecast(w, &c, NULL);
+            hits += r.state == IMP_WORLD_HIT;
+        }
+        t1 = now_ms();
+    } while (t1 - t0 < 1000.0);
+    printf("  %-29s %10.0f /s   (%.0f%% hit)\n", name, (double)n / ((t1 - t0) * 1e-3),
+           100.0 * (double)hits / (double)n);
+}
+
 int main(int argc, char **argv) {
     size_t max_tris = argc > 1 ? (size_t)atof(argv[1]) : 1000000;
     const size_t sizes[] = {100000, 1000000};
@@ -140,6 +158,13 @@ int main(int argc, char **argv) {
         printf("  memory:                       %10.1f MB, %.1f bytes per triangle, %zu nodes\n",
                (double)info.bytes / 1e6, (double)info.bytes / (double)info.triangles, info.nodes);
         bench_rays(w, &L, &rng);
+        imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 0.4};
+        imp_shape capsule = {.type = IMP_SHAPE_CAPSULE,
+                             .a = imp_v3(0, -0.5, 0),
+                             .b = imp_v3(0, 0.5, 0),
+                             .radius = 0.3};
+        bench_casts(w, &L, &rng, &ball, "sphere casts (gravity, 1 s):");
+        bench_casts(w, &L, &rng, &capsule, "capsule casts (gravity, 1 s):");
         imp_world_destroy(w);
         level_free(&L);
     }
