@@ -444,12 +444,51 @@ static imp_world_ray random_ray(uint64_t *rng, const world_parts *p, int dim) {
     return r;
 }
 
+/* The corners of triangle `index` of collider c (a mesh or heightfield), in world coordinates. */
+static void triangle_of(const imp_world_collider *c, uint32_t index, imp_vec3 v[3]) {
+    if (c->kind == IMP_WORLD_MESH) {
+        for (int i = 0; i < 3; ++i)
+            v[i] = imp_add(c->position, c->mesh.verts[c->mesh.tris[3 * index + (uint32_t)i]]);
+        return;
+    }
+    const imp_world_heightfield *h = &c->heightfield;
+    size_t k = index / 2, r = k / (h->cols - 1), col = k % (h->cols - 1);
+    size_t rc[2][3][2] = {{{0, 0}, {1, 1}, {0, 1}}, {{0, 0}, {1, 0}, {1, 1}}};
+    for (int i = 0; i < 3; ++i) {
+        size_t rr = r + rc[index % 2][i][0], cc = col + rc[index % 2][i][1];
+        v[i] = imp_add(c->position, imp_v3((double)cc * h->dx, h->heights[rr * h->cols + cc],
+                                           (double)rr * h->dz));
+    }
+}
+
+/* t of a triangle hit against the plane's t in long double: n . (a - o) / n . d */
+static void check_t(const world_parts *p, const imp_world_ray *r, const imp_world_hit *h,
+                    double *worst) {
+    if (h->kind != IMP_WORLD_PRIM_TRIANGLE) return;
+    imp_vec3 v[3];
+    triangle_of(&p->c[h->collider], h->index, v);
+    long double e1[3] = {(long double)v[1].x - v[0].x, (long double)v[1].y - v[0].y,
+                         (long double)v[1].z - v[0].z};
+    long double e2[3] = {(long double)v[2].x - v[0].x, (long double)v[2].y - v[0].y,
+                         (long double)v[2].z - v[0].z};
+    long double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                        e1[0] * e2[1] - e1[1] * e2[0]};
+    long double num = n[0] * ((long double)v[0].x - r->origin.x) +
+                      n[1] * ((long double)v[0].y - r->origin.y) +
+                      n[2] * ((long double)v[0].z - r->origin.z);
+    long double den = n[0] * r->dir.x + n[1] * r->dir.y + n[2] * r->dir.z;
+    double t = (double)(num / den);
+    double rel = fabs(h->t - t) / fmax(fabs(t), 1e-300);
+    if (t != 0.0 && rel > *worst) *worst = rel;
+}
+
 static void test_rays_match_loop(void **state) {
     (void)state;
     const uint64_t seed = 0x5eed0016a11ull;
     uint64_t rng = seed;
     print_message("seed %#llx\n", (unsigned long long)seed);
     size_t hits = 0, rays = 0;
+    double worst = 0.0;
     for (int wi = 0; wi < 40; ++wi) {
         int dim = wi % 2 ? 2 : 3;
         world_parts p;
@@ -462,14 +501,20 @@ static void test_rays_match_loop(void **state) {
             imp_world_ray r = random_ray(&rng, &p, dim);
             for (int m = 0; m < 3; ++m)
                 check_ray(w, &r, (imp_world_ray_mode)m, seed, wi * 1000 + k);
-            imp_world_ray_result res = imp_world_raycast(w, &r, IMP_WORLD_RAY_CLOSEST, NULL);
+            imp_world_ray_result res = imp_world_raycast(w, &r, IMP_WORLD_RAY_ALL, NULL);
+            for (size_t i = 0; i < res.n_hits; ++i)
+                check_t(&p, &r, &res.hits[i], &worst);
             hits += res.state == IMP_WORLD_HIT;
             ++rays;
+            free(res.hits);
         }
         imp_world_destroy(w);
         parts_free(&p);
     }
-    print_message("%zu rays, %zu hit\n", rays, hits);
+    print_message("%zu rays, %zu hit; t of triangle hits within %.2g of the plane's (long "
+                  "double)\n",
+                  rays, hits, worst);
+    assert_true(worst <= 1e-12);
     assert_true(hits > rays / 5 && hits < rays);
 }
 
