@@ -52,6 +52,16 @@ int imp_ov_core_make(const imp_shape *s, imp_vec3 pos, int dim, imp_ov_core *c) 
 
 void imp_ov_poly_free(imp_ov_poly *p) { imp_hull_destroy(p->hull); }
 
+/* Points p's faces, edges and directions at its own buffers, holding nf, ne and nd. */
+static void use_own_arrays(imp_ov_poly *p, size_t nf, size_t ne, size_t nd) {
+    p->fn = p->fbuf;
+    p->nf = nf;
+    p->edges = p->ebuf;
+    p->ne = ne;
+    p->dirs = p->dbuf;
+    p->nd = nd;
+}
+
 imp_hull_status imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p) {
     memset(p, 0, sizeof *p);
     p->pos = pos;
@@ -91,12 +101,7 @@ imp_hull_status imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *
                     ++e;
                 }
         }
-        p->fn = p->fbuf;
-        p->nf = 6;
-        p->edges = p->ebuf;
-        p->ne = 12;
-        p->dirs = p->dbuf;
-        p->nd = 3;
+        use_own_arrays(p, 6, 12, 3);
     } else if (p->n == 2) {
         p->dbuf[0] = imp_normalize_or(imp_sub(p->local[1], p->local[0]), imp_v3(0, 0, 0));
         p->dirs = p->dbuf;
@@ -118,12 +123,7 @@ void imp_ov_poly_triangle(const imp_vec3 v[3], imp_ov_poly *p) {
     p->fbuf[1] = imp_neg(n);
     p->local = p->vbuf;
     p->n = 3;
-    p->fn = p->fbuf;
-    p->nf = 2;
-    p->edges = p->ebuf;
-    p->ne = 3;
-    p->dirs = p->dbuf;
-    p->nd = 3;
+    use_own_arrays(p, 2, 3, 3);
 }
 
 double imp_ov_support(const imp_ov_poly *p, imp_vec3 n, imp_vec3 *at) {

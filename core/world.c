@@ -93,20 +93,41 @@ static int copy_shape(const imp_shape *s, imp_shape *out) {
     return 0;
 }
 
-static void shape_bounds(world_collider *c, int dim) {
+double world_shape_bounds(const imp_shape *s, int dim, imp_vec3 pos, imp_vec3 *lo, imp_vec3 *hi) {
     imp_vec3 buf[8];
     const imp_vec3 *pts;
     double r;
-    size_t n = imp_shape_points(&c->shape, dim, buf, &pts, &r);
+    size_t n = imp_shape_points(s, dim, buf, &pts, &r);
     assert(n > 0);
-    imp_vec3 lo = imp_v3(INFINITY, INFINITY, INFINITY), hi = imp_neg(lo);
+    imp_vec3 a = imp_v3(INFINITY, INFINITY, INFINITY), b = imp_neg(a);
+    double extent = r;
     for (size_t i = 0; i < n; ++i) {
-        imp_vec3 p = imp_add(c->position, pts[i]);
-        lo = imp_v3(fmin(lo.x, p.x), fmin(lo.y, p.y), fmin(lo.z, p.z));
-        hi = imp_v3(fmax(hi.x, p.x), fmax(hi.y, p.y), fmax(hi.z, p.z));
+        imp_vec3 p = imp_add(pos, pts[i]);
+        a = imp_v3(fmin(a.x, p.x), fmin(a.y, p.y), fmin(a.z, p.z));
+        b = imp_v3(fmax(b.x, p.x), fmax(b.y, p.y), fmax(b.z, p.z));
+        extent = fmax(extent, imp_max_abs(pts[i]) + r);
     }
-    c->lo = imp_v3(lo.x - r, lo.y - r, lo.z - r);
-    c->hi = imp_v3(hi.x + r, hi.y + r, hi.z + r);
+    *lo = imp_v3(a.x - r, a.y - r, a.z - r);
+    *hi = imp_v3(b.x + r, b.y + r, b.z + r);
+    return extent;
+}
+
+imp_vec3 world_prim_front(const imp_world *w, const world_prim *p) {
+    if (w->colliders[p->collider].kind == IMP_WORLD_CHAIN) {
+        imp_vec3 e = imp_sub(p->v[1], p->v[0]);
+        return imp_v3(e.y, -e.x, 0.0);
+    }
+    return imp_cross(imp_sub(p->v[1], p->v[0]), imp_sub(p->v[2], p->v[0]));
+}
+
+int world_grow(void **items, size_t *cap, size_t n, size_t size) {
+    if (n < *cap) return 0;
+    size_t c = *cap ? 2 * *cap : 16;
+    void *m = realloc(*items, c * size);
+    if (!m) return -1;
+    *items = m;
+    *cap = c;
+    return 0;
 }
 
 typedef struct filler {
@@ -212,7 +233,7 @@ static int fill_collider(filler *f, uint32_t ci, const imp_world_collider *c) {
         f->halfs[f->n_half++] = ci;
         return 0;
     }
-    shape_bounds(wc, w->dim);
+    (void)world_shape_bounds(&wc->shape, w->dim, wc->position, &wc->lo, &wc->hi);
     put(f, ci, 0, c->position, imp_v3(0, 0, 0), imp_v3(0, 0, 0));
     return 0;
 }
@@ -353,13 +374,10 @@ int imp_world_segment_neighbours(const imp_world *w, size_t i, imp_vec3 *prev, i
 /* ---- failed primitives ------------------------------------------------------------------ */
 
 int world_fails_push(world_fails *f, size_t i, imp_failure why) {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? 2 * f->cap : 8;
-        world_fail *g = realloc(f->f, cap * sizeof *g);
-        if (!g) return -1;
-        f->f = g;
-        f->cap = cap;
-    }
+    void *items = f->f;
+    int rc = world_grow(&items, &f->cap, f->n, sizeof *f->f);
+    f->f = items;
+    if (rc != 0) return -1;
     f->f[f->n++] = (world_fail){i, why};
     return 0;
 }

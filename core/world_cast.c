@@ -57,19 +57,7 @@ imp_world_cast_prep imp_world_cast_prepare(const imp_world *w, const imp_world_c
     memset(&p, 0, sizeof p);
     p.cast = cast;
     p.dim = w->dim;
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double r;
-    size_t n = imp_shape_points(cast->shape, w->dim, buf, &pts, &r);
-    imp_vec3 lo = imp_v3(INFINITY, INFINITY, INFINITY), hi = imp_neg(lo);
-    double extent = r;
-    for (size_t i = 0; i < n; ++i) {
-        lo = imp_v3(fmin(lo.x, pts[i].x), fmin(lo.y, pts[i].y), fmin(lo.z, pts[i].z));
-        hi = imp_v3(fmax(hi.x, pts[i].x), fmax(hi.y, pts[i].y), fmax(hi.z, pts[i].z));
-        extent = fmax(extent, imp_max_abs(pts[i]) + r);
-    }
-    p.blo = imp_v3(lo.x - r, lo.y - r, lo.z - r);
-    p.bhi = imp_v3(hi.x + r, hi.y + r, hi.z + r);
+    double extent = world_shape_bounds(cast->shape, w->dim, imp_v3(0, 0, 0), &p.blo, &p.bhi);
     p.pad = IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(cast->motion.p) + extent);
     return p;
 }
@@ -103,15 +91,6 @@ int imp_world_cast_reaches(const imp_world *w, const imp_world_cast_prep *p, siz
     return world_boxes_meet(a, b, sl, sh);
 }
 
-/* The front normal of a triangle or segment. */
-static imp_vec3 front_of(const imp_world *w, const world_prim *pr) {
-    if (w->colliders[pr->collider].kind == IMP_WORLD_CHAIN) {
-        imp_vec3 e = imp_sub(pr->v[1], pr->v[0]);
-        return imp_v3(e.y, -e.x, 0.0);
-    }
-    return imp_cross(imp_sub(pr->v[1], pr->v[0]), imp_sub(pr->v[2], pr->v[0]));
-}
-
 /* The range [*lo, *hi] of p + v t + a t^2 / 2 over t in [0, T], T possibly
  * infinite (then a side that grows without bound is infinite). */
 static void scalar_range(double p, double v, double a, double T, double *lo, double *hi) {
@@ -131,7 +110,7 @@ static void scalar_range(double p, double v, double a, double T, double *lo, dou
  * the primitive's own projection. A necessary condition for any contact,
  * and far cheaper than the cast. */
 static int may_reach_plane(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
-    imp_vec3 n = imp_normalize_or(front_of(w, pr), imp_v3(0, 0, 0));
+    imp_vec3 n = imp_normalize_or(world_prim_front(w, pr), imp_v3(0, 0, 0));
     if (imp_max_abs(n) == 0.0) return 1;
     int nv = w->colliders[pr->collider].kind == IMP_WORLD_CHAIN ? 2 : 3;
     double plo = INFINITY, phi = -INFINITY;
@@ -197,7 +176,7 @@ imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_ca
     }
     if (r.state == IMP_TOI_NONE) return res;
     imp_vec3 n = imp_neg(r.normal);
-    if (col->one_sided && col->kind != IMP_WORLD_SHAPE && imp_dot(front_of(w, pr), n) < 0.0)
+    if (col->one_sided && col->kind != IMP_WORLD_SHAPE && imp_dot(world_prim_front(w, pr), n) < 0.0)
         return res;
     if (!imp_world_cast_reaches(w, p, i, r.time)) return res;
     res.state = r.state == IMP_TOI_OVERLAPPING ? IMP_WORLD_OVERLAPPING : IMP_WORLD_HIT;

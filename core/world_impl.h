@@ -81,6 +81,19 @@ static inline imp_world_prim_kind world_prim_kind(const imp_world *w, const worl
 /* Bounds of a bounded primitive (not a halfspace), in doubles. */
 void world_prim_bounds(const imp_world *w, const world_prim *p, imp_vec3 *lo, imp_vec3 *hi);
 
+/* The front normal (not unit) of a triangle, (b - a) x (c - a), or of a 2D
+ * segment a -> b, its right-hand normal. */
+imp_vec3 world_prim_front(const imp_world *w, const world_prim *p);
+
+/* The bounds of shape s (not a halfspace) placed at pos: its points plus
+ * pos, widened by its radius. Returns its extent: the largest coordinate
+ * magnitude of a point relative to pos, plus the radius. */
+double world_shape_bounds(const imp_shape *s, int dim, imp_vec3 pos, imp_vec3 *lo, imp_vec3 *hi);
+
+/* Makes room for item n of a growable array of `size`-byte items at *items
+ * (capacity *cap, doubled as needed). 0, or -1 out of memory (*items kept). */
+int world_grow(void **items, size_t *cap, size_t n, size_t size);
+
 /* Builds w->nodes over w->prims[0, n_bvh), reordering those primitives
  * into leaf order. IMP_WORLD_OK, NOMEM or BUILD_STOPPED (nothing allocated then). */
 imp_world_status world_bvh_build(imp_world *w, const imp_stop *stop);

@@ -42,32 +42,12 @@ imp_world_overlap_prep imp_world_overlap_prepare(const imp_world *w, const imp_s
     p.shape = shape;
     p.position = position;
     p.dim = w->dim;
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double r;
-    size_t n = imp_shape_points(shape, w->dim, buf, &pts, &r);
-    imp_vec3 lo = imp_v3(INFINITY, INFINITY, INFINITY), hi = imp_neg(lo);
-    double extent = r;
-    for (size_t i = 0; i < n; ++i) {
-        imp_vec3 q = imp_add(position, pts[i]);
-        lo = imp_v3(fmin(lo.x, q.x), fmin(lo.y, q.y), fmin(lo.z, q.z));
-        hi = imp_v3(fmax(hi.x, q.x), fmax(hi.y, q.y), fmax(hi.z, q.z));
-        extent = fmax(extent, imp_max_abs(pts[i]) + r);
-    }
-    /* the radius, and the padding */
-    double pad = r + IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(position) + extent);
+    imp_vec3 lo, hi;
+    double extent = world_shape_bounds(shape, w->dim, position, &lo, &hi);
+    double pad = IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(position) + extent);
     p.lo = imp_v3(lo.x - pad, lo.y - pad, lo.z - pad);
     p.hi = imp_v3(hi.x + pad, hi.y + pad, hi.z + pad);
     return p;
-}
-
-/* The front normal of a one-sided triangle or segment, unit length not needed. */
-static imp_vec3 front_of(const imp_world *w, const world_prim *pr) {
-    if (w->colliders[pr->collider].kind == IMP_WORLD_CHAIN) {
-        imp_vec3 e = imp_sub(pr->v[1], pr->v[0]);
-        return imp_v3(e.y, -e.x, 0.0);
-    }
-    return imp_cross(imp_sub(pr->v[1], pr->v[0]), imp_sub(pr->v[2], pr->v[0]));
 }
 
 int imp_world_overlap_prim(const imp_world *w, const imp_world_overlap_prep *p, size_t i,
@@ -107,7 +87,7 @@ int imp_world_overlap_prim(const imp_world *w, const imp_world_overlap_prep *p, 
     }
     if (r.state != IMP_OVERLAP_OVERLAPPING) return 0;
     imp_vec3 n = imp_neg(r.normal); /* r's runs from the body to the primitive */
-    if (col->one_sided && col->kind != IMP_WORLD_SHAPE && imp_dot(front_of(w, pr), n) < 0.0)
+    if (col->one_sided && col->kind != IMP_WORLD_SHAPE && imp_dot(world_prim_front(w, pr), n) < 0.0)
         return 0;
     c->collider = pr->collider;
     c->index = pr->index;
@@ -149,16 +129,12 @@ static int test_prims(void *ctx, size_t first, size_t count) {
         int rc = imp_world_overlap_prim(q->w, &q->p, i, &c, &why);
         if (rc < 0 && world_fails_push(&q->fails, i, why) != 0) q->nomem = 1;
         if (rc > 0) {
-            if (q->n == q->cap) {
-                size_t cap = q->cap ? 2 * q->cap : 16;
-                imp_world_contact *m = realloc(q->c, cap * sizeof *m);
-                if (!m) {
-                    q->nomem = 1;
-                    return 1;
-                }
-                q->c = m;
-                q->cap = cap;
+            void *items = q->c;
+            if (world_grow(&items, &q->cap, q->n, sizeof c) != 0) {
+                q->nomem = 1;
+                return 1;
             }
+            q->c = items;
             q->c[q->n++] = c;
         }
         if (q->nomem) return 1;

@@ -353,16 +353,12 @@ static double bound(const ray_query *q) {
 
 static int keep(ray_query *q, const imp_world_hit *h) {
     if (q->mode == IMP_WORLD_RAY_ALL) {
-        if (q->n_all == q->cap_all) {
-            size_t cap = q->cap_all ? 2 * q->cap_all : 16;
-            imp_world_hit *a = realloc(q->all, cap * sizeof *a);
-            if (!a) {
-                q->nomem = 1;
-                return 1;
-            }
-            q->all = a;
-            q->cap_all = cap;
+        void *items = q->all;
+        if (world_grow(&items, &q->cap_all, q->n_all, sizeof *h) != 0) {
+            q->nomem = 1;
+            return 1;
         }
+        q->all = items;
         q->all[q->n_all++] = *h;
         q->have = 1;
         return 0;

@@ -416,6 +416,17 @@ static void random_world_2d(uint64_t *rng, world_parts *p, int with_halfspace) {
         add_shape(p, rng, 2, k);
 }
 
+/* World number wi of a randomized test: 3D for even wi, 2D for odd, a
+ * halfspace in one of every two of each. */
+static imp_world *random_world(uint64_t *rng, int wi, world_parts *p, int *dim) {
+    *dim = wi % 2 ? 2 : 3;
+    if (*dim == 3)
+        random_world_3d(rng, p, wi % 4 == 0);
+    else
+        random_world_2d(rng, p, wi % 4 == 1);
+    return build(*dim, p->c, p->n);
+}
+
 /* A ray from somewhere in the world, aimed at a random point, a corner
  * of a primitive, or a point on one of its edges. */
 static imp_world_ray random_ray(uint64_t *rng, const world_parts *p, int dim) {
@@ -490,13 +501,9 @@ static void test_rays_match_loop(void **state) {
     size_t hits = 0, rays = 0;
     double worst = 0.0;
     for (int wi = 0; wi < 40; ++wi) {
-        int dim = wi % 2 ? 2 : 3;
+        int dim;
         world_parts p;
-        if (dim == 3)
-            random_world_3d(&rng, &p, wi % 4 == 0);
-        else
-            random_world_2d(&rng, &p, wi % 4 == 1);
-        imp_world *w = build(dim, p.c, p.n);
+        imp_world *w = random_world(&rng, wi, &p, &dim);
         for (int k = 0; k < 300; ++k) {
             imp_world_ray r = random_ray(&rng, &p, dim);
             for (int m = 0; m < 3; ++m)
@@ -564,13 +571,9 @@ static void test_overlaps_match_loop(void **state) {
     print_message("seed %#llx\n", (unsigned long long)seed);
     size_t queries = 0, contacts = 0, touching = 0;
     for (int wi = 0; wi < 24; ++wi) {
-        int dim = wi % 2 ? 2 : 3;
+        int dim;
         world_parts p;
-        if (dim == 3)
-            random_world_3d(&rng, &p, wi % 4 == 0);
-        else
-            random_world_2d(&rng, &p, wi % 4 == 1);
-        imp_world *w = build(dim, p.c, p.n);
+        imp_world *w = random_world(&rng, wi, &p, &dim);
         for (int k = 0; k < 120; ++k) {
             imp_vec3 buf[16];
             imp_shape s = random_shape_of(&rng, dim, k % IMP_TEST_KIND_HALFSPACE, buf);
@@ -598,7 +601,8 @@ static void test_overlaps_match_loop(void **state) {
         imp_world_destroy(w);
         parts_free(&p);
     }
-    print_message("%zu overlap queries, %zu contacts\n", queries, contacts);
+    print_message("%zu overlap queries, %zu contacts (%zu touching)\n", queries, contacts,
+                  touching);
     assert_true(contacts > queries);
 }
 
@@ -719,13 +723,9 @@ static void test_casts_match_loop(void **state) {
     size_t casts = 0, hits = 0, overlapping = 0;
     int per_world = SANITIZED ? 30 : 80;
     for (int wi = 0; wi < 24; ++wi) {
-        int dim = wi % 2 ? 2 : 3;
+        int dim;
         world_parts p;
-        if (dim == 3)
-            random_world_3d(&rng, &p, wi % 4 == 0);
-        else
-            random_world_2d(&rng, &p, wi % 4 == 1);
-        imp_world *w = build(dim, p.c, p.n);
+        imp_world *w = random_world(&rng, wi, &p, &dim);
         for (int k = 0; k < per_world; ++k) {
             imp_vec3 buf[16];
             imp_shape s = random_shape_of(&rng, dim, k % IMP_TEST_KIND_HALFSPACE, buf);
