@@ -34,17 +34,6 @@
 #include "tests/rng.h"
 #include "tests/shapes.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -721,7 +710,7 @@ static void test_casts_match_loop(void **state) {
     uint64_t rng = seed;
     print_message("seed %#llx\n", (unsigned long long)seed);
     size_t casts = 0, hits = 0, overlapping = 0;
-    int per_world = SANITIZED ? 30 : 80;
+    int per_world = 80;
     for (int wi = 0; wi < 24; ++wi) {
         int dim;
         world_parts p;
@@ -830,9 +819,8 @@ static void test_watertight_closed_meshes(void **state) {
     (void)state;
     const uint64_t seed = 0x3a7e47167ull;
     uint64_t rng = seed;
-    const size_t total = SANITIZED ? 200000 : 1000000;
-    print_message("seed %#llx, %zu rays%s\n", (unsigned long long)seed, total,
-                  SANITIZED ? " (fewer under the sanitizer)" : "");
+    const size_t total = 1000000;
+    print_message("seed %#llx, %zu rays\n", (unsigned long long)seed, total);
     size_t escapes = 0, rays = 0, at_vertex = 0, at_edge = 0;
     double t0 = now_ms();
     for (int mi = 0; rays < total; ++mi) {
@@ -1068,7 +1056,7 @@ static void test_stop_check(void **state) {
 static void test_degenerate_builds_fast(void **state) {
     (void)state;
     /* a million copies of one small triangle, all at one point */
-    size_t n = SANITIZED ? 200000 : 1000000;
+    size_t n = 1000000;
     imp_vec3 v[3] = {imp_v3(1, 1, 1), imp_v3(1.001, 1, 1), imp_v3(1, 1.001, 1)};
     uint32_t *t = malloc(3 * n * sizeof *t);
     for (size_t i = 0; i < n; ++i)
