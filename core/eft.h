@@ -43,4 +43,43 @@ static inline double imp_dot2(const double *x, const double *y, int n) {
     return s + c;
 }
 
+/*
+ * Exact sign (-1, 0 or 1) of x[0] + ... + x[n - 1] (n <= 32), by Shewchuk's
+ * Grow-Expansion ("Adaptive Precision Floating-Point Arithmetic and Fast
+ * Robust Geometric Predicates", Discrete Comput. Geom. 18, 1997): the terms
+ * are gathered into a nonoverlapping expansion of increasing magnitude,
+ * whose most significant nonzero component has the sign of the exact sum.
+ * Barring overflow; O(n^2), for the rare cases a filter cannot decide.
+ */
+static inline int imp_sum_sign(const double *x, int n) {
+    double e[32];
+    int m = 0;
+    for (int i = 0; i < n && i < 32; ++i) {
+        double q = x[i];
+        for (int j = 0; j < m; ++j) {
+            double h;
+            q = imp_two_sum(q, e[j], &h);
+            e[j] = h;
+        }
+        e[m++] = q;
+    }
+    for (int j = m - 1; j >= 0; --j)
+        if (e[j] != 0.0) return e[j] > 0.0 ? 1 : -1;
+    return 0;
+}
+
+/* Exact sign of a b - c d (barring underflow of the products' errors): the
+ * rounded difference when it is clearly away from zero (its error is at
+ * most 3 units of roundoff of |a b| + |c d|), else the four exact terms. */
+static inline int imp_prod_diff_sign(double a, double b, double c, double d) {
+    double p = a * b, q = c * d, r = p - q;
+    if (fabs(r) > 0x1.0p-50 * (fabs(p) + fabs(q))) return r > 0.0 ? 1 : -1;
+    double t[4];
+    t[0] = p;
+    t[1] = -q;
+    t[2] = fma(a, b, -p);
+    t[3] = -fma(c, d, -q);
+    return imp_sum_sign(t, 4);
+}
+
 #endif

@@ -52,6 +52,16 @@ int imp_ov_core_make(const imp_shape *s, imp_vec3 pos, int dim, imp_ov_core *c) 
 
 void imp_ov_poly_free(imp_ov_poly *p) { imp_hull_destroy(p->hull); }
 
+/* Points p's faces, edges and directions at its own buffers, holding nf, ne and nd. */
+static void use_own_arrays(imp_ov_poly *p, size_t nf, size_t ne, size_t nd) {
+    p->fn = p->fbuf;
+    p->nf = nf;
+    p->edges = p->ebuf;
+    p->ne = ne;
+    p->dirs = p->dbuf;
+    p->nd = nd;
+}
+
 imp_hull_status imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p) {
     memset(p, 0, sizeof *p);
     p->pos = pos;
@@ -91,18 +101,29 @@ imp_hull_status imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *
                     ++e;
                 }
         }
-        p->fn = p->fbuf;
-        p->nf = 6;
-        p->edges = p->ebuf;
-        p->ne = 12;
-        p->dirs = p->dbuf;
-        p->nd = 3;
+        use_own_arrays(p, 6, 12, 3);
     } else if (p->n == 2) {
         p->dbuf[0] = imp_normalize_or(imp_sub(p->local[1], p->local[0]), imp_v3(0, 0, 0));
         p->dirs = p->dbuf;
         p->nd = 1;
     }
     return IMP_HULL_OK;
+}
+
+void imp_ov_poly_triangle(const imp_vec3 v[3], imp_ov_poly *p) {
+    memset(p, 0, sizeof *p);
+    imp_vec3 n =
+        imp_normalize_or(imp_cross(imp_sub(v[1], v[0]), imp_sub(v[2], v[0])), imp_v3(0, 0, 1));
+    for (size_t i = 0; i < 3; ++i) {
+        p->vbuf[i] = v[i];
+        p->ebuf[i] = (imp_hull_edge){{i, (i + 1) % 3}, {0, IMP_HULL_NONE}};
+        p->dbuf[i] = imp_normalize_or(imp_sub(v[(i + 1) % 3], v[i]), imp_v3(0, 0, 0));
+    }
+    p->fbuf[0] = n;
+    p->fbuf[1] = imp_neg(n);
+    p->local = p->vbuf;
+    p->n = 3;
+    use_own_arrays(p, 2, 3, 3);
 }
 
 double imp_ov_support(const imp_ov_poly *p, imp_vec3 n, imp_vec3 *at) {
@@ -186,9 +207,21 @@ static double contact_tol(const imp_ov_poly *A, const imp_ov_poly *B) {
     return IMP_CONTACT_REL * scale;
 }
 
-/* A 3D pair with a box or polyhedron (neither a halfspace): GJK distance of
- * the cores; apart by more than the contact tolerance: distance minus the
- * radii along the closest direction; otherwise SAT depth plus the radii. */
+/* GJK distance of the cores; apart by more than the contact tolerance:
+ * distance minus the radii along the closest direction; otherwise SAT depth
+ * plus the radii. */
+imp_overlap_result imp_ov_poly_overlap(const imp_ov_poly *A, const imp_ov_poly *B) {
+    double rr = A->r + B->r, tol = contact_tol(A, B);
+    imp_vec3 v;
+    double d = imp_ov_gjk(A, B, tol, &v);
+    if (d > tol) return from_gap(d - rr, imp_scale(v, 1.0 / d));
+    imp_vec3 n;
+    double depth;
+    return imp_ov_sat_depth_3d(A, B, &depth, &n) == 0 ? from_gap(-(depth + rr), n)
+                                                      : failed(IMP_FAILURE_NOMEM);
+}
+
+/* A 3D pair with a box or polyhedron (neither a halfspace). */
 static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                            imp_vec3 pb) {
     imp_ov_poly A, B;
@@ -203,18 +236,7 @@ static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, cons
         imp_ov_poly_free(&B);
         return failed(hull_failure(st));
     }
-    double rr = A.r + B.r, tol = contact_tol(&A, &B);
-    imp_vec3 v;
-    double d = imp_ov_gjk(&A, &B, tol, &v);
-    imp_overlap_result r;
-    if (d > tol) {
-        r = from_gap(d - rr, imp_scale(v, 1.0 / d));
-    } else {
-        imp_vec3 n;
-        double depth;
-        r = imp_ov_sat_depth_3d(&A, &B, &depth, &n) == 0 ? from_gap(-(depth + rr), n)
-                                                         : failed(IMP_FAILURE_NOMEM);
-    }
+    imp_overlap_result r = imp_ov_poly_overlap(&A, &B);
     imp_ov_poly_free(&A);
     imp_ov_poly_free(&B);
     return r;

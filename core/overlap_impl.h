@@ -85,6 +85,20 @@ typedef struct imp_ov_poly {
 imp_hull_status imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *p);
 void imp_ov_poly_free(imp_ov_poly *p);
 
+/* A flat triangle with corners v (placed at the origin: the corners are
+ * where it is) as a polytope: two faces (its unit normal (v1 - v0) x (v2 -
+ * v0) and the opposite), its three edges each with one face (the Gauss map
+ * test then tries both signs of their cross products, which covers the
+ * half great circle an edge of a flat polygon maps to) and their unit
+ * directions. Nothing to free. The corners must not be collinear. */
+void imp_ov_poly_triangle(const imp_vec3 v[3], imp_ov_poly *p);
+
+/* The overlap of two placed polytopes, as imp_overlap answers a 3D pair
+ * with a box or polyhedron: GJK distance of the cores, SAT depth when they
+ * touch or intersect, the radii added; normal from a towards b. FAILED
+ * (NOMEM) when SAT runs out of memory. */
+imp_overlap_result imp_ov_poly_overlap(const imp_ov_poly *A, const imp_ov_poly *B);
+
 /* Largest projection of a placed polytope on n, and the vertex reaching
  * it (at may be NULL). */
 double imp_ov_support(const imp_ov_poly *p, imp_vec3 n, imp_vec3 *at);

@@ -47,6 +47,11 @@ typedef struct imp_stop {
 #define IMP_STOP_POLL_PAIRS 256
 #define IMP_STOP_POLL_EVENTS 256
 
+/* A world's build and queries (core/world.h) poll every this many primitives or nodes
+ * handled: a few microseconds of binning or of triangle tests, up to tens of
+ * milliseconds of convex casts against polyhedra. */
+#define IMP_STOP_POLL_PRIMS 4096
+
 typedef struct imp_parallel {
     void (*run)(void *runner, size_t n, size_t grain, imp_range_fn fn, void *ctx);
     void *runner;

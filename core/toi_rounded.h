@@ -21,7 +21,8 @@
 typedef struct imp_toi_rounded_input {
     imp_motion a, b;
     const imp_vec3 *va, *vb; /* cores relative to the positions: 1 point, 2 segment ends,
-                                or >= 3 counter-clockwise convex vertices; z = 0 */
+                                or >= 3 counter-clockwise convex vertices; z = 0 (any 3D
+                                points for imp_toi_rounded_3d_points) */
     size_t na, nb;
     double ra, rb;  /* radii >= 0 */
     double horizon; /* > 0; INFINITY searches all t >= 0 */
@@ -42,6 +43,14 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in);
  */
 imp_toi_result imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                                   const imp_motion *mb, double horizon);
+
+/* The same cast on point sets: in->va, in->vb any 3D points (relative to
+ * the motions' positions) whose hulls, rounded by in->ra and in->rb, are the
+ * shapes. With flat_ok, a pair with no radius whose Minkowski difference is
+ * flat (a point or a segment against a triangle, a world's primitive) is
+ * solved too: a HIT when the relative path crosses the flat difference
+ * (the point passes through the triangle). Otherwise as imp_toi_rounded_3d. */
+imp_toi_result imp_toi_rounded_3d_points(const imp_toi_rounded_input *in, int flat_ok);
 
 /* ---- shared by toi_rounded_2d.c and toi_rounded_3d.c (toi_rounded.c) -------------------- */
 

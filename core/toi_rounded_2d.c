@@ -22,8 +22,10 @@
  * entering (moving inwards along the outward normal there, or at rest
  * there with an acceleration inwards). The earliest such root is the
  * contact. The normal is the outward normal of the rounded D there (from a
- * towards b) and the contact point follows from the feature's pair of core
- * points.
+ * towards b), taken from the feature whose root won (at a contact with no
+ * rounding radius, the direction from the nearest point of D would be
+ * rounding noise), and the contact point follows from the feature's pair
+ * of core points.
  * Why: exact (roots of polynomials in the input), one code path for every
  * pair of rounded 2D shapes, and no iteration to a tolerance.
  */
@@ -91,8 +93,11 @@ typedef struct feature {
 } feature;
 
 /* distance from x to D (0 inside for a polygon D) and the nearest feature;
- * for a polygon D also the signed distance (negative inside) */
-static double signed_distance(const dvert *d, size_t n, imp_vec3 x, feature *f, imp_vec3 *nrm) {
+ * for a polygon D also the signed distance (negative inside). Within `tol`
+ * of an edge the normal is the edge's: the direction from a point that
+ * close is rounding noise. */
+static double signed_distance(const dvert *d, size_t n, imp_vec3 x, double tol, feature *f,
+                              imp_vec3 *nrm) {
     if (n == 1) {
         imp_vec3 r = imp_sub(x, d[0].p);
         *f = (feature){1, 0, 0};
@@ -121,7 +126,7 @@ static double signed_distance(const dvert *d, size_t n, imp_vec3 x, feature *f, 
         if (dist < best) {
             best = dist;
             *f = (feature){s == 0.0 || s == 1.0, s == 1.0 ? (k + 1) % n : k, s};
-            *nrm = dist > 0.0 ? imp_scale(imp_sub(x, c), 1.0 / dist) : en;
+            *nrm = dist > tol ? imp_scale(imp_sub(x, c), 1.0 / dist) : en;
         }
     }
     if (best == INFINITY) { /* every edge of zero length: D is a point */
@@ -154,7 +159,7 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
 
     feature f;
     imp_vec3 nrm;
-    double gap0 = signed_distance(d, n, q.p, &f, &nrm) - R;
+    double gap0 = signed_distance(d, n, q.p, tol, &f, &nrm) - R;
     double t_hit = -1.0;
     if (gap0 < -tol) {
         r.state = IMP_TOI_OVERLAPPING;
@@ -166,6 +171,7 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
     } else {
         /* every root of every feature's equation, the earliest valid one wins */
         double best = INFINITY;
+        imp_vec3 best_n = nrm;
         for (size_t k = 0; k < n; ++k) {
             imp_vec3 p0 = d[k].p;
             double roots[4];
@@ -186,7 +192,7 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
                          * rounding radius there is no vertex circle to catch it) */
                         if (t < best && s >= -IMP_EDGE_SPAN_REL && s <= 1.0 + IMP_EDGE_SPAN_REL &&
                             t > 0.0 && imp_toi_entering(&q, t, en))
-                            best = t;
+                            best = t, best_n = en;
                     }
                 }
             }
@@ -200,11 +206,11 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
                     imp_vec3 x = imp_motion_at(&q, t);
                     feature g;
                     imp_vec3 gn;
-                    double gap = signed_distance(d, n, x, &g, &gn) - R;
+                    double gap = signed_distance(d, n, x, tol, &g, &gn) - R;
                     /* on the rounded boundary near this vertex, and entering */
                     if (fabs(gap) <= IMP_ROUNDED_VERTEX_BAND * tol + IMP_CONTACT_REL * R &&
                         imp_toi_entering(&q, t, gn))
-                        best = t;
+                        best = t, best_n = gn;
                 }
             }
         }
@@ -212,10 +218,14 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
             r.state = IMP_TOI_HIT;
             t_hit = best;
         }
+        nrm = best_n;
     }
     if (t_hit >= 0.0) {
-        imp_vec3 x = imp_motion_at(&q, t_hit);
-        (void)signed_distance(d, n, x, &f, &nrm);
+        /* the feature for the contact point; the normal is the one that decided the root
+         * (recomputed from a point on the boundary of a D without radius it would be
+         * rounding noise) */
+        imp_vec3 x = imp_motion_at(&q, t_hit), unused;
+        (void)signed_distance(d, n, x, tol, &f, t_hit > 0.0 ? &unused : &nrm);
         /* the core point of a behind the nearest point of D */
         size_t k0 = f.k, k1 = f.is_vertex ? f.k : (f.k + 1) % n;
         double s = f.is_vertex ? 0.0 : f.s;

@@ -29,6 +29,10 @@
  * accelerating inwards). With R = 0 only faces remain, which needs a D
  * with volume: the pairs with neither volume nor radius (two segments, a
  * point and a segment) are left to the caller (conservative advancement).
+ * A caller that wants the crossing of a flat D (a point or a segment
+ * passing through a world's triangle, imp_toi_rounded_3d_points with
+ * flat_ok) gets it from D's two faces: the first time q crosses the
+ * polygon, entering through either side.
  * The contact point follows from the feature's vertices: each vertex of D
  * is some a_i - b_j, and the same weights that place the nearest point of
  * D on its feature place a point of core a.
@@ -359,12 +363,19 @@ static double first_entry(const dpoly *d, const imp_motion *q, double R, double 
 
 imp_toi_result imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                                   const imp_motion *mb, double horizon) {
-    assert(horizon > 0.0);
     imp_vec3 bufa[8], bufb[8];
-    const imp_vec3 *va, *vb;
-    double ra, rb;
-    size_t na = imp_shape_points(a, 3, bufa, &va, &ra);
-    size_t nb = imp_shape_points(b, 3, bufb, &vb, &rb);
+    imp_toi_rounded_input in = {.a = *ma, .b = *mb, .horizon = horizon};
+    in.na = imp_shape_points(a, 3, bufa, &in.va, &in.ra);
+    in.nb = imp_shape_points(b, 3, bufb, &in.vb, &in.rb);
+    return imp_toi_rounded_3d_points(&in, 0);
+}
+
+imp_toi_result imp_toi_rounded_3d_points(const imp_toi_rounded_input *in, int flat_ok) {
+    assert(in->horizon > 0.0);
+    const imp_vec3 *va = in->va, *vb = in->vb;
+    size_t na = in->na, nb = in->nb;
+    double ra = in->ra, rb = in->rb, horizon = in->horizon;
+    const imp_motion *ma = &in->a, *mb = &in->b;
     assert(na >= 1 && nb >= 1);
     const double R = ra + rb;
 
@@ -376,10 +387,10 @@ imp_toi_result imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, cons
     dpoly d;
     int rc = build_dpoly(cloud, na * nb, &d);
     if (rc == 1) { /* D is a point: two spheres */
-        imp_toi_spheres_input in = {*ma, *mb, ra, rb, horizon};
-        in.a.p = imp_add(in.a.p, va[0]);
-        in.b.p = imp_add(in.b.p, vb[0]);
-        imp_toi_result r = imp_toi_spheres(&in);
+        imp_toi_spheres_input sp = {*ma, *mb, ra, rb, horizon};
+        sp.a.p = imp_add(sp.a.p, va[0]);
+        sp.b.p = imp_add(sp.b.p, vb[0]);
+        imp_toi_result r = imp_toi_spheres(&sp);
         r.pa = imp_sub(r.pa, va[0]);
         r.pb = imp_sub(r.pb, vb[0]);
         free(cloud);
@@ -387,7 +398,7 @@ imp_toi_result imp_toi_rounded_3d(const imp_shape *a, const imp_motion *ma, cons
     }
     free(cloud);
     if (rc != 0) return imp_toi_failed(IMP_FAILURE_NOMEM);
-    if (d.dim < 3 && !(R > 0.0)) { /* no volume anywhere */
+    if (d.dim < (flat_ok ? 2 : 3) && !(R > 0.0)) { /* no volume anywhere */
         dpoly_free(&d);
         return imp_toi_failed(IMP_FAILURE_UNSUPPORTED);
     }

@@ -302,4 +302,24 @@
  * far wider. */
 #define IMP_MOVE_CULL_MARGIN_REL 1e-6
 
+/* ---- worlds ------------------------------------------------------------------------------ */
+
+/*
+ * Padding of the bounds a world query compares with the hierarchy's boxes
+ * (dimensionless, relative to the query's scale: the world's largest
+ * coordinate magnitude plus the ray's, body's or path's). A primitive's own
+ * test looks only where its padded box says it can answer (a ray's t is
+ * kept inside the box's span, a cast's contact must lie within the swept
+ * bounds at its time, an overlap needs the boxes to meet), and the
+ * hierarchy prunes with the same padded boxes, so queries equal the
+ * brute-force loop whatever the padding. The padding decides only whether
+ * a true answer lies inside the box: contacts the solvers report within
+ * their tolerances (IMP_TOI_ADVANCE_REL, 1e-9 of the pair's scale;
+ * IMP_CONTACT_REL for touching), the roundoff of a watertight ray decision
+ * (a few ulps), and root errors of grazing contacts (about the square root
+ * of the unit roundoff, 1.5e-8 relative, at a double root) all stay well
+ * inside 1e-7, which costs the culling nothing measurable.
+ */
+#define IMP_WORLD_PAD_REL 1e-7
+
 #endif

@@ -1,0 +1,288 @@
+/*
+ * world_cast.c - the first contact of a moving body with a world.
+ *
+ * DESIGN
+ * What: imp_world_shapecast and its per-primitive test: a body of any
+ * shape on a parabolic path p + v t + a t^2 / 2, against every triangle,
+ * segment and convex collider, over [0, horizon], with the rules of
+ * imp_toi_shapes (the contract's /v1/toi).
+ * How: per primitive, the existing exact casts. A triangle is a flat
+ * convex polygon: the body's points (core/shape.h) against the triangle's
+ * three corners go to the configuration-space cast of core/toi_rounded.h
+ * (imp_toi_rounded_3d_points), which builds the Minkowski difference of
+ * the two point sets (a prism or polytope; flat for a sphere, a point, or a
+ * segment parallel to the triangle) and finds the first root over its
+ * faces, edges and vertices grown by the body's radius: exact roots, for
+ * every body shape, with flat_ok so that a point or a segment of radius 0
+ * crossing the triangle is a contact too. A 2D chain segment is a segment
+ * shape and a convex collider itself, both through imp_toi_shapes. The
+ * normal is turned to run from the collider towards the body; a one-sided
+ * triangle or segment ignores a contact whose normal points to its back.
+ * Before solving, a cheap necessary condition: the body's projection on
+ * a triangle's (or segment's) normal, swept over the whole window, must
+ * reach the triangle's plane (most triangles near a path are never
+ * reached, and the exact cast costs quartic roots per edge and vertex).
+ * The walk: the body's swept bounds over [0, T] are a box that grows with
+ * T (per axis the start box, plus the negative parts of v T and a T^2 / 2
+ * below and their positive parts above, plus a padding of
+ * IMP_WORLD_PAD_REL of the scale both ways; each term is monotone in T in
+ * floating point too, so the box for a smaller T lies inside the one for
+ * a larger T). Nodes are entered
+ * while they meet the box for the best time so far (the horizon at
+ * first), nearer child first along the motion; so the time bound shrinks
+ * as contacts are found. A primitive's own test keeps a contact only if
+ * its box meets the swept box at the contact's time (a contact outside
+ * is beyond anything rounding explains, and is dropped), so a primitive
+ * the walk skipped could not have come first, and the answer equals the
+ * loop over every primitive in the order time, overlapping before hitting,
+ * collider, index. A primitive whose solver failed matters when its box
+ * meets the swept box at the final time; the first such by collider and
+ * index fails the query, in the walk and in the loop alike.
+ * Why: the exact casts already exist; the world only adds the flat
+ * triangle (no hull of three points) and the time-bounded walk.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toi_rounded.h"
+#include "toi_shapes.h"
+#include "tolerance.h"
+#include "world_impl.h"
+
+imp_world_cast_prep imp_world_cast_prepare(const imp_world *w, const imp_world_cast *cast) {
+    assert(cast->shape->type != IMP_SHAPE_HALFSPACE && cast->horizon > 0.0);
+    imp_world_cast_prep p;
+    memset(&p, 0, sizeof p);
+    p.cast = cast;
+    p.dim = w->dim;
+    double extent = world_shape_bounds(cast->shape, w->dim, imp_v3(0, 0, 0), &p.blo, &p.bhi);
+    p.pad = IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(cast->motion.p) + extent);
+    return p;
+}
+
+/* The swept box over [0, T] (T may be INFINITY); monotone in T. */
+static void swept(const imp_world_cast_prep *p, double T, double lo[3], double hi[3]) {
+    const imp_motion *m = &p->cast->motion;
+    double P[3] = {m->p.x, m->p.y, m->p.z}, V[3] = {m->v.x, m->v.y, m->v.z};
+    double A[3] = {m->a.x, m->a.y, m->a.z};
+    double bl[3] = {p->blo.x, p->blo.y, p->blo.z}, bh[3] = {p->bhi.x, p->bhi.y, p->bhi.z};
+    double vm = imp_max_abs(m->v), am = imp_max_abs(m->a);
+    double pad =
+        p->pad + IMP_WORLD_PAD_REL * ((vm > 0.0 ? vm * T : 0.0) + (am > 0.0 ? am * T * T : 0.0));
+    for (int k = 0; k < 3; ++k) {
+        /* v t and a t^2 / 2 over [0, T] lie between 0 and their values at T, each
+         * monotone in T (and T may be infinite: no 0 * inf) */
+        double vt = V[k] != 0.0 ? V[k] * T : 0.0;
+        double at = A[k] != 0.0 ? 0.5 * A[k] * T * T : 0.0;
+        lo[k] = P[k] + bl[k] + (vt < 0.0 ? vt : 0.0) + (at < 0.0 ? at : 0.0) - pad;
+        hi[k] = P[k] + bh[k] + (vt > 0.0 ? vt : 0.0) + (at > 0.0 ? at : 0.0) + pad;
+    }
+}
+
+int imp_world_cast_reaches(const imp_world *w, const imp_world_cast_prep *p, size_t i, double t) {
+    assert(i < w->n_prims);
+    if (i >= w->n_bvh) return 1; /* a halfspace */
+    imp_vec3 lo, hi;
+    world_prim_bounds(w, &w->prims[i], &lo, &hi);
+    double a[3] = {lo.x, lo.y, lo.z}, b[3] = {hi.x, hi.y, hi.z}, sl[3], sh[3];
+    swept(p, t, sl, sh);
+    return world_boxes_meet(a, b, sl, sh);
+}
+
+/* The range [*lo, *hi] of p + v t + a t^2 / 2 over t in [0, T], T possibly
+ * infinite (then a side that grows without bound is infinite). */
+static void scalar_range(double p, double v, double a, double T, double *lo, double *hi) {
+    if (isfinite(T)) {
+        imp_path_range(p, v, a, T, lo, hi);
+        return;
+    }
+    double apex = p;
+    if (a != 0.0 && -v / a > 0.0) apex = p + 0.5 * v * (-v / a);
+    *lo = a < 0.0 || (a == 0.0 && v < 0.0) ? -INFINITY : fmin(p, apex);
+    *hi = a > 0.0 || (a == 0.0 && v > 0.0) ? INFINITY : fmax(p, apex);
+}
+
+/* Whether the body may reach the plane of flat primitive pr (a triangle,
+ * or a 2D segment's line) within the horizon: its projection on the
+ * plane's normal, swept over [0, horizon], must come within the padding of
+ * the primitive's own projection. A necessary condition for any contact,
+ * and far cheaper than the cast. */
+static int may_reach_plane(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
+    imp_vec3 n = imp_normalize_or(world_prim_front(w, pr), imp_v3(0, 0, 0));
+    if (imp_max_abs(n) == 0.0) return 1;
+    int nv = w->colliders[pr->collider].kind == IMP_WORLD_CHAIN ? 2 : 3;
+    double plo = INFINITY, phi = -INFINITY;
+    for (int i = 0; i < nv; ++i) {
+        double x = imp_dot(n, pr->v[i]);
+        plo = fmin(plo, x);
+        phi = fmax(phi, x);
+    }
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double r, blo = INFINITY, bhi = -INFINITY;
+    size_t np = imp_shape_points(p->cast->shape, w->dim, buf, &pts, &r);
+    for (size_t i = 0; i < np; ++i) {
+        double x = imp_dot(n, pts[i]);
+        blo = fmin(blo, x);
+        bhi = fmax(bhi, x);
+    }
+    const imp_motion *m = &p->cast->motion;
+    double T = p->cast->horizon, lo, hi;
+    scalar_range(imp_dot(n, m->p), imp_dot(n, m->v), imp_dot(n, m->a), T, &lo, &hi);
+    double vm = imp_max_abs(m->v), am = imp_max_abs(m->a);
+    double pad =
+        p->pad + IMP_WORLD_PAD_REL * ((vm > 0.0 ? vm * T : 0.0) + (am > 0.0 ? am * T * T : 0.0));
+    return lo + blo - r - pad <= phi && hi + bhi + r + pad >= plo;
+}
+
+/* The body against primitive pr, as imp_toi_shapes answers (normal from the body). */
+static imp_toi_result solve(const imp_world *w, const imp_world_cast_prep *p,
+                            const world_prim *pr) {
+    const imp_world_cast *c = p->cast;
+    const world_collider *col = &w->colliders[pr->collider];
+    imp_motion still = {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)};
+    if (col->kind == IMP_WORLD_SHAPE) {
+        still.p = col->position;
+        return imp_toi_shapes(c->shape, &c->motion, &col->shape, &still, w->dim, c->horizon);
+    }
+    if (col->kind == IMP_WORLD_CHAIN) {
+        imp_shape seg = {.type = IMP_SHAPE_SEGMENT, .a = pr->v[0], .b = pr->v[1]};
+        return imp_toi_shapes(c->shape, &c->motion, &seg, &still, w->dim, c->horizon);
+    }
+    imp_vec3 buf[8];
+    imp_toi_rounded_input in = {.a = c->motion, .b = still, .horizon = c->horizon};
+    in.na = imp_shape_points(c->shape, 3, buf, &in.va, &in.ra);
+    in.vb = pr->v;
+    in.nb = 3;
+    return imp_toi_rounded_3d_points(&in, 1);
+}
+
+imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_cast_prep *p,
+                                          size_t i) {
+    assert(i < w->n_prims);
+    const world_prim *pr = &w->prims[i];
+    const world_collider *col = &w->colliders[pr->collider];
+    imp_world_cast_result res;
+    memset(&res, 0, sizeof res);
+    if (!imp_world_cast_reaches(w, p, i, p->cast->horizon)) return res;
+    if (col->kind != IMP_WORLD_SHAPE && !may_reach_plane(w, p, pr)) return res;
+    imp_toi_result r = solve(w, p, pr);
+    if (r.state == IMP_TOI_FAILED) {
+        res.state = IMP_WORLD_FAILED;
+        res.failure = r.failure;
+        return res;
+    }
+    if (r.state == IMP_TOI_NONE) return res;
+    imp_vec3 n = imp_neg(r.normal);
+    if (col->one_sided && col->kind != IMP_WORLD_SHAPE && imp_dot(world_prim_front(w, pr), n) < 0.0)
+        return res;
+    if (!imp_world_cast_reaches(w, p, i, r.time)) return res;
+    res.state = r.state == IMP_TOI_OVERLAPPING ? IMP_WORLD_OVERLAPPING : IMP_WORLD_HIT;
+    res.time = r.time;
+    res.point = r.point;
+    res.normal = imp_v3(n.x + 0.0, n.y + 0.0, n.z + 0.0);
+    res.position = r.pa;
+    res.depth = r.depth;
+    res.tolerance = r.tolerance;
+    res.collider = pr->collider;
+    res.index = pr->index;
+    res.kind = (uint32_t)world_prim_kind(w, pr);
+    return res;
+}
+
+int imp_world_cast_cmp(const imp_world_cast_result *a, const imp_world_cast_result *b) {
+    if (a->time != b->time) return a->time < b->time ? -1 : 1;
+    int oa = a->state == IMP_WORLD_OVERLAPPING, ob = b->state == IMP_WORLD_OVERLAPPING;
+    if (oa != ob) return oa ? -1 : 1;
+    if (a->collider != b->collider) return a->collider < b->collider ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* A cast's work between two polls counts each primitive's solve as this many. */
+#define CAST_WORK 16
+
+typedef struct cast_query {
+    const imp_world *w;
+    imp_world_cast_prep p;
+    imp_vec3 dir; /* along the motion: which child to visit first */
+    world_poll poll;
+    int stopped_by, nomem;
+    int have;
+    imp_world_cast_result best;
+    world_fails fails;
+} cast_query;
+
+static double bound(const cast_query *q) { return q->have ? q->best.time : q->p.cast->horizon; }
+
+static int enter(void *ctx, const world_node *n) {
+    const cast_query *q = ctx;
+    double lo[3], hi[3], sl[3], sh[3];
+    world_node_box(n, lo, hi);
+    swept(&q->p, bound(q), sl, sh);
+    return world_boxes_meet(lo, hi, sl, sh);
+}
+
+/* The child whose centre lies further back along the motion goes first. */
+static int first_right(void *ctx, const world_node *l, const world_node *r) {
+    const cast_query *q = ctx;
+    double kl = 0.0, kr = 0.0, d[3] = {q->dir.x, q->dir.y, q->dir.z};
+    for (int k = 0; k < 3; ++k) {
+        kl += d[k] * ((double)l->lo[k] + (double)l->hi[k]);
+        kr += d[k] * ((double)r->lo[k] + (double)r->hi[k]);
+    }
+    return kr < kl;
+}
+
+static int test_prims(void *ctx, size_t first, size_t count) {
+    cast_query *q = ctx;
+    for (size_t i = first; i < first + count; ++i) {
+        imp_world_cast_result r = imp_world_cast_prim(q->w, &q->p, i);
+        if (r.state == IMP_WORLD_FAILED && world_fails_push(&q->fails, i, r.failure) != 0) {
+            q->nomem = 1;
+            return 1;
+        }
+        if ((r.state == IMP_WORLD_HIT || r.state == IMP_WORLD_OVERLAPPING) &&
+            (!q->have || imp_world_cast_cmp(&r, &q->best) < 0)) {
+            q->best = r;
+            q->have = 1;
+        }
+        if ((q->stopped_by = world_poll_add(&q->poll, CAST_WORK)) != 0) return 1;
+    }
+    return 0;
+}
+
+static int cast_blocks(void *ctx, size_t i) {
+    const cast_query *q = ctx;
+    return imp_world_cast_reaches(q->w, &q->p, i, bound(q));
+}
+
+imp_world_cast_result imp_world_shapecast(const imp_world *w, const imp_world_cast *cast,
+                                          const imp_stop *stop) {
+    cast_query q;
+    memset(&q, 0, sizeof q);
+    q.w = w;
+    q.p = imp_world_cast_prepare(w, cast);
+    q.dir = imp_max_abs(cast->motion.v) > 0.0 ? cast->motion.v : cast->motion.a;
+    q.poll.stop = stop;
+    world_walk walk = {enter, first_right, test_prims, &q};
+    if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh)) (void)world_bvh_walk(w, &walk);
+    imp_world_cast_result res;
+    memset(&res, 0, sizeof res);
+    if (q.stopped_by || q.nomem) {
+        free(q.fails.f);
+        res.state = q.stopped_by ? IMP_WORLD_STOPPED : IMP_WORLD_FAILED;
+        res.failure = q.stopped_by ? IMP_FAILURE_NONE : IMP_FAILURE_NOMEM;
+        res.stopped_by = q.stopped_by;
+        return res;
+    }
+    size_t failed_prim;
+    imp_failure why = world_fails_first(w, &q.fails, cast_blocks, &q, &failed_prim);
+    if (why != IMP_FAILURE_NONE) {
+        res.state = IMP_WORLD_FAILED;
+        res.failure = why;
+        return res;
+    }
+    return q.have ? q.best : res;
+}

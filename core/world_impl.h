@@ -1,0 +1,165 @@
+/*
+ * world_impl.h - what the world family shares, private to core/world*.c.
+ *
+ *   world.c          the build from colliders (triangles, segments, shapes),
+ *                    the primitives' bounds, the world's description
+ *   world_bvh.c      the bounding volume hierarchy: binned SAH build, and the
+ *                    box-test traversal the casts and overlaps use
+ *   world_ray.c      rays: the watertight triangle and segment tests, shapes,
+ *                    and the ordered traversal
+ *   world_cast.c     shape casts: per primitive, and the traversal with a
+ *                    shrinking time bound
+ *   world_overlap.c  overlaps of a placed shape
+ *
+ * Layout: primitives live in one array, those with finite bounds first in
+ * the hierarchy's leaf order ([0, n_bvh)), halfspaces after them. A
+ * primitive is 80 bytes: three double corners (a segment uses two; a shape
+ * keeps its position in v[0] and its bounds in its collider), its collider
+ * and its index there. A node is 32 bytes: float bounds rounded outwards
+ * (so a node's box contains, in doubles, every box below it), and either a
+ * leaf's first primitive and count or an interior node's first child (its
+ * children are the pair of nodes at index and index + 1, in one 64-byte
+ * line; the root is node 0 and node 1 is unused).
+ */
+#ifndef IMP_CORE_WORLD_IMPL_H
+#define IMP_CORE_WORLD_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "world.h"
+
+/* Most primitives in a leaf (count). */
+#define IMP_WORLD_LEAF_SIZE 4
+
+/* Deepest node the traversal stacks allow (levels): the build splits by
+ * count past IMP_WORLD_SAH_MAX_DEPTH, which bounds the depth by that plus
+ * log2 of 2^31 primitives. */
+#define IMP_WORLD_MAX_DEPTH 128
+
+typedef struct world_prim {
+    imp_vec3 v[3];
+    uint32_t collider, index;
+} world_prim;
+
+typedef struct world_node {
+    float lo[3], hi[3];
+    uint32_t index; /* leaf: first primitive; interior: first of its two children */
+    uint32_t count; /* leaf: primitives (>= 1); interior: 0 */
+} world_node;
+
+typedef struct world_collider {
+    imp_world_collider_kind kind;
+    int one_sided;
+    imp_vec3 position;
+    imp_shape shape; /* SHAPE: the world's own copy (vertices included) */
+    imp_vec3 lo, hi; /* SHAPE but halfspace: bounds in world coordinates */
+    imp_vec3 *chain; /* CHAIN: its vertices in world coordinates (the world's own) */
+    size_t n_chain;
+    int loop;
+} world_collider;
+
+struct imp_world {
+    int dim;
+    world_collider *colliders;
+    size_t n_colliders;
+    world_prim *prims;
+    size_t n_prims, n_bvh; /* [0, n_bvh) in the hierarchy; [n_bvh, n_prims) halfspaces */
+    world_node *nodes;
+    size_t n_nodes;
+    double scale; /* largest coordinate magnitude of the bounded primitives (0 when none) */
+    imp_world_info info;
+};
+
+static inline imp_world_prim_kind world_prim_kind(const imp_world *w, const world_prim *p) {
+    imp_world_collider_kind k = w->colliders[p->collider].kind;
+    return k == IMP_WORLD_SHAPE   ? IMP_WORLD_PRIM_SHAPE
+           : k == IMP_WORLD_CHAIN ? IMP_WORLD_PRIM_SEGMENT
+                                  : IMP_WORLD_PRIM_TRIANGLE;
+}
+
+/* Bounds of a bounded primitive (not a halfspace), in doubles. */
+void world_prim_bounds(const imp_world *w, const world_prim *p, imp_vec3 *lo, imp_vec3 *hi);
+
+/* The front normal (not unit) of a triangle, (b - a) x (c - a), or of a 2D
+ * segment a -> b, its right-hand normal. */
+imp_vec3 world_prim_front(const imp_world *w, const world_prim *p);
+
+/* The bounds of shape s (not a halfspace) placed at pos: its points plus
+ * pos, widened by its radius. Returns its extent: the largest coordinate
+ * magnitude of a point relative to pos, plus the radius. */
+double world_shape_bounds(const imp_shape *s, int dim, imp_vec3 pos, imp_vec3 *lo, imp_vec3 *hi);
+
+/* Makes room for item n of a growable array of `size`-byte items at *items
+ * (capacity *cap, doubled as needed). 0, or -1 out of memory (*items kept). */
+int world_grow(void **items, size_t *cap, size_t n, size_t size);
+
+/* Builds w->nodes over w->prims[0, n_bvh), reordering those primitives
+ * into leaf order. IMP_WORLD_OK, NOMEM or BUILD_STOPPED (nothing allocated then). */
+imp_world_status world_bvh_build(imp_world *w, const imp_stop *stop);
+
+/* A node's box in doubles (exact conversions). */
+static inline void world_node_box(const world_node *n, double lo[3], double hi[3]) {
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = (double)n->lo[k];
+        hi[k] = (double)n->hi[k];
+    }
+}
+
+/* Whether two boxes meet (closed). */
+static inline int world_boxes_meet(const double alo[3], const double ahi[3], const double blo[3],
+                                   const double bhi[3]) {
+    return alo[0] <= bhi[0] && blo[0] <= ahi[0] && alo[1] <= bhi[1] && blo[1] <= ahi[1] &&
+           alo[2] <= bhi[2] && blo[2] <= ahi[2];
+}
+
+/* A depth-first walk of the hierarchy for the box-test queries: nodes for
+ * which `enter` says 1 are descended, in the order `first_right` (may be
+ * NULL: left first) picks, and each leaf's primitives go to `leaf`, which
+ * returns nonzero to end the walk (that value is returned; 0 when the walk
+ * ran to its end). */
+typedef struct world_walk {
+    int (*enter)(void *ctx, const world_node *n);
+    int (*first_right)(void *ctx, const world_node *left, const world_node *right);
+    int (*leaf)(void *ctx, size_t first, size_t count);
+    void *ctx;
+} world_walk;
+
+int world_bvh_walk(const imp_world *w, const world_walk *walk);
+
+/* Counts work towards the next poll of the stop check; returns its reason
+ * (nonzero) when it says stop. */
+typedef struct world_poll {
+    const imp_stop *stop;
+    size_t work;
+} world_poll;
+
+static inline int world_poll_add(world_poll *p, size_t work) {
+    p->work += work;
+    if (p->work < IMP_STOP_POLL_PRIMS) return 0;
+    p->work = 0;
+    return imp_stop_now(p->stop);
+}
+
+/* The primitives whose solver failed during a query, kept until the
+ * query's answer says which of them could have changed it. */
+typedef struct world_fail {
+    size_t i;
+    imp_failure why;
+} world_fail;
+
+typedef struct world_fails {
+    world_fail *f;
+    size_t n, cap;
+} world_fails;
+
+/* Adds primitive i; 0, or -1 out of memory. */
+int world_fails_push(world_fails *f, size_t i, imp_failure why);
+
+/* Of the failed primitives for which `blocks(ctx, i)` says 1, the first by
+ * collider and index: its failure (*prim set), or IMP_FAILURE_NONE when
+ * none blocks. Frees the list. */
+imp_failure world_fails_first(const imp_world *w, world_fails *f, int (*blocks)(void *, size_t),
+                              void *ctx, size_t *prim);
+
+#endif

@@ -1,0 +1,477 @@
+/*
+ * world_ray.c - rays against a world: watertight triangle and segment
+ * tests, convex shapes, and the ordered walk of the hierarchy.
+ *
+ * DESIGN
+ * What: imp_world_raycast (closest, any, all) and the per-primitive test
+ * it calls, which the unit tests' brute-force loop calls too.
+ * How: triangles by Woop, Benthin and Wald, "Watertight Ray/Triangle
+ * Intersection", JCGT 2(1) 2013: the ray is made the +z axis of a sheared
+ * frame (kz the axis of the largest direction component, kx and ky the
+ * next ones, swapped when dir[kz] < 0 to keep the winding), each corner
+ * is moved there (A = v - origin; A' = (A[kx] - sx A[kz], A[ky] - sy
+ * A[kz])), and the ray's line passes through the triangle iff the three 2D
+ * edge functions U = C'x B'y - C'y B'x, V, W do not have opposite signs
+ * (and are not all zero). The paper's fallback to higher precision when an
+ * edge function is zero becomes here an exact sign for every edge
+ * function (core/eft.h: a filter on a b - c d, then the exact sum of the
+ * products and their errors). A corner's sheared coordinates depend only
+ * on the corner and the ray, so two triangles sharing an edge compute
+ * that edge's function from the same two numbers, with opposite signs:
+ * with exact signs a ray through the interior of a shared edge is inside
+ * one of them, or both (sign zero), and a ray through a vertex meets every
+ * triangle of its fan that is not edge-on, so no ray slips through a
+ * closed mesh (watertight by construction, not by tolerance). Only then
+ * is t computed, from the triangle's plane in double-double (exact
+ * differences, products with their errors): t = n . (a - o) / n . d, n =
+ * (b - a) x (c - a), so t is within a few units of 1e-32 of the plane's
+ * exact value relative to the terms, whatever the shear did; the ray hits
+ * the back when n . d > 0 (the front is counter-clockwise). Chain
+ * segments in 2D the same way: the line passes through the segment iff the
+ * exact signs of d x (a - o) and d x (b - o) differ, and t is the
+ * double-double ratio of the 2D cross products.
+ * Convex shapes: the ray is a point of radius 0 moving at dir, cast with
+ * imp_toi_shapes over [0, max_t] (the contract's exactness rules); a ray
+ * starting inside a shape hits it at t = 0.
+ * Consistency with the loop over primitives: each primitive's t is kept
+ * inside the span over which the ray crosses the primitive's padded box
+ * (IMP_WORLD_PAD_REL; clamped there when the watertight decision accepted
+ * a grazing ray whose plane crossing lies outside), and the walk prunes a
+ * node only when the ray's span through the node's box (which contains
+ * every primitive box below it, and the same slab arithmetic is monotone
+ * in the bounds) starts after the best t so far; so the walk skips only
+ * primitives whose answer could not come first, and the answer is the
+ * loop's, bit for bit, in the order t, collider, index. The walk visits
+ * the nearer child first and keeps the farther one's entry t on its stack.
+ * Why: exact decisions where a closed mesh must not leak, and floating
+ * point everywhere else: the double-double t costs a few hundred flops per
+ * triangle whose line test passes, a handful per ray.
+ */
+#include <assert.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eft.h"
+#include "toi_shapes.h"
+#include "tolerance.h"
+#include "world_impl.h"
+
+/* ---- double-double ------------------------------------------------------------------------ */
+
+typedef struct dd {
+    double hi, lo;
+} dd;
+
+static dd dd_renorm(double s, double e) {
+    double h = s + e;
+    return (dd){h, e - (h - s)};
+}
+
+/* a - b exactly */
+static dd dd_diff(double a, double b) {
+    double e, s = imp_two_sum(a, -b, &e);
+    return (dd){s, e};
+}
+
+static dd dd_add(dd a, dd b) {
+    double e, s = imp_two_sum(a.hi, b.hi, &e);
+    return dd_renorm(s, e + (a.lo + b.lo));
+}
+
+static dd dd_sub(dd a, dd b) { return dd_add(a, (dd){-b.hi, -b.lo}); }
+
+static dd dd_mul(dd a, dd b) {
+    double e, p = imp_two_prod(a.hi, b.hi, &e);
+    return dd_renorm(p, e + (a.hi * b.lo + a.lo * b.hi));
+}
+
+static dd dd_mul_d(dd a, double b) {
+    double e, p = imp_two_prod(a.hi, b, &e);
+    return dd_renorm(p, e + a.lo * b);
+}
+
+/* a / b rounded to double (b.hi != 0) */
+static double dd_div(dd a, dd b) {
+    double q = a.hi / b.hi;
+    dd r = dd_sub(a, dd_mul_d(b, q));
+    return q + r.hi / b.hi;
+}
+
+static double dd_val(dd a) { return a.hi + a.lo; }
+
+/* ---- the padded box span ------------------------------------------------------------------- */
+
+/* The span [*t0, *t1] of t in [0, tmax] over which the ray is inside the
+ * padded box lo, hi; 1 when it is not empty. On each axis the bound the ray
+ * meets first is chosen by the sign of its direction, so a zero component
+ * gives infinite slab times (a NaN, from the origin exactly on a padded
+ * face, leaves the span unconstrained on that side). Monotone in the
+ * bounds: a box containing another gives a span containing the other's. */
+static inline int span(const imp_world_ray_prep *p, const double lo[3], const double hi[3],
+                       double tmax, double *t0out, double *t1out) {
+    double t0 = 0.0, t1 = tmax;
+    for (int k = 0; k < 3; ++k) {
+        double bn = p->neg[k] ? hi[k] : lo[k], bf = p->neg[k] ? lo[k] : hi[k];
+        double tn = (bn - p->onear[k]) * p->inv[k], tf = (bf - p->ofar[k]) * p->inv[k];
+        t0 = tn > t0 ? tn : t0;
+        t1 = tf < t1 ? tf : t1;
+    }
+    *t0out = t0;
+    *t1out = t1;
+    return t0 <= t1;
+}
+
+/* The same for a node's float box, read in place. */
+static inline int node_span(const imp_world_ray_prep *p, const world_node *n, double tmax,
+                            double *t0out) {
+    double t0 = 0.0, t1 = tmax;
+    for (int k = 0; k < 3; ++k) {
+        double bn = p->neg[k] ? n->hi[k] : n->lo[k], bf = p->neg[k] ? n->lo[k] : n->hi[k];
+        double tn = (bn - p->onear[k]) * p->inv[k], tf = (bf - p->ofar[k]) * p->inv[k];
+        t0 = tn > t0 ? tn : t0;
+        t1 = tf < t1 ? tf : t1;
+    }
+    *t0out = t0;
+    return t0 <= t1;
+}
+
+static int prim_span(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
+                     double tmax, double *t0, double *t1) {
+    imp_vec3 lo, hi;
+    world_prim_bounds(w, pr, &lo, &hi);
+    double l[3] = {lo.x, lo.y, lo.z}, h[3] = {hi.x, hi.y, hi.z};
+    return span(p, l, h, tmax, t0, t1);
+}
+
+imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray *ray) {
+    imp_world_ray_prep p;
+    memset(&p, 0, sizeof p);
+    p.ray = *ray;
+    p.dim = w->dim;
+    double d[3] = {ray->dir.x, ray->dir.y, ray->dir.z},
+           o[3] = {ray->origin.x, ray->origin.y, ray->origin.z};
+    int kz = 0;
+    for (int k = 1; k < 3; ++k)
+        if (fabs(d[k]) > fabs(d[kz])) kz = k;
+    assert(d[kz] != 0.0);
+    int kx = (kz + 1) % 3, ky = (kx + 1) % 3;
+    if (d[kz] < 0.0) { /* keep the winding */
+        int t = kx;
+        kx = ky;
+        ky = t;
+    }
+    p.kx = kx, p.ky = ky, p.kz = kz;
+    p.sx = d[kx] / d[kz];
+    p.sy = d[ky] / d[kz];
+    double pad = IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(ray->origin));
+    pad = fmax(pad, DBL_MIN);
+    for (int k = 0; k < 3; ++k) {
+        p.inv[k] = 1.0 / d[k];
+        p.neg[k] = signbit(d[k]) != 0;
+        /* lower bounds are moved down by the padding (the origin up), upper ones up */
+        p.onear[k] = p.neg[k] ? o[k] - pad : o[k] + pad;
+        p.ofar[k] = p.neg[k] ? o[k] + pad : o[k] - pad;
+    }
+    return p;
+}
+
+/* ---- triangles ----------------------------------------------------------------------------- */
+
+static double comp(imp_vec3 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : v.z; }
+
+/* Whether the ray's line passes through triangle v (Woop et al. 2013 with
+ * exact edge-function signs). */
+static int line_through_triangle(const imp_world_ray_prep *p, const imp_vec3 v[3]) {
+    double x[3], y[3];
+    for (int i = 0; i < 3; ++i) {
+        imp_vec3 a = imp_sub(v[i], p->ray.origin);
+        double az = comp(a, p->kz);
+        x[i] = comp(a, p->kx) - p->sx * az;
+        y[i] = comp(a, p->ky) - p->sy * az;
+    }
+    int u = imp_prod_diff_sign(x[2], y[1], y[2], x[1]);
+    int vv = imp_prod_diff_sign(x[0], y[2], y[0], x[2]);
+    int ww = imp_prod_diff_sign(x[1], y[0], y[1], x[0]);
+    if ((u < 0 || vv < 0 || ww < 0) && (u > 0 || vv > 0 || ww > 0)) return 0;
+    return u != 0 || vv != 0 || ww != 0;
+}
+
+/* The ray's t at triangle v's plane as num / den in double-double, and the
+ * plane's normal (b - a) x (c - a) rounded. 0 when the ray is parallel to it. */
+static int triangle_t(const imp_world_ray_prep *p, const imp_vec3 v[3], dd *num, dd *den,
+                      imp_vec3 *n) {
+    imp_vec3 o = p->ray.origin, d = p->ray.dir;
+    dd e1[3] = {dd_diff(v[1].x, v[0].x), dd_diff(v[1].y, v[0].y), dd_diff(v[1].z, v[0].z)};
+    dd e2[3] = {dd_diff(v[2].x, v[0].x), dd_diff(v[2].y, v[0].y), dd_diff(v[2].z, v[0].z)};
+    dd a[3] = {dd_diff(v[0].x, o.x), dd_diff(v[0].y, o.y), dd_diff(v[0].z, o.z)};
+    dd c[3];
+    for (int k = 0; k < 3; ++k) {
+        int i = (k + 1) % 3, j = (k + 2) % 3;
+        c[k] = dd_sub(dd_mul(e1[i], e2[j]), dd_mul(e1[j], e2[i]));
+    }
+    *num = dd_add(dd_add(dd_mul(a[0], c[0]), dd_mul(a[1], c[1])), dd_mul(a[2], c[2]));
+    *den = dd_add(dd_add(dd_mul_d(c[0], d.x), dd_mul_d(c[1], d.y)), dd_mul_d(c[2], d.z));
+    *n = imp_v3(dd_val(c[0]), dd_val(c[1]), dd_val(c[2]));
+    return den->hi != 0.0;
+}
+
+/* The 2D segment a -> b: whether the line passes through it (exact signs
+ * of d x (a - o) and d x (b - o)), and t = ((a - o) x e) / (d x e), e = b - a,
+ * in double-double, with the right-hand normal (e.y, -e.x). */
+static int segment_t(const imp_world_ray_prep *p, const imp_vec3 v[2], dd *num, dd *den,
+                     imp_vec3 *n) {
+    imp_vec3 o = p->ray.origin, d = p->ray.dir;
+    imp_vec3 a = imp_sub(v[0], o), b = imp_sub(v[1], o);
+    int sa = imp_prod_diff_sign(d.x, a.y, d.y, a.x), sb = imp_prod_diff_sign(d.x, b.y, d.y, b.x);
+    if (sa == sb) return 0; /* both on one side, or along the line */
+    dd ex = dd_diff(v[1].x, v[0].x), ey = dd_diff(v[1].y, v[0].y);
+    dd ax = dd_diff(v[0].x, o.x), ay = dd_diff(v[0].y, o.y);
+    *num = dd_sub(dd_mul(ax, ey), dd_mul(ay, ex));
+    *den = dd_sub(dd_mul_d(ey, d.x), dd_mul_d(ex, d.y));
+    *n = imp_v3(dd_val(ey), -dd_val(ex), 0.0);
+    return den->hi != 0.0;
+}
+
+/* A triangle or segment primitive: 1 with *hit filled, else 0. */
+static int flat_hit(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
+                    imp_world_hit *hit) {
+    const world_collider *c = &w->colliders[pr->collider];
+    int seg = c->kind == IMP_WORLD_CHAIN;
+    dd num, den;
+    imp_vec3 n;
+    if (seg) {
+        if (!segment_t(p, pr->v, &num, &den, &n)) return 0;
+    } else {
+        if (!line_through_triangle(p, pr->v) || !triangle_t(p, pr->v, &num, &den, &n)) return 0;
+    }
+    int back = den.hi > 0.0;
+    if (back && c->one_sided) return 0;
+    double t = dd_div(num, den) + 0.0, t0, t1;
+    if (!(t >= 0.0 && t <= p->ray.max_t)) return 0;
+    if (!prim_span(w, p, pr, p->ray.max_t, &t0, &t1)) return 0;
+    t = t < t0 ? t0 : t > t1 ? t1 : t;
+    imp_vec3 unit;
+    if (imp_unit_scaled(n, &unit, NULL) != 0) return 0;
+    hit->t = t;
+    hit->point = imp_madd(p->ray.origin, p->ray.dir, t);
+    hit->normal = back ? imp_neg(unit) : unit;
+    hit->normal = imp_v3(hit->normal.x + 0.0, hit->normal.y + 0.0, hit->normal.z + 0.0);
+    hit->collider = pr->collider;
+    hit->index = pr->index;
+    hit->back_face = (uint32_t)back;
+    hit->kind = seg ? IMP_WORLD_PRIM_SEGMENT : IMP_WORLD_PRIM_TRIANGLE;
+    return 1;
+}
+
+/* ---- shapes -------------------------------------------------------------------------------- */
+
+static int shape_hit(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
+                     imp_world_hit *hit, imp_failure *why) {
+    const world_collider *c = &w->colliders[pr->collider];
+    int bounded = c->shape.type != IMP_SHAPE_HALFSPACE;
+    double t0 = 0.0, t1 = p->ray.max_t;
+    if (bounded && !prim_span(w, p, pr, p->ray.max_t, &t0, &t1)) return 0;
+    imp_shape point = {.type = IMP_SHAPE_SPHERE, .radius = 0.0};
+    imp_motion mp = {p->ray.origin, p->ray.dir, imp_v3(0, 0, 0)};
+    imp_motion mc = {c->position, imp_v3(0, 0, 0), imp_v3(0, 0, 0)};
+    imp_toi_result r = imp_toi_shapes(&point, &mp, &c->shape, &mc, w->dim, p->ray.max_t);
+    if (r.state == IMP_TOI_FAILED) {
+        *why = r.failure;
+        return -1;
+    }
+    if (r.state == IMP_TOI_NONE) return 0;
+    double t = 0.0;
+    imp_vec3 normal;
+    if (r.state == IMP_TOI_HIT) {
+        t = r.time < t0 ? t0 : r.time > t1 ? t1 : r.time;
+        normal = imp_neg(r.normal);
+    } else {
+        t = t0; /* inside: the span starts at 0 */
+        (void)imp_unit_scaled(imp_neg(p->ray.dir), &normal, NULL);
+    }
+    hit->t = t;
+    hit->point = imp_madd(p->ray.origin, p->ray.dir, t);
+    hit->normal = imp_v3(normal.x + 0.0, normal.y + 0.0, normal.z + 0.0);
+    hit->collider = pr->collider;
+    hit->index = 0;
+    hit->back_face = r.state == IMP_TOI_OVERLAPPING;
+    hit->kind = IMP_WORLD_PRIM_SHAPE;
+    return 1;
+}
+
+int imp_world_ray_prim(const imp_world *w, const imp_world_ray_prep *p, size_t i,
+                       imp_world_hit *hit, imp_failure *why) {
+    assert(i < w->n_prims);
+    const world_prim *pr = &w->prims[i];
+    memset(hit, 0, sizeof *hit);
+    if (w->colliders[pr->collider].kind == IMP_WORLD_SHAPE) return shape_hit(w, p, pr, hit, why);
+    return flat_hit(w, p, pr, hit);
+}
+
+int imp_world_ray_reaches(const imp_world *w, const imp_world_ray_prep *p, size_t i, double t) {
+    assert(i < w->n_prims);
+    const world_prim *pr = &w->prims[i];
+    const world_collider *c = &w->colliders[pr->collider];
+    if (c->kind == IMP_WORLD_SHAPE && c->shape.type == IMP_SHAPE_HALFSPACE) return 1;
+    double t0, t1;
+    return prim_span(w, p, pr, fmin(t, p->ray.max_t), &t0, &t1);
+}
+
+int imp_world_hit_cmp(const imp_world_hit *a, const imp_world_hit *b) {
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    if (a->collider != b->collider) return a->collider < b->collider ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static int hit_qsort_cmp(const void *a, const void *b) { return imp_world_hit_cmp(a, b); }
+
+/* ---- the query ----------------------------------------------------------------------------- */
+
+/* Primitive tests between two polls: a shape's cast counts as this many triangles. */
+#define SHAPE_WORK 64
+
+typedef struct ray_query {
+    const imp_world *w;
+    imp_world_ray_prep p;
+    imp_world_ray_mode mode;
+    world_poll poll;
+    int stopped_by;
+    int have;
+    imp_world_hit best;
+    imp_world_hit *all;
+    size_t n_all, cap_all;
+    int nomem;
+    world_fails fails;
+} ray_query;
+
+/* The farthest t still worth a look. */
+static double bound(const ray_query *q) {
+    return q->mode == IMP_WORLD_RAY_CLOSEST && q->have ? q->best.t : q->p.ray.max_t;
+}
+
+static int keep(ray_query *q, const imp_world_hit *h) {
+    if (q->mode == IMP_WORLD_RAY_ALL) {
+        void *items = q->all;
+        if (world_grow(&items, &q->cap_all, q->n_all, sizeof *h) != 0) {
+            q->nomem = 1;
+            return 1;
+        }
+        q->all = items;
+        q->all[q->n_all++] = *h;
+        q->have = 1;
+        return 0;
+    }
+    if (!q->have || imp_world_hit_cmp(h, &q->best) < 0) q->best = *h;
+    q->have = 1;
+    return q->mode == IMP_WORLD_RAY_ANY;
+}
+
+/* Tests primitives [first, first + count); 1 ends the walk (any: hit; out
+ * of memory; stopped). */
+static int test_prims(ray_query *q, size_t first, size_t count) {
+    for (size_t i = first; i < first + count; ++i) {
+        imp_world_hit h;
+        imp_failure why = IMP_FAILURE_NONE;
+        const world_prim *pr = &q->w->prims[i];
+        int shape = q->w->colliders[pr->collider].kind == IMP_WORLD_SHAPE;
+        int rc = imp_world_ray_prim(q->w, &q->p, i, &h, &why);
+        if (rc < 0 && world_fails_push(&q->fails, i, why) != 0) q->nomem = 1;
+        if (rc > 0 && keep(q, &h)) return 1;
+        if (q->nomem) return 1;
+        if ((q->stopped_by = world_poll_add(&q->poll, shape ? SHAPE_WORK : 1)) != 0) return 1;
+    }
+    return 0;
+}
+
+/* The ordered walk: nearer child first, the farther one's entry t kept on
+ * the stack and compared again with the bound when popped. */
+static void walk(ray_query *q) {
+    const imp_world *w = q->w;
+    if (w->n_nodes == 0) return;
+    uint32_t stack[IMP_WORLD_MAX_DEPTH];
+    double stack_t[IMP_WORLD_MAX_DEPTH];
+    int sp = 0;
+    double t0;
+    if (!node_span(&q->p, &w->nodes[0], bound(q), &t0)) return;
+    uint32_t at = 0;
+    for (;;) {
+        const world_node *n = &w->nodes[at];
+        if (n->count > 0) {
+            if (test_prims(q, n->index, n->count)) return;
+        } else {
+            uint32_t c[2] = {n->index, n->index + 1};
+            double tc[2], b = bound(q);
+            int in[2];
+            for (int k = 0; k < 2; ++k)
+                in[k] = node_span(&q->p, &w->nodes[c[k]], b, &tc[k]);
+            if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
+            if (in[0] && in[1]) {
+                int f = tc[1] < tc[0];
+                stack[sp] = c[1 - f];
+                stack_t[sp++] = tc[1 - f];
+                at = c[f];
+                continue;
+            }
+            if (in[0] || in[1]) {
+                at = in[0] ? c[0] : c[1];
+                continue;
+            }
+        }
+        do {
+            if (sp == 0) return;
+            --sp;
+            at = stack[sp];
+        } while (!(stack_t[sp] <= bound(q)));
+    }
+}
+
+static int ray_blocks(void *ctx, size_t i) {
+    const ray_query *q = ctx;
+    return imp_world_ray_reaches(q->w, &q->p, i, bound(q));
+}
+
+imp_world_ray_result imp_world_raycast(const imp_world *w, const imp_world_ray *ray,
+                                       imp_world_ray_mode mode, const imp_stop *stop) {
+    assert(w && ray && ray->max_t > 0.0);
+    imp_world_ray_result res;
+    memset(&res, 0, sizeof res);
+    ray_query q;
+    memset(&q, 0, sizeof q);
+    q.w = w;
+    q.p = imp_world_ray_prepare(w, ray);
+    q.mode = mode;
+    q.poll.stop = stop;
+    /* halfspaces first: an early best t prunes the walk */
+    if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh)) walk(&q);
+    if (q.stopped_by || q.nomem) {
+        res.state = q.stopped_by ? IMP_WORLD_STOPPED : IMP_WORLD_FAILED;
+        res.failure = q.stopped_by ? IMP_FAILURE_NONE : IMP_FAILURE_NOMEM;
+        res.stopped_by = q.stopped_by;
+        free(q.all);
+        free(q.fails.f);
+        return res;
+    }
+    size_t failed_prim;
+    imp_failure why = IMP_FAILURE_NONE;
+    if (!(mode == IMP_WORLD_RAY_ANY && q.have))
+        why = world_fails_first(w, &q.fails, ray_blocks, &q, &failed_prim);
+    free(q.fails.f);
+    if (why != IMP_FAILURE_NONE) {
+        free(q.all);
+        res.state = IMP_WORLD_FAILED;
+        res.failure = why;
+        return res;
+    }
+    res.state = q.have ? IMP_WORLD_HIT : IMP_WORLD_NONE;
+    if (mode == IMP_WORLD_RAY_CLOSEST && q.have) res.hit = q.best;
+    if (mode == IMP_WORLD_RAY_ALL && q.n_all > 0) {
+        qsort(q.all, q.n_all, sizeof *q.all, hit_qsort_cmp);
+        res.hits = q.all;
+        res.n_hits = q.n_all;
+    } else {
+        free(q.all);
+    }
+    return res;
+}

@@ -1,0 +1,172 @@
+/*
+ * bench_world.c - static worlds: build time and memory per triangle,
+ * incoherent rays per second and shape casts per second on one thread.
+ *
+ * The world is a generated terrain (a heightfield of rolling hills) with
+ * buildings on it (boxes as 12-triangle meshes), 100k and 1M triangles.
+ * Rays start anywhere above the terrain and point anywhere (uniform on the
+ * sphere: no coherence for the hierarchy to exploit); casts are spheres
+ * and capsules thrown from above the terrain with gravity.
+ *
+ * Run: make bench-build && build/tests/bench/bench_world [max_triangles]
+ * Figures are from one run on a shared machine: compare within a run.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/world.h"
+#include "tests/rng.h"
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+typedef struct level {
+    size_t side;    /* heightfield vertices per side */
+    double spacing; /* metres between them */
+    double *heights;
+    size_t n_boxes;
+    imp_vec3 *box_verts;
+    uint32_t *box_tris;
+    imp_world_collider c[2];
+} level;
+
+static double terrain_height(double x, double z) {
+    return 8.0 * sin(0.011 * x) * cos(0.013 * z) + 3.0 * sin(0.05 * x + 0.3 * cos(0.04 * z)) +
+           0.7 * sin(0.31 * x) * sin(0.27 * z);
+}
+
+/* A terrain of about `triangles` triangles, nine tenths of them in the
+ * heightfield, the rest in buildings. */
+static void level_make(level *L, size_t triangles, uint64_t *rng) {
+    memset(L, 0, sizeof *L);
+    size_t cells = (size_t)(0.9 * (double)triangles / 2.0);
+    L->side = (size_t)sqrt((double)cells) + 1;
+    L->spacing = 1.0;
+    size_t s = L->side;
+    L->heights = malloc(s * s * sizeof *L->heights);
+    for (size_t r = 0; r < s; ++r)
+        for (size_t c = 0; c < s; ++c)
+            L->heights[r * s + c] = terrain_height((double)c * L->spacing, (double)r * L->spacing);
+    L->n_boxes = (triangles - 2 * (s - 1) * (s - 1)) / 12;
+    L->box_verts = malloc(8 * L->n_boxes * sizeof *L->box_verts);
+    L->box_tris = malloc(36 * L->n_boxes * sizeof *L->box_tris);
+    static const uint32_t quads[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                                         {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+    double extent = (double)(s - 1) * L->spacing;
+    for (size_t b = 0; b < L->n_boxes; ++b) {
+        double x = imp_rng_uniform(rng, 5, extent - 5), z = imp_rng_uniform(rng, 5, extent - 5);
+        double hx = imp_rng_uniform(rng, 1, 4), hz = imp_rng_uniform(rng, 1, 4);
+        double y0 = terrain_height(x, z) - 1.0, hy = imp_rng_uniform(rng, 3, 20);
+        for (int k = 0; k < 8; ++k)
+            L->box_verts[8 * b + (size_t)k] =
+                imp_v3(k & 1 ? x + hx : x - hx, k & 2 ? y0 + hy : y0, k & 4 ? z + hz : z - hz);
+        for (int f = 0; f < 6; ++f) {
+            uint32_t *t = &L->box_tris[36 * b + 6 * (size_t)f];
+            uint32_t o = (uint32_t)(8 * b);
+            t[0] = o + quads[f][0], t[1] = o + quads[f][1], t[2] = o + quads[f][2];
+            t[3] = o + quads[f][0], t[4] = o + quads[f][2], t[5] = o + quads[f][3];
+        }
+    }
+    L->c[0] = (imp_world_collider){.kind = IMP_WORLD_HEIGHTFIELD};
+    L->c[0].heightfield = (imp_world_heightfield){s, s, L->spacing, L->spacing, L->heights};
+    L->c[1] = (imp_world_collider){.kind = IMP_WORLD_MESH};
+    L->c[1].mesh = (imp_world_mesh){L->box_verts, 8 * L->n_boxes, L->box_tris, 12 * L->n_boxes};
+}
+
+static void level_free(level *L) {
+    free(L->heights);
+    free(L->box_verts);
+    free(L->box_tris);
+}
+
+static imp_vec3 random_unit(uint64_t *rng) {
+    for (;;) {
+        imp_vec3 v = imp_v3(imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
+                            imp_rng_uniform(rng, -1, 1));
+        double l = imp_len(v);
+        if (l > 0.1 && l <= 1) return imp_scale(v, 1 / l);
+    }
+}
+
+/* A point above the terrain, up to 30 m. */
+static imp_vec3 above(const level *L, uint64_t *rng) {
+    double extent = (double)(L->side - 1) * L->spacing;
+    double x = imp_rng_uniform(rng, 0, extent), z = imp_rng_uniform(rng, 0, extent);
+    return imp_v3(x, terrain_height(x, z) + imp_rng_uniform(rng, 0.5, 30), z);
+}
+
+static void bench_rays(const imp_world *w, const level *L, uint64_t *rng) {
+    size_t n = 0, hits = 0;
+    double t0 = now_ms(), t1;
+    do {
+        for (int k = 0; k < 1000; ++k, ++n) {
+            imp_world_ray r = {above(L, rng), random_unit(rng), INFINITY};
+            imp_world_ray_result res = imp_world_raycast(w, &r, IMP_WORLD_RAY_CLOSEST, NULL);
+            hits += res.state == IMP_WORLD_HIT;
+        }
+        t1 = now_ms();
+    } while (t1 - t0 < 1000.0);
+    printf("  rays (closest, incoherent):  %10.0f /s   (%.0f%% hit)\n",
+           (double)n / ((t1 - t0) * 1e-3), 100.0 * (double)hits / (double)n);
+}
+
+/* Bodies thrown from above the terrain with gravity, over one second. */
+static void bench_casts(const imp_world *w, const level *L, uint64_t *rng, const imp_shape *s,
+                        const char *name) {
+    size_t n = 0, hits = 0;
+    double t0 = now_ms(), t1;
+    do {
+        for (int k = 0; k < 100; ++k, ++n) {
+            imp_vec3 v = imp_scale(random_unit(rng), imp_rng_uniform(rng, 1, 15));
+            imp_world_cast c = {s, {above(L, rng), v, imp_v3(0, -9.81, 0)}, 1.0};
+            imp_world_cast_result r = imp_world_shapecast(w, &c, NULL);
+            hits += r.state == IMP_WORLD_HIT;
+        }
+        t1 = now_ms();
+    } while (t1 - t0 < 1000.0);
+    printf("  %-29s %10.0f /s   (%.0f%% hit)\n", name, (double)n / ((t1 - t0) * 1e-3),
+           100.0 * (double)hits / (double)n);
+}
+
+int main(int argc, char **argv) {
+    size_t max_tris = argc > 1 ? (size_t)atof(argv[1]) : 1000000;
+    const size_t sizes[] = {100000, 1000000};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+        if (sizes[si] > max_tris) break;
+        uint64_t rng = 0x5eedbe4c0016ull + si;
+        level L;
+        level_make(&L, sizes[si], &rng);
+        imp_world_input in = {.dim = 3, .colliders = L.c, .n_colliders = 2};
+        imp_world *w = NULL;
+        double t0 = now_ms();
+        if (imp_world_build(&in, &w, NULL) != IMP_WORLD_OK) {
+            fprintf(stderr, "build failed\n");
+            return 1;
+        }
+        double t1 = now_ms();
+        imp_world_info info = imp_world_describe(w);
+        printf("world of %zu triangles (terrain %zu x %zu, %zu buildings):\n", info.triangles,
+               L.side, L.side, L.n_boxes);
+        printf("  build:                        %10.1f ms\n", t1 - t0);
+        printf("  memory:                       %10.1f MB, %.1f bytes per triangle, %zu nodes\n",
+               (double)info.bytes / 1e6, (double)info.bytes / (double)info.triangles, info.nodes);
+        bench_rays(w, &L, &rng);
+        imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 0.4};
+        imp_shape capsule = {.type = IMP_SHAPE_CAPSULE,
+                             .a = imp_v3(0, -0.5, 0),
+                             .b = imp_v3(0, 0.5, 0),
+                             .radius = 0.3};
+        bench_casts(w, &L, &rng, &ball, "sphere casts (gravity, 1 s):");
+        bench_casts(w, &L, &rng, &capsule, "capsule casts (gravity, 1 s):");
+        imp_world_destroy(w);
+        level_free(&L);
+    }
+    return 0;
+}
