@@ -17,6 +17,7 @@
 #   make bench-build     build the benchmarks; make bench runs them (never part of make test)
 #   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
 #   make bench-box2d     8-gon time of impact against Box2D's b2TimeOfImpact (installs libbox2d-dev)
+#   make bench-world-peers  world rays and sweeps against Embree 3 and Bullet (installs them)
 #   make format-check    clang-format dry run over every tracked .c/.h (part of make test); make format fixes
 #   make lint-openapi    redocly lint (recommended rules, zero warnings) of api/openapi.yaml; installs
 #                        @redocly/cli with npm into build/npm (needs the npm registry; not in make test)
@@ -202,7 +203,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 .PHONY: all deps deps-test run test format format-check test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
         check check-unit check-integration check-valgrind check-tsan check-tsan-run \
-        bench-build bench bench-box2d bench-load soak lint-openapi clean
+        bench-build bench bench-box2d bench-world-peers bench-load soak lint-openapi clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
@@ -452,6 +453,32 @@ bench-box2d:
 	$(BOX2D_BENCH) $(BOX2D_ARGS)
 
 -include $(BOX2D_OBJS:.o=.d)
+
+# impactd's static world against Embree 3 (rtcIntersect1) and Bullet (btBvhTriangleMeshShape
+# rayTest and convexSweepTest) on the same triangles, rays and sweeps (tests/bench/world/;
+# benchmark-only dependencies, installed here when missing; make test never needs them).
+# WORLD_PEERS_ARGS="1e6 2e5 2e4" sets triangles, rays and sweeps.
+PEERS_PACKAGES := libembree-dev libbullet-dev g++
+PEERS_BENCH := $(BUILD)/tests/bench/world/bench_world_peers
+PEERS_OBJS := $(BUILD)/obj/tests/bench/world/bench_world_peers.o \
+              $(BUILD)/obj/tests/bench/world/peers.o
+PEERS_CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O2 -g $(SAN_FLAGS) $(call pkg_cflags,bullet)
+PEERS_LIBS := -lembree3 $(call pkg_libs,bullet,-lBulletCollision -lLinearMath)
+
+$(BUILD)/obj/tests/bench/world/%.o: tests/bench/world/%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(PEERS_CXXFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(PEERS_BENCH): $(PEERS_OBJS) $(LIBIMPACT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(PEERS_OBJS) $(LIBIMPACT) $(PEERS_LIBS) -lstdc++ -lm
+
+bench-world-peers:
+	$(call install_missing,$(PEERS_PACKAGES))
+	@$(MAKE) --no-print-directory $(PEERS_BENCH)
+	$(PEERS_BENCH) $(WORLD_PEERS_ARGS)
+
+-include $(PEERS_OBJS:.o=.d)
 
 # HTTP load: wrk on /v1/toi against nginx serving a static file, in one run
 # (installs wrk and nginx when missing). LOAD_ARGS="30 64" sets seconds and connections.
