@@ -62,7 +62,8 @@ static int dec_verts(imp_dec *d, const json_t *shape, size_t min, imp_dec_world_
         return imp_dec_fail_at(d, "vertices", IMP_E_TYPE, "must be an array of Vecs");
     if (n < min)
         return imp_dec_fail_at(d, "vertices", IMP_E_GEOMETRY,
-                               min == 2 ? "needs at least 2 vertices" : "needs at least 3 vertices");
+                               min == 2 ? "needs at least 2 vertices"
+                                        : "needs at least 3 vertices");
     if (n > UINT32_MAX)
         return imp_dec_fail_at(d, "vertices", IMP_E_LIMIT, "has more than 2^32 - 1 vertices");
     if (!(w->verts = malloc(n * sizeof *w->verts)))
@@ -107,8 +108,7 @@ static int dec_triangles(imp_dec *d, const json_t *shape, imp_dec_world_shape *w
                     imp_dec_pop(d, s3);
                 } else if (!(v >= 0 && v < (double)w->n_verts && v == floor(v))) {
                     size_t s3 = imp_dec_push_index(d, k);
-                    snprintf(d->detail, sizeof d->detail, "the mesh has %zu vertices",
-                             w->n_verts);
+                    snprintf(d->detail, sizeof d->detail, "the mesh has %zu vertices", w->n_verts);
                     rc = imp_dec_fail(d, IMP_E_VALUE,
                                       "is not the index of a vertex (an integer from 0 to the "
                                       "number of vertices - 1)");
@@ -144,8 +144,7 @@ static int dec_heightfield(imp_dec *d, const json_t *shape, imp_dec_world_shape 
                                           "heights", "one_sided", NULL};
     static const char COUNT_MSG[] = "must be a whole number >= 2";
     w->kind = IMP_WORLD_HEIGHTFIELD;
-    if (imp_dec_members(d, shape, MEMBERS, NULL) ||
-        need_dim(d, 3, "heightfield is 3D only") ||
+    if (imp_dec_members(d, shape, MEMBERS, NULL) || need_dim(d, 3, "heightfield is 3D only") ||
         dec_count(d, shape, "rows", 2.0, 4294967295.0, COUNT_MSG, &w->rows) ||
         dec_count(d, shape, "cols", 2.0, 4294967295.0, COUNT_MSG, &w->cols) ||
         imp_dec_bool(d, shape, "one_sided", &w->one_sided))
@@ -157,8 +156,7 @@ static int dec_heightfield(imp_dec *d, const json_t *shape, imp_dec_world_shape 
     double s[2];
     for (size_t i = 0; i < 2; ++i) {
         const json_t *x = json_array_get(sp, i);
-        if (!json_is_number(x))
-            return fail_index(d, "spacing", i, IMP_E_TYPE, "must be a number");
+        if (!json_is_number(x)) return fail_index(d, "spacing", i, IMP_E_TYPE, "must be a number");
         s[i] = json_number_value(x);
         if (!(s[i] > 0.0) || !imp_dec_magnitude_ok(s[i]))
             return fail_index(d, "spacing", i, IMP_E_VALUE, "must be a finite number > 0");
@@ -184,8 +182,7 @@ static int dec_heightfield(imp_dec *d, const json_t *shape, imp_dec_world_shape 
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; ++i) {
         const json_t *x = json_array_get(h, i);
-        if (!json_is_number(x))
-            return fail_index(d, "heights", i, IMP_E_TYPE, "must be a number");
+        if (!json_is_number(x)) return fail_index(d, "heights", i, IMP_E_TYPE, "must be a number");
         w->heights[i] = json_number_value(x);
         if (!imp_dec_magnitude_ok(w->heights[i]))
             return fail_index(d, "heights", i, IMP_E_VALUE,

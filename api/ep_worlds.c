@@ -63,8 +63,7 @@ static json_t *meta_doc(const imp_world_meta *m) {
     imp_put(o, "degenerate_triangles", json_integer((json_int_t)m->degenerate_triangles), &ok);
     if (m->dim == 2) {
         imp_put(o, "segments", json_integer((json_int_t)m->segments), &ok);
-        imp_put(o, "degenerate_segments", json_integer((json_int_t)m->degenerate_segments),
-                &ok);
+        imp_put(o, "degenerate_segments", json_integer((json_int_t)m->degenerate_segments), &ok);
     }
     if (m->has_bounds) {
         json_t *b = json_object();
@@ -384,8 +383,7 @@ static int ray_one(imp_dec *d, const imp_world_entry *e, const json_t *item, siz
     if (imp_dec_strict_object(d, item, MEMBERS, UNSUPPORTED) || dec_item_id(d, item, i, &id) ||
         imp_dec_vec(d, item, "origin", 1, &ray.origin) ||
         imp_dec_vec(d, item, "direction", 1, &ray.dir) ||
-        imp_dec_number(d, item, "max_t", 0, 0.0, 1, INFINITY, "must be a number > 0",
-                       &ray.max_t)) {
+        imp_dec_number(d, item, "max_t", 0, 0.0, 1, INFINITY, "must be a number > 0", &ray.max_t)) {
         json_decref(id);
         return -1;
     }
@@ -408,8 +406,10 @@ static int ray_one(imp_dec *d, const imp_world_entry *e, const json_t *item, siz
         json_t *all = json_array();
         for (size_t k = 0; all && k < r.n_hits; ++k)
             if (json_array_append_new(all, hit_doc(e, &r.hits[k], &ray, d->dim, &ok))) ok = 0;
-        if (o) imp_put(o, "all", all, &ok);
-        else json_decref(all);
+        if (o)
+            imp_put(o, "all", all, &ok);
+        else
+            json_decref(all);
     } else {
         o = json_object();
         if (o) imp_put(o, "hit", json_boolean(hit), &ok);
@@ -437,11 +437,16 @@ int imp_ep_worlds_raycast(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
                  : 0;
     if (rc == 0 && (mode = json_object_get(req, "mode"))) {
         const char *v = json_string_value(mode);
-        if (!v) rc = imp_dec_fail_at(d, "mode", IMP_E_TYPE, "must be a string");
-        else if (strcmp(v, "closest") == 0) m = IMP_WORLD_RAY_CLOSEST;
-        else if (strcmp(v, "any") == 0) m = IMP_WORLD_RAY_ANY;
-        else if (strcmp(v, "all") == 0) m = IMP_WORLD_RAY_ALL;
-        else rc = imp_dec_fail_at(d, "mode", IMP_E_VALUE, "must be \"closest\", \"any\" or \"all\"");
+        if (!v)
+            rc = imp_dec_fail_at(d, "mode", IMP_E_TYPE, "must be a string");
+        else if (strcmp(v, "closest") == 0)
+            m = IMP_WORLD_RAY_CLOSEST;
+        else if (strcmp(v, "any") == 0)
+            m = IMP_WORLD_RAY_ANY;
+        else if (strcmp(v, "all") == 0)
+            m = IMP_WORLD_RAY_ALL;
+        else
+            rc = imp_dec_fail_at(d, "mode", IMP_E_VALUE, "must be \"closest\", \"any\" or \"all\"");
     }
     json_t *hits = rc == 0 ? json_array() : NULL;
     if (rc == 0 && !hits) rc = nomem(d);
@@ -457,8 +462,10 @@ int imp_ep_worlds_raycast(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     if (rc == 0) {
         int ok = 1;
         out->doc = json_object();
-        if (out->doc) imp_put(out->doc, "hits", hits, &ok);
-        else json_decref(hits);
+        if (out->doc)
+            imp_put(out->doc, "hits", hits, &ok);
+        else
+            json_decref(hits);
         return out->doc && ok ? 0 : nomem(d);
     }
     json_decref(hits);
@@ -539,8 +546,10 @@ int imp_ep_worlds_shapecast(const imp_api_in *in, imp_dec *d, imp_api_out *out) 
     if (rc == 0) {
         int ok = 1;
         out->doc = json_object();
-        if (out->doc) imp_put(out->doc, "results", results, &ok);
-        else json_decref(results);
+        if (out->doc)
+            imp_put(out->doc, "results", results, &ok);
+        else
+            json_decref(results);
         return out->doc && ok ? 0 : nomem(d);
     }
     json_decref(results);
@@ -562,8 +571,10 @@ int imp_ep_worlds_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     if (rc == 0) {
         r = imp_world_overlap(e->world, &b.shape, b.m.p, &d->ctx->parallel.stop);
         imp_body_free(&b);
-        if (r.state == IMP_WORLD_STOPPED) rc = imp_dec_stopped(d, r.stopped_by, "the overlap");
-        else if (r.state == IMP_WORLD_FAILED) rc = nomem(d);
+        if (r.state == IMP_WORLD_STOPPED)
+            rc = imp_dec_stopped(d, r.stopped_by, "the overlap");
+        else if (r.state == IMP_WORLD_FAILED)
+            rc = nomem(d);
     }
     json_t *list = rc == 0 ? json_array() : NULL;
     int ok = list != NULL;
@@ -583,7 +594,9 @@ int imp_ep_worlds_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     imp_world_store_release(d->ctx->worlds, e);
     if (rc) return -1;
     out->doc = json_object();
-    if (out->doc) imp_put(out->doc, "overlaps", list, &ok);
-    else json_decref(list);
+    if (out->doc)
+        imp_put(out->doc, "overlaps", list, &ok);
+    else
+        json_decref(list);
     return out->doc && ok ? 0 : nomem(d);
 }

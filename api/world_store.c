@@ -118,10 +118,14 @@ void imp_world_store_destroy(imp_world_store *s) {
 }
 
 static void unlink_node(imp_world_store *s, node *n) {
-    if (n->prev) n->prev->next = n->next;
-    else s->head = n->next;
-    if (n->next) n->next->prev = n->prev;
-    else s->tail = n->prev;
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        s->head = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    else
+        s->tail = n->prev;
     n->prev = n->next = NULL;
     s->count--;
     s->bytes -= n->entry.meta.bytes;
@@ -130,8 +134,10 @@ static void unlink_node(imp_world_store *s, node *n) {
 static void push_front(imp_world_store *s, node *n) {
     n->prev = NULL;
     n->next = s->head;
-    if (s->head) s->head->prev = n;
-    else s->tail = n;
+    if (s->head)
+        s->head->prev = n;
+    else
+        s->tail = n;
     s->head = n;
     s->count++;
     s->bytes += n->entry.meta.bytes;
