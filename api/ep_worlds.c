@@ -46,10 +46,13 @@ static int unknown_world(const char *id, imp_api_out *out) {
     return 0;
 }
 
-static imp_world_store *store(imp_dec *d) {
-    if (!d->ctx->worlds)
-        imp_dec_fail(d, IMP_E_NOT_IMPLEMENTED, "cannot be served: this process keeps no worlds");
-    return d->ctx->worlds;
+/* The store; NULL with the reply set (501: a caller that keeps no worlds) or the error. */
+static imp_world_store *store(imp_dec *d, imp_api_out *out) {
+    if (d->ctx->worlds) return d->ctx->worlds;
+    out->doc = imp_problem_doc(IMP_E_NOT_IMPLEMENTED, "this process keeps no worlds", NULL);
+    out->status = imp_problem_status(IMP_E_NOT_IMPLEMENTED);
+    if (!out->doc) nomem(d);
+    return NULL;
 }
 
 static json_t *meta_doc(const imp_world_meta *m) {
@@ -210,8 +213,8 @@ static int build_failed(imp_dec *d, imp_world_status st) {
 }
 
 int imp_ep_worlds_put(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    imp_world_store *s = store(d);
-    if (!s) return -1;
+    imp_world_store *s = store(d, out);
+    if (!s) return out->doc ? 0 : -1;
     char id[IMP_WORLD_ID_LEN + 1];
     imp_world_id_of(in->text, in->len, id);
     if (!id[0]) return nomem(d);
@@ -274,8 +277,8 @@ int imp_ep_worlds_put(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 /* ---- metadata and delete ------------------------------------------------------------------ */
 
 int imp_ep_worlds_get(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    imp_world_store *s = store(d);
-    if (!s) return -1;
+    imp_world_store *s = store(d, out);
+    if (!s) return out->doc ? 0 : -1;
     const imp_world_entry *e = imp_world_store_get(s, in->id);
     if (!e) return unknown_world(in->id, out);
     int rc = reply_meta(d, &e->meta, 200, out);
@@ -285,8 +288,8 @@ int imp_ep_worlds_get(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 }
 
 int imp_ep_worlds_delete(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    imp_world_store *s = store(d);
-    if (!s) return -1;
+    imp_world_store *s = store(d, out);
+    if (!s) return out->doc ? 0 : -1;
     if (!imp_world_store_delete(s, in->id)) return unknown_world(in->id, out);
     if (!(out->text = calloc(1, 1))) return nomem(d);
     out->status = 204;
@@ -297,7 +300,7 @@ int imp_ep_worlds_delete(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 
 /* The world of a query, held; NULL with the reply (404) or the error set. */
 static const imp_world_entry *take(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    imp_world_store *s = store(d);
+    imp_world_store *s = store(d, out);
     if (!s) return NULL;
     const imp_world_entry *e = imp_world_store_get(s, in->id);
     if (!e) {
