@@ -119,11 +119,12 @@ static void test_id_is_sha256_of_the_body(void **state) {
 
 static void test_decode_errors(void **state) {
     (void)state;
-    expect_problem("worlds", NULL,
-                   "{\"colliders\": [{\"radius\": 1, \"position\": [0,0,0]}, {\"shape\": {\"type\": "
-                   "\"mesh\", \"vertices\": [[0,0,0],[1,0,0],[0,0,1]], \"triangles\": "
-                   "[[0,1,2],[0,1,3]]}, \"position\": [0,0,0]}]}",
-                   422, "invalid-field", "/colliders/1/shape/triangles/1/2");
+    expect_problem(
+        "worlds", NULL,
+        "{\"colliders\": [{\"radius\": 1, \"position\": [0,0,0]}, {\"shape\": {\"type\": "
+        "\"mesh\", \"vertices\": [[0,0,0],[1,0,0],[0,0,1]], \"triangles\": "
+        "[[0,1,2],[0,1,3]]}, \"position\": [0,0,0]}]}",
+        422, "invalid-field", "/colliders/1/shape/triangles/1/2");
     expect_problem("worlds", NULL,
                    "{\"colliders\": [{\"shape\": {\"type\": \"mesh\", \"vertices\": "
                    "[[0,0,0],[1,0,0],[0,0,1]], \"triangles\": [[0,1,1e300]]}, \"position\": "
@@ -194,8 +195,8 @@ static void test_decode_errors(void **state) {
                    "[0,0,0]}]}",
                    422, "limit-exceeded", "/colliders/0/shape/triangles");
     expect_problem("worlds", NULL,
-                   "{\"colliders\": [{\"shape\": " MESH3 ", \"position\": [0,0,0]}, {\"shape\": " MESH3
-                   ", \"position\": [0,0,0]}]}",
+                   "{\"colliders\": [{\"shape\": " MESH3
+                   ", \"position\": [0,0,0]}, {\"shape\": " MESH3 ", \"position\": [0,0,0]}]}",
                    422, "limit-exceeded", "/colliders/1");
     ctx_.max_world_triangles = saved;
     /* world shapes stay unsupported outside worlds */
@@ -304,19 +305,19 @@ static void test_raycast_against_brute_force(void **state) {
             v[k][0] = cx + imp_rng_uniform(&rng, -2, 2);
             v[k][1] = cy + imp_rng_uniform(&rng, -2, 2);
             v[k][2] = cz + imp_rng_uniform(&rng, -2, 2);
-            len += (size_t)snprintf(w + len, cap - len, "%s[%.17g,%.17g,%.17g]",
-                                    i || k ? "," : "", v[k][0], v[k][1], v[k][2]);
+            len += (size_t)snprintf(w + len, cap - len, "%s[%.17g,%.17g,%.17g]", i || k ? "," : "",
+                                    v[k][0], v[k][1], v[k][2]);
         }
     }
     len += (size_t)snprintf(w + len, cap - len, "], \"triangles\": [");
     for (int i = 0; i < NT; ++i)
-        len += (size_t)snprintf(w + len, cap - len, "%s[%d,%d,%d]", i ? "," : "", 3 * i,
-                                3 * i + 1, 3 * i + 2);
+        len += (size_t)snprintf(w + len, cap - len, "%s[%d,%d,%d]", i ? "," : "", 3 * i, 3 * i + 1,
+                                3 * i + 2);
     snprintf(w + len, cap - len, "]}, \"position\": [0, 0, 0]}]}");
     char id[IMP_WORLD_ID_LEN + 1];
     upload(w, 201, id);
 
-    double (*rays)[6] = malloc(NR * sizeof *rays);
+    double(*rays)[6] = malloc(NR * sizeof *rays);
     cap = NR * 160 + 64;
     char *q = malloc(cap);
     len = (size_t)snprintf(q, cap, "{\"mode\": \"closest\", \"rays\": [");
@@ -412,17 +413,15 @@ static void test_query_errors_and_casts(void **state) {
         assert_true(fabs(json_real_value(json_object_get(json_array_get(ov, i), "depth")) - 0.5) <
                     1e-12);
     json_decref(r);
-    r = call_ok("worlds/overlap", id, "{\"body\": {\"radius\": 1, \"position\": [5, 9, 5]}}",
-                200);
+    r = call_ok("worlds/overlap", id, "{\"body\": {\"radius\": 1, \"position\": [5, 9, 5]}}", 200);
     assert_int_equal(json_array_size(json_object_get(r, "overlaps")), 0);
     json_decref(r);
 
     expect_problem("worlds/raycast", id,
                    "{\"rays\": [{\"origin\": [0,5,0], \"direction\": [0,0,0]}]}", 422,
                    "invalid-geometry", "/rays/0/direction");
-    expect_problem("worlds/raycast", id,
-                   "{\"rays\": [{\"origin\": [0,5], \"direction\": [0,1]}]}", 400,
-                   "mixed-dimensions", "/rays/0/origin");
+    expect_problem("worlds/raycast", id, "{\"rays\": [{\"origin\": [0,5], \"direction\": [0,1]}]}",
+                   400, "mixed-dimensions", "/rays/0/origin");
     expect_problem("worlds/raycast", id,
                    "{\"rays\": [{\"origin\": [0,5,0], \"direction\": [0,-1,0], \"filter\": {}}]}",
                    422, "unsupported-field", "/rays/0/filter");
@@ -505,8 +504,8 @@ static void *query_loop(void *arg) {
         imp_api_response r;
         static const char Q[] =
             "{\"rays\": [{\"origin\": [1, 5, 1], \"direction\": [0, -1, 0]}], \"mode\": \"all\"}";
-        int st = imp_api_handle_route(imp_endpoint_by_op("worlds/raycast"), j->id, Q,
-                                      strlen(Q), &ctx_, &r);
+        int st = imp_api_handle_route(imp_endpoint_by_op("worlds/raycast"), j->id, Q, strlen(Q),
+                                      &ctx_, &r);
         if (st != 200 || !strstr(r.body, "\"t\":5.0")) j->failures++;
         imp_api_response_free(&r);
     }
