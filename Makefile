@@ -350,11 +350,12 @@ check-valgrind: deps-test
 	    CLI_UNDER_TEST="$(abspath tests/valgrind/impact)"
 
 # ThreadSanitizer: the tests that run threads (the worker pool's, the scene text path's,
-# which decodes long bodies arrays in chunks on a pool, and every integration test, whose
+# which decodes long bodies arrays in chunks on a pool, the world store's queries while other
+# threads upload and delete (test_worlds), and every integration test, whose
 # daemons are the TSan build) in build/san-thread; a data race or lock-order inversion stops
 # the program with exit 66 (halt_on_error), which fails its test.
 TSAN_TESTS = $(BUILD)/tests/unit/test_pool $(BUILD)/tests/unit/test_scenetext \
-             $(BUILD)/tests/unit/test_scene $(INTEG_BINS)
+             $(BUILD)/tests/unit/test_scene $(BUILD)/tests/unit/test_worlds $(INTEG_BINS)
 check-tsan: deps-test
 	@$(MAKE) --no-print-directory SANITIZE=thread check-tsan-run
 

@@ -363,6 +363,45 @@ static int dec_item_id(imp_dec *d, const json_t *item, size_t i, json_t **out) {
     return (*out = json_integer((json_int_t)json_number_value(id))) ? 0 : nomem(d);
 }
 
+/* A query over many items (rays, bodies): the held world, what answers one item (0; -1 with
+ * the error recorded; 1 + the stop reason when stopped), the request's array member, the
+ * reply's, and the item function's options. */
+typedef struct query {
+    const imp_world_entry *world;
+    int (*one)(imp_dec *d, const imp_world_entry *e, const json_t *item, size_t i, const void *opts,
+               json_t *list);
+    const char *key, *reply_key;
+    const void *opts;
+} query;
+
+/* Runs q->one on every item of `list` (NULL: the request failed to decode, the error is
+ * recorded) and answers {reply_key: [...]}; releases the world. */
+static int each_item(imp_dec *d, const query *q, const json_t *list, imp_api_out *out) {
+    int rc = list ? 0 : -1;
+    json_t *answers = rc == 0 ? json_array() : NULL;
+    if (rc == 0 && !answers) rc = nomem(d);
+    size_t n = json_array_size(list), saved = imp_dec_push_key(d, q->key);
+    for (size_t i = 0; i < n && rc == 0; ++i) {
+        size_t s2 = imp_dec_push_index(d, i);
+        rc = q->one(d, q->world, json_array_get(list, i), i, q->opts, answers);
+        imp_dec_pop(d, s2);
+        if (rc > 0) rc = stopped(d, rc - 1, i, n, q->key);
+    }
+    imp_dec_pop(d, saved);
+    imp_world_store_release(d->ctx->worlds, q->world);
+    if (rc) {
+        json_decref(answers);
+        return -1;
+    }
+    int ok = 1;
+    out->doc = json_object();
+    if (out->doc)
+        imp_put(out->doc, q->reply_key, answers, &ok);
+    else
+        json_decref(answers);
+    return out->doc && ok ? 0 : nomem(d);
+}
+
 static json_t *hit_doc(const imp_world_entry *e, const imp_world_hit *h, const imp_world_ray *r,
                        int dim, int *ok) {
     json_t *o = json_object();
@@ -378,7 +417,8 @@ static json_t *hit_doc(const imp_world_entry *e, const imp_world_hit *h, const i
 }
 
 static int ray_one(imp_dec *d, const imp_world_entry *e, const json_t *item, size_t i,
-                   imp_world_ray_mode mode, json_t *hits) {
+                   const void *opts, json_t *hits) {
+    imp_world_ray_mode mode = *(const imp_world_ray_mode *)opts;
     static const char *const MEMBERS[] = {"origin", "direction", "max_t", "id", NULL};
     static const char *const UNSUPPORTED[] = {"filter", NULL};
     imp_world_ray ray = {{0, 0, 0}, {0, 0, 0}, INFINITY};
@@ -451,28 +491,8 @@ int imp_ep_worlds_raycast(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         else
             rc = imp_dec_fail_at(d, "mode", IMP_E_VALUE, "must be \"closest\", \"any\" or \"all\"");
     }
-    json_t *hits = rc == 0 ? json_array() : NULL;
-    if (rc == 0 && !hits) rc = nomem(d);
-    size_t n = json_array_size(rays), saved = imp_dec_push_key(d, "rays");
-    for (size_t i = 0; i < n && rc == 0; ++i) {
-        size_t s2 = imp_dec_push_index(d, i);
-        rc = ray_one(d, e, json_array_get(rays, i), i, m, hits);
-        imp_dec_pop(d, s2);
-        if (rc > 0) rc = stopped(d, rc - 1, i, n, "rays");
-    }
-    imp_dec_pop(d, saved);
-    imp_world_store_release(d->ctx->worlds, e);
-    if (rc == 0) {
-        int ok = 1;
-        out->doc = json_object();
-        if (out->doc)
-            imp_put(out->doc, "hits", hits, &ok);
-        else
-            json_decref(hits);
-        return out->doc && ok ? 0 : nomem(d);
-    }
-    json_decref(hits);
-    return -1;
+    query q = {e, ray_one, "rays", "hits", &m};
+    return each_item(d, &q, rc ? NULL : rays, out);
 }
 
 /* A body of a query: any shape but a halfspace. */
@@ -491,7 +511,8 @@ static const char *cast_state(imp_world_state s) {
 }
 
 static int cast_one(imp_dec *d, const imp_world_entry *e, const json_t *item, size_t i,
-                    double horizon, json_t *results) {
+                    const void *opts, json_t *results) {
+    double horizon = *(const double *)opts;
     imp_body b;
     if (dec_query_body(d, item, i, &b)) return -1;
     imp_world_cast cast = {&b.shape, b.m, horizon};
@@ -535,28 +556,8 @@ int imp_ep_worlds_shapecast(const imp_api_in *in, imp_dec *d, imp_api_out *out) 
                                     "must be a finite number > 0", &horizon)
                  ? -1
                  : 0;
-    json_t *results = rc == 0 ? json_array() : NULL;
-    if (rc == 0 && !results) rc = nomem(d);
-    size_t n = json_array_size(bodies), saved = imp_dec_push_key(d, "bodies");
-    for (size_t i = 0; i < n && rc == 0; ++i) {
-        size_t s2 = imp_dec_push_index(d, i);
-        rc = cast_one(d, e, json_array_get(bodies, i), i, horizon, results);
-        imp_dec_pop(d, s2);
-        if (rc > 0) rc = stopped(d, rc - 1, i, n, "bodies");
-    }
-    imp_dec_pop(d, saved);
-    imp_world_store_release(d->ctx->worlds, e);
-    if (rc == 0) {
-        int ok = 1;
-        out->doc = json_object();
-        if (out->doc)
-            imp_put(out->doc, "results", results, &ok);
-        else
-            json_decref(results);
-        return out->doc && ok ? 0 : nomem(d);
-    }
-    json_decref(results);
-    return -1;
+    query q = {e, cast_one, "bodies", "results", &horizon};
+    return each_item(d, &q, rc ? NULL : bodies, out);
 }
 
 int imp_ep_worlds_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {

@@ -24,6 +24,7 @@
 
 #include "daemon.h"
 #include "tests/rng.h"
+#include "tests/sha256sum.h"
 
 static imp_test_daemon daemon_;
 
@@ -65,20 +66,9 @@ static json_t *http_json(const char *method, const char *path, const char *body,
     return doc;
 }
 
-/* sha256sum of `s`, through a file: an implementation independent of the daemon's. */
+/* sha256sum of `s`: an implementation independent of the daemon's. */
 static void sha256sum(const char *s, char out[65]) {
-    char path[] = "/tmp/test_worlds_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
-    close(fd);
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "sha256sum %s", path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_int_equal(fscanf(p, "%64s", out), 1);
-    pclose(p);
-    unlink(path);
+    assert_int_equal(imp_test_sha256sum(s, strlen(s), out), 0);
 }
 
 /* A terrain of random heights at the origin and a closed box (12 triangles) above it. */
@@ -187,8 +177,8 @@ static void test_raycast_terrain(void **state) {
         const json_t *h = json_array_get(hits, (size_t)i);
         double want;
         int tri;
-        int inside = xs[i] >= 0 && zs[i] >= 0 && xs[i] <= (COLS - 1) * DX &&
-                     zs[i] <= (ROWS - 1) * DZ;
+        int inside =
+            xs[i] >= 0 && zs[i] >= 0 && xs[i] <= (COLS - 1) * DX && zs[i] <= (ROWS - 1) * DZ;
         if (!inside) {
             assert_false(json_is_true(json_object_get(h, "hit")));
             ++misses;
@@ -247,8 +237,8 @@ static void *raycast_loop(void *arg) {
     job *j = arg;
     char url[256];
     snprintf(url, sizeof url, "%s%s", daemon_.url, j->path);
-    static const char Q[] =
-        "{\"rays\": [{\"origin\": [10.5, 30, 10.5], \"direction\": [0, -1, 0]}], \"mode\": \"any\"}";
+    static const char Q[] = "{\"rays\": [{\"origin\": [10.5, 30, 10.5], \"direction\": [0, -1, "
+                            "0]}], \"mode\": \"any\"}";
     for (int i = 0; i < 60; ++i) {
         imp_http_result r;
         if (imp_http(NULL, "POST", url, "application/json", Q, strlen(Q), &r) != 0 ||
@@ -308,10 +298,8 @@ static void test_delete_and_metrics(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_upload_head_get),
-        cmocka_unit_test(test_raycast_terrain),
-        cmocka_unit_test(test_casts_and_overlaps),
-        cmocka_unit_test(test_queries_while_uploading),
+        cmocka_unit_test(test_upload_head_get),    cmocka_unit_test(test_raycast_terrain),
+        cmocka_unit_test(test_casts_and_overlaps), cmocka_unit_test(test_queries_while_uploading),
         cmocka_unit_test(test_delete_and_metrics),
     };
     return cmocka_run_group_tests_name("worlds", tests, setup, teardown);

@@ -22,6 +22,7 @@
 #include "api/api.h"
 #include "api/world_store.h"
 #include "tests/rng.h"
+#include "tests/sha256sum.h"
 
 static imp_api_ctx ctx_;
 
@@ -93,18 +94,8 @@ static void test_id_is_sha256_of_the_body(void **state) {
     /* and an upload's id against sha256sum of the same bytes */
     static const char W[] = "{\"colliders\": [{\"radius\": 1, \"position\": [0, 0, 0]}],\n"
                             " \"time_budget_ms\": 1000}";
-    char path[] = "/tmp/test_worlds_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, W, strlen(W)), (ssize_t)strlen(W));
-    close(fd);
-    char cmd[96], want[IMP_WORLD_ID_LEN + 1] = "";
-    snprintf(cmd, sizeof cmd, "sha256sum %s", path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    assert_int_equal(fscanf(p, "%64s", want), 1);
-    pclose(p);
-    unlink(path);
+    char want[IMP_WORLD_ID_LEN + 1] = "";
+    assert_int_equal(imp_test_sha256sum(W, strlen(W), want), 0);
     upload(W, 201, id);
     assert_string_equal(id, want);
     assert_true(imp_world_id_valid(id));
