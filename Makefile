@@ -48,7 +48,7 @@ SANITIZE ?=
 BUILD ?= $(if $(SANITIZE),build/san$(if $(filter thread,$(SANITIZE)),-thread),build)
 
 # Everything a fresh Debian machine needs to build and test; add packages here.
-DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev \
+DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev libssl-dev \
                  pkg-config gcc make
 # What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c,
 # clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout.
@@ -79,6 +79,8 @@ CMOCKA_CFLAGS := $(call pkg_cflags,cmocka)
 CMOCKA_LIBS := $(call pkg_libs,cmocka,-lcmocka)
 ZLIB_CFLAGS := $(call pkg_cflags,zlib)
 ZLIB_LIBS := $(call pkg_libs,zlib,-lz)
+CRYPTO_CFLAGS := $(call pkg_cflags,libcrypto)
+CRYPTO_LIBS := $(call pkg_libs,libcrypto,-lcrypto)
 
 # ---- sources ---------------------------------------------------------------------------------
 
@@ -127,7 +129,7 @@ $(BUILD)/obj/core/%.o: core/%.c
 
 $(BUILD)/obj/api/%.o: api/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -I. $(JANSSON_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(JANSSON_CFLAGS) $(CRYPTO_CFLAGS) -c $< -o $@
 
 # The OpenAPI document is assembled into the api library (.incbin), which the
 # compiler's dependency files do not see.
@@ -172,10 +174,10 @@ $(LIBIMPACTSERVER): $(SERVER_LIB_OBJS)
 
 $(IMPACTD): $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
-	    $(MHD_LIBS) $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(MHD_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 $(IMPACT): $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT) $(JANSSON_LIBS) -lm
+	$(CC) $(LDFLAGS) -pthread -o $@ $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT) $(JANSSON_LIBS) $(CRYPTO_LIBS) -lm
 
 # Static pattern rules (not plain pattern rules): their objects count as explicitly named, so
 # make never treats them as intermediate files to skip or delete.
@@ -183,19 +185,19 @@ $(UNIT_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_HELPER_O
                                      $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(UNIT_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 $(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o \
                                             $(INTEG_HELPER_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(INTEG_HELPER_OBJS) \
-	    $(CMOCKA_LIBS) $(CURL_LIBS) $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(CMOCKA_LIBS) $(CURL_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELPER_OBJS) \
                                       $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(JANSSON_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(LIBIMPACT) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 -include $(ALL_OBJS:.o=.d) $(CLI_OBJ:.o=.d)
 
@@ -349,11 +351,12 @@ check-valgrind: deps-test
 	    CLI_UNDER_TEST="$(abspath tests/valgrind/impact)"
 
 # ThreadSanitizer: the tests that run threads (the worker pool's, the scene text path's,
-# which decodes long bodies arrays in chunks on a pool, and every integration test, whose
+# which decodes long bodies arrays in chunks on a pool, the world store's queries while other
+# threads upload and delete (test_worlds), and every integration test, whose
 # daemons are the TSan build) in build/san-thread; a data race or lock-order inversion stops
 # the program with exit 66 (halt_on_error), which fails its test.
 TSAN_TESTS = $(BUILD)/tests/unit/test_pool $(BUILD)/tests/unit/test_scenetext \
-             $(BUILD)/tests/unit/test_scene $(INTEG_BINS)
+             $(BUILD)/tests/unit/test_scene $(BUILD)/tests/unit/test_worlds $(INTEG_BINS)
 check-tsan: deps-test
 	@$(MAKE) --no-print-directory SANITIZE=thread check-tsan-run
 
@@ -395,7 +398,7 @@ fuzz-libs: deps-test
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c fuzz-libs
 	clang $(filter-out -Werror,$(CFLAGS)) -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -I. $(JANSSON_CFLAGS) $< $(FUZZ_LIBS) $(JANSSON_LIBS) -lm -o $@
+	    -fno-sanitize-recover=all -I. $(JANSSON_CFLAGS) $< $(FUZZ_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) -lm -o $@
 
 fuzz-build: $(FUZZ_BINS)
 

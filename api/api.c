@@ -37,6 +37,8 @@ void imp_api_ctx_init(imp_api_ctx *ctx) {
     ctx->max_bodies = IMP_API_DEFAULT_MAX_BODIES;
     ctx->max_batch_items = IMP_API_DEFAULT_MAX_BATCH_ITEMS;
     ctx->max_events = IMP_API_DEFAULT_MAX_EVENTS;
+    ctx->max_world_triangles = IMP_API_DEFAULT_MAX_WORLD_TRIANGLES;
+    ctx->worlds = NULL;
     ctx->parallel = (imp_parallel){NULL, NULL, {NULL, NULL}};
     ctx->time_budget_ms = IMP_API_DEFAULT_TIME_BUDGET_MS;
     ctx->max_time_budget_ms = IMP_API_DEFAULT_MAX_TIME_BUDGET_MS;
@@ -55,6 +57,8 @@ static void respond(int status, imp_api_out *o, imp_api_response *out) {
     char *s = o->text;
     size_t len = o->len;
     int stopped = o->stopped;
+    char location[IMP_API_LOCATION_MAX];
+    memcpy(location, o->location, sizeof location);
     if (!s && o->doc) s = imp_json_dump(o->doc, &len);
     json_decref(o->doc);
     memset(o, 0, sizeof *o);
@@ -67,27 +71,32 @@ static void respond(int status, imp_api_out *o, imp_api_response *out) {
     out->body = s;
     out->len = len;
     out->stopped = stopped;
+    memcpy(out->location, location, sizeof location);
 }
 
 void imp_api_problem(int code, const char *detail, const char *pointer, imp_api_response *out) {
     memset(out, 0, sizeof *out);
-    imp_api_out o = {imp_problem_doc((imp_errcode)code, detail, pointer), NULL, 0, 0};
+    imp_api_out o = {imp_problem_doc((imp_errcode)code, detail, pointer), NULL, 0, 0, 0, ""};
     respond(imp_problem_status((imp_errcode)code), &o, out);
 }
 
 int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_ctx *ctx,
                    imp_api_response *out) {
+    return imp_api_handle_route(imp_endpoint_by_op(op), NULL, body, len, ctx, out);
+}
+
+int imp_api_handle_route(const imp_endpoint *ep, const char *id, const char *body, size_t len,
+                         const imp_api_ctx *ctx, imp_api_response *out) {
     memset(out, 0, sizeof *out);
-    const imp_endpoint *ep = imp_endpoint_by_op(op);
-    if (!ep) {
+    if (!ep || !ep->fn) {
         /* op is not echoed: it may not even be valid UTF-8 */
         imp_api_problem(IMP_E_NOT_FOUND, "there is no endpoint at this path", NULL, out);
         return out->status;
     }
     imp_dec d;
     imp_dec_init(&d, ctx);
-    imp_api_in in = {NULL, body ? body : "", len};
-    imp_api_out o = {NULL, NULL, 0, 0};
+    imp_api_in in = {NULL, body ? body : "", len, id};
+    imp_api_out o = {NULL, NULL, 0, 0, 0, ""};
     json_t *req = NULL;
     int status;
     if (!(ep->flags & IMP_EP_TEXT) && !(in.json = req = imp_dec_parse(&d, in.text, len))) {

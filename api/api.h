@@ -14,12 +14,17 @@
 
 #include "core/parallel.h"
 
+struct imp_world_store;
+
 /* Named limits of one request, and how to spread work over threads; the
  * server fills them from its config. */
 typedef struct imp_api_ctx {
-    size_t max_bodies;      /* bodies in one scene / world (422 beyond) */
-    size_t max_batch_items; /* items in one /v1/batch (422 beyond) */
-    size_t max_events;      /* events one simulation may process (a cap on max_events) */
+    size_t max_bodies;              /* bodies in one scene / world (422 beyond) */
+    size_t max_batch_items;         /* items in one /v1/batch (422 beyond) */
+    size_t max_events;              /* events one simulation may process (a cap on max_events) */
+    size_t max_world_triangles;     /* triangles in one world (422 beyond) */
+    struct imp_world_store *worlds; /* stored worlds (api/world_store.h); NULL: no store, and
+                                       the world routes answer 501 */
     /* runner for batch items and scene work ({NULL, NULL}: serial); its stop check is the
      * caller's own (client gone, shutdown), returning an imp_stop_reason */
     imp_parallel parallel;
@@ -41,10 +46,14 @@ typedef enum imp_stop_reason {
 #define IMP_API_DEFAULT_MAX_BODIES 1000000u
 #define IMP_API_DEFAULT_MAX_BATCH_ITEMS 10000u
 #define IMP_API_DEFAULT_MAX_EVENTS 1000000u
+#define IMP_API_DEFAULT_MAX_WORLD_TRIANGLES 10000000u
 #define IMP_API_DEFAULT_TIME_BUDGET_MS 10000.0
 #define IMP_API_DEFAULT_MAX_TIME_BUDGET_MS 60000.0
 
 void imp_api_ctx_init(imp_api_ctx *ctx);
+
+/* Room for a Location header's value: "/v1/worlds/" and 64 hex digits. */
+#define IMP_API_LOCATION_MAX 96
 
 typedef struct imp_api_response {
     int status;               /* HTTP status: 200, 4xx */
@@ -52,11 +61,12 @@ typedef struct imp_api_response {
     char *body;               /* NUL-terminated JSON, malloc'd; free with imp_api_response_free */
     size_t len;               /* strlen(body) */
     int stopped;              /* the work was stopped before it finished: the imp_stop_reason */
+    char location[IMP_API_LOCATION_MAX]; /* the Location header ("": none) */
 } imp_api_response;
 
 /* Which part of the service answers a route. */
 typedef enum imp_route {
-    IMP_ROUTE_API,     /* POST /v1/<op>: imp_api_handle */
+    IMP_ROUTE_API,     /* POST /v1/<op> and the world routes: imp_api_handle_route */
     IMP_ROUTE_HEALTHZ, /* the operations routes, answered by the server */
     IMP_ROUTE_READYZ,
     IMP_ROUTE_METRICS,
@@ -82,9 +92,9 @@ struct imp_dec;
 
 /* One row of the endpoint table (api/endpoint_table.h). */
 typedef struct imp_endpoint {
-    const char *method;  /* "POST", or "GET" (which also serves HEAD) */
+    const char *method;  /* "POST", "DELETE", or "GET" (which also serves HEAD) */
     const char *allow;   /* the Allow header of a 405 on this path */
-    const char *path;    /* "/v1/toi" */
+    const char *path;    /* "/v1/toi", or a template: "/v1/worlds/{id}/raycast" */
     const char *op;      /* "toi": the path after /v1/, batch op and CLI verb; NULL: ops route */
     imp_route route;     /* IMP_ROUTE_API for every row with an op */
     unsigned flags;      /* imp_endpoint_flag bits */
@@ -97,9 +107,16 @@ int imp_endpoint_is_heavy(const imp_endpoint *ep, size_t body_len);
 
 /* The whole table in its order (static); *n rows. */
 const imp_endpoint *imp_endpoints(size_t *n);
-/* The row of an exact path ("/v1/toi") or op ("toi"); NULL when there is none. */
+/* The first row of a path ("/v1/toi", "/v1/worlds/0a1b...": `{id}` in a row's template
+ * matches one non-empty segment; the template itself matches too) or of an op ("toi"); NULL
+ * when there is none. */
 const imp_endpoint *imp_endpoint_by_path(const char *path);
 const imp_endpoint *imp_endpoint_by_op(const char *op);
+/* The row serving `method` on `path` (a GET row serves HEAD too); NULL when none does. */
+const imp_endpoint *imp_endpoint_find(const char *method, const char *path);
+/* Whether `path` matches row `ep`'s template; with `id` (cap bytes), the {id} segment is
+ * copied there ("" when the row has none, or when the segment does not fit). */
+int imp_endpoint_match(const imp_endpoint *ep, const char *path, char *id, size_t cap);
 
 /*
  * Runs endpoint `op` ("toi", ...: the path after /v1/) on a request body of
@@ -113,6 +130,11 @@ const imp_endpoint *imp_endpoint_by_op(const char *op);
  */
 int imp_api_handle(const char *op, const char *body, size_t len, const imp_api_ctx *ctx,
                    imp_api_response *out);
+
+/* The same for row `ep` of the table, with the {id} of its path (NULL for none). A reply
+ * may be 201 or 204 and carry out->location. */
+int imp_api_handle_route(const imp_endpoint *ep, const char *id, const char *body, size_t len,
+                         const imp_api_ctx *ctx, imp_api_response *out);
 
 /*
  * A problem+json response built outside the endpoints (the server's 404,

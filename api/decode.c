@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "api/budget.h"
+#include "api/decode_world.h"
 #include "core/hull.h"
 
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx) {
@@ -331,7 +332,7 @@ static const char *const *shape_members(imp_shape_type t) {
     return SPHERE;
 }
 
-/* Shape types of the contract that only world colliders take (not served yet). */
+/* Shape types of the contract that only world colliders take (api/decode_world.c). */
 static const char *const WORLD_SHAPE_TYPES[] = {"mesh", "heightfield", "chain", NULL};
 
 /* box: half_extents (each > 0) and an optional rotation: an angle in 2D, a
@@ -500,6 +501,11 @@ static int dec_shape(imp_dec *d, const json_t *body, imp_shape *out) {
             for (int t = IMP_SHAPE_SPHERE; t <= IMP_SHAPE_HALFSPACE; ++t)
                 if (strcmp(json_string_value(type), imp_shape_type_name((imp_shape_type)t)) == 0)
                     rc = 0, out->type = (imp_shape_type)t;
+            if (rc != 0 && d->world && listed(json_string_value(type), WORLD_SHAPE_TYPES)) {
+                rc = imp_dec_world_collider_shape(d, shape, json_string_value(type));
+                imp_dec_pop(d, saved);
+                return rc;
+            }
             if (rc != 0 && listed(json_string_value(type), WORLD_SHAPE_TYPES))
                 imp_dec_fail_at(d, "type", IMP_E_UNSUPPORTED,
                                 "is a world collider type, not served by this version yet");

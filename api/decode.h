@@ -32,6 +32,7 @@
 struct imp_body;
 
 struct imp_budget;
+struct imp_dec_world_shape;
 
 typedef struct imp_dec {
     const imp_api_ctx *ctx;
@@ -44,6 +45,9 @@ typedef struct imp_dec {
     char err_ptr[IMP_PTR_MAX]; /* pointer of the offending value */
     char detail[256];          /* optional extra detail (e.g. parser position) */
     int stopped;               /* imp_dec_stopped's reason */
+    /* set while decoding a world's colliders: a body's mesh, heightfield or chain shape is
+     * decoded here (api/decode_world.h) instead of being 422 unsupported-field */
+    struct imp_dec_world_shape *world;
 } imp_dec;
 
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx);

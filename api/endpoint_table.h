@@ -29,7 +29,29 @@
     X("scenes/simulate", imp_ep_scenes_simulate, IMP_EP_HEAVY | IMP_EP_TEXT,                       \
       "event-driven simulation with response")                                                     \
     X("validate", imp_ep_validate, 0, "check a client's reported move against the world")          \
-    X("batch", imp_ep_batch, IMP_EP_SCENE | IMP_EP_NO_BATCH, "many requests in one")
+    X("batch", imp_ep_batch, IMP_EP_SCENE | IMP_EP_NO_BATCH, "many requests in one")               \
+    X("worlds", imp_ep_worlds_put, IMP_EP_HEAVY | IMP_EP_TEXT | IMP_EP_NO_BATCH,                   \
+      "store a static world (level geometry); its id is the SHA-256 of the body")
+
+/*
+ * Routes on a stored world, with a path template: X(method, allow, path, op, handler, flags,
+ * summary). `{id}` matches one path segment, which the handler receives as imp_api_in.id;
+ * metrics label these routes by their template, never by the id. A GET row also serves HEAD;
+ * `allow` lists every method of the path (the Allow header of a 405). `op` names the row for
+ * the CLI, the fuzz target and imp_api_handle_route; none of them is a batch op.
+ */
+#define IMP_WORLD_ROUTE_ALLOW "GET, HEAD, DELETE"
+#define IMP_API_TEMPLATE_ENDPOINTS(X)                                                              \
+    X("GET", IMP_WORLD_ROUTE_ALLOW, "/v1/worlds/{id}", "worlds/get", imp_ep_worlds_get,            \
+      IMP_EP_TEXT | IMP_EP_NO_BATCH, "a stored world's metadata")                                  \
+    X("DELETE", IMP_WORLD_ROUTE_ALLOW, "/v1/worlds/{id}", "worlds/delete", imp_ep_worlds_delete,   \
+      IMP_EP_TEXT | IMP_EP_NO_BATCH, "forget a stored world")                                      \
+    X("POST", "POST", "/v1/worlds/{id}/raycast", "worlds/raycast", imp_ep_worlds_raycast,          \
+      IMP_EP_NO_BATCH, "rays against a stored world")                                              \
+    X("POST", "POST", "/v1/worlds/{id}/shapecast", "worlds/shapecast", imp_ep_worlds_shapecast,    \
+      IMP_EP_NO_BATCH, "moving bodies against a stored world")                                     \
+    X("POST", "POST", "/v1/worlds/{id}/overlap", "worlds/overlap", imp_ep_worlds_overlap,          \
+      IMP_EP_NO_BATCH, "what a body overlaps in a stored world")
 
 /* Operations routes, answered by the server from the headers alone (GET and
  * HEAD): X(path, route, summary). */

@@ -23,6 +23,7 @@ typedef struct imp_api_in {
     const json_t *json;
     const char *text;
     size_t len;
+    const char *id; /* the {id} segment of a templated path; NULL elsewhere */
 } imp_api_in;
 
 /* What an endpoint answers on success: a tree, or (when a tree would cost
@@ -32,6 +33,8 @@ typedef struct imp_api_out {
     char *text;
     size_t len;
     int stopped; /* the work was stopped (a reply that says so): the imp_stop_reason */
+    int status;  /* the success status when not 200 (201 created, 204 no content); 0: 200 */
+    char location[IMP_API_LOCATION_MAX]; /* a Location header's value; "": none */
 } imp_api_out;
 
 typedef int (*imp_endpoint_fn)(const imp_api_in *in, imp_dec *d, imp_api_out *out);
@@ -40,9 +43,13 @@ typedef int (*imp_endpoint_fn)(const imp_api_in *in, imp_dec *d, imp_api_out *ou
     int handler(const imp_api_in *in, imp_dec *d, imp_api_out *out);
 IMP_API_ENDPOINTS(IMP_DECLARE_ENDPOINT)
 #undef IMP_DECLARE_ENDPOINT
+#define IMP_DECLARE_TEMPLATE_ENDPOINT(method, allow, path, op, handler, flags, summary)            \
+    int handler(const imp_api_in *in, imp_dec *d, imp_api_out *out);
+IMP_API_TEMPLATE_ENDPOINTS(IMP_DECLARE_TEMPLATE_ENDPOINT)
+#undef IMP_DECLARE_TEMPLATE_ENDPOINT
 
 /*
- * Runs endpoint `ep` on `in`. Returns the HTTP status; on 200 *out holds the
+ * Runs endpoint `ep` on `in`. Returns the HTTP status; on 2xx *out holds the
  * reply, on 4xx out->doc holds the problem object; on allocation failure
  * 500 with *out empty. The caller owns what *out holds.
  */

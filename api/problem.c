@@ -41,6 +41,7 @@ static const struct {
     [IMP_E_NOT_IMPLEMENTED] = {501, "not-implemented", "Not Implemented"},
     [IMP_E_OVERLOADED] = {503, "overloaded", "Service Unavailable"},
     [IMP_E_DRAINING] = {503, "draining", "Service Unavailable"},
+    [IMP_E_UNKNOWN_WORLD] = {404, "unknown-world", "No world is stored under this id"},
 };
 
 static int valid(imp_errcode code) {

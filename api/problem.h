@@ -37,6 +37,7 @@ typedef enum imp_errcode {
     IMP_E_NOT_IMPLEMENTED, /* 501 a transfer coding other than chunked */
     IMP_E_OVERLOADED,      /* 503 work queue or request-buffer budget full */
     IMP_E_DRAINING,        /* 503 the instance is shutting down */
+    IMP_E_UNKNOWN_WORLD,   /* 404 no world is stored under this id (or it is not an id) */
     IMP_E_COUNT
 } imp_errcode;
 

@@ -33,7 +33,7 @@ int imp_api_run(const imp_endpoint *ep, const imp_api_in *in, imp_dec *d, imp_ap
     int failed = ep->fn(in, d, out) != 0;
     d->ctx = ctx;
     d->budget = NULL;
-    if (!failed) return 200;
+    if (!failed) return out->status ? out->status : 200;
     /* an endpoint that failed answers nothing; never leak what it began */
     json_decref(out->doc);
     free(out->text);
@@ -48,7 +48,7 @@ int imp_api_run_tree(const imp_endpoint *ep, const json_t *req, const imp_api_ct
                      json_t **doc) {
     imp_dec d;
     imp_dec_init(&d, ctx);
-    imp_api_in in = {req, NULL, 0};
+    imp_api_in in = {req, NULL, 0, NULL};
     imp_api_out o;
     int status = imp_api_run(ep, &in, &d, &o);
     *doc = o.doc;

@@ -31,6 +31,8 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/problem.h"
+#include "api/world_store.h"
 #include "log.h" /* IMP_PRINTF_LIKE */
 
 #define VERSION "1.0.0"
@@ -56,7 +58,8 @@ static void usage(FILE *out) {
     size_t n;
     const imp_endpoint *eps = imp_endpoints(&n);
     for (size_t i = 0; i < n; ++i)
-        if (eps[i].op) fprintf(out, "  %-18s %s\n", eps[i].op, eps[i].summary);
+        if (eps[i].op && !strchr(eps[i].path, '{'))
+            fprintf(out, "  %-18s %s\n", eps[i].op, eps[i].summary);
     fprintf(out,
             "\nOptions:\n"
             "  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n"
@@ -204,7 +207,9 @@ int main(int argc, char **argv) {
         }
     }
     if (!op) return usage_error("missing operation");
-    if (!imp_endpoint_by_op(op)) return usage_error("unknown operation '%s'", op);
+    const imp_endpoint *ep = imp_endpoint_by_op(op);
+    /* the routes on a stored world need a store that outlives one run: not verbs */
+    if (!ep || strchr(ep->path, '{')) return usage_error("unknown operation '%s'", op);
     if (path && path[0] == '\0') return usage_error("empty path for --file");
 
     char *body = NULL;
@@ -214,8 +219,12 @@ int main(int argc, char **argv) {
 
     imp_api_ctx ctx;
     imp_api_ctx_init(&ctx);
+    /* `impact worlds` builds a world and prints its metadata (the store lives for this run) */
+    ctx.worlds = imp_world_store_create(SIZE_MAX);
     imp_api_response resp;
-    int status = imp_api_handle(op, body, len, &ctx, &resp);
+    int status = ctx.worlds ? imp_api_handle(op, body, len, &ctx, &resp) : 500;
+    if (!ctx.worlds) imp_api_problem(IMP_E_NOMEM, "out of memory", NULL, &resp);
+    imp_world_store_destroy(ctx.worlds);
     free(body);
     int code = exit_for_status(status);
     if (print_body(&resp, pretty) != 0) {

@@ -29,7 +29,9 @@ typedef struct imp_config {
     long long max_bodies;         /* bodies in one scene or world (422 beyond) */
     long long max_batch_items;    /* items in one /v1/batch (422 beyond) */
     long long max_events;         /* events one simulation may process */
-    long long queue_depth;        /* requests waiting for a worker before 503 */
+    long long max_world_triangles; /* triangles in one world (422 beyond) */
+    long long world_cache_bytes;   /* bytes the stored worlds may hold (LRU eviction beyond) */
+    long long queue_depth;         /* requests waiting for a worker before 503 */
     long long
         idle_timeout_s; /* connections without a request in progress close after this; 0 = never */
     long long

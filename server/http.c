@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "api/problem.h"
+#include "api/world_store.h"
 #include "gzip.h"
 #include "metrics.h"
 #include "pool.h"
@@ -214,7 +215,9 @@ static int add_headers(struct MHD_Response *r, const imp_reply *reply) {
            (!reply->gzip ||
             MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip") == MHD_YES) &&
            (!reply->vary ||
-            MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding") == MHD_YES);
+            MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding") == MHD_YES) &&
+           (!reply->resp.location[0] ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, reply->resp.location) == MHD_YES);
 }
 
 /* Compresses a reply over IMP_GZIP_MIN_REPLY_BYTES when the client takes gzip, once per reply,
@@ -786,6 +789,7 @@ static void free_server(imp_http_server *s) {
         pthread_join(s->watcher, NULL);
     }
     imp_pool_destroy(s->pool);
+    imp_world_store_destroy(s->router.api.worlds);
     imp_metrics_destroy(s->metrics);
     pthread_mutex_destroy(&s->conns_lock);
     free(s);
@@ -809,7 +813,9 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
     s->quiesced_fd = MHD_INVALID_SOCKET;
     s->metrics = imp_metrics_create(start_time);
     s->pool = imp_pool_create((unsigned)cfg->threads, (size_t)cfg->queue_depth);
-    if (!s->metrics || !s->pool) {
+    imp_world_store *worlds = imp_world_store_create((size_t)cfg->world_cache_bytes);
+    if (!s->metrics || !s->pool || !worlds) {
+        imp_world_store_destroy(worlds);
         IMP_SET_ERROR(err, "cannot start %lld worker threads", cfg->threads);
         free_server(s);
         return NULL;
@@ -818,6 +824,8 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
     s->max_buffered = (size_t)cfg->max_buffered_bytes;
     s->router.api.max_batch_items = (size_t)cfg->max_batch_items;
     s->router.api.max_events = (size_t)cfg->max_events;
+    s->router.api.max_world_triangles = (size_t)cfg->max_world_triangles;
+    s->router.api.worlds = worlds;
     s->router.api.parallel = imp_pool_parallel(s->pool);
     s->router.api.time_budget_ms = (double)cfg->time_budget_ms;
     s->router.api.max_time_budget_ms = (double)cfg->max_time_budget_ms;

@@ -8,7 +8,9 @@
  *   GET|HEAD /readyz        -> 200 {"status":"ready"}, or 503 while draining
  *   GET|HEAD /metrics       -> Prometheus text from the daemon's hook
  *   GET|HEAD /openapi.yaml  -> api/openapi.yaml, built into the binary
- *   POST /v1/<op>           -> imp_api_handle(op, body)
+ *   POST /v1/<op>           -> imp_api_handle_route(row, NULL, body)
+ *   GET|HEAD|DELETE /v1/worlds/{id}, POST /v1/worlds/{id}/<query>
+ *                           -> imp_api_handle_route(row, id, body)
  * Everything else is a problem+json from imp_api_problem: 404 for an
  * unknown path, 405 with Allow for a known path and the wrong method, 415
  * for a Content-Type that is present and not JSON, 413 over the size limit
@@ -34,6 +36,10 @@
 #include <strings.h>
 
 #include "api/problem.h"
+
+/* Room for a path's {id} segment: a world id is 64 hex digits; a longer segment is passed
+ * on as "" (no id), never cut to a prefix that could name another world. */
+#define IMP_ROUTER_ID_MAX 72
 
 static void problem(imp_errcode code, const char *detail, imp_reply *out) {
     memset(out, 0, sizeof *out);
@@ -194,14 +200,14 @@ int imp_router_is_heavy(const char *path, size_t body_len) {
 
 int imp_router_early(const imp_router *r, const char *method, const char *path,
                      const char *content_type, long long content_length, imp_reply *out) {
-    const imp_endpoint *ep = imp_endpoint_by_path(path);
-    if (!ep) {
+    const imp_endpoint *any = imp_endpoint_by_path(path);
+    if (!any) {
         problem(IMP_E_NOT_FOUND, "there is no endpoint at this path", out);
         return 1;
     }
-    int get = strcmp(ep->method, "GET") == 0;
-    if (strcmp(method, ep->method) != 0 && !(get && strcmp(method, "HEAD") == 0)) {
-        method_not_allowed(ep->allow, out);
+    const imp_endpoint *ep = imp_endpoint_find(method, path);
+    if (!ep) {
+        method_not_allowed(any->allow, out);
         return 1;
     }
     if (ep->route != IMP_ROUTE_API) {
@@ -227,8 +233,10 @@ void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *o
     memset(out, 0, sizeof *out);
     imp_api_ctx ctx = r->api; /* with this request's own stop check */
     ctx.parallel.stop = req->stop;
-    imp_api_handle(imp_endpoint_by_path(req->path)->op, req->body ? req->body : "", req->len, &ctx,
-                   &out->resp);
+    const imp_endpoint *ep = imp_endpoint_find(req->method, req->path);
+    char id[IMP_ROUTER_ID_MAX];
+    imp_endpoint_match(ep, req->path, id, sizeof id);
+    imp_api_handle_route(ep, id, req->body ? req->body : "", req->len, &ctx, &out->resp);
 }
 
 void imp_reply_free(imp_reply *out) {

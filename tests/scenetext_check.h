@@ -67,14 +67,14 @@ static inline imp_scenetext_verdict imp_scenetext_compare(const char *op, const 
     *fast = *slow = NULL;
     status[0] = status[1] = 0;
     if (!imp_scenetext_takes(t, len, ctx)) return IMP_ST_DECLINED;
-    imp_api_in text_in = {NULL, t, len};
+    imp_api_in text_in = {NULL, t, len, NULL};
     imp_api_out o;
     status[0] = imp_api_run(ep, &text_in, &df, &o);
     *fast = imp_stable_reply(&o);
     json_t *req = json_loadb(
         t, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, NULL);
     if (req) {
-        imp_api_in tree_in = {req, NULL, 0};
+        imp_api_in tree_in = {req, NULL, 0, NULL};
         status[1] = imp_api_run(ep, &tree_in, &ds, &o);
         json_decref(req);
         *slow = imp_stable_reply(&o);

@@ -366,6 +366,7 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud) {
     imp_test_header_value(p, n, "Vary", r->vary, sizeof r->vary);
     imp_test_header_value(p, n, "Accept-Encoding", r->accept_encoding, sizeof r->accept_encoding);
     imp_test_header_value(p, n, "Content-Length", r->content_length, sizeof r->content_length);
+    imp_test_header_value(p, n, "Location", r->location, sizeof r->location);
     return n;
 }
 

@@ -69,6 +69,7 @@ typedef struct imp_http_result {
     char vary[64];
     char accept_encoding[64];
     char content_length[32];
+    char location[160];
     long new_connections; /* connections curl opened for this request (0: reused) */
 } imp_http_result;
 

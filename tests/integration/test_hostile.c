@@ -1835,6 +1835,140 @@ static void test_geometry(void **state) {
     end("geometry");
 }
 
+/* ---- worlds ------------------------------------------------------------------------------- */
+
+#define MESH(verts, tris)                                                                          \
+    "{\"shape\":{\"type\":\"mesh\",\"vertices\":" verts ",\"triangles\":" tris                     \
+    "},\"position\":[0,0,0]}"
+#define TRI3 "[[0,0,0],[1,0,0],[0,0,1]]"
+
+static const json_case WORLDS[] = {
+    {"world: empty", "/v1/worlds", "{\"colliders\":[]}", 422, "/colliders", 0},
+    {"world: colliders not an array", "/v1/worlds", "{\"colliders\":{}}", 400, "/colliders", 0},
+    {"world: degenerate-only mesh (valid: counted)", "/v1/worlds",
+     "{\"colliders\":[" MESH("[[0,0,0],[1,0,0],[2,0,0]]", "[[0,1,2],[0,0,0]]") "]}", 201, NULL, 0},
+    {"world: index past the vertices", "/v1/worlds",
+     "{\"colliders\":[" MESH(TRI3, "[[0,1,2],[2,1,3]]") "]}", 422,
+     "/colliders/0/shape/triangles/1/2", 0},
+    {"world: huge index", "/v1/worlds", "{\"colliders\":[" MESH(TRI3, "[[0,1,1e300]]") "]}", 422,
+     "/colliders/0/shape/triangles/0/2", 0},
+    {"world: index 2^32", "/v1/worlds", "{\"colliders\":[" MESH(TRI3, "[[4294967296,1,2]]") "]}",
+     422, "/colliders/0/shape/triangles/0/0", 0},
+    {"world: negative index", "/v1/worlds", "{\"colliders\":[" MESH(TRI3, "[[0,-1,2]]") "]}", 422,
+     "/colliders/0/shape/triangles/0/1", 0},
+    {"world: fractional index", "/v1/worlds", "{\"colliders\":[" MESH(TRI3, "[[0,1.5,2]]") "]}",
+     422, "/colliders/0/shape/triangles/0/1", 0},
+    {"world: index a string", "/v1/worlds", "{\"colliders\":[" MESH(TRI3, "[[0,\"1\",2]]") "]}",
+     400, "/colliders/0/shape/triangles/0/1", 0},
+    {"world: NaN in vertices", "/v1/worlds",
+     "{\"colliders\":[" MESH("[[0,0,0],[NaN,0,0],[0,0,1]]", "[[0,1,2]]") "]}", 400, NULL, 0},
+    {"world: vertex over 1e60", "/v1/worlds",
+     "{\"colliders\":[" MESH("[[0,0,0],[1e61,0,0],[0,0,1]]", "[[0,1,2]]") "]}", 422,
+     "/colliders/0/shape/vertices/1/0", 0},
+    {"world: 2D vertex in a mesh", "/v1/worlds",
+     "{\"colliders\":[" MESH("[[0,0],[1,0],[0,1]]", "[[0,1,2]]") "]}", 400,
+     "/colliders/0/shape/vertices/0", 0},
+    {"world: heightfield rows*cols mismatch", "/v1/worlds",
+     "{\"colliders\":[{\"shape\":{\"type\":\"heightfield\",\"rows\":3,\"cols\":3,\"spacing\":[1,1],"
+     "\"heights\":[0,0,0,0,0,0,0,0]},\"position\":[0,0,0]}]}",
+     422, "/colliders/0/shape/heights", 0},
+    {"world: heightfield of 4e9 x 4e9 cells", "/v1/worlds",
+     "{\"colliders\":[{\"shape\":{\"type\":\"heightfield\",\"rows\":4000000000,\"cols\":"
+     "4000000000,\"spacing\":[1,1],\"heights\":[]},\"position\":[0,0,0]}]}",
+     422, "/colliders/0/shape/rows", 0},
+    {"world: chain of one vertex", "/v1/worlds",
+     "{\"colliders\":[{\"shape\":{\"type\":\"chain\",\"vertices\":[[0,0]]},\"position\":[0,0]}]}",
+     422, "/colliders/0/shape/vertices", 0},
+    {"world: moving collider", "/v1/worlds",
+     "{\"colliders\":[{\"radius\":1,\"position\":[0,0,0],\"velocity\":[1,0,0]}]}", 422,
+     "/colliders/0/velocity", 0},
+    {"world: mesh outside a world", "/v1/overlap",
+     "{\"a\":" MESH(TRI3, "[[0,1,2]]") ",\"b\":" SPHERE3("3") "}", 422, "/a/shape/type", 0},
+    {"world: bad id (not hex)", "/v1/worlds/zz/raycast", "{\"rays\":[]}", 404, NULL, 0},
+    {"world: bad id (63 digits)",
+     "/v1/worlds/"
+     "000000000000000000000000000000000000000000000000000000000000000"
+     "/raycast",
+     "{\"rays\":[]}", 404, NULL, 0},
+    {"world: bad id (1000 digits)",
+     "/v1/worlds/"
+     "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+     "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+     "/overlap",
+     "{\"body\":" SPHERE3("0") "}", 404, NULL, 0},
+    {"world: unknown id",
+     "/v1/worlds/"
+     "0000000000000000000000000000000000000000000000000000000000000000"
+     "/shapecast",
+     "{\"bodies\":[]}", 404, NULL, 0},
+    {"world: query on a path with an empty id", "/v1/worlds//raycast", "{\"rays\":[]}", 404, NULL,
+     0},
+    {"world: validate against a world (not served)", "/v1/worlds/abc/validate", "{}", 404, NULL, 0},
+};
+
+/* A stored 3D world's queries: every hostile value has its status and pointer. */
+#define WORLD_BODY                                                                                 \
+    "{\"colliders\":[" MESH("[[0,0,0],[10,0,0],[10,0,10],[0,0,10]]", "[[0,2,1],[0,3,2]]") "]}"
+
+static void test_worlds(void **state) {
+    (void)state;
+    begin();
+    for (size_t i = 0; i < sizeof WORLDS / sizeof WORLDS[0]; ++i) {
+        const json_case *c = &WORLDS[i];
+        expect x = c->status < 300 ? (expect){XK_OK, c->status, NULL, 0, NULL, 0}
+                                   : problem(c->status, c->pointer);
+        post(c->label, c->path, c->body, x);
+    }
+    /* the id of WORLD_BODY, as sha256sum gives it */
+    char id[65] = "", path[160];
+    FILE *p = popen("printf %s '" WORLD_BODY "' | sha256sum", "r");
+    assert_non_null(p);
+    assert_int_equal(fscanf(p, "%64s", id), 1);
+    pclose(p);
+    post("world: upload", "/v1/worlds", WORLD_BODY, (expect){XK_OK, 201, NULL, 0, NULL, 0});
+    post("world: upload again", "/v1/worlds", WORLD_BODY, ok200());
+    static const struct {
+        const char *label, *query, *body;
+        int status;
+        const char *pointer;
+    } Q[] = {
+        {"zero ray direction", "raycast", "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,0,0]}]}",
+         422, "/rays/0/direction"},
+        {"2D ray in a 3D world", "raycast", "{\"rays\":[{\"origin\":[1,1],\"direction\":[0,1]}]}",
+         400, "/rays/0/origin"},
+        {"ray max_t negative", "raycast",
+         "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0],\"max_t\":-1}]}", 422,
+         "/rays/0/max_t"},
+        {"ray filter (not served)", "raycast",
+         "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0],\"filter\":{\"mask\":1}}]}", 422,
+         "/rays/0/filter"},
+        {"ray id a float", "raycast",
+         "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0],\"id\":1.5}]}", 400, "/rays/0/id"},
+        {"unknown mode", "raycast", "{\"rays\":[],\"mode\":\"nearest\"}", 422, "/mode"},
+        {"rays not an array", "raycast", "{\"rays\":7}", 400, "/rays"},
+        {"ray of 1e300 direction", "raycast",
+         "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1e300,0]}]}", 422,
+         "/rays/0/direction/1"},
+        {"halfspace cast", "shapecast",
+         "{\"bodies\":[{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1,0],\"offset\":0},"
+         "\"position\":[0,0,0],\"static\":true}]}",
+         422, "/bodies/0/shape/type"},
+        {"horizon 0", "shapecast", "{\"bodies\":[],\"horizon\":0}", 422, "/horizon"},
+        {"mesh body cast", "shapecast", "{\"bodies\":[" MESH(TRI3, "[[0,1,2]]") "]}", 422,
+         "/bodies/0/shape/type"},
+        {"overlap without body", "overlap", "{}", 400, "/body"},
+        {"overlap NaN", "overlap", "{\"body\":{\"radius\":1,\"position\":[NaN,0,0]}}", 400, NULL},
+    };
+    for (size_t i = 0; i < sizeof Q / sizeof Q[0]; ++i) {
+        snprintf(path, sizeof path, "/v1/worlds/%s/%s", id, Q[i].query);
+        post(Q[i].label, path, Q[i].body, problem(Q[i].status, Q[i].pointer));
+    }
+    snprintf(path, sizeof path, "/v1/worlds/%s/raycast", id);
+    post("world: a ray that hits", path,
+         "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0]}],\"mode\":\"all\"}", ok200());
+    end("worlds");
+}
+
 /* ---- wrong types and missing members, generated ------------------------------------------- */
 
 /* One valid request per endpoint and shape family: the sweep's starting points. */
@@ -2484,6 +2618,7 @@ int main(void) {
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_huge),
         cmocka_unit_test(test_geometry),
+        cmocka_unit_test(test_worlds),
         cmocka_unit_test(test_wrong_types_and_missing),
         cmocka_unit_test(test_extreme_numbers),
         cmocka_unit_test(test_count),

@@ -476,18 +476,36 @@ static void test_endpoint_table(void **state) {
     const imp_endpoint *eps = imp_endpoints(&n);
     assert_true(n >= 12);
     for (size_t i = 0; i < n; ++i) {
-        assert_ptr_equal(imp_endpoint_by_path(eps[i].path), &eps[i]);
+        /* a (method, path) pair has one row; a path's first row answers for it */
+        assert_ptr_equal(imp_endpoint_find(eps[i].method, eps[i].path), &eps[i]);
+        assert_non_null(imp_endpoint_by_path(eps[i].path));
+        assert_string_equal(imp_endpoint_by_path(eps[i].path)->allow, eps[i].allow);
         if (eps[i].op) {
             assert_non_null(eps[i].fn);
             assert_int_equal(eps[i].route, IMP_ROUTE_API);
             assert_ptr_equal(imp_endpoint_by_op(eps[i].op), &eps[i]);
-            assert_string_equal(eps[i].path + 4, eps[i].op);
+            if (!strchr(eps[i].path, '{')) assert_string_equal(eps[i].path + 4, eps[i].op);
         } else {
             assert_null(eps[i].fn);
             assert_true(eps[i].route != IMP_ROUTE_API);
         }
     }
     assert_null(imp_endpoint_by_path("/v1/toi/"));
+    /* templates: {id} is one non-empty segment, handed over whole or not at all */
+    char id[8];
+    const imp_endpoint *rc = imp_endpoint_find("POST", "/v1/worlds/abc/raycast");
+    assert_non_null(rc);
+    assert_string_equal(rc->path, "/v1/worlds/{id}/raycast");
+    assert_true(imp_endpoint_match(rc, "/v1/worlds/abc/raycast", id, sizeof id));
+    assert_string_equal(id, "abc");
+    assert_true(imp_endpoint_match(rc, "/v1/worlds/abcdefgh/raycast", id, sizeof id));
+    assert_string_equal(id, "");
+    assert_null(imp_endpoint_by_path("/v1/worlds//raycast"));
+    assert_null(imp_endpoint_by_path("/v1/worlds/a/b/raycast"));
+    assert_null(imp_endpoint_by_path("/v1/worlds/a/validate"));
+    assert_null(imp_endpoint_find("POST", "/v1/worlds/abc"));
+    assert_string_equal(imp_endpoint_find("HEAD", "/v1/worlds/abc")->op, "worlds/get");
+    assert_string_equal(imp_endpoint_find("DELETE", "/v1/worlds/abc")->op, "worlds/delete");
     assert_null(imp_endpoint_by_op("healthz"));
     /* every code of the one problem table has a row */
     for (int c = 0; c < IMP_E_COUNT; ++c) {

@@ -360,7 +360,7 @@ static void test_declines(void **state) {
     assert_true(imp_scenetext_takes(bad, strlen(bad), &ctx));
     imp_dec d;
     imp_dec_init(&d, &ctx);
-    imp_api_in in = {NULL, bad, strlen(bad)};
+    imp_api_in in = {NULL, bad, strlen(bad), NULL};
     imp_api_out o;
     int status = imp_api_run(imp_endpoint_by_op("scenes/predict"), &in, &d, &o);
     assert_null(o.text);

@@ -1,0 +1,547 @@
+/*
+ * test_worlds.c - the worlds endpoints through the api entry point, with an
+ * in-process store: ids against an independent SHA-256 (sha256sum), decode
+ * errors with their pointers, upload / metadata / delete, queries against a
+ * brute-force loop written here, the store's eviction and reference counts,
+ * and queries running while other threads upload and delete.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "api/world_store.h"
+#include "tests/rng.h"
+#include "tests/sha256sum.h"
+
+static imp_api_ctx ctx_;
+
+static int setup(void **state) {
+    (void)state;
+    imp_api_ctx_init(&ctx_);
+    ctx_.max_world_triangles = 100000;
+    ctx_.worlds = imp_world_store_create((size_t)1 << 30);
+    return ctx_.worlds ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    imp_world_store_destroy(ctx_.worlds);
+    return 0;
+}
+
+/* Runs route `op` with path id `id` (NULL: none) on `body`; the parsed reply (NULL for an
+ * empty body) and its status. */
+static json_t *call(const char *op, const char *id, const char *body, int *status) {
+    imp_api_response r;
+    *status = imp_api_handle_route(imp_endpoint_by_op(op), id, body, strlen(body), &ctx_, &r);
+    json_t *doc = r.len ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+    if (r.len && !doc) fail_msg("%s: reply is not JSON: %s", op, r.body);
+    imp_api_response_free(&r);
+    return doc;
+}
+
+static json_t *call_ok(const char *op, const char *id, const char *body, int want) {
+    int status;
+    json_t *r = call(op, id, body, &status);
+    if (status != want) {
+        char *s = r ? json_dumps(r, JSON_COMPACT) : NULL;
+        fail_msg("%s %.200s: got %d %s", op, body, status, s ? s : "");
+    }
+    return r;
+}
+
+static void expect_problem(const char *op, const char *id, const char *body, int status,
+                           const char *type, const char *pointer) {
+    int got;
+    json_t *p = call(op, id, body, &got);
+    const char *t = json_string_value(json_object_get(p, "type"));
+    const char *ptr = json_string_value(json_object_get(p, "pointer"));
+    if (got != status || !t || strcmp(t, type) != 0 ||
+        (pointer ? !ptr || strcmp(ptr, pointer) != 0 : ptr != NULL)) {
+        char *s = json_dumps(p, JSON_COMPACT);
+        fail_msg("%s %.300s: want %d %s at %s, got %d %s", op, body, status, type,
+                 pointer ? pointer : "(none)", got, s);
+    }
+    json_decref(p);
+}
+
+/* Uploads a world; its id (static buffer per call site: copy it). */
+static void upload(const char *body, int want, char id[IMP_WORLD_ID_LEN + 1]) {
+    json_t *r = call_ok("worlds", NULL, body, want);
+    snprintf(id, IMP_WORLD_ID_LEN + 1, "%s", json_string_value(json_object_get(r, "id")));
+    json_decref(r);
+}
+
+/* ---- ids ---------------------------------------------------------------------------------- */
+
+static void test_id_is_sha256_of_the_body(void **state) {
+    (void)state;
+    char id[IMP_WORLD_ID_LEN + 1];
+    /* FIPS 180-2's test vector */
+    imp_world_id_of("abc", 3, id);
+    assert_string_equal(id, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    /* and an upload's id against sha256sum of the same bytes */
+    static const char W[] = "{\"colliders\": [{\"radius\": 1, \"position\": [0, 0, 0]}],\n"
+                            " \"time_budget_ms\": 1000}";
+    char want[IMP_WORLD_ID_LEN + 1] = "";
+    assert_int_equal(imp_test_sha256sum(W, strlen(W), want), 0);
+    upload(W, 201, id);
+    assert_string_equal(id, want);
+    assert_true(imp_world_id_valid(id));
+    assert_false(imp_world_id_valid("ABC"));
+    json_decref(call_ok("worlds/delete", id, "", 204));
+}
+
+/* ---- decoding ----------------------------------------------------------------------------- */
+
+#define MESH3                                                                                      \
+    "{\"type\": \"mesh\", \"vertices\": [[0,0,0],[1,0,0],[0,0,1]], \"triangles\": [[0,2,1]]}"
+
+static void test_decode_errors(void **state) {
+    (void)state;
+    expect_problem(
+        "worlds", NULL,
+        "{\"colliders\": [{\"radius\": 1, \"position\": [0,0,0]}, {\"shape\": {\"type\": "
+        "\"mesh\", \"vertices\": [[0,0,0],[1,0,0],[0,0,1]], \"triangles\": "
+        "[[0,1,2],[0,1,3]]}, \"position\": [0,0,0]}]}",
+        422, "invalid-field", "/colliders/1/shape/triangles/1/2");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": {\"type\": \"mesh\", \"vertices\": "
+                   "[[0,0,0],[1,0,0],[0,0,1]], \"triangles\": [[0,1,1e300]]}, \"position\": "
+                   "[0,0,0]}]}",
+                   422, "invalid-field", "/colliders/0/shape/triangles/0/2");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": {\"type\": \"mesh\", \"vertices\": "
+                   "[[0,0,0],[1,0,0],[0,0,1]], \"triangles\": [[0,1,0.5]]}, \"position\": "
+                   "[0,0,0]}]}",
+                   422, "invalid-field", "/colliders/0/shape/triangles/0/2");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": {\"type\": \"mesh\", \"vertices\": "
+                   "[[0,0,0],[1,0,0],[0,0,1]], \"triangles\": [[0,1]]}, \"position\": [0,0,0]}]}",
+                   400, "wrong-type", "/colliders/0/shape/triangles/0");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": {\"type\": \"heightfield\", \"rows\": 2, "
+                   "\"cols\": 3, \"spacing\": [1, 1], \"heights\": [0,0,0,0,0]}, \"position\": "
+                   "[0,0,0]}]}",
+                   422, "invalid-geometry", "/colliders/0/shape/heights");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": {\"type\": \"heightfield\", \"rows\": 1, "
+                   "\"cols\": 3, \"spacing\": [1, 1], \"heights\": [0,0,0]}, \"position\": "
+                   "[0,0,0]}]}",
+                   422, "invalid-field", "/colliders/0/shape/rows");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": {\"type\": \"heightfield\", \"rows\": 2, "
+                   "\"cols\": 2, \"spacing\": [1, 0], \"heights\": [0,0,0,0]}, \"position\": "
+                   "[0,0,0]}]}",
+                   422, "invalid-field", "/colliders/0/shape/spacing/1");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": {\"type\": \"chain\", \"vertices\": [[0,0]]}, "
+                   "\"position\": [0,0]}]}",
+                   422, "invalid-geometry", "/colliders/0/shape/vertices");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"radius\": 1, \"position\": [0,0,0]}, {\"shape\": "
+                   "{\"type\": \"chain\", \"vertices\": [[0,0],[1,0]]}, \"position\": [0,0]}]}",
+                   422, "invalid-geometry", "/colliders/1/shape/type");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"radius\": 1, \"position\": [0,0]}, {\"shape\": " MESH3
+                   ", \"position\": [0,0,0]}]}",
+                   422, "invalid-geometry", "/colliders/1/shape/type");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": " MESH3
+                   ", \"position\": [0,0,0], \"velocity\": [0,1,0]}]}",
+                   422, "invalid-geometry", "/colliders/0/velocity");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"radius\": 1, \"position\": [0,0,0], \"acceleration\": "
+                   "[0,-9.8,0]}]}",
+                   422, "invalid-geometry", "/colliders/0/acceleration");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": {\"type\": \"mesh\", \"vertices\": "
+                   "[[0,0,0],[1,0,0],[0,0,1]], \"triangles\": [], \"sides\": 2}, \"position\": "
+                   "[0,0,0]}]}",
+                   400, "unknown-field", "/colliders/0/shape/sides");
+    expect_problem("worlds", NULL, "{\"colliders\": []}", 422, "invalid-geometry", "/colliders");
+    expect_problem("worlds", NULL, "{}", 400, "missing-field", "/colliders");
+    expect_problem("worlds", NULL, "{\"colliders\": [], ", 400, "malformed-json", NULL);
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"id\": 1, \"radius\": 1, \"position\": [0,0,0]}, {\"id\": "
+                   "1, \"radius\": 1, \"position\": [5,0,0]}]}",
+                   422, "duplicate-id", "/colliders/1/id");
+    /* the triangle limit, per mesh and for the world */
+    size_t saved = ctx_.max_world_triangles;
+    ctx_.max_world_triangles = 1;
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": {\"type\": \"mesh\", \"vertices\": "
+                   "[[0,0,0],[1,0,0],[0,0,1]], \"triangles\": [[0,2,1],[0,1,2]]}, \"position\": "
+                   "[0,0,0]}]}",
+                   422, "limit-exceeded", "/colliders/0/shape/triangles");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"shape\": " MESH3
+                   ", \"position\": [0,0,0]}, {\"shape\": " MESH3 ", \"position\": [0,0,0]}]}",
+                   422, "limit-exceeded", "/colliders/1");
+    ctx_.max_world_triangles = saved;
+    /* world shapes stay unsupported outside worlds */
+    expect_problem("toi", NULL,
+                   "{\"a\": {\"shape\": " MESH3 ", \"position\": [0,0,0]}, \"b\": {\"radius\": 1, "
+                   "\"position\": [3,0,0]}}",
+                   422, "unsupported-field", "/a/shape/type");
+}
+
+/* ---- upload, metadata, delete ------------------------------------------------------------- */
+
+static void test_upload_get_delete(void **state) {
+    (void)state;
+    static const char W[] =
+        "{\"colliders\": [{\"id\": \"floor\", \"shape\": {\"type\": \"mesh\", \"vertices\": "
+        "[[0,0,0],[10,0,0],[10,0,10],[0,0,10],[5,0,5]], \"triangles\": "
+        "[[0,2,1],[0,3,2],[0,0,1],[0,4,2]]}, \"position\": [0,0,0]}, {\"shape\": {\"type\": "
+        "\"heightfield\", \"rows\": 3, \"cols\": 3, \"spacing\": [1, 2], \"heights\": "
+        "[0,1,2,3,4,5,6,7,8]}, \"position\": [20,0,0]}, {\"radius\": 1, \"position\": "
+        "[0,10,0]}]}";
+    char id[IMP_WORLD_ID_LEN + 1];
+    json_t *r = call_ok("worlds", NULL, W, 201);
+    assert_int_equal(json_integer_value(json_object_get(r, "dimension")), 3);
+    assert_int_equal(json_integer_value(json_object_get(r, "colliders")), 3);
+    /* 4 mesh triangles, one of them (0, 0, 1) and one (0, 4, 2) of zero area; 8 cells' */
+    assert_int_equal(json_integer_value(json_object_get(r, "triangles")), 2 + 8);
+    assert_int_equal(json_integer_value(json_object_get(r, "degenerate_triangles")), 2);
+    const json_t *hi = json_object_get(json_object_get(r, "bounds"), "max");
+    assert_true(json_real_value(json_array_get(hi, 0)) == 22.0);
+    assert_true(json_real_value(json_array_get(hi, 1)) == 11.0);
+    assert_true(json_integer_value(json_object_get(r, "bytes")) > 0);
+    snprintf(id, sizeof id, "%s", json_string_value(json_object_get(r, "id")));
+    json_decref(r);
+    /* the same bytes again: 200, the same reply's metadata */
+    upload(W, 200, id);
+    r = call_ok("worlds/get", id, "", 200);
+    assert_string_equal(json_string_value(json_object_get(r, "id")), id);
+    json_decref(r);
+    assert_null(call_ok("worlds/delete", id, "", 204));
+    expect_problem("worlds/get", id, "", 404, "unknown-world", NULL);
+    expect_problem("worlds/delete", id, "", 404, "unknown-world", NULL);
+    expect_problem("worlds/raycast", id, "{\"rays\": []}", 404, "unknown-world", NULL);
+    expect_problem("worlds/get", "not-an-id", "", 404, "unknown-world", NULL);
+    expect_problem("worlds/get", NULL, "", 404, "unknown-world", NULL);
+    /* no store: 501 */
+    imp_world_store *s = ctx_.worlds;
+    ctx_.worlds = NULL;
+    expect_problem("worlds", NULL, W, 501, "not-implemented", NULL);
+    ctx_.worlds = s;
+}
+
+/* ---- queries against a brute-force loop ------------------------------------------------- */
+
+typedef struct tri {
+    double a[3], b[3], c[3];
+} tri;
+
+static void sub(const double *a, const double *b, double *o) {
+    for (int i = 0; i < 3; ++i)
+        o[i] = a[i] - b[i];
+}
+static void cross(const double *a, const double *b, double *o) {
+    o[0] = a[1] * b[2] - a[2] * b[1];
+    o[1] = a[2] * b[0] - a[0] * b[2];
+    o[2] = a[0] * b[1] - a[1] * b[0];
+}
+static double dot(const double *a, const double *b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* Moller-Trumbore: t of the hit, or -1; *margin the smallest barycentric coordinate (a ray
+ * close to an edge is skipped by the caller: there the two tests may differ in rounding). */
+static double ray_tri(const double *o, const double *d, const tri *t, double *margin) {
+    double e1[3], e2[3], p[3], s[3], q[3];
+    sub(t->b, t->a, e1);
+    sub(t->c, t->a, e2);
+    cross(d, e2, p);
+    double det = dot(e1, p);
+    *margin = 1.0;
+    if (fabs(det) < 1e-300) return -1;
+    sub(o, t->a, s);
+    double u = dot(s, p) / det;
+    cross(s, e1, q);
+    double v = dot(d, q) / det;
+    double w = 1 - u - v;
+    *margin = fmin(fabs(u), fmin(fabs(v), fabs(w)));
+    if (u < 0 || v < 0 || w < 0) return -1;
+    double tt = dot(e2, q) / det;
+    return tt >= 0 ? tt : -1;
+}
+
+static void test_raycast_against_brute_force(void **state) {
+    (void)state;
+    enum { NT = 300, NR = 400 };
+    uint64_t rng = 16;
+    tri *tris = malloc(NT * sizeof *tris);
+    size_t cap = NT * 200 + 256, len = 0;
+    char *w = malloc(cap);
+    len += (size_t)snprintf(w + len, cap - len,
+                            "{\"colliders\": [{\"shape\": {\"type\": \"mesh\", \"vertices\": [");
+    for (int i = 0; i < NT; ++i) {
+        double *v[3] = {tris[i].a, tris[i].b, tris[i].c};
+        double cx = imp_rng_uniform(&rng, -10, 10), cy = imp_rng_uniform(&rng, -10, 10),
+               cz = imp_rng_uniform(&rng, -10, 10);
+        for (int k = 0; k < 3; ++k) {
+            v[k][0] = cx + imp_rng_uniform(&rng, -2, 2);
+            v[k][1] = cy + imp_rng_uniform(&rng, -2, 2);
+            v[k][2] = cz + imp_rng_uniform(&rng, -2, 2);
+            len += (size_t)snprintf(w + len, cap - len, "%s[%.17g,%.17g,%.17g]", i || k ? "," : "",
+                                    v[k][0], v[k][1], v[k][2]);
+        }
+    }
+    len += (size_t)snprintf(w + len, cap - len, "], \"triangles\": [");
+    for (int i = 0; i < NT; ++i)
+        len += (size_t)snprintf(w + len, cap - len, "%s[%d,%d,%d]", i ? "," : "", 3 * i, 3 * i + 1,
+                                3 * i + 2);
+    snprintf(w + len, cap - len, "]}, \"position\": [0, 0, 0]}]}");
+    char id[IMP_WORLD_ID_LEN + 1];
+    upload(w, 201, id);
+
+    double(*rays)[6] = malloc(NR * sizeof *rays);
+    cap = NR * 160 + 64;
+    char *q = malloc(cap);
+    len = (size_t)snprintf(q, cap, "{\"mode\": \"closest\", \"rays\": [");
+    for (int i = 0; i < NR; ++i) {
+        for (int k = 0; k < 6; ++k)
+            rays[i][k] = imp_rng_uniform(&rng, -12, 12);
+        len += (size_t)snprintf(q + len, cap - len,
+                                "%s{\"origin\": [%.17g,%.17g,%.17g], \"direction\": "
+                                "[%.17g,%.17g,%.17g]}",
+                                i ? "," : "", rays[i][0], rays[i][1], rays[i][2], rays[i][3],
+                                rays[i][4], rays[i][5]);
+    }
+    snprintf(q + len, cap - len, "]}");
+    json_t *r = call_ok("worlds/raycast", id, q, 200);
+    const json_t *hits = json_object_get(r, "hits");
+    assert_int_equal(json_array_size(hits), NR);
+    int checked = 0, hit_count = 0;
+    for (int i = 0; i < NR; ++i) {
+        double best = INFINITY, near_edge = 0;
+        int best_k = -1;
+        for (int k = 0; k < NT; ++k) {
+            double m, t = ray_tri(rays[i], rays[i] + 3, &tris[k], &m);
+            if (m < 1e-7) near_edge = 1;
+            if (t >= 0 && t < best) best = t, best_k = k;
+        }
+        if (near_edge) continue;
+        ++checked;
+        const json_t *h = json_array_get(hits, (size_t)i);
+        assert_int_equal(json_integer_value(json_object_get(h, "id")), i);
+        int hit = json_is_true(json_object_get(h, "hit"));
+        if (hit != (best_k >= 0))
+            fail_msg("ray %d: hit %d, brute force %d (t %g)", i, hit, best_k >= 0, best);
+        if (!hit) continue;
+        ++hit_count;
+        double t = json_real_value(json_object_get(h, "t"));
+        assert_true(fabs(t - best) <= 1e-9 * fmax(1.0, best));
+        assert_int_equal(json_integer_value(json_object_get(h, "triangle")), best_k);
+        assert_int_equal(json_integer_value(json_object_get(h, "collider")), 0);
+    }
+    assert_true(checked > NR * 3 / 4);
+    assert_true(hit_count > 20);
+    json_decref(r);
+    /* mode any agrees on hit or miss; mode all lists at least the closest */
+    memcpy(q + 9, "\"any\",    ", 10);
+    r = call_ok("worlds/raycast", id, q, 200);
+    json_t *r2;
+    memcpy(q + 9, "\"all\",    ", 10);
+    r2 = call_ok("worlds/raycast", id, q, 200);
+    for (int i = 0; i < NR; ++i) {
+        const json_t *a = json_array_get(json_object_get(r, "hits"), (size_t)i);
+        const json_t *b = json_array_get(json_object_get(r2, "hits"), (size_t)i);
+        assert_int_equal(json_is_true(json_object_get(a, "hit")),
+                         json_is_true(json_object_get(b, "hit")));
+        assert_int_equal(json_is_true(json_object_get(b, "hit")),
+                         json_array_size(json_object_get(b, "all")) > 0);
+    }
+    json_decref(r);
+    json_decref(r2);
+    json_decref(call_ok("worlds/delete", id, "", 204));
+    free(q);
+    free(rays);
+    free(w);
+    free(tris);
+}
+
+static void test_query_errors_and_casts(void **state) {
+    (void)state;
+    /* a flat heightfield at y = 2 over [0, 10] x [0, 10] */
+    static const char W[] =
+        "{\"colliders\": [{\"id\": \"ground\", \"shape\": {\"type\": \"heightfield\", \"rows\": "
+        "3, \"cols\": 3, \"spacing\": [5, 5], \"heights\": [2,2,2,2,2,2,2,2,2]}, \"position\": "
+        "[0,0,0]}]}";
+    char id[IMP_WORLD_ID_LEN + 1];
+    upload(W, 201, id);
+    json_t *r = call_ok("worlds/shapecast", id,
+                        "{\"bodies\": [{\"id\": \"ball\", \"radius\": 0.5, \"position\": [3, 10, "
+                        "3], \"velocity\": [0, -2, 0]}, {\"radius\": 0.5, \"position\": [3, 10, "
+                        "3], \"velocity\": [1, 0, 0]}], \"horizon\": 100}",
+                        200);
+    const json_t *c = json_array_get(json_object_get(r, "results"), 0);
+    assert_string_equal(json_string_value(json_object_get(c, "status")), "hit");
+    assert_string_equal(json_string_value(json_object_get(c, "id")), "ball");
+    assert_string_equal(json_string_value(json_object_get(c, "collider")), "ground");
+    assert_true(fabs(json_real_value(json_object_get(c, "time")) - 3.75) < 1e-12);
+    c = json_array_get(json_object_get(r, "results"), 1);
+    assert_string_equal(json_string_value(json_object_get(c, "status")), "none");
+    json_decref(r);
+    r = call_ok("worlds/overlap", id, "{\"body\": {\"radius\": 1, \"position\": [5, 2.5, 5]}}",
+                200);
+    const json_t *ov = json_object_get(r, "overlaps");
+    assert_true(json_array_size(ov) >= 2); /* the four cells meeting at (5, 5) */
+    for (size_t i = 0; i < json_array_size(ov); ++i)
+        assert_true(fabs(json_real_value(json_object_get(json_array_get(ov, i), "depth")) - 0.5) <
+                    1e-12);
+    json_decref(r);
+    r = call_ok("worlds/overlap", id, "{\"body\": {\"radius\": 1, \"position\": [5, 9, 5]}}", 200);
+    assert_int_equal(json_array_size(json_object_get(r, "overlaps")), 0);
+    json_decref(r);
+
+    expect_problem("worlds/raycast", id,
+                   "{\"rays\": [{\"origin\": [0,5,0], \"direction\": [0,0,0]}]}", 422,
+                   "invalid-geometry", "/rays/0/direction");
+    expect_problem("worlds/raycast", id, "{\"rays\": [{\"origin\": [0,5], \"direction\": [0,1]}]}",
+                   400, "mixed-dimensions", "/rays/0/origin");
+    expect_problem("worlds/raycast", id,
+                   "{\"rays\": [{\"origin\": [0,5,0], \"direction\": [0,-1,0], \"filter\": {}}]}",
+                   422, "unsupported-field", "/rays/0/filter");
+    expect_problem("worlds/raycast", id,
+                   "{\"rays\": [{\"origin\": [0,5,0], \"direction\": [0,-1,0], \"max_t\": 0}]}",
+                   422, "invalid-field", "/rays/0/max_t");
+    expect_problem("worlds/raycast", id, "{\"rays\": [], \"mode\": \"first\"}", 422,
+                   "invalid-field", "/mode");
+    expect_problem("worlds/raycast", id, "{\"rays\": {}}", 400, "wrong-type", "/rays");
+    expect_problem("worlds/shapecast", id,
+                   "{\"bodies\": [{\"shape\": {\"type\": \"halfspace\", \"normal\": [0,1,0], "
+                   "\"offset\": 0}, \"position\": [0,0,0], \"static\": true}]}",
+                   422, "invalid-field", "/bodies/0/shape/type");
+    expect_problem("worlds/shapecast", id,
+                   "{\"bodies\": [{\"shape\": " MESH3 ", \"position\": [0,0,0]}]}", 422,
+                   "unsupported-field", "/bodies/0/shape/type");
+    expect_problem("worlds/overlap", id, "{}", 400, "missing-field", "/body");
+    json_decref(call_ok("worlds/delete", id, "", 204));
+}
+
+/* ---- the store -------------------------------------------------------------------------- */
+
+static imp_world_entry *entry(const char *hex_digit, size_t bytes) {
+    imp_world_collider c = {.kind = IMP_WORLD_SHAPE};
+    imp_shape sphere = {.type = IMP_SHAPE_SPHERE, .radius = 1};
+    c.shape = &sphere;
+    imp_world_input in = {3, &c, 1, {NULL, NULL}};
+    imp_world *w = NULL;
+    assert_int_equal(imp_world_build(&in, &w, NULL), IMP_WORLD_OK);
+    imp_world_entry *e = imp_world_entry_create(w, 1);
+    assert_non_null(e);
+    for (int i = 0; i < IMP_WORLD_ID_LEN; ++i)
+        e->meta.id[i] = hex_digit[0];
+    e->meta.id[IMP_WORLD_ID_LEN] = '\0';
+    e->meta.bytes = bytes;
+    return e;
+}
+
+static void test_store_eviction_and_holds(void **state) {
+    (void)state;
+    imp_world_store *s = imp_world_store_create(100);
+    char a[65], b[65], c[65];
+    memset(a, 'a', 64), memset(b, 'b', 64), memset(c, 'c', 64);
+    a[64] = b[64] = c[64] = '\0';
+    assert_int_equal(imp_world_store_put(s, entry("a", 40)), IMP_WORLD_PUT_NEW);
+    assert_int_equal(imp_world_store_put(s, entry("b", 40)), IMP_WORLD_PUT_NEW);
+    assert_int_equal(imp_world_store_put(s, entry("a", 40)), IMP_WORLD_PUT_EXISTS);
+    assert_int_equal(imp_world_store_put(s, entry("c", 101)), IMP_WORLD_PUT_TOO_BIG);
+    /* a is used last: c evicts b */
+    const imp_world_entry *held = imp_world_store_get(s, a);
+    assert_non_null(held);
+    assert_int_equal(imp_world_store_put(s, entry("c", 40)), IMP_WORLD_PUT_NEW);
+    assert_null(imp_world_store_get(s, b));
+    size_t n, bytes;
+    imp_world_store_stats(s, &n, &bytes);
+    assert_int_equal(n, 2);
+    assert_int_equal(bytes, 80);
+    /* a deleted while held stays usable until released */
+    assert_int_equal(imp_world_store_delete(s, a), 1);
+    assert_int_equal(imp_world_store_delete(s, a), 0);
+    assert_null(imp_world_store_get(s, a));
+    assert_int_equal(imp_world_describe(held->world).colliders, 1);
+    imp_world_store_release(s, held);
+    const imp_world_entry *hc = imp_world_store_get(s, c);
+    assert_non_null(hc);
+    imp_world_store_release(s, hc);
+    imp_world_store_destroy(s);
+}
+
+/* ---- queries while others upload and delete ------------------------------------------------ */
+
+typedef struct query_job {
+    const char *id;
+    int failures;
+} query_job;
+
+static void *query_loop(void *arg) {
+    query_job *j = arg;
+    for (int i = 0; i < 200; ++i) {
+        imp_api_response r;
+        static const char Q[] =
+            "{\"rays\": [{\"origin\": [1, 5, 1], \"direction\": [0, -1, 0]}], \"mode\": \"all\"}";
+        int st = imp_api_handle_route(imp_endpoint_by_op("worlds/raycast"), j->id, Q, strlen(Q),
+                                      &ctx_, &r);
+        if (st != 200 || !strstr(r.body, "\"t\":5.0")) j->failures++;
+        imp_api_response_free(&r);
+    }
+    return NULL;
+}
+
+static void test_queries_while_uploading(void **state) {
+    (void)state;
+    static const char W[] =
+        "{\"colliders\": [{\"shape\": {\"type\": \"mesh\", \"vertices\": "
+        "[[0,0,0],[10,0,0],[10,0,10],[0,0,10]], \"triangles\": [[0,2,1],[0,3,2]]}, \"position\": "
+        "[0,0,0]}]}";
+    char id[IMP_WORLD_ID_LEN + 1];
+    upload(W, 201, id);
+    enum { NT = 3 };
+    pthread_t th[NT];
+    query_job jobs[NT];
+    for (int i = 0; i < NT; ++i) {
+        jobs[i] = (query_job){id, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, query_loop, &jobs[i]), 0);
+    }
+    /* meanwhile other worlds come and go */
+    for (int i = 0; i < 50; ++i) {
+        char other[160], oid[IMP_WORLD_ID_LEN + 1];
+        snprintf(other, sizeof other,
+                 "{\"colliders\": [{\"radius\": %d, \"position\": [0, 0, 0]}]}", i + 1);
+        upload(other, 201, oid);
+        json_decref(call_ok("worlds/delete", oid, "", 204));
+    }
+    for (int i = 0; i < NT; ++i) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(jobs[i].failures, 0);
+    }
+    json_decref(call_ok("worlds/delete", id, "", 204));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_id_is_sha256_of_the_body),
+        cmocka_unit_test(test_decode_errors),
+        cmocka_unit_test(test_upload_get_delete),
+        cmocka_unit_test(test_raycast_against_brute_force),
+        cmocka_unit_test(test_query_errors_and_casts),
+        cmocka_unit_test(test_store_eviction_and_holds),
+        cmocka_unit_test(test_queries_while_uploading),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
