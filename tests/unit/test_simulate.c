@@ -40,7 +40,7 @@ typedef struct scene {
 static size_t add_ball(scene *s, double r, imp_vec3 p, imp_vec3 v, double e) {
     size_t i = s->n++;
     s->shapes[i] = (imp_shape){.type = IMP_SHAPE_SPHERE, .radius = r};
-    s->b[i] = (imp_sim_body){{p, v, imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 0, e, 1.0};
+    s->b[i] = (imp_sim_body){{p, v, imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 0, e, 1.0, NULL};
     return i;
 }
 
@@ -49,7 +49,7 @@ static size_t add_wall(scene *s, imp_vec3 n, double offset, double e) {
     size_t i = s->n++;
     s->shapes[i] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset};
     s->b[i] = (imp_sim_body){
-        {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 1, e, 1.0};
+        {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 1, e, 1.0, NULL};
     return i;
 }
 
@@ -272,8 +272,8 @@ static void test_box_walls_3d(void **state) {
             if (k == 2 && side) /* the ceiling turned about its normal: an oriented box */
                 q = (imp_quat){cos(0.2), 0, 0, sin(0.2)};
             s.shapes[i] = (imp_shape){.type = IMP_SHAPE_BOX, .half = half, .rot = q};
-            s.b[i] =
-                (imp_sim_body){{c, imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s.shapes[i], 1.0, 1, 1, 1};
+            s.b[i] = (imp_sim_body){
+                {c, imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s.shapes[i], 1.0, 1, 1, 1, NULL};
         }
     imp_sim_input in = input(&s, 3, 1e6);
     in.max_events = 20000;
