@@ -407,3 +407,18 @@ void imp_scene_output_free(imp_scene_output *out) {
     free(out->overlapping);
     memset(out, 0, sizeof *out);
 }
+
+int imp_scene_first_per_body(imp_scene_output *out, size_t n_bodies) {
+    unsigned char *seen = calloc(n_bodies ? n_bodies : 1, 1);
+    if (!seen) return -1;
+    size_t kept = 0;
+    for (size_t k = 0; k < out->n_collisions; ++k) {
+        imp_scene_contact c = out->collisions[k];
+        if (seen[c.a] && seen[c.b]) continue;
+        seen[c.a] = seen[c.b] = 1;
+        out->collisions[kept++] = c;
+    }
+    out->n_collisions = kept;
+    free(seen);
+    return 0;
+}

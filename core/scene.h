@@ -98,4 +98,13 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
 
 void imp_scene_output_free(imp_scene_output *out);
 
+/*
+ * Keeps, of out->collisions (sorted by (time, a, b)), each body's earliest
+ * contact only: a contact stays when it is the first, in that order, of a
+ * or of b, so a contact that is the first of both is kept once, and the
+ * order stays (time, a, b). n_bodies bounds the indices. overlapping is
+ * left alone. Returns 0, or -1 when out of memory (out unchanged).
+ */
+int imp_scene_first_per_body(imp_scene_output *out, size_t n_bodies);
+
 #endif
