@@ -659,8 +659,40 @@ static void test_property_random_scenes(void **state) {
     assert_true(n_blocked > N_SCENES / 100);
 }
 
+/* Filters: a wall the mover cannot touch is ignored; one it can touch still blocks. */
+static void test_filtered_out_wall(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5), wall = box2(0.1, 5, 0);
+    /* through: the wall's category 4 is not in its mask; blocked: it is; never: it is, but
+     * mover and wall share a negative group */
+    static const imp_filter wall_f = {4, 0xffffffffu, 0}, through = {1, 0x3, 0},
+                            blocked = {1, 0x4, 0}, never = {4, 0xffffffffu, -2};
+    imp_move_obstacle o = still(&wall, V(5, 0, 0));
+    o.filter = &wall_f;
+    const imp_filter *movers[3] = {&through, &blocked, &never};
+    for (int k = 0; k < 3; ++k) {
+        imp_move_obstacle ob = o;
+        if (k == 2) ob.filter = &never;
+        imp_move_input in = {&ball, V(0, 0, 0), V(10, 0, 0), 1.0, &ob,
+                             1,     2,          INFINITY,    5,   movers[k]};
+        imp_move_result r = imp_move_check(&in);
+        assert_int_equal(r.state, IMP_MOVE_OK);
+        if (k == 1) {
+            assert_false(r.valid);
+            assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
+            assert_true(r.position.x < 5);
+        } else {
+            assert_true(r.valid);
+            assert_int_equal(r.n_violations, 0);
+            assert_true(r.position.x == 10 && r.position.y == 0);
+        }
+        imp_move_result_free(&r);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_filtered_out_wall),
         cmocka_unit_test(test_bullet_through_thin_segment_wall),
         cmocka_unit_test(test_bullet_through_thin_box_wall),
         cmocka_unit_test(test_bullet_through_thin_3d_walls),
