@@ -528,10 +528,39 @@ int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, i
 
 static const char *const BODY_MEMBERS[] = {"id",          "shape",        "radius", "position",
                                            "velocity",    "acceleration", "mass",   "static",
-                                           "restitution", "tangential",   NULL};
-/* the contract's rotation and filtering members (issues to come) */
-static const char *const BODY_UNSUPPORTED[] = {"orientation", "angular_velocity", "inertia",
-                                               "filter", NULL};
+                                           "restitution", "tangential",   "filter", NULL};
+/* the contract's rotation members (issues to come) */
+static const char *const BODY_UNSUPPORTED[] = {"orientation", "angular_velocity", "inertia", NULL};
+
+/* Member `key` of a filter as an integer in [min, max] (absent: *out unchanged). */
+static int dec_filter_int(imp_dec *d, const json_t *f, const char *key, double min, double max,
+                          const char *msg, double *out) {
+    if (imp_dec_number(d, f, key, 0, min, 0, max, msg, out)) return -1;
+    if (*out == floor(*out)) return 0;
+    return imp_dec_fail_at(d, key, IMP_E_VALUE, msg);
+}
+
+/* filter: {"category": bits, "mask": bits, "group": integer}, each optional (defaults:
+ * category 1, mask all bits, group 0). */
+static int dec_filter(imp_dec *d, const json_t *body, imp_filter *out) {
+    static const char *const MEMBERS[] = {"category", "mask", "group", NULL};
+    static const char BITS_MSG[] = "must be an integer in [0, 4294967295] (32 bits)";
+    static const char GROUP_MSG[] = "must be an integer in [-2147483648, 2147483647]";
+    *out = IMP_FILTER_DEFAULT;
+    const json_t *f = json_object_get(body, "filter");
+    if (!f) return 0;
+    size_t saved = imp_dec_push_key(d, "filter");
+    double category = out->category, mask = out->mask, group = out->group;
+    int rc = imp_dec_strict_object(d, f, MEMBERS, NULL) ||
+                     dec_filter_int(d, f, "category", 0.0, 4294967295.0, BITS_MSG, &category) ||
+                     dec_filter_int(d, f, "mask", 0.0, 4294967295.0, BITS_MSG, &mask) ||
+                     dec_filter_int(d, f, "group", -2147483648.0, 2147483647.0, GROUP_MSG, &group)
+                 ? -1
+                 : 0;
+    imp_dec_pop(d, saved);
+    if (rc == 0) *out = (imp_filter){(uint32_t)category, (uint32_t)mask, (int32_t)group};
+    return rc;
+}
 
 int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *out) {
     int rc = 0;
@@ -540,6 +569,7 @@ int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *o
     out->mass = 1.0;
     out->restitution = 1.0;
     out->tangential = 1.0;
+    out->filter = IMP_FILTER_DEFAULT;
     if (!body) {
         rc = imp_dec_fail(d, IMP_E_MISSING, "is required");
     } else if ((rc = imp_dec_strict_object(d, body, BODY_MEMBERS, BODY_UNSUPPORTED)) == 0) {
@@ -553,7 +583,8 @@ int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *o
             imp_dec_number(d, body, "restitution", 0, 0.0, 0, 1.0, "must be a number in [0, 1]",
                            &out->restitution) ||
             imp_dec_number(d, body, "tangential", 0, 0.0, 0, 1.0, "must be a number in [0, 1]",
-                           &out->tangential))
+                           &out->tangential) ||
+            dec_filter(d, body, &out->filter))
             rc = -1;
         else if (out->shape.type == IMP_SHAPE_HALFSPACE && !out->is_static)
             rc = imp_dec_fail_at(d, "static", IMP_E_GEOMETRY, "must be true for a halfspace");

@@ -19,6 +19,7 @@
 
 #include "api/api.h"
 #include "api/problem.h"
+#include "core/filter.h"
 #include "core/shape.h"
 #include "core/toi.h"
 
@@ -152,6 +153,7 @@ typedef struct imp_body {
     double mass;
     int is_static;
     double restitution, tangential;
+    imp_filter filter; /* IMP_FILTER_DEFAULT unless the body has a `filter` */
 } imp_body;
 
 /* Member `key` as a Body (required). On failure nothing is left to free. */

@@ -4,8 +4,12 @@
  *
  * DESIGN
  * What: decodes the bodies (at most ctx->max_bodies), the horizon, the
- * broadphase and max_results; runs imp_scene_predict on the caller's
- * parallel runner; encodes collisions, overlapping pairs and stats.
+ * broadphase, max_results and report; runs imp_scene_predict on the
+ * caller's parallel runner; encodes collisions, overlapping pairs and
+ * stats. report "first_per_body" keeps in collisions each body's earliest
+ * contact only (imp_scene_first_per_body: a contact that is the first of
+ * both its bodies is listed once; still sorted by time), before
+ * max_results; overlapping is the same for both reports.
  * How: bodies are decoded into one array (their ids stay borrowed from the
  * request JSON until the response is built). max_results keeps the first
  * max_results collisions (earliest first) and the first max_results
@@ -65,6 +69,19 @@ static int dec_kind(imp_dec *d, const json_t *req, imp_broadphase_kind *out) {
     return rc;
 }
 
+/* report: "pairs" (0, the default) or "first_per_body" (1). */
+static int dec_report(imp_dec *d, const json_t *req, int *first_per_body) {
+    const json_t *v = json_object_get(req, "report");
+    *first_per_body = 0;
+    if (!v) return 0;
+    if (!json_is_string(v)) return imp_dec_fail_at(d, "report", IMP_E_TYPE, "must be a string");
+    if (strcmp(json_string_value(v), "first_per_body") == 0)
+        *first_per_body = 1;
+    else if (strcmp(json_string_value(v), "pairs") != 0)
+        return imp_dec_fail_at(d, "report", IMP_E_VALUE, "must be one of: pairs, first_per_body");
+    return 0;
+}
+
 /* Optional non-negative integer member; absent leaves *out alone. */
 static int dec_count(imp_dec *d, const json_t *req, const char *key, size_t *out) {
     const json_t *v = json_object_get(req, key);
@@ -89,7 +106,8 @@ static int scene_bodies(imp_dec *d, const imp_scene_in *s, imp_scene_body **scen
     for (size_t i = 0; i < s->n; ++i) {
         const imp_body *b = &s->bodies[i];
         (*scene)[i] = (imp_scene_body){b->m, b->shape.radius, b->is_static,
-                                       b->shape.type == IMP_SHAPE_SPHERE ? NULL : &b->shape};
+                                       b->shape.type == IMP_SHAPE_SPHERE ? NULL : &b->shape,
+                                       imp_filter_is_default(&b->filter) ? NULL : &b->filter};
     }
     return 0;
 }
@@ -165,18 +183,20 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
 }
 
 int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    static const char *const MEMBERS[] = {"bodies", "broadphase", "horizon", "max_results", NULL};
-    static const char *const UNSUPPORTED[] = {"report", "world", NULL};
+    static const char *const MEMBERS[] = {"bodies",      "broadphase", "horizon",
+                                          "max_results", "report",     NULL};
+    static const char *const UNSUPPORTED[] = {"world", NULL};
     imp_scene_in s;
     imp_scene_body *scene = NULL;
     size_t max_results = SIZE_MAX;
     double horizon = 0;
     imp_broadphase_kind kind;
+    int first_per_body = 0;
     int rc = imp_dec_scene(d, in, &s) || imp_dec_request(d, s.req, MEMBERS, UNSUPPORTED) ||
              imp_dec_number(d, s.req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
                             &horizon) ||
              dec_kind(d, s.req, &kind) || dec_count(d, s.req, "max_results", &max_results) ||
-             scene_bodies(d, &s, &scene);
+             dec_report(d, s.req, &first_per_body) || scene_bodies(d, &s, &scene);
     if (rc) {
         imp_scene_in_free(&s);
         free(scene);
@@ -191,6 +211,10 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     imp_scene_input sin = {scene, n, dim, horizon, kind, MAX_CANDIDATE_PAIRS, &d->ctx->parallel};
     imp_scene_output sout;
     imp_scene_status st = imp_scene_predict(&sin, &sout, NULL);
+    if (st == IMP_SCENE_OK && first_per_body && imp_scene_first_per_body(&sout, n) != 0) {
+        imp_scene_output_free(&sout);
+        st = IMP_SCENE_NOMEM;
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(scene);
     if (st != IMP_SCENE_OK) {

@@ -174,8 +174,8 @@ int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     }
     for (size_t i = 0; i < n; ++i) {
         const imp_body *b = &bodies[i];
-        sb[i] =
-            (imp_sim_body){b->m, &b->shape, b->mass, b->is_static, b->restitution, b->tangential};
+        sb[i] = (imp_sim_body){b->m,           &b->shape,     b->mass,   b->is_static,
+                               b->restitution, b->tangential, &b->filter};
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -195,8 +195,9 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; ++i)
-        obs[i] = (imp_move_obstacle){&world[i].shape, world[i].m};
-    imp_move_input vin = {&body.shape, body.m.p, to, dt, obs, n, dim, max_speed, max_iterations};
+        obs[i] = (imp_move_obstacle){&world[i].shape, world[i].m, &world[i].filter};
+    imp_move_input vin = {&body.shape, body.m.p,       to,          dt, obs, n, dim,
+                          max_speed,   max_iterations, &body.filter};
     imp_move_result *r = malloc(sizeof *r);
     if (r) *r = imp_move_check(&vin);
     free(obs);

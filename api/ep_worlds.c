@@ -121,6 +121,9 @@ static int dec_collider(imp_dec *d, const json_t *item, size_t i, upload *u, siz
     d->world = NULL;
     if (rc == 0) u->n = i + 1; /* owned from here on */
     const imp_body *b = &u->bodies[i];
+    if (rc == 0 && json_object_get(item, "filter"))
+        rc = imp_dec_fail_at(d, "filter", IMP_E_UNSUPPORTED,
+                             "is not applied to world colliders by this version yet");
     if (rc == 0 && !is_zero(b->m.v))
         rc = imp_dec_fail_at(d, "velocity", IMP_E_GEOMETRY,
                              "must be absent or zero: a world collider does not move");
@@ -495,9 +498,15 @@ int imp_ep_worlds_raycast(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     return each_item(d, &q, rc ? NULL : rays, out);
 }
 
-/* A body of a query: any shape but a halfspace. */
+/* A body of a query: any shape but a halfspace. Filters against world colliders are not
+ * applied yet: a body that carries one is refused rather than answered as if it had none. */
 static int dec_query_body(imp_dec *d, const json_t *v, size_t i, imp_body *b) {
     if (imp_dec_body_value(d, v, i, b)) return -1;
+    if (json_object_get(v, "filter")) {
+        imp_body_free(b);
+        return imp_dec_fail_at(d, "filter", IMP_E_UNSUPPORTED,
+                               "is not applied to world queries by this version yet");
+    }
     if (b->shape.type != IMP_SHAPE_HALFSPACE) return 0;
     imp_body_free(b);
     size_t saved = imp_dec_push_key(d, "shape");

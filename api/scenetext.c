@@ -5,7 +5,8 @@
  * What: the fast path of /v1/scenes/predict and /v1/scenes/simulate for the
  * common large request, many spheres: {"id": "a" or 7, "radius": r or
  * "shape": {"type": "sphere", "radius": r}, "position": [..], "velocity",
- * "acceleration", "mass", "static", "restitution", "tangential"}.
+ * "acceleration", "mass", "static", "restitution", "tangential"} (a body
+ * with a `filter`, or any member not listed, is declined).
  * How: one pass over the top-level object finds the "bodies" member and
  * decodes its array with a strict hand-written reader (JSON grammar, numbers
  * by imp_num_parse, correctly rounded like strtod); the other members are
@@ -168,6 +169,7 @@ static int body(cur *c, int *dim, json_t *ids, size_t index, imp_body *b) {
     b->mass = 1.0;
     b->restitution = 1.0;
     b->tangential = 1.0;
+    b->filter = IMP_FILTER_DEFAULT; /* a body with a `filter` member is declined */
     b->shape.type = IMP_SHAPE_SPHERE;
     unsigned seen = 0;
     if (!eat(c, '{')) return 0;

@@ -327,7 +327,9 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     if (!sv.cand || !planes || !res.violations) goto fail;
     for (size_t i = 0; i < n; ++i) {
         assert(imp_toi_shapes_closed_form(in->shape, in->obstacles[i].shape, in->dim));
-        if (reachable(&sv, &in->obstacles[i])) sv.cand[sv.n_cand++] = i;
+        if (imp_filter_touch(in->filter, in->obstacles[i].filter) &&
+            reachable(&sv, &in->obstacles[i]))
+            sv.cand[sv.n_cand++] = i;
     }
 
     double speed = dist / in->dt;

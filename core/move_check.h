@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "failure.h"
+#include "filter.h"
 #include "shape.h"
 #include "toi.h"
 #include "tolerance.h"
@@ -41,8 +42,9 @@
 #define IMP_MOVE_MAX_ITERATIONS 64
 
 typedef struct imp_move_obstacle {
-    const imp_shape *shape; /* borrowed */
-    imp_motion m;           /* its path from the start of the move (a halfspace: v and a only) */
+    const imp_shape *shape;   /* borrowed */
+    imp_motion m;             /* its path from the start of the move (a halfspace: v and a only) */
+    const imp_filter *filter; /* NULL: the default; borrowed */
 } imp_move_obstacle;
 
 typedef struct imp_move_input {
@@ -51,9 +53,11 @@ typedef struct imp_move_input {
     double dt;              /* > 0: the move's duration */
     const imp_move_obstacle *obstacles;
     size_t n_obstacles;
-    int dim;            /* 2 or 3 */
-    double max_speed;   /* >= 0; INFINITY: no speed check */
-    int max_iterations; /* [0, IMP_MOVE_MAX_ITERATIONS] */
+    int dim;                  /* 2 or 3 */
+    double max_speed;         /* >= 0; INFINITY: no speed check */
+    int max_iterations;       /* [0, IMP_MOVE_MAX_ITERATIONS] */
+    const imp_filter *filter; /* the mover's (NULL: the default); obstacles it cannot touch
+                                 (filter.h) are ignored, as if absent */
 } imp_move_input;
 
 typedef enum imp_move_kind {

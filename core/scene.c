@@ -14,7 +14,12 @@
  * chunks' lists are joined in chunk order and hits sorted by (time, a, b).
  * `brute` skips (1) and (2): every pair that is not two static bodies goes
  * through the narrowphase, chunked by rows, so it checks the bounds and
- * the broadphases rather than sharing them.
+ * the broadphases rather than sharing them. Filters (filter.h): a pair that
+ * cannot touch is dropped from the candidates as they are mapped back to
+ * body indices (brute: skipped in its rows), so no kind ever solves it and
+ * every kind still equals brute; candidate_pairs counts the pairs kept
+ * (brute: every pair but the static ones, as before), and max_pairs bounds
+ * the broadphase's list before the filters thin it.
  * Why: per-chunk lists joined in index order and a total sort make the
  * output independent of thread scheduling and of the broadphase kind: the
  * set of candidates may differ between kinds (that is their whole point),
@@ -145,6 +150,11 @@ static int should_stop(const narrow_job *j, chunk_out *out) {
     return (out->stopped_by = imp_stop_now(st)) != 0;
 }
 
+static int may_touch(const imp_scene_input *in, uint32_t a, uint32_t b) {
+    const imp_scene_body *x = &in->bodies[a], *y = &in->bodies[b];
+    return (!x->is_static || !y->is_static) && imp_filter_touch(x->filter, y->filter);
+}
+
 static void narrow_range(void *ctx, size_t begin, size_t end) {
     const narrow_job *j = ctx;
     chunk_out *out = &j->chunks[begin / j->grain];
@@ -157,10 +167,9 @@ static void narrow_range(void *ctx, size_t begin, size_t end) {
         }
         return;
     }
-    const imp_scene_body *bodies = j->in->bodies;
     for (size_t a = begin; a < end; ++a)
         for (size_t b = a + 1; b < j->in->n; ++b)
-            if (!bodies[a].is_static || !bodies[b].is_static) {
+            if (may_touch(j->in, (uint32_t)a, (uint32_t)b)) {
                 solve_pair(j->in, (uint32_t)a, (uint32_t)b, out);
                 if (should_stop(j, out)) return;
             }
@@ -253,8 +262,14 @@ static imp_scene_status candidates(const imp_scene_input *in, imp_broadphase_kin
         if (bs == IMP_BROADPHASE_TOO_MANY) st = IMP_SCENE_TOO_MANY;
         goto done;
     }
-    for (size_t k = 0; k < *n_pairs; ++k) /* map is increasing: order and a < b are kept */
-        (*pairs)[k] = (imp_pair){map[(*pairs)[k].a], map[(*pairs)[k].b]};
+    /* map is increasing: order and a < b are kept; pairs whose filters keep them apart
+     * are dropped here, so they never reach the narrowphase */
+    size_t kept = 0;
+    for (size_t k = 0; k < *n_pairs; ++k) {
+        imp_pair p = {map[(*pairs)[k].a], map[(*pairs)[k].b]};
+        if (imp_filter_touch(in->bodies[p.a].filter, in->bodies[p.b].filter)) (*pairs)[kept++] = p;
+    }
+    *n_pairs = kept;
     if (n_half > 0) {
         size_t cap = *n_pairs + n_half * m;
         imp_pair *all = realloc(*pairs, (cap ? cap : 1) * sizeof *all);
@@ -264,9 +279,8 @@ static imp_scene_status candidates(const imp_scene_input *in, imp_broadphase_kin
             const imp_scene_body *h = &in->bodies[i];
             if (!is_halfspace(h)) continue;
             for (size_t k = 0; k < m; ++k) {
-                const imp_scene_body *b = &in->bodies[map[k]];
-                if ((h->is_static && b->is_static) || !reaches(&boxes[k], h->shape, pad)) continue;
                 uint32_t x = (uint32_t)i, y = map[k];
+                if (!may_touch(in, x, y) || !reaches(&boxes[k], h->shape, pad)) continue;
                 all[(*n_pairs)++] = x < y ? (imp_pair){x, y} : (imp_pair){y, x};
             }
         }
@@ -392,4 +406,19 @@ void imp_scene_output_free(imp_scene_output *out) {
     free(out->collisions);
     free(out->overlapping);
     memset(out, 0, sizeof *out);
+}
+
+int imp_scene_first_per_body(imp_scene_output *out, size_t n_bodies) {
+    unsigned char *seen = calloc(n_bodies ? n_bodies : 1, 1);
+    if (!seen) return -1;
+    size_t kept = 0;
+    for (size_t k = 0; k < out->n_collisions; ++k) {
+        imp_scene_contact c = out->collisions[k];
+        if (seen[c.a] && seen[c.b]) continue;
+        seen[c.a] = seen[c.b] = 1;
+        out->collisions[kept++] = c;
+    }
+    out->n_collisions = kept;
+    free(seen);
+    return 0;
 }

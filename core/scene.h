@@ -2,12 +2,13 @@
  * scene.h - every pair's first contact in a scene of moving bodies.
  *
  * A scene is n bodies on parabolic paths over [0, horizon]. The answer is,
- * for every unordered pair that is not two static bodies, its first
- * contact in the window ignoring any response: collisions sorted by
- * (time, a, b) and pairs already overlapping at t = 0 sorted by (a, b).
- * Swept bounds feed a broadphase (broadphase.h), whose candidates go
- * through the pairwise time of impact; every broadphase kind gives the
- * same answer as brute force, bit for bit.
+ * for every unordered pair that is not two static bodies and whose
+ * filters let them touch (filter.h), its first contact in the window
+ * ignoring any response: collisions sorted by (time, a, b) and pairs
+ * already overlapping at t = 0 sorted by (a, b). Swept bounds feed a
+ * broadphase (broadphase.h), whose candidates go through the pairwise time
+ * of impact; every broadphase kind gives the same answer as brute force,
+ * bit for bit.
  *
  * Bodies are spheres by default, or any shape whose pairs imp_toi_shapes
  * solves (every 2D shape; spheres and halfspaces in 3D). Halfspaces have no
@@ -26,6 +27,7 @@
 
 #include "broadphase.h"
 #include "failure.h"
+#include "filter.h"
 #include "parallel.h"
 #include "shape.h"
 #include "toi.h"
@@ -33,10 +35,12 @@
 
 typedef struct imp_scene_body {
     imp_motion m;
-    double radius;          /* >= 0: the sphere's radius when shape is NULL */
-    int is_static;          /* static pairs are skipped (a static body may still move) */
-    const imp_shape *shape; /* NULL: a sphere of `radius`; else borrowed, any shape whose pairs
-                               imp_toi_shapes solves in this dimension */
+    double radius;            /* >= 0: the sphere's radius when shape is NULL */
+    int is_static;            /* static pairs are skipped (a static body may still move) */
+    const imp_shape *shape;   /* NULL: a sphere of `radius`; else borrowed, any shape whose pairs
+                                 imp_toi_shapes solves in this dimension */
+    const imp_filter *filter; /* NULL: the default; borrowed. Pairs whose filters say they
+                                 cannot touch (filter.h) are never candidates */
 } imp_scene_body;
 
 /* Swept bounds of a sphere on its path over [0, horizon] (dim 2 or 3):
@@ -93,5 +97,14 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
                                    imp_error *err);
 
 void imp_scene_output_free(imp_scene_output *out);
+
+/*
+ * Keeps, of out->collisions (sorted by (time, a, b)), each body's earliest
+ * contact only: a contact stays when it is the first, in that order, of a
+ * or of b, so a contact that is the first of both is kept once, and the
+ * order stays (time, a, b). n_bodies bounds the indices. overlapping is
+ * left alone. Returns 0, or -1 when out of memory (out unchanged).
+ */
+int imp_scene_first_per_body(imp_scene_output *out, size_t n_bodies);
 
 #endif

@@ -401,6 +401,7 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
     uint8_t fi = s->sb[i].flags, fj = s->sb[j].flags;
     if ((fi & F_STATIC) && (fj & F_STATIC)) return;
     if (s->sb[i].support == j || s->sb[j].support == i) return;
+    if (!imp_filter_touch(s->b[s->orig[i]].filter, s->b[s->orig[j]].filter)) return;
     double window = fmin(be->t, s->horizon) - s->now;
     if (!(window > 0)) return;
     imp_motion mj;

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "failure.h"
+#include "filter.h"
 #include "parallel.h"
 #include "shape.h"
 #include "toi.h"
@@ -47,12 +48,15 @@
 #define IMP_SIM_MAX_GLOBAL 64
 
 typedef struct imp_sim_body {
-    imp_motion m;           /* at t = 0; m.a is the body's own acceleration */
-    const imp_shape *shape; /* borrowed for the simulation's lifetime */
-    double mass;            /* > 0; ignored when static */
-    int is_static;          /* infinite mass; may move (kinematic); gravity not added */
-    double restitution;     /* [0, 1] */
-    double tangential;      /* [0, 1] */
+    imp_motion m;             /* at t = 0; m.a is the body's own acceleration */
+    const imp_shape *shape;   /* borrowed for the simulation's lifetime */
+    double mass;              /* > 0; ignored when static */
+    int is_static;            /* infinite mass; may move (kinematic); gravity not added */
+    double restitution;       /* [0, 1] */
+    double tangential;        /* [0, 1] */
+    const imp_filter *filter; /* NULL: the default; borrowed. Bodies whose filters say they
+                                 cannot touch (filter.h) pass through each other: no contact
+                                 between them is ever predicted */
 } imp_sim_body;
 
 typedef struct imp_sim_input {

@@ -61,7 +61,7 @@ static void make_gas(gas *g, size_t n, int dim, double phi, uint64_t seed) {
         imp_vec3 v = imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
                             dim == 3 ? imp_rng_uniform(&rng, -1, 1) : 0);
         g->shapes[i] = (imp_shape){.type = IMP_SHAPE_SPHERE, .radius = r};
-        g->b[i] = (imp_sim_body){{p, v, imp_v3(0, 0, 0)}, &g->shapes[i], 1.0, 0, 1.0, 1.0};
+        g->b[i] = (imp_sim_body){{p, v, imp_v3(0, 0, 0)}, &g->shapes[i], 1.0, 0, 1.0, 1.0, NULL};
     }
     size_t k = n;
     for (int a = 0; a < dim; ++a) {
@@ -75,7 +75,8 @@ static void make_gas(gas *g, size_t n, int dim, double phi, uint64_t seed) {
                                      1.0,
                                      1,
                                      1.0,
-                                     1.0};
+                                     1.0,
+                                     NULL};
             ++k;
         }
     }

@@ -1622,6 +1622,7 @@ typedef struct json_case {
 /* Bodies for the geometry table. */
 #define SPHERE2(x) "{\"radius\":1,\"position\":[" x ",0]}"
 #define SPHERE3(x) "{\"radius\":1,\"position\":[" x ",0,0]}"
+#define FILTERED(f) "{\"radius\":1,\"position\":[0,0],\"filter\":" f "}"
 #define POLYGON(verts)                                                                             \
     "{\"shape\":{\"type\":\"polygon\",\"vertices\":" verts "},\"position\":[0,0]}"
 #define POLYHEDRON(verts)                                                                          \
@@ -1805,6 +1806,45 @@ static const json_case GEOMETRY[] = {
      "{\"a\":{\"radius\":0,\"position\":[0,0],\"velocity\":[1,0]},"
      "\"b\":{\"radius\":0,\"position\":[1,0]}}",
      200, NULL, 0},
+    /* filters out of range: 422 at the member, in every endpoint that takes bodies */
+    {"filter category -1", "/v1/scenes/predict",
+     "{\"horizon\":1,\"bodies\":[" FILTERED("{\"category\":-1}") "]}", 422,
+     "/bodies/0/filter/category", 0},
+    {"filter mask 2^32", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"bodies\":[" SPHERE2("9") "," FILTERED("{\"mask\":4294967296}") "]}", 422,
+     "/bodies/1/filter/mask", 0},
+    {"filter mask 1e60", "/v1/validate",
+     "{\"body\":" FILTERED("{\"mask\":1e60}") ",\"to\":[1,0],\"dt\":1,\"world\":[]}", 422,
+     "/body/filter/mask", 0},
+    {"filter group 2^31", "/v1/validate",
+     "{\"body\":" SPHERE2("0") ",\"to\":[1,0],\"dt\":1,\"world\":[" FILTERED(
+         "{\"group\":2147483648}") "]}",
+     422, "/world/0/filter/group", 0},
+    {"filter group -2^31-1", "/v1/toi",
+     "{\"a\":" FILTERED("{\"group\":-2147483649}") ",\"b\":" SPHERE2("9") "}", 422,
+     "/a/filter/group", 0},
+    {"filter category 0.5", "/v1/overlap",
+     "{\"a\":" SPHERE2("9") ",\"b\":" FILTERED("{\"category\":0.5}") "}", 422, "/b/filter/category",
+     0},
+    {"filter group -0.5", "/v1/respond",
+     "{\"a\":" FILTERED("{\"group\":-0.5}") ",\"b\":" SPHERE2("1.5") "}", 422, "/a/filter/group",
+     0},
+    {"filter mask as a string", "/v1/scenes/predict",
+     "{\"horizon\":1,\"bodies\":[" FILTERED("{\"mask\":\"0xff\"}") "]}", 400,
+     "/bodies/0/filter/mask", 0},
+    {"filter as an array", "/v1/scenes/predict",
+     "{\"horizon\":1,\"bodies\":[" FILTERED("[1,2,0]") "]}", 400, "/bodies/0/filter", 0},
+    {"filter with an unknown member", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"bodies\":[" FILTERED("{\"layer\":1}") "]}", 400, "/bodies/0/filter/layer",
+     0},
+    {"filter at the extremes (valid)", "/v1/scenes/predict",
+     "{\"horizon\":1,\"bodies\":[" FILTERED("{\"category\":4294967295,\"mask\":0,\"group\":-"
+                                            "2147483648}") "," FILTERED("{\"category\":0,\"mask\":"
+                                                                        "4294967295,\"group\":"
+                                                                        "2147483647}") "]}",
+     200, NULL, 0},
+    {"report unknown", "/v1/scenes/predict", "{\"horizon\":1,\"bodies\":[],\"report\":\"all\"}",
+     422, "/report", 0},
 };
 
 static void test_geometry(void **state) {
@@ -1983,7 +2023,8 @@ static const base_request BASES[] = {
      " \"mass\": 2, \"static\": false, \"restitution\": 0.9, \"tangential\": 0.8},"
      " \"b\": {\"id\": 3, \"shape\": {\"type\": \"polygon\", \"vertices\": [[0, 0], [1, 0], [0, "
      "1]]},"
-     " \"position\": [4, 0], \"velocity\": [-1, 0]}, \"horizon\": 10}"},
+     " \"position\": [4, 0], \"velocity\": [-1, 0],"
+     " \"filter\": {\"category\": 2, \"mask\": 0, \"group\": -1}}, \"horizon\": 10}"},
     {"toi 3D polyhedron/box", "toi",
      "{\"a\": {\"shape\": {\"type\": \"polyhedron\", \"vertices\": [[0, 0, 0], [1, 0, 0], [0, 1, "
      "0],"
@@ -2024,19 +2065,21 @@ static const base_request BASES[] = {
      " \"velocity\": [-1, 0], \"mass\": 3, \"static\": false}, \"normal\": [1, 0]}"},
     {"scenes/predict", "scenes/predict",
      "{\"bodies\": [{\"id\": \"s\", \"shape\": {\"type\": \"sphere\", \"radius\": 0.5},"
-     " \"position\": [0, 0], \"velocity\": [1, 0]},"
+     " \"position\": [0, 0], \"velocity\": [1, 0],"
+     " \"filter\": {\"category\": 2, \"mask\": 4294967295, \"group\": 3}},"
      " {\"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.5]}, \"position\": [3, 0],"
      " \"velocity\": [-1, 0]},"
      " {\"shape\": {\"type\": \"polygon\", \"vertices\": [[0, 0], [1, 0], [0, 1]]},"
      " \"position\": [0, 3]},"
      " {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": -2},"
      " \"position\": [0, 0], \"static\": true}],"
-     " \"horizon\": 5, \"broadphase\": \"grid\", \"max_results\": 10}"},
+     " \"horizon\": 5, \"broadphase\": \"grid\", \"max_results\": 10,"
+     " \"report\": \"first_per_body\"}"},
     {"scenes/simulate", "scenes/simulate",
      "{\"bodies\": [{\"shape\": {\"type\": \"sphere\", \"radius\": 0.5}, \"position\": [0, 0],"
      " \"velocity\": [1, 0], \"mass\": 1, \"restitution\": 1},"
      " {\"shape\": {\"type\": \"sphere\", \"radius\": 0.5}, \"position\": [3, 0],"
-     " \"velocity\": [-1, 0], \"mass\": 2},"
+     " \"velocity\": [-1, 0], \"mass\": 2, \"filter\": {\"mask\": 1, \"group\": -2}},"
      " {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": -5},"
      " \"position\": [0, 0], \"static\": true}],"
      " \"horizon\": 2, \"gravity\": [0, -1], \"max_events\": 100, \"record\": \"events\"}"},
@@ -2044,7 +2087,7 @@ static const base_request BASES[] = {
      "{\"body\": {\"shape\": {\"type\": \"sphere\", \"radius\": 0.5}, \"position\": [0, 0]},"
      " \"to\": [1, 0], \"dt\": 0.1,"
      " \"world\": [{\"id\": \"wall\", \"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 5]},"
-     " \"position\": [5, 0], \"static\": true},"
+     " \"position\": [5, 0], \"static\": true, \"filter\": {\"category\": 4}},"
      " {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": -3},"
      " \"position\": [0, 0], \"static\": true}],"
      " \"max_speed\": 100, \"max_iterations\": 5}"},
@@ -2065,13 +2108,14 @@ static const struct {
     {"overlap", {NULL}},
     {"paths/intersect", {"kind", "tolerance"}},
     {"respond", {"normal"}},
-    {"scenes/predict", {"broadphase", "max_results"}},
+    {"scenes/predict", {"broadphase", "max_results", "report"}},
     {"scenes/simulate", {"gravity", "max_events", "record"}},
     {"validate", {"max_speed", "max_iterations"}},
     {"batch", {NULL}},
 };
-static const char *const OPTIONAL_BODY[] = {"id",     "velocity",    "acceleration", "mass",
-                                            "static", "restitution", "tangential",   NULL};
+static const char *const OPTIONAL_BODY[] = {"id",         "velocity", "acceleration",
+                                            "mass",       "static",   "restitution",
+                                            "tangential", "filter",   NULL};
 
 static int in_list(const char *const *list, const char *key) {
     for (; *list; ++list)
@@ -2206,6 +2250,8 @@ static void walk_object(sweep *s, json_t *node, char *ptr, size_t len, where w, 
     int is_request = len == w.req_len && w.rel != SIZE_MAX;
     int envelope = w.item >= 0 && w.rel == SIZE_MAX;
     int is_body = json_object_get(node, "position") != NULL;
+    /* a body's filter: every member optional */
+    int is_filter = len >= 7 && strcmp(ptr + len - 7, "/filter") == 0;
     const char *shape_type =
         json_string_value(json_object_get(json_object_get(node, "shape"), "type"));
     /* copy the keys: deleting and re-adding a member frees its key */
@@ -2230,7 +2276,7 @@ static void walk_object(sweep *s, json_t *node, char *ptr, size_t len, where w, 
             strcmp(shape_type, "halfspace") == 0)
             status = 422; /* a halfspace must be static: the default is false */
         else if ((is_request && in_list(optional_top(w.op), key)) ||
-                 (is_body && in_list(OPTIONAL_BODY, key)) ||
+                 (is_body && in_list(OPTIONAL_BODY, key)) || is_filter ||
                  (is_shape && strcmp(key, "rotation") == 0))
             status = 200;
         else

@@ -149,9 +149,8 @@ static void test_contract_members_not_served_yet(void **state) {
                    "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"angular_velocity\": 1}, " BALL_B
                    "}",
                    422, "unsupported-field", "/a/angular_velocity", "not served");
-    expect_problem("scenes/predict",
-                   "{\"bodies\": [], \"horizon\": 1, \"report\": \"first_per_body\"}", 422,
-                   "unsupported-field", "/report", NULL);
+    expect_problem("scenes/simulate", "{\"bodies\": [], \"horizon\": 1, \"world\": \"ab\"}", 422,
+                   "unsupported-field", "/world", NULL);
     expect_problem("validate",
                    "{\"body\": {\"radius\": 1, \"position\": [0, 0]}, \"to\": [1, 0], \"dt\": 1, "
                    "\"world\": \"5d41402abc4b2a76b9719d911017c592\"}",
@@ -377,6 +376,200 @@ static void test_paths_kind_pair(void **state) {
         "invalid-field", "/kind/1", NULL);
 }
 
+/* Filters: the body's `filter` member decoded strictly, every error at its pointer. */
+static void test_filter_decoding(void **state) {
+    (void)state;
+    static const struct {
+        const char *filter;
+        int status;
+        const char *type, *pointer;
+    } CASES[] = {
+        {"3", 400, "wrong-type", "/bodies/0/filter"},
+        {"[1]", 400, "wrong-type", "/bodies/0/filter"},
+        {"{\"categry\": 1}", 400, "unknown-field", "/bodies/0/filter/categry"},
+        {"{\"category\": \"1\"}", 400, "wrong-type", "/bodies/0/filter/category"},
+        {"{\"mask\": true}", 400, "wrong-type", "/bodies/0/filter/mask"},
+        {"{\"group\": null}", 400, "wrong-type", "/bodies/0/filter/group"},
+        {"{\"category\": -1}", 422, "invalid-field", "/bodies/0/filter/category"},
+        {"{\"category\": 4294967296}", 422, "invalid-field", "/bodies/0/filter/category"},
+        {"{\"mask\": 1.5}", 422, "invalid-field", "/bodies/0/filter/mask"},
+        {"{\"mask\": 1e300}", 422, "invalid-field", "/bodies/0/filter/mask"},
+        {"{\"group\": 2147483648}", 422, "invalid-field", "/bodies/0/filter/group"},
+        {"{\"group\": -2147483649}", 422, "invalid-field", "/bodies/0/filter/group"},
+        {"{\"group\": 0.5}", 422, "invalid-field", "/bodies/0/filter/group"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; ++i) {
+        char body[512];
+        snprintf(body, sizeof body,
+                 "{\"bodies\": [{\"radius\": 1, \"position\": [0, 0], \"filter\": %s}], "
+                 "\"horizon\": 1}",
+                 CASES[i].filter);
+        expect_problem("scenes/predict", body, CASES[i].status, CASES[i].type, CASES[i].pointer,
+                       NULL);
+        expect_problem("scenes/simulate", body, CASES[i].status, CASES[i].type, CASES[i].pointer,
+                       NULL);
+    }
+    /* the extremes are accepted */
+    json_decref(ok("scenes/predict",
+                   "{\"bodies\": [{\"radius\": 1, \"position\": [0, 0], \"filter\": "
+                   "{\"category\": 4294967295, \"mask\": 0, \"group\": -2147483648}}, "
+                   "{\"radius\": 1, \"position\": [5, 0], \"filter\": {\"group\": 2147483647}}], "
+                   "\"horizon\": 1}"));
+    expect_problem(
+        "validate",
+        "{\"body\": {\"radius\": 1, \"position\": [0, 0]}, \"to\": [1, 0], \"dt\": 1, "
+        "\"world\": [{\"radius\": 1, \"position\": [5, 0], \"filter\": {\"mask\": -2}}]}",
+        422, "invalid-field", "/world/0/filter/mask", NULL);
+    expect_problem("validate",
+                   "{\"body\": {\"radius\": 1, \"position\": [0, 0], \"filter\": {\"x\": 1}}, "
+                   "\"to\": [1, 0], \"dt\": 1, \"world\": []}",
+                   400, "unknown-field", "/body/filter/x", NULL);
+    expect_problem(
+        "toi",
+        "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"filter\": {\"group\": 1e10}}, " BALL_B "}",
+        422, "invalid-field", "/a/filter/group", NULL);
+}
+
+/* The pairwise endpoints accept a filter and ignore it (the contract); scenes, simulation
+ * and validation honour it. */
+#define NEVER "\"filter\": {\"group\": -3}"
+static void test_filter_honoured(void **state) {
+    (void)state;
+    json_t *r =
+        ok("toi",
+           "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"velocity\": [1, 0], " NEVER
+           "}, \"b\": {\"radius\": 1, \"position\": [3, 0], \"velocity\": [-1, 0], " NEVER "}}");
+    assert_string_equal(json_string_value(at(r, "status")), "hit");
+    json_decref(r);
+    r = ok("overlap", "{\"a\": {\"radius\": 1, \"position\": [0, 0], " NEVER
+                      "}, \"b\": {\"radius\": 1, \"position\": [1, 0], " NEVER "}}");
+    assert_true(json_is_true(at(r, "overlap")));
+    json_decref(r);
+    /* three balls on a line: 0 and 1 share a negative group, 2 has a mask that 0 is not in */
+    const char *scene = "{\"bodies\": [{\"radius\": 1, \"position\": [0, 0], \"velocity\": [1, 0], "
+                        "\"filter\": {\"group\": -1}}, "
+                        "{\"radius\": 1, \"position\": [4, 0], \"velocity\": [-1, 0], \"filter\": "
+                        "{\"group\": -1, \"category\": 2}}, "
+                        "{\"radius\": 1, \"position\": [8, 0], \"velocity\": [-2, 0], \"filter\": "
+                        "{\"mask\": 2}}], \"horizon\": 10%s}";
+    char body[1024];
+    for (int k = 0; k < 2; ++k) {
+        snprintf(body, sizeof body, scene, k ? ", \"broadphase\": \"brute\"" : "");
+        r = ok("scenes/predict", body);
+        const json_t *cs = at(r, "collisions");
+        /* only 1 and 2 may touch: 1's category 2 is in 2's mask, 2's category 1 in 1's */
+        assert_int_equal(json_array_size(cs), 1);
+        assert_int_equal(json_number_value(at(json_array_get(cs, 0), "a")), 1);
+        assert_int_equal(json_number_value(at(json_array_get(cs, 0), "b")), 2);
+        json_decref(r);
+    }
+    /* the simulation: 0 and 1 pass through each other; 2 bounces off 1 only */
+    snprintf(body, sizeof body, scene, "");
+    r = ok("scenes/simulate", body);
+    const json_t *ev = at(r, "events");
+    assert_true(json_array_size(ev) >= 1);
+    for (size_t i = 0; i < json_array_size(ev); ++i) {
+        double a = json_number_value(at(json_array_get(ev, i), "a"));
+        double b = json_number_value(at(json_array_get(ev, i), "b"));
+        assert_true(a == 1 && b == 2);
+    }
+    json_decref(r);
+    /* validate: a wall the mover cannot touch is not there for it */
+    const char *move = "{\"body\": {\"radius\": 0.5, \"position\": [0, 0], \"filter\": "
+                       "{\"mask\": %s}}, \"to\": [10, 0], \"dt\": 1, \"world\": [{\"shape\": "
+                       "{\"type\": \"box\", \"half_extents\": [0.5, 5]}, \"position\": [5, 0], "
+                       "\"static\": true, \"filter\": {\"category\": 4}}]}";
+    snprintf(body, sizeof body, move, "3");
+    r = ok("validate", body);
+    assert_true(json_is_true(at(r, "valid")));
+    expect_vec(r, "position", 10, 0, 0);
+    json_decref(r);
+    snprintf(body, sizeof body, move, "4");
+    r = ok("validate", body);
+    assert_false(json_is_true(at(r, "valid")));
+    json_decref(r);
+}
+
+static unsigned rnd(uint64_t *x) {
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)(*x >> 33);
+}
+
+/* A random 2D scene of n balls; body i gets a filter when `filters`. */
+static char *ball_scene(unsigned seed, int n, int filters, const char *extra) {
+    size_t cap = (size_t)n * 200 + 256, len = 0;
+    char *t = malloc(cap);
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    len += (size_t)snprintf(t + len, cap - len, "{\"horizon\": 4%s, \"bodies\": [", extra);
+    for (int i = 0; i < n; ++i) {
+        int v[7];
+        for (int k = 0; k < 7; ++k)
+            v[k] = (int)(rnd(&x) % 40);
+        len +=
+            (size_t)snprintf(t + len, cap - len,
+                             "%s{\"radius\": 0.5, \"position\": [%d, %d], \"velocity\": [%d, %d]",
+                             i ? "," : "", v[0], v[1], v[2] % 9 - 4, v[3] % 9 - 4);
+        if (filters)
+            len += (size_t)snprintf(t + len, cap - len,
+                                    ", \"filter\": {\"category\": %u, \"mask\": %d, \"group\": %d}",
+                                    1u << (v[4] % 3), v[5] % 8, v[6] % 5 - 2);
+        len += (size_t)snprintf(t + len, cap - len, "}");
+    }
+    snprintf(t + len, cap - len, "]}");
+    return t;
+}
+
+/* report "first_per_body" against an independent selection from the "pairs" reply: for
+ * each body, its earliest contact in (time, a, b) order; the selected contacts listed once,
+ * in the pairs reply's order. */
+static void test_first_per_body(void **state) {
+    (void)state;
+    json_decref(ok("scenes/predict", "{\"bodies\": [], \"horizon\": 1, \"report\": \"pairs\"}"));
+    expect_problem("scenes/predict", "{\"bodies\": [], \"horizon\": 1, \"report\": \"first\"}", 422,
+                   "invalid-field", "/report", NULL);
+    expect_problem("scenes/predict", "{\"bodies\": [], \"horizon\": 1, \"report\": 1}", 400,
+                   "wrong-type", "/report", NULL);
+    enum { N = 300 };
+    for (unsigned seed = 1; seed <= 6; ++seed) {
+        int filters = seed % 2 == 0;
+        char *pairs_body = ball_scene(seed, N, filters, "");
+        char *first_body = ball_scene(seed, N, filters, ", \"report\": \"first_per_body\"");
+        json_t *pairs = ok("scenes/predict", pairs_body);
+        json_t *first = ok("scenes/predict", first_body);
+        const json_t *pc = at(pairs, "collisions"), *fc = at(first, "collisions");
+        /* the earliest contact of each body: the first in the pairs list that names it */
+        int best[N];
+        for (int i = 0; i < N; ++i)
+            best[i] = -1;
+        for (size_t k = 0; k < json_array_size(pc); ++k) {
+            int a = (int)json_number_value(at(json_array_get(pc, k), "a"));
+            int b = (int)json_number_value(at(json_array_get(pc, k), "b"));
+            if (best[a] < 0) best[a] = (int)k;
+            if (best[b] < 0) best[b] = (int)k;
+        }
+        size_t want = 0;
+        for (size_t k = 0; k < json_array_size(pc); ++k) {
+            int a = (int)json_number_value(at(json_array_get(pc, k), "a"));
+            int b = (int)json_number_value(at(json_array_get(pc, k), "b"));
+            if (best[a] != (int)k && best[b] != (int)k) continue;
+            if (want >= json_array_size(fc) ||
+                !json_equal(json_array_get(pc, k), json_array_get(fc, want)))
+                fail_msg("seed %u: first_per_body entry %zu differs from pairs entry %zu", seed,
+                         want, k);
+            ++want;
+        }
+        if (want != json_array_size(fc))
+            fail_msg("seed %u: %zu first contacts, want %zu", seed, json_array_size(fc), want);
+        assert_true(json_array_size(pc) > want); /* the scenes are dense enough to thin */
+        assert_true(json_equal(at(pairs, "overlapping"), at(first, "overlapping")));
+        assert_int_equal(json_number_value(at(first, "stats.collisions_total")), (double)want);
+        json_decref(pairs);
+        json_decref(first);
+        free(pairs_body);
+        free(first_body);
+    }
+}
+
 /* A gas of n balls in a box of walls (2D), for work that takes many events or pairs. */
 static char *gas_scene(int n, const char *extra) {
     size_t cap = (size_t)n * 160 + 1024, len = 0;
@@ -526,6 +719,9 @@ int main(void) {
         cmocka_unit_test(test_respond_contact_of_shapes_as_placed),
         cmocka_unit_test(test_paths_kind_pair),
         cmocka_unit_test(test_endpoint_table),
+        cmocka_unit_test(test_filter_decoding),
+        cmocka_unit_test(test_filter_honoured),
+        cmocka_unit_test(test_first_per_body),
         cmocka_unit_test(test_time_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

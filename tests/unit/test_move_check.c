@@ -54,14 +54,14 @@ static imp_shape halfspace(imp_vec3 n, double offset) {
     return s;
 }
 static imp_move_obstacle still(const imp_shape *s, imp_vec3 p) {
-    imp_move_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}};
+    imp_move_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}, NULL};
     return o;
 }
 
 static imp_move_result run(const imp_shape *mover, imp_vec3 from, imp_vec3 to, double dt,
                            const imp_move_obstacle *obs, size_t n, int dim, double max_speed,
                            int iterations) {
-    imp_move_input in = {mover, from, to, dt, obs, n, dim, max_speed, iterations};
+    imp_move_input in = {mover, from, to, dt, obs, n, dim, max_speed, iterations, NULL};
     imp_move_result r = imp_move_check(&in);
     assert_int_equal(r.state, IMP_MOVE_OK);
     return r;
@@ -311,7 +311,7 @@ static void test_start_overlapping(void **state) {
 static void test_moving_door_is_caught(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5), door = box2(0.1, 0.5, 0);
-    imp_move_obstacle w = {&door, {V(3, 2, 0), V(0, -4, 0), V(0, 0, 0)}};
+    imp_move_obstacle w = {&door, {V(3, 2, 0), V(0, -4, 0), V(0, 0, 0)}, NULL};
     imp_move_result r = run(&ball, V(0, 0, 0), V(4, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 1);
@@ -354,7 +354,7 @@ static void test_halfspace_floor_3d(void **state) {
 
     /* two spheres in 3D: a moving one in the way */
     imp_shape other = sphere(1);
-    imp_move_obstacle o = {&other, {V(5, 3, 0), V(0, -2, 0), V(0, 0, 0)}};
+    imp_move_obstacle o = {&other, {V(5, 3, 0), V(0, -2, 0), V(0, 0, 0)}, NULL};
     r = run(&ball, V(0, 0, 0), V(10, 0, 0), 1.0, &o, 1, 3, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
@@ -532,7 +532,7 @@ static void make_scene(uint64_t *rng, scene *sc) {
                 double s = imp_rng_unit(rng);
                 m.p = imp_add(imp_madd(sc->from, imp_sub(sc->to, sc->from), s), rvec(rng, -1, 1));
             }
-            sc->obs[i] = (imp_move_obstacle){&sc->shapes[i], m};
+            sc->obs[i] = (imp_move_obstacle){&sc->shapes[i], m, NULL};
             imp_motion rest = {sc->from, V(0, 0, 0), V(0, 0, 0)};
             imp_toi_result r = imp_toi_shapes(&sc->mover, &rest, &sc->shapes[i], &m, 2, sc->dt);
             clear = r.state == IMP_TOI_NONE;
@@ -561,8 +561,8 @@ static void test_property_random_scenes(void **state) {
         uint64_t scene_seed = rng;
         scene sc;
         make_scene(&rng, &sc);
-        imp_move_input in = {&sc.mover, sc.from, sc.to,        sc.dt,        sc.obs,
-                             sc.n,      2,       sc.max_speed, sc.iterations};
+        imp_move_input in = {&sc.mover, sc.from, sc.to,        sc.dt,         sc.obs,
+                             sc.n,      2,       sc.max_speed, sc.iterations, NULL};
         imp_move_result r = imp_move_check(&in);
         if (r.state != IMP_MOVE_OK)
             fail_msg("scene %d (seed %#llx, scene rng %#llx): failed", k, (unsigned long long)seed,
@@ -659,8 +659,40 @@ static void test_property_random_scenes(void **state) {
     assert_true(n_blocked > N_SCENES / 100);
 }
 
+/* Filters: a wall the mover cannot touch is ignored; one it can touch still blocks. */
+static void test_filtered_out_wall(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.5), wall = box2(0.1, 5, 0);
+    /* through: the wall's category 4 is not in its mask; blocked: it is; never: it is, but
+     * mover and wall share a negative group */
+    static const imp_filter wall_f = {4, 0xffffffffu, 0}, through = {1, 0x3, 0},
+                            blocked = {1, 0x4, 0}, never = {4, 0xffffffffu, -2};
+    imp_move_obstacle o = still(&wall, V(5, 0, 0));
+    o.filter = &wall_f;
+    const imp_filter *movers[3] = {&through, &blocked, &never};
+    for (int k = 0; k < 3; ++k) {
+        imp_move_obstacle ob = o;
+        if (k == 2) ob.filter = &never;
+        imp_move_input in = {&ball, V(0, 0, 0), V(10, 0, 0), 1.0, &ob,
+                             1,     2,          INFINITY,    5,   movers[k]};
+        imp_move_result r = imp_move_check(&in);
+        assert_int_equal(r.state, IMP_MOVE_OK);
+        if (k == 1) {
+            assert_false(r.valid);
+            assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
+            assert_true(r.position.x < 5);
+        } else {
+            assert_true(r.valid);
+            assert_int_equal(r.n_violations, 0);
+            assert_true(r.position.x == 10 && r.position.y == 0);
+        }
+        imp_move_result_free(&r);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_filtered_out_wall),
         cmocka_unit_test(test_bullet_through_thin_segment_wall),
         cmocka_unit_test(test_bullet_through_thin_box_wall),
         cmocka_unit_test(test_bullet_through_thin_3d_walls),

@@ -387,6 +387,168 @@ static void test_mixed_shapes_and_walls(void **state) {
     free(m);
 }
 
+/* ---- filters ----------------------------------------------------------------------------- */
+
+/* Box2D's rule, case by case. */
+static void test_filter_rule(void **state) {
+    (void)state;
+    imp_filter def = IMP_FILTER_DEFAULT, wall = {4, 0xffffffffu, 0}, ghost = {2, 0x2, 0};
+    assert_true(imp_filter_touch(NULL, NULL) && imp_filter_touch(&def, NULL));
+    assert_true(imp_filter_is_default(NULL) && imp_filter_is_default(&def));
+    assert_false(imp_filter_is_default(&wall));
+    assert_true(imp_filter_touch(&wall, NULL));    /* wall's mask has 1, default's mask has 4 */
+    assert_false(imp_filter_touch(&ghost, NULL));  /* ghost's mask lacks 1 */
+    assert_false(imp_filter_touch(NULL, &ghost));  /* symmetric */
+    assert_true(imp_filter_touch(&ghost, &ghost)); /* 2 & 2 */
+    /* the same negative group never touches, even with matching masks */
+    imp_filter neg = {1, 0xffffffffu, -7}, pos = {1, 0, 5};
+    assert_false(imp_filter_touch(&neg, &neg));
+    assert_true(imp_filter_touch(&neg, NULL)); /* other groups: the bits decide */
+    imp_filter neg2 = {1, 0xffffffffu, -8};
+    assert_true(imp_filter_touch(&neg, &neg2));
+    /* the same positive group always touches, even with masks that exclude each other */
+    assert_true(imp_filter_touch(&pos, &pos));
+    assert_false(imp_filter_touch(&pos, NULL)); /* pos's mask is 0 */
+}
+
+/* A few filters: default, categories 1-3 with various masks, positive and negative groups. */
+static const imp_filter FILTERS[] = {
+    {1, 0xffffffffu, 0}, {2, 0x3, 0}, {4, 0x6, 0},  {2, 0x2, 0}, {1, 0x1, -1},
+    {2, 0x0, 1},         {4, 0x5, 0}, {1, 0x4, -1}, {2, 0x1, 1}, {1, 0xffffffffu, -2},
+};
+
+/* Every pair that may touch (filters and statics) through the pairwise solver the scene
+ * uses: hits sorted by (time, a, b), overlaps in (a, b) order. */
+static void filtered_reference(const imp_scene_body *b, size_t n, int dim, double h,
+                               imp_scene_output *out) {
+    memset(out, 0, sizeof *out);
+    out->collisions = malloc(n * n / 2 * sizeof *out->collisions + 1);
+    out->overlapping = malloc(n * n / 2 * sizeof *out->overlapping + 1);
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j) {
+            if ((b[i].is_static && b[j].is_static) || !imp_filter_touch(b[i].filter, b[j].filter))
+                continue;
+            imp_toi_result r;
+            if (!b[i].shape && !b[j].shape) {
+                imp_toi_spheres_input q = {b[i].m, b[j].m, b[i].radius, b[j].radius, h};
+                r = imp_toi_spheres(&q);
+            } else {
+                imp_shape si = {.type = IMP_SHAPE_SPHERE, .radius = b[i].radius};
+                imp_shape sj = {.type = IMP_SHAPE_SPHERE, .radius = b[j].radius};
+                r = imp_toi_shapes(b[i].shape ? b[i].shape : &si, &b[i].m,
+                                   b[j].shape ? b[j].shape : &sj, &b[j].m, dim, h);
+            }
+            imp_scene_contact c = {(uint32_t)i, (uint32_t)j, r.time, r.point, r.normal, r.depth};
+            if (r.state == IMP_TOI_HIT) out->collisions[out->n_collisions++] = c;
+            if (r.state == IMP_TOI_OVERLAPPING) out->overlapping[out->n_overlapping++] = c;
+        }
+    /* insertion sort by (time, a, b): stable, no comparator shared with the code under test */
+    for (size_t k = 1; k < out->n_collisions; ++k) {
+        imp_scene_contact c = out->collisions[k];
+        size_t q = k;
+        while (q > 0 && (out->collisions[q - 1].time > c.time ||
+                         (out->collisions[q - 1].time == c.time &&
+                          (out->collisions[q - 1].a > c.a ||
+                           (out->collisions[q - 1].a == c.a && out->collisions[q - 1].b > c.b))))) {
+            out->collisions[q] = out->collisions[q - 1];
+            --q;
+        }
+        out->collisions[q] = c;
+    }
+}
+
+static void expect_same_output(const imp_scene_output *got, const imp_scene_output *want,
+                               const char *what, unsigned long long seed, int round,
+                               imp_broadphase_kind kind) {
+    if (got->n_collisions != want->n_collisions || got->n_overlapping != want->n_overlapping)
+        fail_msg("seed %#llx %s round %d %s: %zu/%zu contacts, the filtered pairs give %zu/%zu",
+                 seed, what, round, imp_broadphase_name(kind), got->n_collisions,
+                 got->n_overlapping, want->n_collisions, want->n_overlapping);
+    for (size_t i = 0; i < got->n_collisions; ++i)
+        if (!cmp_contact(&got->collisions[i], &want->collisions[i]))
+            fail_msg("seed %#llx %s round %d %s: collision %zu differs", seed, what, round,
+                     imp_broadphase_name(kind), i);
+    for (size_t i = 0; i < got->n_overlapping; ++i)
+        if (!cmp_contact(&got->overlapping[i], &want->overlapping[i]))
+            fail_msg("seed %#llx %s round %d %s: overlap %zu differs", seed, what, round,
+                     imp_broadphase_name(kind), i);
+}
+
+/* Each body's first contact, found independently of imp_scene_first_per_body. */
+static void check_first_per_body(const imp_scene_output *all, size_t n) {
+    imp_scene_output first = *all;
+    first.collisions = malloc((all->n_collisions + 1) * sizeof *first.collisions);
+    memcpy(first.collisions, all->collisions, all->n_collisions * sizeof *first.collisions);
+    assert_int_equal(imp_scene_first_per_body(&first, n), 0);
+    size_t want = 0;
+    for (size_t k = 0; k < all->n_collisions; ++k) {
+        const imp_scene_contact *c = &all->collisions[k];
+        int first_of_a = 1, first_of_b = 1;
+        for (size_t q = 0; q < k; ++q) {
+            const imp_scene_contact *e = &all->collisions[q];
+            if (e->a == c->a || e->b == c->a) first_of_a = 0;
+            if (e->a == c->b || e->b == c->b) first_of_b = 0;
+        }
+        if (!first_of_a && !first_of_b) continue;
+        assert_true(want < first.n_collisions);
+        assert_true(cmp_contact(&first.collisions[want], c));
+        ++want;
+    }
+    assert_int_equal(first.n_collisions, want);
+    free(first.collisions);
+}
+
+/* Scenes with filters equal the filtered pairs' answers for every broadphase, bit for bit;
+ * spheres (make_scene) and mixed shapes with walls (make_mixed). */
+static void test_filtered_scene_equals_filtered_pairs(void **state) {
+    (void)state;
+    static const imp_broadphase_kind kinds[] = {IMP_BROAD_BRUTE, IMP_BROAD_GRID, IMP_BROAD_SAP,
+                                                IMP_BROAD_BVH, IMP_BROAD_AUTO};
+    const imp_parallel runner = {two_threads, NULL, {NULL, NULL}};
+    const uint64_t seed = 0xF117E5;
+    uint64_t rng = seed;
+    print_message("seed %#llx\n", (unsigned long long)seed);
+    mixed *m = malloc(sizeof *m);
+    assert_non_null(m);
+    for (int round = 0; round < 8; ++round) {
+        int dim = round % 2 ? 3 : 2, sphere_scene = round < 4;
+        size_t n = sphere_scene ? 400 : MIX_N;
+        imp_scene_body *b = NULL;
+        if (sphere_scene) {
+            b = make_scene(&rng, n, dim, round < 2 ? UNIFORM : CLUSTERED);
+        } else {
+            make_mixed(&rng, m, dim);
+            b = m->b;
+        }
+        size_t unfiltered = 0;
+        for (size_t i = 0; i < n; ++i) {
+            size_t f = (size_t)(imp_rng_unit(&rng) * 10.0);
+            b[i].filter = f < 10 && f > 0 ? &FILTERS[f] : NULL;
+            unfiltered += b[i].filter == NULL;
+        }
+        imp_scene_output want;
+        filtered_reference(b, n, dim, 2.0, &want);
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
+            for (int threaded = 0; threaded <= 1; ++threaded) {
+                imp_scene_input in = {
+                    b, n, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
+                imp_scene_output out;
+                assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
+                expect_same_output(&out, &want, sphere_scene ? "spheres" : "mixed",
+                                   (unsigned long long)seed, round, kinds[k]);
+                imp_scene_output_free(&out);
+            }
+        print_message("round %d (%dD, %s): %zu hits, %zu overlapping, %zu default filters\n", round,
+                      dim, sphere_scene ? "spheres" : "mixed", want.n_collisions,
+                      want.n_overlapping, unfiltered);
+        assert_true(want.n_collisions > 10);
+        check_first_per_body(&want, n);
+        imp_scene_output_free(&want);
+        if (sphere_scene) free(b);
+    }
+    free(m);
+}
+
 /* Swept bounds of every shape contain the shape at every sampled time. */
 static void test_swept_bounds_shapes(void **state) {
     (void)state;
@@ -476,6 +638,8 @@ int main(void) {
         cmocka_unit_test(test_swept_bounds_parabola),
         cmocka_unit_test(test_scene_equals_every_pair),
         cmocka_unit_test(test_too_many_pairs),
+        cmocka_unit_test(test_filter_rule),
+        cmocka_unit_test(test_filtered_scene_equals_filtered_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,6 +151,8 @@ static text request(uint64_t *rng, int simulate, int dim, size_t n) {
     } else {
         put(&t, "\"broadphase\":\"%s\", \"max_results\": 50,",
             imp_rng_next(rng) % 2 ? "auto" : "brute");
+        if (imp_rng_next(rng) % 3 == 0)
+            put(&t, "\"report\":\"%s\",", imp_rng_next(rng) % 2 ? "first_per_body" : "pairs");
     }
     space(&t, rng);
     put(&t, "\"bodies\":");
@@ -302,6 +304,9 @@ static void test_declines(void **state) {
     (void)state;
     static const char *const cases[] = {
         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0],\"color\":1}]}",
+        /* a filter is left to the tree path, valid or not */
+        "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0],\"filter\":{\"mask\":2}}]}",
+        "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0],\"filter\":{\"mask\":-2}}]}",
         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"radius\":2,\"position\":[0,0]}]}",
         "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"shape\":{\"type\":\"sphere\",\"radius\":1},"
         "\"position\":[0,0]}]}",

@@ -40,7 +40,7 @@ typedef struct scene {
 static size_t add_ball(scene *s, double r, imp_vec3 p, imp_vec3 v, double e) {
     size_t i = s->n++;
     s->shapes[i] = (imp_shape){.type = IMP_SHAPE_SPHERE, .radius = r};
-    s->b[i] = (imp_sim_body){{p, v, imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 0, e, 1.0};
+    s->b[i] = (imp_sim_body){{p, v, imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 0, e, 1.0, NULL};
     return i;
 }
 
@@ -49,7 +49,7 @@ static size_t add_wall(scene *s, imp_vec3 n, double offset, double e) {
     size_t i = s->n++;
     s->shapes[i] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset};
     s->b[i] = (imp_sim_body){
-        {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 1, e, 1.0};
+        {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 1, e, 1.0, NULL};
     return i;
 }
 
@@ -272,8 +272,8 @@ static void test_box_walls_3d(void **state) {
             if (k == 2 && side) /* the ceiling turned about its normal: an oriented box */
                 q = (imp_quat){cos(0.2), 0, 0, sin(0.2)};
             s.shapes[i] = (imp_shape){.type = IMP_SHAPE_BOX, .half = half, .rot = q};
-            s.b[i] =
-                (imp_sim_body){{c, imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s.shapes[i], 1.0, 1, 1, 1};
+            s.b[i] = (imp_sim_body){
+                {c, imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s.shapes[i], 1.0, 1, 1, 1, NULL};
         }
     imp_sim_input in = input(&s, 3, 1e6);
     in.max_events = 20000;
@@ -674,11 +674,63 @@ static void test_stop_check(void **state) {
     imp_sim_output_free(&out);
 }
 
+/* Filters: balls whose filters keep them apart pass through each other and are never
+ * reported; a negative group never touches even with matching masks, a positive group always
+ * does even with masks that exclude each other. */
+static void test_filters(void **state) {
+    (void)state;
+    static const imp_filter apart_a = {1, 0x1, 0}, apart_b = {2, 0x2, 0};
+    static const imp_filter never = {1, 0xffffffffu, -4}, always = {1, 0x0, 9};
+    const imp_filter *cases[3][2] = {{&apart_a, &apart_b}, {&never, &never}, {&always, &always}};
+    for (int c = 0; c < 3; ++c) {
+        for (int dim = 2; dim <= 3; ++dim) {
+            scene s = {0};
+            size_t a = add_ball(&s, 0.5, imp_v3(0, 0, 0), imp_v3(1, 0, 0), 1.0);
+            size_t b = add_ball(&s, 0.5, imp_v3(4, 0, 0), imp_v3(-1, 0, 0), 1.0);
+            s.b[a].filter = cases[c][0];
+            s.b[b].filter = cases[c][1];
+            imp_sim_input in = input(&s, dim, 4.0);
+            imp_sim_output out;
+            assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+            if (c < 2) {
+                /* they pass through: nothing reported, each ends where it would alone */
+                assert_int_equal(out.n_events, 0);
+                assert_true(out.bodies[a].p.x == 4.0 && out.bodies[b].p.x == 0.0);
+                assert_true(out.bodies[a].v.x == 1.0 && out.bodies[b].v.x == -1.0);
+            } else {
+                /* elastic head-on: they meet at t = 1.5 and swap velocities */
+                assert_int_equal(out.n_events, 1);
+                assert_true(fabs(out.events[0].time - 1.5) <= 1e-12);
+                assert_true(fabs(out.bodies[a].v.x + 1.0) <= 1e-12);
+                assert_true(fabs(out.bodies[b].v.x - 1.0) <= 1e-12);
+            }
+            imp_sim_output_free(&out);
+        }
+    }
+    /* a ball filtered out of a wall's mask falls through it; others in the same run bounce */
+    scene s = {0};
+    size_t w = add_wall(&s, imp_v3(0, 1, 0), 0, 1.0); /* the floor: y <= 0 */
+    size_t ghost = add_ball(&s, 0.5, imp_v3(0, 2, 0), imp_v3(0, -1, 0), 1.0);
+    size_t ball = add_ball(&s, 0.5, imp_v3(5, 2, 0), imp_v3(0, -1, 0), 1.0);
+    static const imp_filter floor_f = {4, 0x1, 0}, ghost_f = {2, 0xffffffffu, 0};
+    s.b[w].filter = &floor_f;
+    s.b[ghost].filter = &ghost_f;
+    imp_sim_input in = input(&s, 2, 4.0);
+    imp_sim_output out;
+    assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+    assert_int_equal(out.n_events, 1);
+    assert_true(out.events[0].a == w && out.events[0].b == ball);
+    assert_true(out.bodies[ghost].p.y == -2.0);
+    assert_true(fabs(out.bodies[ball].p.y - 3.0) <= 1e-12); /* bounced at t = 1.5 */
+    imp_sim_output_free(&out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_degenerate_run_is_bounded),
         cmocka_unit_test(test_grid_beyond_start_box),
         cmocka_unit_test(test_newtons_cradle),
+        cmocka_unit_test(test_filters),
         cmocka_unit_test(test_stop_check),
         cmocka_unit_test(test_head_on_exchange_3d),
         cmocka_unit_test(test_static_and_kinematic),

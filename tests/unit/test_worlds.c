@@ -430,6 +430,18 @@ static void test_query_errors_and_casts(void **state) {
                    "{\"bodies\": [{\"shape\": " MESH3 ", \"position\": [0,0,0]}]}", 422,
                    "unsupported-field", "/bodies/0/shape/type");
     expect_problem("worlds/overlap", id, "{}", 400, "missing-field", "/body");
+    /* filters are not applied against world colliders yet: refused, never ignored */
+    expect_problem("worlds/shapecast", id,
+                   "{\"bodies\": [{\"radius\": 1, \"position\": [5,9,5], \"filter\": {\"mask\": "
+                   "0}}]}",
+                   422, "unsupported-field", "/bodies/0/filter");
+    expect_problem("worlds/overlap", id,
+                   "{\"body\": {\"radius\": 1, \"position\": [5,9,5], \"filter\": {}}}", 422,
+                   "unsupported-field", "/body/filter");
+    expect_problem("worlds", NULL,
+                   "{\"colliders\": [{\"radius\": 1, \"position\": [0,0,0], \"filter\": "
+                   "{\"group\": -1}}]}",
+                   422, "unsupported-field", "/colliders/0/filter");
     json_decref(call_ok("worlds/delete", id, "", 204));
 }
 
