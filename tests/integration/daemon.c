@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +325,19 @@ int imp_test_buf_append(char **buf, size_t *len, size_t *cap, const char *p, siz
     *len += n;
     (*buf)[*len] = '\0';
     return 0;
+}
+
+void imp_test_printf(imp_test_text *t, const char *fmt, ...) {
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof buf ||
+        imp_test_buf_append(&t->p, &t->len, &t->cap, buf, (size_t)n) != 0) {
+        fprintf(stderr, "imp_test_printf: output cut or out of memory\n");
+        abort();
+    }
 }
 
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud) {

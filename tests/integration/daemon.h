@@ -111,6 +111,16 @@ void imp_test_sleep_ms(long ms);
  * buffer is then unchanged). */
 int imp_test_buf_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n);
 
+/* A growable NUL-terminated text (start it zeroed; free p). */
+typedef struct imp_test_text {
+    char *p;
+    size_t len, cap;
+} imp_test_text;
+
+/* Appends printf output (at most 255 bytes a call) to t; aborts the test program when
+ * memory runs out or the output is cut. */
+void imp_test_printf(imp_test_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* When the header line "Name: value\r\n" (n bytes, as libcurl hands it
  * over) has the name `name` (any case), copies its trimmed value into dst
  * (cap bytes, truncated, NUL-terminated); otherwise leaves dst alone. */

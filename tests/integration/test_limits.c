@@ -43,28 +43,12 @@
 /* The daemon's default --max-body-bytes (server/config.c). */
 #define DEFAULT_BODY_LIMIT (64 * MIB)
 
-/* A text buffer that grows. */
-typedef struct text {
-    char *p;
-    size_t len, cap;
-} text;
-
-static void put(text *t, const char *fmt, ...) {
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof buf);
-    assert_int_equal(imp_test_buf_append(&t->p, &t->len, &t->cap, buf, (size_t)n), 0);
-}
-
 /* 100,000 spheres in 3D, spread out, with velocities, every number as a double prints in
  * full (17 digits): the typical large scene. */
 static void test_default_limit_admits_a_100k_scene(void **state) {
     (void)state;
-    text t = {0};
-    put(&t, "{\"horizon\": 0.5, \"bodies\": [");
+    imp_test_text t = {0};
+    imp_test_printf(&t, "{\"horizon\": 0.5, \"bodies\": [");
     uint64_t rng = 0x5ca1e;
     for (int i = 0; i < 100000; ++i) {
         double v[6];
@@ -72,11 +56,13 @@ static void test_default_limit_admits_a_100k_scene(void **state) {
             rng = rng * 6364136223846793005ull + 1442695040888963407ull;
             v[k] = (double)(rng >> 11) / 9007199254740992.0;
         }
-        put(&t, "%s{\"id\": %d, \"radius\": 0.25, \"position\": [%.17g, %.17g, %.17g], ",
-            i ? "," : "", i, 1000 * v[0], 1000 * v[1], 1000 * v[2]);
-        put(&t, "\"velocity\": [%.17g, %.17g, %.17g]}", v[3] - 0.5, v[4] - 0.5, v[5] - 0.5);
+        imp_test_printf(&t,
+                        "%s{\"id\": %d, \"radius\": 0.25, \"position\": [%.17g, %.17g, %.17g], ",
+                        i ? "," : "", i, 1000 * v[0], 1000 * v[1], 1000 * v[2]);
+        imp_test_printf(&t, "\"velocity\": [%.17g, %.17g, %.17g]}", v[3] - 0.5, v[4] - 0.5,
+                        v[5] - 0.5);
     }
-    put(&t, "]}");
+    imp_test_printf(&t, "]}");
     printf("100,000-body scene: %.1f MiB of JSON\n", (double)t.len / (double)MIB);
     assert_true(t.len > 16 * MIB); /* the old default refused it */
     assert_true(t.len <= DEFAULT_BODY_LIMIT);
@@ -101,21 +87,22 @@ static void test_default_limit_admits_a_100k_scene(void **state) {
 static void test_default_limit_admits_a_million_triangle_world(void **state) {
     (void)state;
     const int n = 708; /* (n-1)^2 * 2 = 999,698 triangles */
-    text t = {0};
-    put(&t, "{\"colliders\": [{\"id\": \"level\", \"shape\": {\"type\": \"mesh\", \"vertices\": [");
+    imp_test_text t = {0};
+    imp_test_printf(
+        &t, "{\"colliders\": [{\"id\": \"level\", \"shape\": {\"type\": \"mesh\", \"vertices\": [");
     for (int r = 0; r < n; ++r)
         for (int c = 0; c < n; ++c)
-            put(&t, "%s[%.7g, %.7g, %.7g]", r || c ? "," : "", 1234.567 + 0.4375 * c,
-                12.5 + 0.001 * ((r * 7 + c * 13) % 997), -987.654 + 0.4375 * r);
-    put(&t, "], \"triangles\": [");
+            imp_test_printf(&t, "%s[%.7g, %.7g, %.7g]", r || c ? "," : "", 1234.567 + 0.4375 * c,
+                            12.5 + 0.001 * ((r * 7 + c * 13) % 997), -987.654 + 0.4375 * r);
+    imp_test_printf(&t, "], \"triangles\": [");
     size_t tris = 0;
     for (int r = 0; r + 1 < n; ++r)
         for (int c = 0; c + 1 < n; ++c) {
             int a = r * n + c, b = a + 1, e = a + n, f = e + 1;
-            put(&t, "%s[%d, %d, %d],[%d, %d, %d]", tris ? "," : "", a, e, f, a, f, b);
+            imp_test_printf(&t, "%s[%d, %d, %d],[%d, %d, %d]", tris ? "," : "", a, e, f, a, f, b);
             tris += 2;
         }
-    put(&t, "]}, \"position\": [0, 0, 0], \"static\": true}]}");
+    imp_test_printf(&t, "]}, \"position\": [0, 0, 0], \"static\": true}]}");
     printf("%zu-triangle world: %.1f MiB of JSON, the default limit %.0f MiB\n", tris,
            (double)t.len / (double)MIB, (double)DEFAULT_BODY_LIMIT / (double)MIB);
     assert_true(tris >= 999000);

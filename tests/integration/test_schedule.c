@@ -48,37 +48,25 @@ static const char PREDICT[] =
 static const char TOI[] = "{\"a\": {\"radius\": 0.5, \"position\": [0, 0], \"velocity\": [1, 0]},"
                           " \"b\": {\"radius\": 0.5, \"position\": [3, 0], \"velocity\": [-1, 0]}}";
 
-/* A growable string. */
-typedef struct text {
-    char *p;
-    size_t len, cap;
-} text;
-
-static void put(text *t, const char *fmt, ...) {
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    assert_int_equal(imp_test_buf_append(&t->p, &t->len, &t->cap, buf, (size_t)n), 0);
-}
-
 /* A simulation that runs for many seconds: n balls falling in a box, bouncing forever. */
-static text heavy_simulation(int n, const char *budget) {
-    text t = {0};
-    put(&t, "{\"horizon\": 1e6, \"gravity\": [0, -9.8], \"record\": \"none\", %s \"bodies\": [",
+static imp_test_text heavy_simulation(int n, const char *budget) {
+    imp_test_text t = {0};
+    imp_test_printf(
+        &t, "{\"horizon\": 1e6, \"gravity\": [0, -9.8], \"record\": \"none\", %s \"bodies\": [",
         budget);
     static const char *const walls[4] = {"[1, 0], \"offset\": 300", "[-1, 0], \"offset\": 0",
                                          "[0, 1], \"offset\": 300", "[0, -1], \"offset\": 0"};
     for (int w = 0; w < 4; ++w)
-        put(&t,
+        imp_test_printf(
+            &t,
             "{\"shape\": {\"type\": \"halfspace\", \"normal\": %s}, \"position\": [0, 0], "
             "\"static\": true},",
             walls[w]);
     for (int i = 0; i < n; ++i)
-        put(&t, "%s{\"radius\": 0.5, \"position\": [%d, %d], \"velocity\": [%d, %d]}", i ? "," : "",
-            2 + 3 * (i % 90), 2 + 3 * (i / 90), (i * 7) % 11 - 5, (i * 5) % 13 - 6);
-    put(&t, "]}");
+        imp_test_printf(&t, "%s{\"radius\": 0.5, \"position\": [%d, %d], \"velocity\": [%d, %d]}",
+                        i ? "," : "", 2 + 3 * (i % 90), 2 + 3 * (i / 90), (i * 7) % 11 - 5,
+                        (i * 5) % 13 - 6);
+    imp_test_printf(&t, "]}");
     return t;
 }
 
@@ -109,7 +97,7 @@ static int post_raw(unsigned port, const char *path, const char *body, size_t le
 
 /* Reads a reply to its end (the server closes or the body is complete) within `wait_s`. */
 static char *read_reply(int fd, double wait_s) {
-    text t = {0};
+    imp_test_text t = {0};
     double end = imp_test_now_s() + wait_s;
     char buf[65536];
     for (;;) {
@@ -185,7 +173,7 @@ static void test_light_beside_heavy_and_cancellation(void **state) {
     imp_test_daemon d;
     assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
     CURL *curl = curl_easy_init();
-    text heavy = heavy_simulation(3000, "\"time_budget_ms\": 120000,");
+    imp_test_text heavy = heavy_simulation(3000, "\"time_budget_ms\": 120000,");
     int fds[HEAVY_REQUESTS];
     for (int i = 0; i < HEAVY_REQUESTS; ++i)
         fds[i] = post_raw(d.port, "/v1/scenes/simulate", heavy.p, heavy.len);
@@ -243,7 +231,7 @@ static void test_time_budget_over_http(void **state) {
     assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
     CURL *curl = curl_easy_init();
     /* the server's default budget (200 ms here) stops the simulation */
-    text heavy = heavy_simulation(3000, "");
+    imp_test_text heavy = heavy_simulation(3000, "");
     char url[128];
     snprintf(url, sizeof url, "%s/v1/scenes/simulate", d.url);
     imp_http_result r;
@@ -280,7 +268,7 @@ static void test_drain_ends_on_time(void **state) {
     imp_test_daemon d;
     assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
     CURL *curl = curl_easy_init();
-    text heavy = heavy_simulation(3000, "\"time_budget_ms\": 600000,");
+    imp_test_text heavy = heavy_simulation(3000, "\"time_budget_ms\": 600000,");
     int fd = post_raw(d.port, "/v1/scenes/simulate", heavy.p, heavy.len);
     double t0 = imp_test_now_s();
     while (metric(curl, &d, "impactd_workers_busy") < 1) {
