@@ -374,9 +374,9 @@ static int dec_box(imp_dec *d, const json_t *shape, imp_shape *out) {
     return rc;
 }
 
-/* vertices: an array of `min` to IMP_SHAPE_MAX_VERTICES Vecs, malloc'd into out. */
-static int dec_vertices(imp_dec *d, const json_t *shape, size_t min, imp_shape *out) {
-    const json_t *v = json_object_get(shape, "vertices");
+int imp_dec_vertices(imp_dec *d, const json_t *obj, size_t min, size_t max, const char *few,
+                     imp_vec3 **out, size_t *n_out) {
+    const json_t *v = json_object_get(obj, "vertices");
     size_t saved = imp_dec_push_key(d, "vertices");
     int rc = 0;
     size_t n = json_array_size(v);
@@ -385,24 +385,29 @@ static int dec_vertices(imp_dec *d, const json_t *shape, size_t min, imp_shape *
     } else if (!json_is_array(v)) {
         rc = imp_dec_fail(d, IMP_E_TYPE, "must be an array of Vecs");
     } else if (n < min) {
-        rc = imp_dec_fail(d, IMP_E_GEOMETRY,
-                          min == 3 ? "needs at least 3 vertices" : "needs at least 4 points");
-    } else if (n > IMP_SHAPE_MAX_VERTICES) {
-        snprintf(d->detail, sizeof d->detail, "%zu vertices, the limit is %d", n,
-                 IMP_SHAPE_MAX_VERTICES);
+        rc = imp_dec_fail(d, IMP_E_GEOMETRY, few);
+    } else if (n > max) {
+        snprintf(d->detail, sizeof d->detail, "%zu vertices, the limit is %zu", n, max);
         rc = imp_dec_fail(d, IMP_E_LIMIT, "has more vertices than this server accepts");
-    } else if (!(out->verts = malloc(n * sizeof *out->verts))) {
+    } else if (!(*out = malloc(n * sizeof **out))) {
         rc = imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     } else {
-        out->n_verts = n;
+        *n_out = n;
         for (size_t i = 0; i < n && rc == 0; ++i) {
             size_t s2 = imp_dec_push_index(d, i);
-            rc = imp_dec_vec_value(d, json_array_get(v, i), &out->verts[i]);
+            rc = imp_dec_vec_value(d, json_array_get(v, i), &(*out)[i]);
             imp_dec_pop(d, s2);
         }
     }
     imp_dec_pop(d, saved);
     return rc;
+}
+
+/* vertices: an array of `min` to IMP_SHAPE_MAX_VERTICES Vecs, malloc'd into out. */
+static int dec_vertices(imp_dec *d, const json_t *shape, size_t min, imp_shape *out) {
+    return imp_dec_vertices(d, shape, min, IMP_SHAPE_MAX_VERTICES,
+                            min == 3 ? "needs at least 3 vertices" : "needs at least 4 points",
+                            &out->verts, &out->n_verts);
 }
 
 static int dec_polygon(imp_dec *d, const json_t *shape, imp_shape *out) {

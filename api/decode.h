@@ -171,6 +171,14 @@ void imp_bodies_free(imp_body *bodies, size_t n);
  * Bodies without an id are told apart by their index. Returns 0 or -1.
  */
 int imp_dec_unique_ids(imp_dec *d, const imp_body *bodies, size_t n, const char *key);
+/*
+ * Member "vertices" of `obj`: an array of `min` (>= 1) to `max` Vecs of the
+ * request's dimension, malloc'd into *out (*n of them; the caller frees
+ * *out, also on failure once it is set). Fewer than `min` is 422 with the
+ * message `few`, more than `max` 422 limit-exceeded. Returns 0 or -1.
+ */
+int imp_dec_vertices(imp_dec *d, const json_t *obj, size_t min, size_t max, const char *few,
+                     imp_vec3 **out, size_t *n);
 /* `v` itself as a Vec of the request's dimension, at the current pointer. */
 int imp_dec_vec_value(imp_dec *d, const json_t *v, imp_vec3 *out);
 

@@ -55,29 +55,9 @@ static int over_limit(imp_dec *d, const char *key, size_t triangles) {
 
 /* vertices: an array of at least `min` Vecs of the request's dimension. */
 static int dec_verts(imp_dec *d, const json_t *shape, size_t min, imp_dec_world_shape *w) {
-    const json_t *v = json_object_get(shape, "vertices");
-    size_t n = json_array_size(v);
-    if (!v) return imp_dec_fail_at(d, "vertices", IMP_E_MISSING, "is required");
-    if (!json_is_array(v))
-        return imp_dec_fail_at(d, "vertices", IMP_E_TYPE, "must be an array of Vecs");
-    if (n < min)
-        return imp_dec_fail_at(d, "vertices", IMP_E_GEOMETRY,
-                               min == 2 ? "needs at least 2 vertices"
-                                        : "needs at least 3 vertices");
-    if (n > UINT32_MAX)
-        return imp_dec_fail_at(d, "vertices", IMP_E_LIMIT, "has more than 2^32 - 1 vertices");
-    if (!(w->verts = malloc(n * sizeof *w->verts)))
-        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
-    w->n_verts = n;
-    size_t saved = imp_dec_push_key(d, "vertices");
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; ++i) {
-        size_t s2 = imp_dec_push_index(d, i);
-        rc = imp_dec_vec_value(d, json_array_get(v, i), &w->verts[i]);
-        imp_dec_pop(d, s2);
-    }
-    imp_dec_pop(d, saved);
-    return rc;
+    return imp_dec_vertices(d, shape, min, UINT32_MAX,
+                            min == 2 ? "needs at least 2 vertices" : "needs at least 3 vertices",
+                            &w->verts, &w->n_verts);
 }
 
 static int dec_triangles(imp_dec *d, const json_t *shape, imp_dec_world_shape *w) {
