@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "core/world.h"
+#include "tests/random_shapes.h"
 #include "tests/rng.h"
 
 static double now_ms(void) {
@@ -84,15 +85,6 @@ static void level_free(level *L) {
     free(L->heights);
     free(L->box_verts);
     free(L->box_tris);
-}
-
-static imp_vec3 random_unit(uint64_t *rng) {
-    for (;;) {
-        imp_vec3 v = imp_v3(imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
-                            imp_rng_uniform(rng, -1, 1));
-        double l = imp_len(v);
-        if (l > 0.1 && l <= 1) return imp_scale(v, 1 / l);
-    }
 }
 
 /* A point above the terrain, up to 30 m. */

@@ -26,6 +26,7 @@
 
 #include "core/world.h"
 #include "tests/bench/world/peers.h"
+#include "tests/random_shapes.h"
 #include "tests/rng.h"
 
 static double now_s(void) {
@@ -87,15 +88,6 @@ static void mesh_make(mesh *m, size_t triangles, uint64_t *rng) {
             memcpy(&m->t[k], tri, sizeof tri);
             k += 6;
         }
-    }
-}
-
-static imp_vec3 random_unit(uint64_t *rng) {
-    for (;;) {
-        imp_vec3 v = imp_v3(imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1),
-                            imp_rng_uniform(rng, -1, 1));
-        double l = imp_len(v);
-        if (l > 0.1 && l <= 1) return imp_scale(v, 1 / l);
     }
 }
 
