@@ -545,9 +545,7 @@ static int dec_filter_int(imp_dec *d, const json_t *f, const char *key, double m
     return imp_dec_fail_at(d, key, IMP_E_VALUE, msg);
 }
 
-/* filter: {"category": bits, "mask": bits, "group": integer}, each optional (defaults:
- * category 1, mask all bits, group 0). */
-static int dec_filter(imp_dec *d, const json_t *body, imp_filter *out) {
+int imp_dec_filter(imp_dec *d, const json_t *body, imp_filter *out) {
     static const char *const MEMBERS[] = {"category", "mask", "group", NULL};
     static const char BITS_MSG[] = "must be an integer in [0, 4294967295] (32 bits)";
     static const char GROUP_MSG[] = "must be an integer in [-2147483648, 2147483647]";
@@ -589,7 +587,7 @@ int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *o
                            &out->restitution) ||
             imp_dec_number(d, body, "tangential", 0, 0.0, 0, 1.0, "must be a number in [0, 1]",
                            &out->tangential) ||
-            dec_filter(d, body, &out->filter))
+            imp_dec_filter(d, body, &out->filter))
             rc = -1;
         else if (out->shape.type == IMP_SHAPE_HALFSPACE && !out->is_static)
             rc = imp_dec_fail_at(d, "static", IMP_E_GEOMETRY, "must be true for a halfspace");

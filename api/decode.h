@@ -160,6 +160,11 @@ typedef struct imp_body {
 int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, imp_body *out);
 /* `body` itself (NULL: missing) as a Body at the current pointer. */
 int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *out);
+
+/* Member `filter` of obj: {"category": bits, "mask": bits, "group": integer}, each
+ * optional (defaults: category 1, mask all bits, group 0); absent: the default. 0, or -1
+ * with a problem at the member. */
+int imp_dec_filter(imp_dec *d, const json_t *obj, imp_filter *out);
 /* Frees what a decoded body owns; accepts NULL. */
 void imp_body_free(imp_body *b);
 /* Frees n decoded bodies and the array; accepts NULL. */

@@ -18,8 +18,8 @@
  * world's dimension (400 mixed-dimensions otherwise).
  * Why: hashing the body (not a canonical form) lets a client compute the id
  * before it uploads and skip the upload when HEAD says the world is there.
- * Not served yet: `filter` on rays and bodies (422 unsupported-field) and
- * POST /v1/worlds/{id}/validate.
+ * Filters: a collider's `filter` is kept in the world; a ray's, a cast
+ * body's and an overlap body's are applied per primitive (core/world.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,9 +121,6 @@ static int dec_collider(imp_dec *d, const json_t *item, size_t i, upload *u, siz
     d->world = NULL;
     if (rc == 0) u->n = i + 1; /* owned from here on */
     const imp_body *b = &u->bodies[i];
-    if (rc == 0 && json_object_get(item, "filter"))
-        rc = imp_dec_fail_at(d, "filter", IMP_E_UNSUPPORTED,
-                             "is not applied to world colliders by this version yet");
     if (rc == 0 && !is_zero(b->m.v))
         rc = imp_dec_fail_at(d, "velocity", IMP_E_GEOMETRY,
                              "must be absent or zero: a world collider does not move");
@@ -146,6 +143,7 @@ static int dec_collider(imp_dec *d, const json_t *item, size_t i, upload *u, siz
         c->kind = w->kind;
         c->position = b->m.p;
         c->one_sided = w->one_sided;
+        c->filter = &b->filter;
         c->shape = &b->shape;
         c->mesh = (imp_world_mesh){w->verts, w->n_verts, w->tris, w->n_tris};
         c->heightfield = (imp_world_heightfield){w->rows, w->cols, w->dx, w->dz, w->heights};
@@ -422,12 +420,12 @@ static json_t *hit_doc(const imp_world_entry *e, const imp_world_hit *h, const i
 static int ray_one(imp_dec *d, const imp_world_entry *e, const json_t *item, size_t i,
                    const void *opts, json_t *hits) {
     imp_world_ray_mode mode = *(const imp_world_ray_mode *)opts;
-    static const char *const MEMBERS[] = {"origin", "direction", "max_t", "id", NULL};
-    static const char *const UNSUPPORTED[] = {"filter", NULL};
-    imp_world_ray ray = {{0, 0, 0}, {0, 0, 0}, INFINITY};
+    static const char *const MEMBERS[] = {"origin", "direction", "max_t", "filter", "id", NULL};
+    imp_filter filter;
+    imp_world_ray ray = {{0, 0, 0}, {0, 0, 0}, INFINITY, &filter};
     json_t *id = NULL, *o = NULL;
-    if (imp_dec_strict_object(d, item, MEMBERS, UNSUPPORTED) || dec_item_id(d, item, i, &id) ||
-        imp_dec_vec(d, item, "origin", 1, &ray.origin) ||
+    if (imp_dec_strict_object(d, item, MEMBERS, NULL) || dec_item_id(d, item, i, &id) ||
+        imp_dec_filter(d, item, &filter) || imp_dec_vec(d, item, "origin", 1, &ray.origin) ||
         imp_dec_vec(d, item, "direction", 1, &ray.dir) ||
         imp_dec_number(d, item, "max_t", 0, 0.0, 1, INFINITY, "must be a number > 0", &ray.max_t)) {
         json_decref(id);
@@ -498,15 +496,9 @@ int imp_ep_worlds_raycast(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     return each_item(d, &q, rc ? NULL : rays, out);
 }
 
-/* A body of a query: any shape but a halfspace. Filters against world colliders are not
- * applied yet: a body that carries one is refused rather than answered as if it had none. */
+/* A body of a query: any shape but a halfspace. */
 static int dec_query_body(imp_dec *d, const json_t *v, size_t i, imp_body *b) {
     if (imp_dec_body_value(d, v, i, b)) return -1;
-    if (json_object_get(v, "filter")) {
-        imp_body_free(b);
-        return imp_dec_fail_at(d, "filter", IMP_E_UNSUPPORTED,
-                               "is not applied to world queries by this version yet");
-    }
     if (b->shape.type != IMP_SHAPE_HALFSPACE) return 0;
     imp_body_free(b);
     size_t saved = imp_dec_push_key(d, "shape");
@@ -524,7 +516,7 @@ static int cast_one(imp_dec *d, const imp_world_entry *e, const json_t *item, si
     double horizon = *(const double *)opts;
     imp_body b;
     if (dec_query_body(d, item, i, &b)) return -1;
-    imp_world_cast cast = {&b.shape, b.m, horizon};
+    imp_world_cast cast = {&b.shape, b.m, horizon, &b.filter};
     imp_world_cast_result r = imp_world_shapecast(e->world, &cast, &d->ctx->parallel.stop);
     json_t *id = imp_enc_id(&b);
     imp_body_free(&b);
@@ -582,7 +574,7 @@ int imp_ep_worlds_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     }
     imp_world_overlap_result r = {0};
     if (rc == 0) {
-        r = imp_world_overlap(e->world, &b.shape, b.m.p, &d->ctx->parallel.stop);
+        r = imp_world_overlap(e->world, &b.shape, b.m.p, &b.filter, &d->ctx->parallel.stop);
         imp_body_free(&b);
         if (r.state == IMP_WORLD_STOPPED)
             rc = imp_dec_stopped(d, r.stopped_by, "the overlap");

@@ -202,6 +202,7 @@ static int fill_collider(filler *f, uint32_t ci, const imp_world_collider *c) {
     world_collider *wc = &w->colliders[ci];
     wc->kind = c->kind;
     wc->one_sided = c->one_sided != 0;
+    wc->filter = c->filter ? *c->filter : IMP_FILTER_DEFAULT;
     wc->position = c->position;
     switch (c->kind) {
     case IMP_WORLD_MESH:

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "failure.h"
+#include "filter.h"
 #include "parallel.h"
 #include "shape.h"
 #include "toi.h"
@@ -90,7 +91,8 @@ typedef struct imp_world_collider {
     imp_world_collider_kind kind;
     imp_vec3 position; /* translates the collider's local coordinates (a halfspace ignores it) */
     int one_sided;     /* mesh, heightfield, chain: contacts on the back are ignored */
-    const imp_shape *shape; /* SHAPE: any shape of the world's dimension */
+    const imp_filter *filter; /* NULL: the default; copied (filter.h: what may touch it) */
+    const imp_shape *shape;   /* SHAPE: any shape of the world's dimension */
     imp_world_mesh mesh;
     imp_world_heightfield heightfield;
     imp_world_chain chain;
@@ -179,8 +181,10 @@ typedef enum imp_world_ray_mode {
 
 /* The ray origin + t dir, t in [0, max_t]. */
 typedef struct imp_world_ray {
-    imp_vec3 origin, dir; /* dir nonzero; z = 0 in 2D */
-    double max_t;         /* > 0; INFINITY: unbounded */
+    imp_vec3 origin, dir;     /* dir nonzero; z = 0 in 2D */
+    double max_t;             /* > 0; INFINITY: unbounded */
+    const imp_filter *filter; /* the ray's (NULL: the default): colliders it may not touch
+                                 (filter.h) are not there for it */
 } imp_world_ray;
 
 typedef struct imp_world_ray_result {
@@ -211,9 +215,10 @@ imp_world_ray_result imp_world_raycast(const imp_world *w, const imp_world_ray *
 /* ---- shape casts ------------------------------------------------------------------------ */
 
 typedef struct imp_world_cast {
-    const imp_shape *shape; /* any shape of the world's dimension but a halfspace */
-    imp_motion motion;      /* p is the shape's position */
-    double horizon;         /* > 0; INFINITY searches all t >= 0 */
+    const imp_shape *shape;   /* any shape of the world's dimension but a halfspace */
+    imp_motion motion;        /* p is the shape's position */
+    double horizon;           /* > 0; INFINITY searches all t >= 0 */
+    const imp_filter *filter; /* the body's (NULL: the default), as for a ray */
 } imp_world_cast;
 
 typedef struct imp_world_cast_result {
@@ -259,10 +264,12 @@ typedef struct imp_world_overlap_result {
 } imp_world_overlap_result;
 
 /* Every primitive that shape (not a halfspace) placed at position overlaps
- * or touches (imp_overlap's rules; triangles as flat convex polygons).
- * FAILED when a primitive's solver failed (NOMEM). */
+ * or touches (imp_overlap's rules; triangles as flat convex polygons), of
+ * the colliders its filter (NULL: the default) may touch. FAILED when a
+ * primitive's solver failed (NOMEM). */
 imp_world_overlap_result imp_world_overlap(const imp_world *w, const imp_shape *shape,
-                                           imp_vec3 position, const imp_stop *stop);
+                                           imp_vec3 position, const imp_filter *filter,
+                                           const imp_stop *stop);
 
 /* ---- one primitive at a time: what the queries call (and the tests' reference loop) ------- */
 
@@ -326,12 +333,13 @@ int imp_world_cast_cmp(const imp_world_cast_result *a, const imp_world_cast_resu
 typedef struct imp_world_overlap_prep {
     const imp_shape *shape;
     imp_vec3 position;
+    const imp_filter *filter; /* NULL: the default */
     int dim;
     imp_vec3 lo, hi;
 } imp_world_overlap_prep;
 
 imp_world_overlap_prep imp_world_overlap_prepare(const imp_world *w, const imp_shape *shape,
-                                                 imp_vec3 position);
+                                                 imp_vec3 position, const imp_filter *filter);
 
 /* Primitive i against the placed shape: 1 with *c filled when they overlap
  * or touch, 0 when apart, -1 when its solver failed (*why set). */

@@ -166,6 +166,7 @@ imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_ca
     const world_collider *col = &w->colliders[pr->collider];
     imp_world_cast_result res;
     memset(&res, 0, sizeof res);
+    if (!world_prim_touches(w, pr, p->cast->filter)) return res;
     if (!imp_world_cast_reaches(w, p, i, p->cast->horizon)) return res;
     if (col->kind != IMP_WORLD_SHAPE && !may_reach_plane(w, p, pr)) return res;
     imp_toi_result r = solve(w, p, pr);

@@ -51,6 +51,7 @@ typedef struct world_node {
 typedef struct world_collider {
     imp_world_collider_kind kind;
     int one_sided;
+    imp_filter filter;
     imp_vec3 position;
     imp_shape shape; /* SHAPE: the world's own copy (vertices included) */
     imp_vec3 lo, hi; /* SHAPE but halfspace: bounds in world coordinates */
@@ -70,6 +71,11 @@ struct imp_world {
     double scale; /* largest coordinate magnitude of the bounded primitives (0 when none) */
     imp_world_info info;
 };
+
+/* Whether a query with filter f (NULL: the default) may touch primitive p's collider. */
+static inline int world_prim_touches(const imp_world *w, const world_prim *p, const imp_filter *f) {
+    return imp_filter_touch(f, &w->colliders[p->collider].filter);
+}
 
 static inline imp_world_prim_kind world_prim_kind(const imp_world *w, const world_prim *p) {
     imp_world_collider_kind k = w->colliders[p->collider].kind;

@@ -35,12 +35,13 @@
 #include "world_impl.h"
 
 imp_world_overlap_prep imp_world_overlap_prepare(const imp_world *w, const imp_shape *shape,
-                                                 imp_vec3 position) {
+                                                 imp_vec3 position, const imp_filter *filter) {
     assert(shape->type != IMP_SHAPE_HALFSPACE);
     imp_world_overlap_prep p;
     memset(&p, 0, sizeof p);
     p.shape = shape;
     p.position = position;
+    p.filter = filter;
     p.dim = w->dim;
     imp_vec3 lo, hi;
     double extent = world_shape_bounds(shape, w->dim, position, &lo, &hi);
@@ -56,6 +57,7 @@ int imp_world_overlap_prim(const imp_world *w, const imp_world_overlap_prep *p, 
     const world_prim *pr = &w->prims[i];
     const world_collider *col = &w->colliders[pr->collider];
     memset(c, 0, sizeof *c);
+    if (!world_prim_touches(w, pr, p->filter)) return 0;
     if (i < w->n_bvh) {
         imp_vec3 lo, hi;
         world_prim_bounds(w, pr, &lo, &hi);
@@ -149,13 +151,14 @@ static int always(void *ctx, size_t i) {
 }
 
 imp_world_overlap_result imp_world_overlap(const imp_world *w, const imp_shape *shape,
-                                           imp_vec3 position, const imp_stop *stop) {
+                                           imp_vec3 position, const imp_filter *filter,
+                                           const imp_stop *stop) {
     imp_world_overlap_result res;
     memset(&res, 0, sizeof res);
     overlap_query q;
     memset(&q, 0, sizeof q);
     q.w = w;
-    q.p = imp_world_overlap_prepare(w, shape, position);
+    q.p = imp_world_overlap_prepare(w, shape, position, filter);
     q.lo[0] = q.p.lo.x, q.lo[1] = q.p.lo.y, q.lo[2] = q.p.lo.z;
     q.hi[0] = q.p.hi.x, q.hi[1] = q.p.hi.y, q.hi[2] = q.p.hi.z;
     q.poll.stop = stop;

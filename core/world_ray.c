@@ -306,6 +306,7 @@ int imp_world_ray_prim(const imp_world *w, const imp_world_ray_prep *p, size_t i
     assert(i < w->n_prims);
     const world_prim *pr = &w->prims[i];
     memset(hit, 0, sizeof *hit);
+    if (!world_prim_touches(w, pr, p->ray.filter)) return 0;
     if (w->colliders[pr->collider].kind == IMP_WORLD_SHAPE) return shape_hit(w, p, pr, hit, why);
     return flat_hit(w, p, pr, hit);
 }

@@ -526,7 +526,7 @@ static imp_world_overlap_result brute_overlap(const imp_world *w, const imp_shap
                                               imp_vec3 pos) {
     imp_world_overlap_result r;
     memset(&r, 0, sizeof r);
-    imp_world_overlap_prep p = imp_world_overlap_prepare(w, s, pos);
+    imp_world_overlap_prep p = imp_world_overlap_prepare(w, s, pos, NULL);
     size_t n = imp_world_prim_count(w), nc = 0;
     imp_world_contact *c = malloc((n ? n : 1) * sizeof *c);
     uint32_t fc = UINT32_MAX, fi = 0;
@@ -567,7 +567,7 @@ static void test_overlaps_match_loop(void **state) {
             imp_vec3 buf[16];
             imp_shape s = random_shape_of(&rng, dim, k % IMP_TEST_KIND_HALFSPACE, buf);
             imp_vec3 pos = random_vec_dim(&rng, 6, dim);
-            imp_world_overlap_result a = imp_world_overlap(w, &s, pos, NULL);
+            imp_world_overlap_result a = imp_world_overlap(w, &s, pos, NULL, NULL);
             imp_world_overlap_result b = brute_overlap(w, &s, pos);
             int same = a.state == b.state && a.failure == b.failure &&
                        a.n_contacts == b.n_contacts &&
@@ -604,7 +604,7 @@ static void test_overlap_known(void **state) {
     imp_world *w = build(3, &c, 1);
     imp_shape box = box3(0.5, 0.5, 0.5, (imp_quat){1, 0, 0, 0});
     /* floor top at y = 0; the box from y -0.1 to 0.9, inside one 2.5 x 2.5 square */
-    imp_world_overlap_result r = imp_world_overlap(w, &box, imp_v3(1.25, 0.4, 1.25), NULL);
+    imp_world_overlap_result r = imp_world_overlap(w, &box, imp_v3(1.25, 0.4, 1.25), NULL, NULL);
     assert_int_equal(r.state, IMP_WORLD_HIT);
     assert_int_equal(r.n_contacts, 2);
     for (size_t i = 0; i < r.n_contacts; ++i) {
@@ -614,12 +614,12 @@ static void test_overlap_known(void **state) {
     }
     free(r.contacts);
     /* apart */
-    r = imp_world_overlap(w, &box, imp_v3(1.25, 0.6, 1.25), NULL);
+    r = imp_world_overlap(w, &box, imp_v3(1.25, 0.6, 1.25), NULL, NULL);
     assert_int_equal(r.state, IMP_WORLD_NONE);
     assert_null(r.contacts);
     /* from inside the box mesh, its faces seen from the back: one-sided, so none */
     imp_shape ball = sphere(0.2);
-    r = imp_world_overlap(w, &ball, imp_v3(1.25, -0.1, 1.25), NULL);
+    r = imp_world_overlap(w, &ball, imp_v3(1.25, -0.1, 1.25), NULL, NULL);
     assert_int_equal(r.state, IMP_WORLD_NONE);
     imp_world_destroy(w);
     mesh_free(&m);
@@ -679,7 +679,7 @@ static void check_cast_hit(const imp_world *w, const world_parts *p, const imp_w
                            const imp_world_cast_result *r, uint64_t seed, int k) {
     const double tol = 1e-7;
     imp_world_overlap_result o =
-        imp_world_overlap(w, c->shape, imp_madd(r->position, r->normal, -tol), NULL);
+        imp_world_overlap(w, c->shape, imp_madd(r->position, r->normal, -tol), NULL, NULL);
     int found = 0;
     for (size_t i = 0; i < o.n_contacts; ++i)
         found |= o.contacts[i].collider == r->collider && o.contacts[i].index == r->index &&
@@ -693,7 +693,7 @@ static void check_cast_hit(const imp_world *w, const world_parts *p, const imp_w
                  (unsigned long long)seed, k, r->collider, r->index, r->time);
     for (int j = 1; j < 8; ++j) {
         double t = r->time * j / 8.0;
-        o = imp_world_overlap(w, c->shape, imp_motion_at(&c->motion, t), NULL);
+        o = imp_world_overlap(w, c->shape, imp_motion_at(&c->motion, t), NULL, NULL);
         for (size_t i = 0; i < o.n_contacts; ++i)
             if (!p->c[o.contacts[i].collider].one_sided && o.contacts[i].depth > tol)
                 fail_msg("seed %#llx cast %d: overlaps collider %u index %u by %g at t %.17g "
@@ -752,7 +752,7 @@ static void test_cast_known(void **state) {
     imp_world *w = build(3, &c, 1);
     imp_shape ball = sphere(0.5);
     imp_world_cast cast = {
-        &ball, {imp_v3(1.3, 5, 2.6), imp_v3(0, -1, 0), imp_v3(0, 0, 0)}, INFINITY};
+        &ball, {imp_v3(1.3, 5, 2.6), imp_v3(0, -1, 0), imp_v3(0, 0, 0)}, INFINITY, NULL};
     imp_world_cast_result r = imp_world_shapecast(w, &cast, NULL);
     assert_int_equal(r.state, IMP_WORLD_HIT);
     assert_true(r.time == 4.5 && fabs(r.normal.y - 1) < 1e-15 && r.position.y == 0.5);
@@ -901,8 +901,8 @@ static void test_one_sided_back_faces(void **state) {
     c[0].mesh = c[1].mesh = (imp_world_mesh){v, 3, t, 1};
     c[1].position = imp_v3(5, 0, 0);
     imp_world *w = build(3, c, 2);
-    imp_world_ray down = {imp_v3(0.25, 0.25, 2), imp_v3(0, 0, -1), INFINITY};
-    imp_world_ray up = {imp_v3(0.25, 0.25, -2), imp_v3(0, 0, 2), INFINITY};
+    imp_world_ray down = {imp_v3(0.25, 0.25, 2), imp_v3(0, 0, -1), INFINITY, NULL};
+    imp_world_ray up = {imp_v3(0.25, 0.25, -2), imp_v3(0, 0, 2), INFINITY, NULL};
     imp_world_ray_result r = imp_world_raycast(w, &down, IMP_WORLD_RAY_CLOSEST, NULL);
     assert_int_equal(r.state, IMP_WORLD_HIT);
     assert_true(r.hit.t == 2 && r.hit.normal.z == 1 && r.hit.back_face == 0);
@@ -921,8 +921,8 @@ static void test_one_sided_back_faces(void **state) {
     imp_world_collider ch = {.kind = IMP_WORLD_CHAIN, .one_sided = 1};
     ch.chain = (imp_world_chain){cv, 2, 0};
     w = build(2, &ch, 1);
-    imp_world_ray from_below = {imp_v3(1, -1, 0), imp_v3(0, 1, 0), INFINITY};
-    imp_world_ray from_above = {imp_v3(1, 1, 0), imp_v3(0, -1, 0), INFINITY};
+    imp_world_ray from_below = {imp_v3(1, -1, 0), imp_v3(0, 1, 0), INFINITY, NULL};
+    imp_world_ray from_above = {imp_v3(1, 1, 0), imp_v3(0, -1, 0), INFINITY, NULL};
     r = imp_world_raycast(w, &from_below, IMP_WORLD_RAY_CLOSEST, NULL);
     assert_int_equal(r.state, IMP_WORLD_HIT);
     assert_true(r.hit.t == 1 && r.hit.normal.y == -1 && r.hit.kind == IMP_WORLD_PRIM_SEGMENT);
@@ -975,7 +975,7 @@ static void test_heightfield_triangles(void **state) {
     assert_int_equal(info.triangles, 2 * 2 * 3);
     /* cell (1, 1): x in [12, 14], z in [23, 26]; diagonal from (x 12, z 23) to (14, 26).
      * Below the diagonal side with larger x (x 13.8, z 23.2): triangle 2k, k = 1*3 + 1 */
-    imp_world_ray down = {imp_v3(13.8, 5, 23.2), imp_v3(0, -1, 0), INFINITY};
+    imp_world_ray down = {imp_v3(13.8, 5, 23.2), imp_v3(0, -1, 0), INFINITY, NULL};
     imp_world_ray_result r = imp_world_raycast(w, &down, IMP_WORLD_RAY_CLOSEST, NULL);
     assert_int_equal(r.state, IMP_WORLD_HIT);
     assert_int_equal(r.hit.index, 8);
@@ -994,7 +994,7 @@ static void test_heightfield_triangles(void **state) {
     double expect = 1.8 / 2.0 - 0.2 / 3.0; /* height = (x - 12)/2 - (z - 23)/3 */
     assert_true(fabs(r.hit.point.y - expect) < 1e-15);
     /* from below: the back */
-    imp_world_ray up = {imp_v3(11, -5, 21), imp_v3(0, 1, 0), INFINITY};
+    imp_world_ray up = {imp_v3(11, -5, 21), imp_v3(0, 1, 0), INFINITY, NULL};
     r = imp_world_raycast(w, &up, IMP_WORLD_RAY_CLOSEST, NULL);
     assert_true(r.state == IMP_WORLD_HIT && r.hit.back_face == 1 && r.hit.normal.y == -1);
     imp_world_destroy(w);
@@ -1030,7 +1030,7 @@ static void test_stop_check(void **state) {
     in.stop = (imp_stop){NULL, NULL};
     assert_int_equal(imp_world_build(&in, &w, NULL), IMP_WORLD_OK);
     /* every triangle lies on the ray: queries must poll while they test them */
-    imp_world_ray ray = {imp_v3(0.2, 0.2, 1), imp_v3(0, 0, -1), INFINITY};
+    imp_world_ray ray = {imp_v3(0.2, 0.2, 1), imp_v3(0, 0, -1), INFINITY, NULL};
     cd.left = 3;
     imp_stop stop = {count_down, &cd};
     imp_world_ray_result r = imp_world_raycast(w, &ray, IMP_WORLD_RAY_ALL, &stop);
@@ -1039,11 +1039,12 @@ static void test_stop_check(void **state) {
     assert_null(r.hits);
     imp_shape ball = sphere(0.1);
     cd.left = 3;
-    imp_world_overlap_result o = imp_world_overlap(w, &ball, imp_v3(0.2, 0.2, 0), &stop);
+    imp_world_overlap_result o = imp_world_overlap(w, &ball, imp_v3(0.2, 0.2, 0), NULL, &stop);
     assert_int_equal(o.state, IMP_WORLD_STOPPED);
     assert_null(o.contacts);
     cd.left = 3;
-    imp_world_cast cast = {&ball, {imp_v3(0.2, 0.2, 1), imp_v3(0, 0, -1), imp_v3(0, 0, 0)}, 5};
+    imp_world_cast cast = {
+        &ball, {imp_v3(0.2, 0.2, 1), imp_v3(0, 0, -1), imp_v3(0, 0, 0)}, 5, NULL};
     imp_world_cast_result cr = imp_world_shapecast(w, &cast, &stop);
     assert_int_equal(cr.state, IMP_WORLD_STOPPED);
     assert_int_equal(cr.stopped_by, 7);
@@ -1066,7 +1067,7 @@ static void test_degenerate_builds_fast(void **state) {
     double t0 = now_ms();
     imp_world *w = build(3, &c, 1);
     double t1 = now_ms();
-    imp_world_ray ray = {imp_v3(1.0002, 1.0002, 5), imp_v3(0, 0, -1), INFINITY};
+    imp_world_ray ray = {imp_v3(1.0002, 1.0002, 5), imp_v3(0, 0, -1), INFINITY, NULL};
     imp_world_ray_result r = imp_world_raycast(w, &ray, IMP_WORLD_RAY_CLOSEST, NULL);
     double t2 = now_ms();
     assert_int_equal(r.state, IMP_WORLD_HIT);
@@ -1098,7 +1099,7 @@ static void test_degenerate_builds_fast(void **state) {
     t0 = now_ms();
     w = build(3, &c, 1);
     t1 = now_ms();
-    imp_world_ray along = {imp_v3(-1, 1e-10, 1e-10), imp_v3(1, 0, 0), INFINITY};
+    imp_world_ray along = {imp_v3(-1, 1e-10, 1e-10), imp_v3(1, 0, 0), INFINITY, NULL};
     r = imp_world_raycast(w, &along, IMP_WORLD_RAY_ALL, NULL);
     t2 = now_ms();
     print_message("%zu slivers on a line: build %.0f ms, a ray along them %.0f ms (%zu hits)\n", ns,

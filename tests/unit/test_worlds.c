@@ -414,8 +414,9 @@ static void test_query_errors_and_casts(void **state) {
     expect_problem("worlds/raycast", id, "{\"rays\": [{\"origin\": [0,5], \"direction\": [0,1]}]}",
                    400, "mixed-dimensions", "/rays/0/origin");
     expect_problem("worlds/raycast", id,
-                   "{\"rays\": [{\"origin\": [0,5,0], \"direction\": [0,-1,0], \"filter\": {}}]}",
-                   422, "unsupported-field", "/rays/0/filter");
+                   "{\"rays\": [{\"origin\": [0,5,0], \"direction\": [0,-1,0], \"filter\": "
+                   "{\"mask\": -1}}]}",
+                   422, "invalid-field", "/rays/0/filter/mask");
     expect_problem("worlds/raycast", id,
                    "{\"rays\": [{\"origin\": [0,5,0], \"direction\": [0,-1,0], \"max_t\": 0}]}",
                    422, "invalid-field", "/rays/0/max_t");
@@ -430,18 +431,65 @@ static void test_query_errors_and_casts(void **state) {
                    "{\"bodies\": [{\"shape\": " MESH3 ", \"position\": [0,0,0]}]}", 422,
                    "unsupported-field", "/bodies/0/shape/type");
     expect_problem("worlds/overlap", id, "{}", 400, "missing-field", "/body");
-    /* filters are not applied against world colliders yet: refused, never ignored */
-    expect_problem("worlds/shapecast", id,
-                   "{\"bodies\": [{\"radius\": 1, \"position\": [5,9,5], \"filter\": {\"mask\": "
-                   "0}}]}",
-                   422, "unsupported-field", "/bodies/0/filter");
-    expect_problem("worlds/overlap", id,
-                   "{\"body\": {\"radius\": 1, \"position\": [5,9,5], \"filter\": {}}}", 422,
-                   "unsupported-field", "/body/filter");
+    json_decref(call_ok("worlds/delete", id, "", 204));
+}
+
+/* Filters (Box2D's rule) between world colliders and rays, cast bodies and overlap bodies:
+ * two floors, the upper of category 2; a query whose mask leaves out bit 2 sees only the
+ * lower, a negative group shared with the upper passes through it too. */
+static void test_filters(void **state) {
+    (void)state;
+    static const char W[] =
+        "{\"colliders\": [{\"id\": \"low\", \"shape\": {\"type\": \"heightfield\", \"rows\": 2, "
+        "\"cols\": 2, \"spacing\": [10, 10], \"heights\": [0,0,0,0]}, \"position\": [0,0,0]}, "
+        "{\"id\": \"high\", \"shape\": {\"type\": \"heightfield\", \"rows\": 2, \"cols\": 2, "
+        "\"spacing\": [10, 10], \"heights\": [0,0,0,0]}, \"position\": [0,4,0], \"filter\": "
+        "{\"category\": 2, \"group\": -3}}]}";
+    char id[IMP_WORLD_ID_LEN + 1];
+    upload(W, 201, id);
+    json_t *r =
+        call_ok("worlds/raycast", id,
+                "{\"rays\": [{\"origin\": [5,9,5], \"direction\": [0,-1,0]}, {\"origin\": "
+                "[5,9,5], \"direction\": [0,-1,0], \"filter\": {\"mask\": 1}}, "
+                "{\"origin\": [5,9,5], \"direction\": [0,-1,0], \"filter\": {\"group\": -3}}, "
+                "{\"origin\": [5,9,5], \"direction\": [0,-1,0], \"filter\": {\"category\": 4, "
+                "\"mask\": 4}}]}",
+                200);
+    static const char *const WANT_RAY[] = {"high", "low", "low", NULL};
+    static const double WANT_T[] = {5.0, 9.0, 9.0};
+    for (size_t i = 0; i < 4; ++i) {
+        const json_t *h = json_array_get(json_object_get(r, "hits"), i);
+        assert_int_equal(json_is_true(json_object_get(h, "hit")), WANT_RAY[i] != NULL);
+        if (!WANT_RAY[i]) continue;
+        assert_string_equal(json_string_value(json_object_get(h, "collider")), WANT_RAY[i]);
+        assert_true(json_real_value(json_object_get(h, "t")) == WANT_T[i]);
+    }
+    json_decref(r);
+    r = call_ok("worlds/shapecast", id,
+                "{\"bodies\": [{\"radius\": 1, \"position\": [5,9,5], \"velocity\": [0,-1,0]}, "
+                "{\"radius\": 1, \"position\": [5,9,5], \"velocity\": [0,-1,0], \"filter\": "
+                "{\"mask\": 5}}]}",
+                200);
+    const json_t *c0 = json_array_get(json_object_get(r, "results"), 0);
+    const json_t *c1 = json_array_get(json_object_get(r, "results"), 1);
+    assert_string_equal(json_string_value(json_object_get(c0, "collider")), "high");
+    assert_true(json_real_value(json_object_get(c0, "time")) == 4.0);
+    assert_string_equal(json_string_value(json_object_get(c1, "collider")), "low");
+    assert_true(json_real_value(json_object_get(c1, "time")) == 8.0);
+    json_decref(r);
+    r = call_ok("worlds/overlap", id,
+                "{\"body\": {\"radius\": 5, \"position\": [5,2,5], \"filter\": {\"group\": -3}}}",
+                200);
+    const json_t *ov = json_object_get(r, "overlaps");
+    assert_true(json_array_size(ov) >= 1);
+    for (size_t i = 0; i < json_array_size(ov); ++i)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(ov, i), "collider")),
+                            "low");
+    json_decref(r);
     expect_problem("worlds", NULL,
                    "{\"colliders\": [{\"radius\": 1, \"position\": [0,0,0], \"filter\": "
-                   "{\"group\": -1}}]}",
-                   422, "unsupported-field", "/colliders/0/filter");
+                   "{\"category\": 4294967296}}]}",
+                   422, "invalid-field", "/colliders/0/filter/category");
     json_decref(call_ok("worlds/delete", id, "", 204));
 }
 
@@ -552,6 +600,7 @@ int main(void) {
         cmocka_unit_test(test_upload_get_delete),
         cmocka_unit_test(test_raycast_against_brute_force),
         cmocka_unit_test(test_query_errors_and_casts),
+        cmocka_unit_test(test_filters),
         cmocka_unit_test(test_store_eviction_and_holds),
         cmocka_unit_test(test_queries_while_uploading),
     };
