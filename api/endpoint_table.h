@@ -51,7 +51,9 @@
     X("POST", "POST", "/v1/worlds/{id}/shapecast", "worlds/shapecast", imp_ep_worlds_shapecast,    \
       IMP_EP_NO_BATCH, "moving bodies against a stored world")                                     \
     X("POST", "POST", "/v1/worlds/{id}/overlap", "worlds/overlap", imp_ep_worlds_overlap,          \
-      IMP_EP_NO_BATCH, "what a body overlaps in a stored world")
+      IMP_EP_NO_BATCH, "what a body overlaps in a stored world")                                   \
+    X("POST", "POST", "/v1/worlds/{id}/validate", "worlds/validate", imp_ep_worlds_validate,       \
+      IMP_EP_NO_BATCH, "check a client's reported move against a stored world")
 
 /* Operations routes, answered by the server from the headers alone (GET and
  * HEAD): X(path, route, summary). */

@@ -15,6 +15,7 @@
 
 #include "api/decode.h"
 #include "api/endpoint_table.h"
+#include "api/world_store.h"
 
 /* What an endpoint reads: the parsed request; for an IMP_EP_TEXT endpoint
  * run on a whole request, its text instead (json NULL; the endpoint parses
@@ -47,6 +48,18 @@ IMP_API_ENDPOINTS(IMP_DECLARE_ENDPOINT)
     int handler(const imp_api_in *in, imp_dec *d, imp_api_out *out);
 IMP_API_TEMPLATE_ENDPOINTS(IMP_DECLARE_TEMPLATE_ENDPOINT)
 #undef IMP_DECLARE_TEMPLATE_ENDPOINT
+
+/* ---- shared by the endpoints on stored worlds (api/ep_worlds.c) ---- */
+
+/* The world named by in->id, held (release it with imp_world_store_release);
+ * NULL with the reply set (404 unknown-world, 501 without a store) or the
+ * error recorded. Sets d->dim to the world's dimension. */
+const imp_world_entry *imp_ep_world_take(const imp_api_in *in, imp_dec *d, imp_api_out *out);
+
+/* Puts member `key` (the collider's id as uploaded, else its index) and
+ * "triangle" or "segment" (the primitive's index) for those kinds into o. */
+void imp_ep_world_put_prim(json_t *o, const imp_world_entry *e, const char *key, uint32_t collider,
+                           uint32_t index, uint32_t kind, int *ok);
 
 /*
  * Runs endpoint `ep` on `in`. Returns the HTTP status; on 2xx *out holds the

@@ -5,9 +5,15 @@
  * DESIGN
  * What: decodes the mover (`body`: its position is the start; its velocity
  * and acceleration are read and ignored, the move is the straight path to
- * `to`), `to`, `dt`, the obstacles (`world`, at most ctx->max_bodies),
- * `max_speed` and `max_iterations`; runs imp_move_check; encodes
- * valid, violations, position and velocity (plus iterations and blocked).
+ * `to`), `to`, `dt`, the obstacles (`world` as an array, and `obstacles`,
+ * at most ctx->max_bodies each), `max_speed` and `max_iterations`; runs
+ * imp_move_check; encodes valid, violations, position and velocity (plus
+ * iterations and blocked). `world` may instead name a stored world (its
+ * id; 404 unknown-world at /world when none is stored under it), and
+ * POST /v1/worlds/{id}/validate takes the world from its path: the world's
+ * colliders are then static obstacles beside `obstacles`, and a violation
+ * against one names it in `obstacle` and `collider` with its `triangle`
+ * or `segment`.
  * How: every number is checked before core sees it: dt finite > 0, and the
  * claimed speed |to - position| / dt at most IMP_API_MAX_MAGNITUDE (a tiny
  * dt would otherwise make it infinite); max_speed finite >= 0;
@@ -15,7 +21,9 @@
  * the time-of-impact solvers do not handle is a 422 at the shape type at
  * fault: the body's own when it cannot pair even with a sphere (a 3D box,
  * polyhedron, capsule or segment) or is a halfspace (a halfspace cannot
- * move), else the obstacle's (/world/i/shape/type). A request whose
+ * move), else the obstacle's (/world/i/shape/type). A stored world's
+ * primitives pair with every mover; a primitive a solver cannot decide
+ * (a 3D segment collider) is a 422 at /body. A request whose
  * numbers are each in range but whose motion over dt overflows double
  * precision (an acceleration of 1e60 for 1e60 s) is a 422 at /dt, found by
  * checking that every number of the answer is finite.
@@ -64,18 +72,13 @@ static int dec_iterations(imp_dec *d, const json_t *req, int *out) {
     return 0;
 }
 
-/* Decodes "world" into *bodies (malloc'd, *n of them, each to be freed with
- * imp_body_free; caller frees the array even on failure), checking each
- * against the mover. */
-static int dec_world(imp_dec *d, const json_t *req, const imp_body *mover, imp_body **bodies,
-                     size_t *n) {
-    const json_t *arr = json_object_get(req, "world");
-    size_t saved = imp_dec_push_key(d, "world");
-    *n = 0;
-    if (!arr) return imp_dec_fail(d, IMP_E_MISSING, "is required");
-    if (json_is_string(arr))
-        return imp_dec_fail(d, IMP_E_UNSUPPORTED,
-                            "names a stored world, which this version does not serve yet");
+/* Decodes the array member `key` ("world" or "obstacles") into bodies[*n ...]
+ * (the array holds room for ctx->max_bodies of each; entries from *n on are
+ * freed by the caller, with imp_body_free, up to the *n it leaves), checking
+ * each against the mover. */
+static int dec_obstacles(imp_dec *d, const json_t *arr, const char *key, const imp_body *mover,
+                         imp_body *bodies, size_t *n) {
+    size_t saved = imp_dec_push_key(d, key), first = *n;
     if (!json_is_array(arr)) return imp_dec_fail(d, IMP_E_TYPE, "must be an array of bodies");
     size_t total = json_array_size(arr);
     if (total > d->ctx->max_bodies) {
@@ -83,14 +86,11 @@ static int dec_world(imp_dec *d, const json_t *req, const imp_body *mover, imp_b
                  d->ctx->max_bodies);
         return imp_dec_fail(d, IMP_E_LIMIT, "has more bodies than this server accepts");
     }
-    *bodies = malloc((total ? total : 1) * sizeof **bodies);
-    if (!*bodies) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     imp_shape sphere = {.type = IMP_SHAPE_SPHERE};
     for (size_t i = 0; i < total; ++i) {
         size_t s2 = imp_dec_push_index(d, i);
-        if (imp_dec_body_value(d, json_array_get(arr, i), i, &(*bodies)[i])) return -1;
-        *n = i + 1;
-        const imp_shape *sh = &(*bodies)[i].shape;
+        if (imp_dec_body_value(d, json_array_get(arr, i), i, &bodies[*n])) return -1;
+        const imp_shape *sh = &bodies[(*n)++].shape;
         /* closed-form pairs only: the slide needs exact contacts */
         if (!imp_toi_shapes_closed_form(&mover->shape, sh, d->dim)) {
             if (!imp_toi_shapes_closed_form(&mover->shape, &sphere, d->dim)) {
@@ -102,7 +102,42 @@ static int dec_world(imp_dec *d, const json_t *req, const imp_body *mover, imp_b
         imp_dec_pop(d, s2);
     }
     imp_dec_pop(d, saved);
-    return imp_dec_unique_ids(d, *bodies, *n, "world");
+    return imp_dec_unique_ids(d, bodies + first, *n - first, key);
+}
+
+/* The obstacles of a request: `world` (an array, or the id of a stored
+ * world unless the path named one: *held), and `obstacles`. */
+typedef struct obstacles {
+    imp_body *bodies;
+    size_t n;
+    const imp_world_entry *held; /* a stored world, or NULL */
+} obstacles;
+
+static int dec_all_obstacles(imp_dec *d, const json_t *req, const imp_body *mover, obstacles *o) {
+    const json_t *world = json_object_get(req, "world"), *more = json_object_get(req, "obstacles");
+    size_t room = (world && json_is_array(world) ? json_array_size(world) : 0) +
+                  (more && json_is_array(more) ? json_array_size(more) : 0);
+    o->bodies = malloc((room ? room : 1) * sizeof *o->bodies);
+    if (!o->bodies) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    if (!o->held) {
+        if (!world) return imp_dec_fail_at(d, "world", IMP_E_MISSING, "is required");
+        if (json_is_string(world)) {
+            const char *id = json_string_value(world);
+            o->held = d->ctx->worlds ? imp_world_store_get(d->ctx->worlds, id) : NULL;
+            if (!o->held)
+                return imp_dec_fail_at(d, "world", IMP_E_UNKNOWN_WORLD,
+                                       imp_world_id_valid(id)
+                                           ? "names no stored world"
+                                           : "must be an array of bodies or a world id (64 "
+                                             "lowercase hexadecimal digits)");
+            if (o->held->meta.dim != d->dim)
+                return imp_dec_fail_at(d, "world", IMP_E_DIMENSION,
+                                       "names a world of the other dimension than the body");
+        } else if (dec_obstacles(d, world, "world", mover, o->bodies, &o->n)) {
+            return -1;
+        }
+    }
+    return more ? dec_obstacles(d, more, "obstacles", mover, o->bodies, &o->n) : 0;
 }
 
 static const char *kind_name(imp_move_kind k) {
@@ -113,7 +148,7 @@ static const char *kind_name(imp_move_kind k) {
     }
 }
 
-static json_t *enc_violation(const imp_move_violation *v, const imp_body *world, int dim) {
+static json_t *enc_violation(const imp_move_violation *v, const obstacles *obs, int dim) {
     json_t *o = json_object();
     int ok = o != NULL;
     if (!ok) return NULL;
@@ -122,7 +157,14 @@ static json_t *enc_violation(const imp_move_violation *v, const imp_body *world,
         imp_put_real(o, "speed", v->speed, &ok);
     } else {
         imp_put_real(o, "time", v->time, &ok);
-        imp_put(o, "obstacle", imp_enc_id(&world[v->obstacle]), &ok);
+        if (v->in_world) {
+            imp_ep_world_put_prim(o, obs->held, "obstacle", v->collider, v->index, v->prim_kind,
+                                  &ok);
+            imp_ep_world_put_prim(o, obs->held, "collider", v->collider, v->index, v->prim_kind,
+                                  &ok);
+        } else {
+            imp_put(o, "obstacle", imp_enc_id(&obs->bodies[v->obstacle]), &ok);
+        }
         imp_put(o, "point", imp_enc_vec(v->point, dim), &ok);
         imp_put(o, "normal", imp_enc_vec(v->normal, dim), &ok);
         if (v->has_depth) imp_put_real(o, "depth", v->depth, &ok);
@@ -151,20 +193,35 @@ static int result_finite(const imp_move_result *r) {
     return 1;
 }
 
-int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+static void obstacles_free(imp_dec *d, obstacles *o) {
+    imp_bodies_free(o->bodies, o->n);
+    if (o->held) imp_world_store_release(d->ctx->worlds, o->held);
+}
+
+/* A solver failure against a stored world's primitive: 422 at /body (the
+ * mover cannot be decided against that world), or out of memory. */
+static int move_failed(imp_dec *d, imp_failure why) {
+    imp_dec_pop(d, 0);
+    if (why == IMP_FAILURE_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    return imp_dec_fail_at(d, "body", IMP_E_GEOMETRY,
+                           "could not be decided against this world's colliders");
+}
+
+/* /v1/validate, and /v1/worlds/{id}/validate with the world held in *obs. */
+static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacles *obs) {
     const json_t *req = in->json;
     imp_body body;
-    imp_body *world = NULL;
-    size_t n = 0;
     imp_vec3 to = {0, 0, 0};
     double dt = 0.0, max_speed = INFINITY;
     int max_iterations = IMP_MOVE_DEFAULT_ITERATIONS;
     memset(&body, 0, sizeof body);
-    static const char *const MEMBERS[] = {"body",           "to", "dt", "world", "max_speed",
-                                          "max_iterations", NULL};
-    static const char *const UNSUPPORTED[] = {"obstacles", NULL};
-    int rc =
-        imp_dec_request(d, req, MEMBERS, UNSUPPORTED) || imp_dec_body(d, req, "body", 0, &body);
+    static const char *const MEMBERS[] = {
+        "body", "to", "dt", "world", "obstacles", "max_speed", "max_iterations", NULL};
+    /* the path names the world: the request does not */
+    static const char *const PATH_MEMBERS[] = {
+        "body", "to", "dt", "obstacles", "max_speed", "max_iterations", NULL};
+    int rc = imp_dec_request(d, req, obs->held ? PATH_MEMBERS : MEMBERS, NULL) ||
+             imp_dec_body(d, req, "body", 0, &body);
     if (!rc && body.shape.type == IMP_SHAPE_HALFSPACE)
         rc = fail_type(d, "body",
                        "must not be halfspace for the moving body: a halfspace "
@@ -177,42 +234,57 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
                           "is too small for the move: |to - position| / dt must be <= 1e60");
         imp_dec_pop(d, saved);
     }
-    rc = rc || dec_world(d, req, &body, &world, &n) ||
+    rc = rc || dec_all_obstacles(d, req, &body, obs) ||
          imp_dec_number(d, req, "max_speed", 0, 0.0, 0, INFINITY, "must be a finite number >= 0",
                         &max_speed) ||
          dec_iterations(d, req, &max_iterations);
     if (rc) {
         imp_body_free(&body);
-        imp_bodies_free(world, n);
         return -1;
     }
     int dim = d->dim;
-
-    imp_move_obstacle *obs = malloc((n ? n : 1) * sizeof *obs);
-    if (!obs) {
+    size_t n = obs->n;
+    imp_move_obstacle *mo = malloc((n ? n : 1) * sizeof *mo);
+    if (!mo) {
         imp_body_free(&body);
-        imp_bodies_free(world, n);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; ++i)
-        obs[i] = (imp_move_obstacle){&world[i].shape, world[i].m, &world[i].filter};
-    imp_move_input vin = {&body.shape, body.m.p,       to,          dt, obs, n, dim,
-                          max_speed,   max_iterations, &body.filter};
+        mo[i] =
+            (imp_move_obstacle){&obs->bodies[i].shape, obs->bodies[i].m, &obs->bodies[i].filter};
+    imp_move_input vin = {.shape = &body.shape,
+                          .from = body.m.p,
+                          .to = to,
+                          .dt = dt,
+                          .obstacles = mo,
+                          .n_obstacles = n,
+                          .dim = dim,
+                          .max_speed = max_speed,
+                          .max_iterations = max_iterations,
+                          .filter = &body.filter,
+                          .world = obs->held ? obs->held->world : NULL,
+                          .stop = &d->ctx->parallel.stop};
     imp_move_result *r = malloc(sizeof *r);
     if (r) *r = imp_move_check(&vin);
-    free(obs);
+    free(mo);
     imp_body_free(&body);
-    /* FAILED is NOMEM: the pairs the solvers do not handle were answered above */
-    if (!r || r->state != IMP_MOVE_OK) {
+    if (!r) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    if (r->state == IMP_MOVE_STOPPED) {
+        int why = r->stopped_by;
         free(r);
-        imp_bodies_free(world, n);
-        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+        return imp_dec_stopped(d, why, "the move was not checked to its end");
+    }
+    /* FAILED against obstacles is NOMEM: the pairs the solvers do not handle were answered
+     * above; against a stored world, a primitive a solver could not decide */
+    if (r->state != IMP_MOVE_OK) {
+        imp_failure why = r->failure;
+        free(r);
+        return move_failed(d, why);
     }
 
     if (!result_finite(r)) {
         imp_move_result_free(r);
         free(r);
-        imp_bodies_free(world, n);
         imp_dec_pop(d, 0);
         imp_dec_push_key(d, "dt");
         return imp_dec_fail(d, IMP_E_VALUE,
@@ -224,7 +296,7 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     json_t *o = json_object(), *list = json_array();
     if (!o || !list) ok = 0;
     for (size_t i = 0; ok && i < r->n_violations; ++i)
-        if (json_array_append_new(list, enc_violation(&r->violations[i], world, dim)) != 0) ok = 0;
+        if (json_array_append_new(list, enc_violation(&r->violations[i], obs, dim)) != 0) ok = 0;
     if (ok) {
         imp_put(o, "valid", json_boolean(r->valid), &ok);
         imp_put(o, "violations", list, &ok);
@@ -237,11 +309,25 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     json_decref(list);
     imp_move_result_free(r);
     free(r);
-    imp_bodies_free(world, n);
     if (!ok) {
         json_decref(o);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
     out->doc = o;
     return 0;
+}
+
+int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    obstacles obs = {NULL, 0, NULL};
+    int rc = validate(in, d, out, &obs);
+    obstacles_free(d, &obs);
+    return rc;
+}
+
+int imp_ep_worlds_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    obstacles obs = {NULL, 0, imp_ep_world_take(in, d, out)};
+    if (!obs.held) return out->doc ? 0 : -1;
+    int rc = validate(in, d, out, &obs);
+    obstacles_free(d, &obs);
+    return rc;
 }

@@ -299,8 +299,7 @@ int imp_ep_worlds_delete(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 
 /* ---- queries ----------------------------------------------------------------------------- */
 
-/* The world of a query, held; NULL with the reply (404) or the error set. */
-static const imp_world_entry *take(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+const imp_world_entry *imp_ep_world_take(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     imp_world_store *s = store(d, out);
     if (!s) return NULL;
     const imp_world_entry *e = imp_world_store_get(s, in->id);
@@ -319,10 +318,9 @@ static json_t *collider_id(const imp_world_entry *e, uint32_t c) {
     return json_integer((json_int_t)c);
 }
 
-/* "collider", and "triangle" or "segment" for those primitives. */
-static void put_prim(json_t *o, const imp_world_entry *e, uint32_t collider, uint32_t index,
-                     uint32_t kind, int *ok) {
-    imp_put(o, "collider", collider_id(e, collider), ok);
+void imp_ep_world_put_prim(json_t *o, const imp_world_entry *e, const char *key, uint32_t collider,
+                           uint32_t index, uint32_t kind, int *ok) {
+    imp_put(o, key, collider_id(e, collider), ok);
     if (kind == IMP_WORLD_PRIM_TRIANGLE) imp_put(o, "triangle", json_integer(index), ok);
     if (kind == IMP_WORLD_PRIM_SEGMENT) imp_put(o, "segment", json_integer(index), ok);
 }
@@ -412,7 +410,7 @@ static json_t *hit_doc(const imp_world_entry *e, const imp_world_hit *h, const i
     imp_put_real(o, "distance", h->t * imp_len(r->dir), ok);
     imp_put(o, "point", imp_enc_vec(h->point, dim), ok);
     imp_put(o, "normal", imp_enc_vec(h->normal, dim), ok);
-    put_prim(o, e, h->collider, h->index, h->kind, ok);
+    imp_ep_world_put_prim(o, e, "collider", h->collider, h->index, h->kind, ok);
     imp_put(o, "back_face", json_boolean(h->back_face), ok);
     return o;
 }
@@ -471,7 +469,7 @@ static int ray_one(imp_dec *d, const imp_world_entry *e, const json_t *item, siz
 
 int imp_ep_worlds_raycast(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     static const char *const MEMBERS[] = {"rays", "mode", NULL};
-    const imp_world_entry *e = take(in, d, out);
+    const imp_world_entry *e = imp_ep_world_take(in, d, out);
     if (!e) return out->doc ? 0 : -1;
     const json_t *req = in->json, *rays = NULL, *mode = NULL;
     imp_world_ray_mode m = IMP_WORLD_RAY_CLOSEST;
@@ -537,7 +535,7 @@ static int cast_one(imp_dec *d, const imp_world_entry *e, const json_t *item, si
         imp_put(o, "point", imp_enc_vec(r.point, dim), &ok);
         imp_put(o, "normal", imp_enc_vec(r.normal, dim), &ok);
         imp_put(o, "position", imp_enc_vec(r.position, dim), &ok);
-        put_prim(o, e, r.collider, r.index, r.kind, &ok);
+        imp_ep_world_put_prim(o, e, "collider", r.collider, r.index, r.kind, &ok);
         if (r.state == IMP_WORLD_OVERLAPPING) imp_put_real(o, "depth", r.depth, &ok);
         if (r.tolerance > 0.0) imp_put_real(o, "tolerance", r.tolerance, &ok);
     }
@@ -547,7 +545,7 @@ static int cast_one(imp_dec *d, const imp_world_entry *e, const json_t *item, si
 
 int imp_ep_worlds_shapecast(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     static const char *const MEMBERS[] = {"bodies", "horizon", NULL};
-    const imp_world_entry *e = take(in, d, out);
+    const imp_world_entry *e = imp_ep_world_take(in, d, out);
     if (!e) return out->doc ? 0 : -1;
     const json_t *req = in->json, *bodies = NULL;
     double horizon = INFINITY;
@@ -563,7 +561,7 @@ int imp_ep_worlds_shapecast(const imp_api_in *in, imp_dec *d, imp_api_out *out) 
 
 int imp_ep_worlds_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     static const char *const MEMBERS[] = {"body", NULL};
-    const imp_world_entry *e = take(in, d, out);
+    const imp_world_entry *e = imp_ep_world_take(in, d, out);
     if (!e) return out->doc ? 0 : -1;
     imp_body b;
     int rc = imp_dec_request(d, in->json, MEMBERS, NULL);
@@ -590,7 +588,7 @@ int imp_ep_worlds_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
             ok = 0;
             break;
         }
-        put_prim(o, e, c->collider, c->index, c->kind, &ok);
+        imp_ep_world_put_prim(o, e, "collider", c->collider, c->index, c->kind, &ok);
         imp_put_real(o, "depth", c->depth, &ok);
         imp_put(o, "normal", imp_enc_vec(c->normal, d->dim), &ok);
         if (json_array_append_new(list, o)) ok = 0;

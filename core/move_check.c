@@ -72,6 +72,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "overlap.h"
 #include "toi_shapes.h"
@@ -131,7 +132,32 @@ typedef struct solver {
     double move_scale, extent;
     size_t *cand; /* indices of obstacles that can be reached */
     size_t n_cand;
+    size_t *near; /* world primitives near the current query (growable) */
+    size_t n_near, cap_near;
+    size_t work;    /* solves since the last poll of the stop check */
+    int stopped_by; /* the stop check's reason once it said stop */
 } solver;
+
+/* Counts one solve; 1 when the stop check says stop (its reason kept). */
+static int poll_stop(solver *sv) {
+    if (++sv->work < IMP_STOP_POLL_PAIRS) return 0;
+    sv->work = 0;
+    return (sv->stopped_by = imp_stop_now(sv->in->stop)) != 0;
+}
+
+/* The world primitives the mover can touch near the path from p at velocity
+ * v over [0, T], grown by `band`, into sv->near. 0, or -1 out of memory. */
+static int world_near(solver *sv, imp_vec3 p, imp_vec3 v, double T, double band) {
+    sv->n_near = 0;
+    if (!sv->in->world) return 0;
+    imp_vec3 q = imp_madd(p, v, T);
+    double e = sv->extent + band;
+    e += IMP_MOVE_CULL_MARGIN_REL * (imp_max_abs(p) + imp_max_abs(q) + e);
+    imp_vec3 lo = imp_v3(fmin(p.x, q.x) - e, fmin(p.y, q.y) - e, fmin(p.z, q.z) - e);
+    imp_vec3 hi = imp_v3(fmax(p.x, q.x) + e, fmax(p.y, q.y) + e, fmax(p.z, q.z) + e);
+    return imp_world_prims_in_box(sv->in->world, lo, hi, sv->in->filter, &sv->near, &sv->n_near,
+                                  &sv->cap_near);
+}
 
 /* The pair's touch tolerance for obstacle shape s on path m (length). */
 static double pair_tol(const solver *sv, const imp_shape *s, const imp_motion *m) {
@@ -143,7 +169,70 @@ static double pair_tol(const solver *sv, const imp_shape *s, const imp_motion *m
     return IMP_MOVE_TOUCH_REL * scale;
 }
 
-enum { LEG_NONE = 0, LEG_CONTACT = 1, LEG_FAILED = -1 };
+enum { LEG_NONE = 0, LEG_CONTACT = 1, LEG_FAILED = -1, LEG_STOPPED = -2 };
+
+/* A contact of a leg: with obstacle `who`, or with world primitive `who`
+ * (its collider, index and kind kept). r's normal runs from the mover. */
+typedef struct contact {
+    imp_toi_result r;
+    int world;
+    size_t who;
+    uint32_t collider, index, kind;
+} contact;
+
+/* Leg order: time, obstacles before the world, then index (the world's:
+ * collider, then primitive). */
+static int contact_before(const contact *a, const contact *b) {
+    if (a->r.time != b->r.time) return a->r.time < b->r.time;
+    if (a->world != b->world) return !a->world;
+    if (!a->world) return a->who < b->who;
+    if (a->collider != b->collider) return a->collider < b->collider;
+    return a->index < b->index;
+}
+
+/*
+ * As leg_contact, against world primitive `prim` (static). The normal is
+ * the surface's (imp_world_surface_normal: an internal edge of a
+ * tessellated surface answers with its face normal). A contact the mover
+ * does not move into, by more than IMP_MOVE_SLIDE_REL of its speed, is
+ * none: overlapping, it is getting out or sliding; hitting, it grazes (the
+ * distance between a convex primitive and a body on a straight line is
+ * convex in time, so a first touch without approach speed is the least
+ * distance and no penetration follows) - a body sliding across a floor of
+ * many triangles crosses their edges without a contact each.
+ */
+static int world_leg_contact(solver *sv, size_t prim, imp_vec3 p, imp_vec3 v, double T,
+                             contact *c) {
+    const imp_move_input *in = sv->in;
+    memset(c, 0, sizeof *c);
+    c->world = 1;
+    c->who = prim;
+    if (poll_stop(sv)) return LEG_STOPPED;
+    imp_world_cast cast = {in->shape, {p, v, ZERO}, T, in->filter};
+    imp_world_cast_prep prep = imp_world_cast_prepare(in->world, &cast);
+    imp_world_cast_result wr = imp_world_cast_prim(in->world, &prep, prim);
+    if (wr.state == IMP_WORLD_FAILED) {
+        c->r = imp_toi_failed(wr.failure);
+        return LEG_FAILED;
+    }
+    if (wr.state != IMP_WORLD_HIT && wr.state != IMP_WORLD_OVERLAPPING) return LEG_NONE;
+    c->collider = wr.collider;
+    c->index = wr.index;
+    c->kind = wr.kind;
+    c->r.state = wr.state == IMP_WORLD_HIT ? IMP_TOI_HIT : IMP_TOI_OVERLAPPING;
+    c->r.time = wr.state == IMP_WORLD_HIT ? wr.time : 0.0;
+    c->r.point = wr.point;
+    c->r.normal = imp_neg(imp_world_surface_normal(in->world, prim, wr.point, wr.normal));
+    c->r.pa = wr.position;
+    c->r.depth = wr.depth;
+    double speed = imp_len(v);
+    if (imp_dot(v, c->r.normal) <= IMP_MOVE_SLIDE_REL * speed) return LEG_NONE;
+    if (c->r.state == IMP_TOI_OVERLAPPING) return LEG_CONTACT;
+    double travel = speed * (T - wr.time);
+    if (travel <= IMP_MOVE_TOUCH_REL * fmax(sv->move_scale, imp_max_abs(wr.point)))
+        return LEG_NONE; /* arriving at contact */
+    return LEG_CONTACT;
+}
 
 /*
  * The contact that blocks the mover going from p at velocity v, starting at
@@ -169,6 +258,10 @@ static int leg_contact(const solver *sv, size_t i, imp_vec3 p, imp_vec3 v, doubl
     }
     double rest = T - r->time;
     imp_vec3 w = imp_sub(v, imp_path_vel(m.v, m.a, r->time));
+    /* a graze: with no relative acceleration the distance of two convex bodies is convex in
+     * time, so a first touch without approach speed is their least distance (sliding along) */
+    if (imp_max_abs(m.a) == 0.0 && imp_dot(w, r->normal) <= IMP_MOVE_SLIDE_REL * imp_len(w))
+        return LEG_NONE;
     double travel = imp_len(w) * rest + 0.5 * imp_len(m.a) * rest * rest;
     if (travel <= pair_tol(sv, &s, &m)) return LEG_NONE; /* arriving at contact */
     return LEG_CONTACT;
@@ -193,9 +286,17 @@ static int reachable(const solver *sv, const imp_move_obstacle *o) {
     return 1;
 }
 
-/* The array has room for every violation: one speed, two per obstacle. */
-static void add_violation(imp_move_result *res, imp_move_violation v) {
+/* Appends a violation (the array grows by doubling; *cap its room). 0, or -1 out of memory. */
+static int add_violation(imp_move_result *res, size_t *cap, imp_move_violation v) {
+    if (res->n_violations == *cap) {
+        size_t c = *cap ? 2 * *cap : 8;
+        imp_move_violation *m = realloc(res->violations, c * sizeof *m);
+        if (!m) return -1;
+        res->violations = m;
+        *cap = c;
+    }
     res->violations[res->n_violations++] = v;
+    return 0;
 }
 
 static int cmp_violation(const void *pa, const void *pb) {
@@ -204,8 +305,32 @@ static int cmp_violation(const void *pa, const void *pb) {
         return a->kind == IMP_MOVE_SPEED ? -1 : 1;
     if (a->time != b->time) return a->time < b->time ? -1 : 1;
     if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    if (a->in_world != b->in_world) return a->in_world ? 1 : -1;
+    if (a->in_world && a->collider != b->collider) return a->collider < b->collider ? -1 : 1;
+    if (a->in_world) return (a->index > b->index) - (a->index < b->index);
     if (a->obstacle != b->obstacle) return a->obstacle < b->obstacle ? -1 : 1;
     return 0;
+}
+
+/* The world's violations of one kind by collider, the one to keep first:
+ * tunnelling the earliest, penetration the deepest, then the lowest index. */
+static int cmp_world_violation(const void *pa, const void *pb) {
+    const imp_move_violation *a = pa, *b = pb;
+    if (a->collider != b->collider) return a->collider < b->collider ? -1 : 1;
+    if (a->kind == IMP_MOVE_TUNNELING && a->time != b->time) return a->time < b->time ? -1 : 1;
+    if (a->kind == IMP_MOVE_PENETRATION && a->depth != b->depth)
+        return a->depth > b->depth ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Keeps one of the world's violations per collider among v[first, n). */
+static void keep_first_per_collider(imp_move_result *res, size_t first) {
+    imp_move_violation *v = res->violations + first;
+    size_t n = res->n_violations - first, k = 0;
+    qsort(v, n, sizeof *v, cmp_world_violation);
+    for (size_t i = 0; i < n; ++i)
+        if (k == 0 || v[i].collider != v[k - 1].collider) v[k++] = v[i];
+    res->n_violations = first + k;
 }
 
 /* v without its component into n (unit), when it has one. */
@@ -243,32 +368,105 @@ static imp_vec3 slide(imp_vec3 v, const imp_vec3 *planes, size_t k, int dim) {
     return ZERO;
 }
 
+/* Appends plane n to the growable *planes (*k of them, room for *cap). 0, or -1 out of memory. */
+static int add_plane(imp_vec3 **planes, size_t *k, size_t *cap, imp_vec3 n) {
+    if (*k == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        imp_vec3 *m = realloc(*planes, c * sizeof *m);
+        if (!m) return -1;
+        *planes = m;
+        *cap = c;
+    }
+    (*planes)[(*k)++] = n;
+    return 0;
+}
+
+enum { CORRECT_OK = 0, CORRECT_FAILED = -1, CORRECT_STOPPED = -2 };
+
+/* The first contact of the leg from p at velocity v over [0, T] from time t,
+ * with the obstacles and the world, into *best; 1 when there is one, 0
+ * when not, or CORRECT_FAILED (*why) / CORRECT_STOPPED. */
+static int first_contact(solver *sv, imp_vec3 p, imp_vec3 v, double t, double T, contact *best,
+                         imp_failure *why) {
+    int have = 0;
+    for (size_t c = 0; c < sv->n_cand; ++c) {
+        contact cc = {.world = 0, .who = sv->cand[c]};
+        int k = leg_contact(sv, sv->cand[c], p, v, t, T, &cc.r);
+        if (k == LEG_FAILED) return *why = cc.r.failure, CORRECT_FAILED;
+        if (k == LEG_CONTACT && (!have || contact_before(&cc, best))) *best = cc, have = 1;
+    }
+    if (world_near(sv, p, v, T, 0.0) != 0) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
+    for (size_t j = 0; j < sv->n_near; ++j) {
+        contact cc;
+        int k = world_leg_contact(sv, sv->near[j], p, v, T, &cc);
+        if (k == LEG_STOPPED) return CORRECT_STOPPED;
+        if (k == LEG_FAILED) return *why = cc.r.failure, CORRECT_FAILED;
+        if (k == LEG_CONTACT && (!have || contact_before(&cc, best))) *best = cc, have = 1;
+    }
+    return have;
+}
+
+/* The planes still touching the body at p, time t, after contact `hit`
+ * (its own plane first), into *planes. CORRECT_OK, or CORRECT_FAILED (*why). */
+static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit, double skin,
+                           imp_vec3 **planes, size_t *k, size_t *cap, imp_failure *why) {
+    const imp_move_input *in = sv->in;
+    *k = 0;
+    if (add_plane(planes, k, cap, hit->r.normal)) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
+    for (size_t c = 0; c < sv->n_cand; ++c) {
+        if (!hit->world && sv->cand[c] == hit->who) continue;
+        imp_shape s;
+        imp_motion m;
+        obstacle_at(&in->obstacles[sv->cand[c]], t, &s, &m);
+        imp_overlap_result o = imp_overlap(in->shape, p, &s, m.p, in->dim);
+        if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, CORRECT_FAILED;
+        if ((o.state == IMP_OVERLAP_OVERLAPPING ||
+             o.distance <= IMP_MOVE_TOUCH_BAND_SKINS * skin + pair_tol(sv, &s, &m)) &&
+            add_plane(planes, k, cap, o.normal))
+            return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
+    }
+    double band = IMP_MOVE_TOUCH_BAND_SKINS * skin +
+                  IMP_MOVE_TOUCH_REL * fmax(sv->move_scale, imp_max_abs(p));
+    if (world_near(sv, p, ZERO, 0.0, band) != 0) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
+    for (size_t j = 0; j < sv->n_near; ++j) {
+        size_t prim = sv->near[j];
+        if (hit->world && prim == hit->who) continue;
+        imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, p, prim);
+        if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, CORRECT_FAILED;
+        if (o.state != IMP_OVERLAP_OVERLAPPING && !(o.distance <= band)) continue;
+        /* the contact point: the body's point nearest the primitive */
+        imp_vec3 at = support(in->shape, in->dim, p, o.normal);
+        imp_vec3 n = imp_neg(imp_world_surface_normal(in->world, prim, at, imp_neg(o.normal)));
+        if (add_plane(planes, k, cap, n)) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
+    }
+    return CORRECT_OK;
+}
+
 /* The corrected path: legs of collide and slide from `from` towards
- * `target`. Returns IMP_FAILURE_NONE, or why a query failed. */
-static imp_failure correct(const solver *sv, imp_vec3 target, imp_vec3 *planes,
-                           imp_move_result *res) {
+ * `target`. CORRECT_OK, CORRECT_FAILED (*why says why a query failed) or
+ * CORRECT_STOPPED. */
+static int correct(solver *sv, imp_vec3 target, imp_move_result *res, imp_failure *why) {
     const imp_move_input *in = sv->in;
     const double skin = IMP_MOVE_SKIN_REL * sv->move_scale;
     imp_vec3 p = in->from, v = imp_scale(imp_sub(target, in->from), 1.0 / in->dt);
+    imp_vec3 *planes = NULL;
+    size_t cap = 0;
     double t = 0.0;
+    int rc = CORRECT_OK;
     res->n_legs = 0;
     res->iterations = 0;
     for (;;) {
         double T = in->dt - t;
         if (!(T > 0.0)) break; /* the last contact came at dt: done */
         res->legs[res->n_legs++] = (imp_move_leg){t, p, v};
-        size_t hit = 0;
-        imp_toi_result best = {.state = IMP_TOI_NONE};
-        for (size_t c = 0; c < sv->n_cand; ++c) {
-            imp_toi_result r;
-            int k = leg_contact(sv, sv->cand[c], p, v, t, T, &r);
-            if (k == LEG_FAILED) return r.failure;
-            if (k == LEG_CONTACT && (best.state == IMP_TOI_NONE || r.time < best.time)) {
-                best = r;
-                hit = sv->cand[c];
-            }
+        contact best;
+        memset(&best, 0, sizeof best);
+        int have = first_contact(sv, p, v, t, T, &best, why);
+        if (have < 0) {
+            rc = have;
+            break;
         }
-        if (best.state == IMP_TOI_NONE) {
+        if (!have) {
             p = res->n_legs == 1 ? target : imp_madd(p, v, T);
             break;
         }
@@ -280,31 +478,87 @@ static imp_failure correct(const solver *sv, imp_vec3 target, imp_vec3 *planes,
             break;
         }
         res->iterations++;
-        double th = best.time, speed = imp_len(v);
+        double th = best.r.time, speed = imp_len(v);
         imp_vec3 q = imp_madd(p, v, th);
-        if (speed > 0.0 && imp_dot(v, best.normal) > 0.0)
+        if (speed > 0.0 && imp_dot(v, best.r.normal) > 0.0)
             q = imp_madd(q, v, -fmin(skin, speed * th) / speed);
         p = q;
         t += th;
-        /* planes: the contact's, then those of obstacles still touching */
         size_t k = 0;
-        planes[k++] = best.normal;
-        for (size_t c = 0; c < sv->n_cand; ++c) {
-            if (sv->cand[c] == hit) continue;
-            imp_shape s;
-            imp_motion m;
-            obstacle_at(&in->obstacles[sv->cand[c]], t, &s, &m);
-            imp_overlap_result o = imp_overlap(in->shape, p, &s, m.p, in->dim);
-            if (o.state == IMP_OVERLAP_FAILED) return o.failure;
-            if (o.state == IMP_OVERLAP_OVERLAPPING ||
-                o.distance <= IMP_MOVE_TOUCH_BAND_SKINS * skin + pair_tol(sv, &s, &m))
-                planes[k++] = o.normal;
-        }
+        rc = touching_planes(sv, p, t, &best, skin, &planes, &k, &cap, why);
+        if (rc != CORRECT_OK) break;
         v = slide(v, planes, k, in->dim);
     }
+    free(planes);
     res->position = p;
     res->velocity = v;
-    return IMP_FAILURE_NONE;
+    return rc;
+}
+
+/* The world's primitives the straight move runs into: one tunnelling
+ * violation per collider (its first contact). 0, -1 failed (*why), -2 stopped. */
+static int world_tunnelling(solver *sv, imp_vec3 v, imp_move_result *res, size_t *cap,
+                            imp_failure *why) {
+    const imp_move_input *in = sv->in;
+    if (world_near(sv, in->from, v, in->dt, 0.0) != 0) return *why = IMP_FAILURE_NOMEM, -1;
+    size_t first = res->n_violations;
+    for (size_t j = 0; j < sv->n_near; ++j) {
+        contact c;
+        int k = world_leg_contact(sv, sv->near[j], in->from, v, in->dt, &c);
+        if (k == LEG_STOPPED) return -2;
+        if (k == LEG_FAILED) return *why = c.r.failure, -1;
+        if (k != LEG_CONTACT) continue;
+        int over = c.r.state == IMP_TOI_OVERLAPPING;
+        if (add_violation(res, cap,
+                          (imp_move_violation){.kind = IMP_MOVE_TUNNELING,
+                                               .in_world = 1,
+                                               .collider = c.collider,
+                                               .index = c.index,
+                                               .prim_kind = c.kind,
+                                               .time = c.r.time,
+                                               .point = c.r.point,
+                                               .normal = c.r.normal,
+                                               .depth = over ? c.r.depth : 0.0,
+                                               .has_depth = over}))
+            return *why = IMP_FAILURE_NOMEM, -1;
+    }
+    keep_first_per_collider(res, first);
+    return 0;
+}
+
+/* The world's primitives `to` lies inside: one penetration violation per
+ * collider (its deepest). 0, -1 failed (*why), -2 stopped. */
+static int world_penetration(solver *sv, imp_move_result *res, size_t *cap, imp_failure *why) {
+    const imp_move_input *in = sv->in;
+    if (world_near(sv, in->to, ZERO, 0.0, 0.0) != 0) return *why = IMP_FAILURE_NOMEM, -1;
+    size_t first = res->n_violations;
+    double tol = IMP_MOVE_TOUCH_REL * sv->move_scale;
+    for (size_t j = 0; j < sv->n_near; ++j) {
+        if (poll_stop(sv)) return -2;
+        imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, in->to, sv->near[j]);
+        if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, -1;
+        if (o.state != IMP_OVERLAP_OVERLAPPING || !(o.depth > tol)) continue;
+        imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
+        imp_vec3 n =
+            imp_neg(imp_world_surface_normal(in->world, sv->near[j], deep, imp_neg(o.normal)));
+        uint32_t collider, index;
+        imp_world_prim_id(in->world, sv->near[j], &collider, &index);
+        if (add_violation(
+                res, cap,
+                (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
+                                     .in_world = 1,
+                                     .collider = collider,
+                                     .index = index,
+                                     .prim_kind = imp_world_prim_kind_of(in->world, sv->near[j]),
+                                     .time = in->dt,
+                                     .point = imp_madd(deep, o.normal, -0.5 * o.depth),
+                                     .normal = n,
+                                     .depth = o.depth,
+                                     .has_depth = 1}))
+            return *why = IMP_FAILURE_NOMEM, -1;
+    }
+    keep_first_per_collider(res, first);
+    return 0;
 }
 
 imp_move_result imp_move_check(const imp_move_input *in) {
@@ -313,18 +567,19 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     assert(in->max_speed >= 0.0);
     assert(in->max_iterations >= 0 && in->max_iterations <= IMP_MOVE_MAX_ITERATIONS);
     assert(in->shape->type != IMP_SHAPE_HALFSPACE);
+    assert(!in->world || imp_world_describe(in->world).dim == in->dim);
     imp_move_result res = {.state = IMP_MOVE_OK};
     imp_failure why = IMP_FAILURE_NOMEM;
     const size_t n = in->n_obstacles;
+    size_t cap = 0;
+    int rc = 0;
 
     imp_vec3 d = imp_sub(in->to, in->from);
     double dist = imp_len(d);
     solver sv = {.in = in, .extent = shape_extent(in->shape, in->dim)};
     sv.move_scale = fmax(fmax(imp_max_abs(in->from), imp_max_abs(in->to)), fmax(dist, sv.extent));
     sv.cand = malloc((n ? n : 1) * sizeof *sv.cand);
-    imp_vec3 *planes = malloc((n ? n : 1) * sizeof *planes);
-    res.violations = malloc((2 * n + 1) * sizeof *res.violations);
-    if (!sv.cand || !planes || !res.violations) goto fail;
+    if (!sv.cand) goto fail;
     for (size_t i = 0; i < n; ++i) {
         assert(imp_toi_shapes_closed_form(in->shape, in->obstacles[i].shape, in->dim));
         if (imp_filter_touch(in->filter, in->obstacles[i].filter) &&
@@ -333,8 +588,9 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     }
 
     double speed = dist / in->dt;
-    if (speed > in->max_speed)
-        add_violation(&res, (imp_move_violation){.kind = IMP_MOVE_SPEED, .speed = speed});
+    if (speed > in->max_speed &&
+        add_violation(&res, &cap, (imp_move_violation){.kind = IMP_MOVE_SPEED, .speed = speed}))
+        goto fail;
 
     imp_vec3 v = imp_scale(d, 1.0 / in->dt);
     for (size_t c = 0; c < sv.n_cand; ++c) {
@@ -345,16 +601,19 @@ imp_move_result imp_move_check(const imp_move_input *in) {
             why = r.failure;
             goto fail;
         }
-        if (k == LEG_CONTACT)
+        if (k == LEG_CONTACT &&
             add_violation(
-                &res, (imp_move_violation){.kind = IMP_MOVE_TUNNELING,
-                                           .obstacle = i,
-                                           .time = r.time,
-                                           .point = r.point,
-                                           .normal = r.normal,
-                                           .depth = r.state == IMP_TOI_OVERLAPPING ? r.depth : 0.0,
-                                           .has_depth = r.state == IMP_TOI_OVERLAPPING});
+                &res, &cap,
+                (imp_move_violation){.kind = IMP_MOVE_TUNNELING,
+                                     .obstacle = i,
+                                     .time = r.time,
+                                     .point = r.point,
+                                     .normal = r.normal,
+                                     .depth = r.state == IMP_TOI_OVERLAPPING ? r.depth : 0.0,
+                                     .has_depth = r.state == IMP_TOI_OVERLAPPING}))
+            goto fail;
     }
+    if (in->world && (rc = world_tunnelling(&sv, v, &res, &cap, &why)) != 0) goto fail;
     for (size_t c = 0; c < sv.n_cand; ++c) {
         size_t i = sv.cand[c];
         imp_shape s;
@@ -367,17 +626,21 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         }
         if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > pair_tol(&sv, &s, &m)) {
             imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
-            add_violation(&res,
-                          (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
-                                               .obstacle = i,
-                                               .time = in->dt,
-                                               .point = imp_madd(deep, o.normal, -0.5 * o.depth),
-                                               .normal = o.normal,
-                                               .depth = o.depth,
-                                               .has_depth = 1});
+            if (add_violation(
+                    &res, &cap,
+                    (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
+                                         .obstacle = i,
+                                         .time = in->dt,
+                                         .point = imp_madd(deep, o.normal, -0.5 * o.depth),
+                                         .normal = o.normal,
+                                         .depth = o.depth,
+                                         .has_depth = 1}))
+                goto fail;
         }
     }
-    qsort(res.violations, res.n_violations, sizeof *res.violations, cmp_violation);
+    if (in->world && (rc = world_penetration(&sv, &res, &cap, &why)) != 0) goto fail;
+    if (res.n_violations > 1)
+        qsort(res.violations, res.n_violations, sizeof *res.violations, cmp_violation);
     res.valid = res.n_violations == 0;
 
     if (res.valid) {
@@ -389,16 +652,18 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         imp_vec3 target = in->to;
         if (speed > in->max_speed)
             target = dist > 0.0 ? imp_madd(in->from, d, in->max_speed * in->dt / dist) : in->from;
-        why = correct(&sv, target, planes, &res);
-        if (why != IMP_FAILURE_NONE) goto fail;
+        rc = correct(&sv, target, &res, &why);
+        if (rc != CORRECT_OK) goto fail;
     }
     free(sv.cand);
-    free(planes);
+    free(sv.near);
     return res;
 fail:
     free(sv.cand);
-    free(planes);
+    free(sv.near);
     free(res.violations);
+    if (rc == -2 || sv.stopped_by)
+        return (imp_move_result){.state = IMP_MOVE_STOPPED, .stopped_by = sv.stopped_by};
     return (imp_move_result){.state = IMP_MOVE_FAILED, .failure = why};
 }
 

@@ -23,13 +23,16 @@
 #define IMP_CORE_MOVE_CHECK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "failure.h"
 #include "filter.h"
+#include "parallel.h"
 #include "shape.h"
 #include "toi.h"
 #include "tolerance.h"
 #include "vec.h"
+#include "world.h"
 
 /* Slide iterations of the correction when the request names none (count;
  * the contract's default). */
@@ -58,6 +61,9 @@ typedef struct imp_move_input {
     int max_iterations;       /* [0, IMP_MOVE_MAX_ITERATIONS] */
     const imp_filter *filter; /* the mover's (NULL: the default); obstacles it cannot touch
                                  (filter.h) are ignored, as if absent */
+    const imp_world *world;   /* NULL: none; else its primitives are static obstacles too
+                                 (triangles, segments, convex colliders; core/world.h) */
+    const imp_stop *stop;     /* NULL: never; polled every IMP_STOP_POLL_PAIRS solves */
 } imp_move_input;
 
 typedef enum imp_move_kind {
@@ -68,7 +74,12 @@ typedef enum imp_move_kind {
 
 typedef struct imp_move_violation {
     imp_move_kind kind;
-    size_t obstacle; /* tunnelling, penetration: index into the obstacles */
+    int in_world;    /* tunnelling, penetration: 1 for a collider of the world, 0 for an obstacle */
+    size_t obstacle; /* of an obstacle: index into the obstacles */
+    uint32_t collider, index, prim_kind; /* of the world: the collider, the primitive in it
+                                            (imp_world_prim_kind), the first contact's (or the
+                                            deepest overlap's); one violation of each kind per
+                                            collider */
     double time;     /* tunnelling: first contact in [0, dt]; penetration: dt; speed: 0 */
     imp_vec3 point;  /* tunnelling: contact point; penetration: middle of the overlap */
     imp_vec3 normal; /* unit, from the mover towards the obstacle (not for speed) */
@@ -87,7 +98,8 @@ typedef struct imp_move_leg {
 
 typedef enum imp_move_state {
     IMP_MOVE_OK = 0,
-    IMP_MOVE_FAILED /* `failure` says why; nothing else is set */
+    IMP_MOVE_FAILED, /* `failure` says why; nothing else is set */
+    IMP_MOVE_STOPPED /* the stop check said stop; `stopped_by` is its reason; nothing else set */
 } imp_move_state;
 
 typedef struct imp_move_result {
@@ -102,7 +114,9 @@ typedef struct imp_move_result {
     /* the corrected path (when not blocked): legs[0..n_legs) */
     imp_move_leg legs[IMP_MOVE_MAX_ITERATIONS + 1];
     int n_legs;
-    imp_failure failure; /* FAILED: why (NOMEM; UNSUPPORTED for a pair the preconditions exclude) */
+    imp_failure failure; /* FAILED: why (NOMEM; UNSUPPORTED for a pair the preconditions exclude;
+                            UNDECIDED for a world primitive a solver could not decide) */
+    int stopped_by;      /* STOPPED: the stop check's reason */
 } imp_move_result;
 
 /*

@@ -322,4 +322,24 @@
  */
 #define IMP_WORLD_PAD_REL 1e-7
 
+/*
+ * Internal edges (dimensionless). A contact with a triangle's (or chain
+ * segment's) edge or vertex is judged against the surface around it
+ * (core/world_surface.c): its normal is genuine when no corner of the
+ * primitives sharing the feature lies above the contact plane by more than
+ * this fraction of its distance from the feature. A normal that misses the
+ * face normal by less than IMP_MOVE_SLIDE_REL already slides; this is the
+ * same bound, so a feature contact counts as internal exactly when its
+ * normal tilts enough to matter.
+ */
+#define IMP_WORLD_EDGE_REL 1e-9
+
+/* Where on a primitive a contact lies (dimensionless, a barycentric
+ * coordinate, or a segment's parameter): within this of an edge (of an
+ * end) is on it. Contact points of grazing contacts are good to about the
+ * square root of the unit roundoff (1.5e-8); this is far wider, and a
+ * contact classified on an edge that is in truth just inside is judged by
+ * the neighbours' planes and keeps (nearly) the face normal either way. */
+#define IMP_WORLD_FEATURE_REL 1e-6
+
 #endif

@@ -352,6 +352,11 @@ imp_world_info imp_world_describe(const imp_world *w) { return w->info; }
 
 size_t imp_world_prim_count(const imp_world *w) { return w->n_prims; }
 
+imp_world_prim_kind imp_world_prim_kind_of(const imp_world *w, size_t i) {
+    assert(i < w->n_prims);
+    return world_prim_kind(w, &w->prims[i]);
+}
+
 void imp_world_prim_id(const imp_world *w, size_t i, uint32_t *collider, uint32_t *index) {
     assert(i < w->n_prims);
     *collider = w->prims[i].collider;

@@ -37,6 +37,7 @@
 
 #include "failure.h"
 #include "filter.h"
+#include "overlap.h"
 #include "parallel.h"
 #include "shape.h"
 #include "toi.h"
@@ -279,6 +280,9 @@ size_t imp_world_prim_count(const imp_world *w);
 /* Primitive i's collider and its index there (0 for a shape). */
 void imp_world_prim_id(const imp_world *w, size_t i, uint32_t *collider, uint32_t *index);
 
+/* Primitive i's kind. */
+imp_world_prim_kind imp_world_prim_kind_of(const imp_world *w, size_t i);
+
 /* A ray prepared for the primitive tests (the shear of the watertight test,
  * the bounds padding). Plain data. */
 typedef struct imp_world_ray_prep {
@@ -345,6 +349,39 @@ imp_world_overlap_prep imp_world_overlap_prepare(const imp_world *w, const imp_s
  * or touch, 0 when apart, -1 when its solver failed (*why set). */
 int imp_world_overlap_prim(const imp_world *w, const imp_world_overlap_prep *p, size_t i,
                            imp_world_contact *c, imp_failure *why);
+
+/* ---- the surface around a contact, for moves that slide (core/world_surface.c) ----------- */
+
+/* Every primitive whose bounds meet the closed box [lo, hi] (halfspaces
+ * always) and whose collider filter f (NULL: the default) may touch,
+ * appended to the growable array *out (*n items, capacity *cap; realloc'd)
+ * in the world's order. 0, or -1 out of memory (*out keeps what it had). */
+int imp_world_prims_in_box(const imp_world *w, imp_vec3 lo, imp_vec3 hi, const imp_filter *f,
+                           size_t **out, size_t *n, size_t *cap);
+
+/* Shape (not a halfspace) placed at position against primitive i, as
+ * imp_overlap answers (the normal runs from the shape towards the
+ * primitive); a one-sided primitive that the shape meets from its back
+ * answers APART at an infinite distance. */
+imp_overlap_result imp_world_prim_overlap(const imp_world *w, const imp_shape *shape,
+                                          imp_vec3 position, size_t i);
+
+/*
+ * The contact normal n (unit, from primitive i towards the body) at
+ * `point` as the surface sees it: the face normal on n's side when point
+ * lies inside the primitive (within IMP_WORLD_FEATURE_REL of its size from
+ * every edge); n itself when the primitive is a convex collider, or when n
+ * supports every triangle (or chain segment) that shares the edge or vertex
+ * at point; else (a contact on an internal edge or vertex: the neighbours
+ * continue the surface beyond the feature, flat or folding up) the
+ * primitive's face normal on n's side. Neighbours are
+ * the triangles and segments of the world's meshes, heightfields and
+ * chains that have those corners (bit-identical coordinates), whichever
+ * collider they belong to. So a body sliding over a tessellated floor never
+ * catches on the shared edges, while a genuine convex edge or step keeps
+ * its normal.
+ */
+imp_vec3 imp_world_surface_normal(const imp_world *w, size_t i, imp_vec3 point, imp_vec3 n);
 
 /* The chain neighbours of segment primitive i, for ghost vertices (Box2D's
  * chain shapes): *prev the vertex before its start and *next the one after

@@ -84,6 +84,11 @@ static inline imp_world_prim_kind world_prim_kind(const imp_world *w, const worl
                                   : IMP_WORLD_PRIM_TRIANGLE;
 }
 
+/* Whether p is a triangle or a chain segment (not a convex collider). */
+static inline int world_prim_is_flat(const imp_world *w, const world_prim *p) {
+    return w->colliders[p->collider].kind != IMP_WORLD_SHAPE;
+}
+
 /* Bounds of a bounded primitive (not a halfspace), in doubles. */
 void world_prim_bounds(const imp_world *w, const world_prim *p, imp_vec3 *lo, imp_vec3 *hi);
 
@@ -117,6 +122,13 @@ static inline int world_boxes_meet(const double alo[3], const double ahi[3], con
                                    const double bhi[3]) {
     return alo[0] <= bhi[0] && blo[0] <= ahi[0] && alo[1] <= bhi[1] && blo[1] <= ahi[1] &&
            alo[2] <= bhi[2] && blo[2] <= ahi[2];
+}
+
+/* Whether a node's box meets the closed box [lo, hi]. */
+static inline int world_node_meets(const world_node *n, const double lo[3], const double hi[3]) {
+    double a[3], b[3];
+    world_node_box(n, a, b);
+    return world_boxes_meet(a, b, lo, hi);
 }
 
 /* A depth-first walk of the hierarchy for the box-test queries: nodes for

@@ -118,9 +118,7 @@ typedef struct overlap_query {
 
 static int enter(void *ctx, const world_node *n) {
     const overlap_query *q = ctx;
-    double lo[3], hi[3];
-    world_node_box(n, lo, hi);
-    return world_boxes_meet(lo, hi, q->lo, q->hi);
+    return world_node_meets(n, q->lo, q->hi);
 }
 
 static int test_prims(void *ctx, size_t first, size_t count) {

@@ -1943,7 +1943,19 @@ static const json_case WORLDS[] = {
      "{\"bodies\":[]}", 404, NULL, 0},
     {"world: query on a path with an empty id", "/v1/worlds//raycast", "{\"rays\":[]}", 404, NULL,
      0},
-    {"world: validate against a world (not served)", "/v1/worlds/abc/validate", "{}", 404, NULL, 0},
+    {"world: validate against a bad id", "/v1/worlds/abc/validate", "{}", 404, NULL, 0},
+    {"world: validate naming a bad id", "/v1/validate",
+     "{\"body\":" SPHERE3("0") ",\"to\":[1,0,0],\"dt\":1,\"world\":\"zz\"}", 404, "/world", 0},
+    {"world: validate naming an unknown id", "/v1/validate",
+     "{\"body\":" SPHERE3(
+         "0") ",\"to\":[1,0,0],\"dt\":1,\"world\":"
+              "\"0000000000000000000000000000000000000000000000000000000000000000\"}",
+     404, "/world", 0},
+    {"world: validate naming a world id of the wrong type", "/v1/validate",
+     "{\"body\":" SPHERE3("0") ",\"to\":[1,0,0],\"dt\":1,\"world\":7}", 400, "/world", 0},
+    {"world: validate with obstacles not an array", "/v1/validate",
+     "{\"body\":" SPHERE3("0") ",\"to\":[1,0,0],\"dt\":1,\"world\":[],\"obstacles\":{}}", 400,
+     "/obstacles", 0},
 };
 
 /* A stored 3D world's queries: every hostile value has its status and pointer. */
@@ -1979,9 +1991,27 @@ static void test_worlds(void **state) {
         {"ray max_t negative", "raycast",
          "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0],\"max_t\":-1}]}", 422,
          "/rays/0/max_t"},
-        {"ray filter (not served)", "raycast",
-         "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0],\"filter\":{\"mask\":1}}]}", 422,
-         "/rays/0/filter"},
+        {"ray filter mask out of range", "raycast",
+         "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0],\"filter\":{\"mask\":4294967296}}]"
+         "}",
+         422, "/rays/0/filter/mask"},
+        {"ray filter group a string", "raycast",
+         "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0],\"filter\":{\"group\":\"a\"}}]}",
+         400, "/rays/0/filter/group"},
+        {"validate naming a world too", "validate",
+         "{\"body\":{\"radius\":1,\"position\":[1,2,1]},\"to\":[2,2,2],\"dt\":1,\"world\":[]}", 400,
+         "/world"},
+        {"validate 2D body in a 3D world", "validate",
+         "{\"body\":{\"radius\":1,\"position\":[1,2]},\"to\":[2,2],\"dt\":1}", 400,
+         "/body/position"},
+        {"validate dt 0", "validate",
+         "{\"body\":{\"radius\":1,\"position\":[1,2,1]},\"to\":[2,2,2],\"dt\":0}", 422, "/dt"},
+        {"validate halfspace mover", "validate",
+         "{\"body\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1,0],\"offset\":0},"
+         "\"position\":[0,0,0],\"static\":true},\"to\":[0,0,0],\"dt\":1}",
+         422, "/body/shape/type"},
+        {"validate mesh mover", "validate",
+         "{\"body\":" MESH(TRI3, "[[0,1,2]]") ",\"to\":[0,0,0],\"dt\":1}", 422, "/body/shape/type"},
         {"ray id a float", "raycast",
          "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0],\"id\":1.5}]}", 400, "/rays/0/id"},
         {"unknown mode", "raycast", "{\"rays\":[],\"mode\":\"nearest\"}", 422, "/mode"},
@@ -2006,6 +2036,9 @@ static void test_worlds(void **state) {
     snprintf(path, sizeof path, "/v1/worlds/%s/raycast", id);
     post("world: a ray that hits", path,
          "{\"rays\":[{\"origin\":[1,1,1],\"direction\":[0,-1,0]}],\"mode\":\"all\"}", ok200());
+    snprintf(path, sizeof path, "/v1/worlds/%s/validate", id);
+    post("world: a move that lands and slides", path,
+         "{\"body\":{\"radius\":0.5,\"position\":[1,1,1]},\"to\":[5,-0.5,3],\"dt\":0.1}", ok200());
     end("worlds");
 }
 
@@ -2229,10 +2262,10 @@ static void replace_types(sweep *s, json_t *node, const char *key, size_t index,
             json_object_set_new(node, key, make_value(t));
         else
             json_array_set_new(node, index, make_value(t));
-        /* a string "world" is a stored world's id by the contract: 422 unsupported-field
-         * until worlds are served */
+        /* a string "world" is a stored world's id by the contract: 404 unknown-world (the
+         * sweep's string is no stored world's id) */
         int world_id = key && strcmp(key, "world") == 0 && t == T_STRING && orig_t == T_ARRAY;
-        expect x = expect_at(w, world_id ? 422 : 400, ptr);
+        expect x = expect_at(w, world_id ? 404 : 400, ptr);
         if (envelope && key && strcmp(key, "body") == 0)
             x = item((size_t)w->item, 400, ""); /* the item's endpoint sees a non-object */
         char what[64];

@@ -228,6 +228,57 @@ static void test_casts_and_overlaps(void **state) {
     json_decref(doc);
 }
 
+/* Validation against the stored world: a ball dropped onto the terrain lands on the
+ * triangle the contract's definition puts under it and slides on; one rolled along the box's
+ * top face (two triangles) crosses their shared diagonal without a contact; one run into the
+ * box's side is reported against "box" and stops before it. */
+static void test_validate(void **state) {
+    (void)state;
+    char path[160], body[512];
+    snprintf(path, sizeof path, "/v1/worlds/%s/validate", world_id_);
+    double h = 0.0;
+    int tri = -1;
+    assert_true(terrain_at(5.3, 7.1, &h, &tri));
+    snprintf(body, sizeof body,
+             "{\"body\": {\"radius\": 0.25, \"position\": [5.3, 9, 7.1]}, \"to\": [5.3, %.17g, "
+             "7.1], \"dt\": 1}",
+             h - 1.0);
+    json_t *doc = http_json("POST", path, body, 200);
+    assert_false(json_is_true(json_object_get(doc, "valid")));
+    const json_t *v = json_array_get(json_object_get(doc, "violations"), 0);
+    assert_string_equal(json_string_value(json_object_get(v, "kind")), "tunneling");
+    assert_string_equal(json_string_value(json_object_get(v, "collider")), "terrain");
+    assert_int_equal(json_integer_value(json_object_get(v, "triangle")), tri);
+    /* it ends on the terrain, never below it, wherever the slide took it */
+    const json_t *pos = json_object_get(doc, "position");
+    double px = json_real_value(json_array_get(pos, 0)),
+           pz = json_real_value(json_array_get(pos, 2));
+    double y = json_real_value(json_array_get(pos, 1)), h2 = 0.0;
+    int tri2 = -1;
+    assert_true(terrain_at(px, pz, &h2, &tri2));
+    assert_true(y > h2 && y < h2 + 1.0);
+    json_decref(doc);
+    /* along the top of the box (y = 21), across its diagonal: valid, no snag */
+    doc = http_json("POST", path,
+                    "{\"body\": {\"radius\": 0.25, \"position\": [10.2, 21.25, 10.7]}, \"to\": "
+                    "[10.8, 21.25, 10.3], \"dt\": 1}",
+                    200);
+    assert_true(json_is_true(json_object_get(doc, "valid")));
+    json_decref(doc);
+    /* into the box's side at x = 10 from x = 8 (y = 20.5 clears the terrain, |h| <= 2) */
+    snprintf(body, sizeof body,
+             "{\"body\": {\"radius\": 0.25, \"position\": [8, 20.5, 10.5]}, \"to\": [12, 20.5, "
+             "10.5], \"dt\": 1, \"world\": \"%s\"}",
+             world_id_);
+    doc = http_json("POST", "/v1/validate", body, 200);
+    v = json_array_get(json_object_get(doc, "violations"), 0);
+    assert_string_equal(json_string_value(json_object_get(v, "obstacle")), "box");
+    assert_true(fabs(json_real_value(json_object_get(v, "time")) - 1.75 / 4.0) < 1e-12);
+    double x = json_real_value(json_array_get(json_object_get(doc, "position"), 0));
+    assert_true(x < 9.75 && x > 9.75 - 1e-6);
+    json_decref(doc);
+}
+
 typedef struct job {
     char path[160];
     int failures, done;
@@ -300,7 +351,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_upload_head_get),    cmocka_unit_test(test_raycast_terrain),
         cmocka_unit_test(test_casts_and_overlaps), cmocka_unit_test(test_queries_while_uploading),
-        cmocka_unit_test(test_delete_and_metrics),
+        cmocka_unit_test(test_validate),           cmocka_unit_test(test_delete_and_metrics),
     };
     return cmocka_run_group_tests_name("worlds", tests, setup, teardown);
 }

@@ -151,10 +151,11 @@ static void test_contract_members_not_served_yet(void **state) {
                    422, "unsupported-field", "/a/angular_velocity", "not served");
     expect_problem("scenes/simulate", "{\"bodies\": [], \"horizon\": 1, \"world\": \"ab\"}", 422,
                    "unsupported-field", "/world", NULL);
+    /* a world id that is not one (32 hex digits) */
     expect_problem("validate",
                    "{\"body\": {\"radius\": 1, \"position\": [0, 0]}, \"to\": [1, 0], \"dt\": 1, "
                    "\"world\": \"5d41402abc4b2a76b9719d911017c592\"}",
-                   422, "unsupported-field", "/world", NULL);
+                   404, "unknown-world", "/world", "64 lowercase hexadecimal");
     expect_problem("overlap",
                    "{\"a\": {\"shape\": {\"type\": \"mesh\"}, \"position\": [0, 0, 0]}, \"b\": "
                    "{\"radius\": 1, \"position\": [3, 0, 0]}}",
@@ -695,7 +696,8 @@ static void test_endpoint_table(void **state) {
     assert_string_equal(id, "");
     assert_null(imp_endpoint_by_path("/v1/worlds//raycast"));
     assert_null(imp_endpoint_by_path("/v1/worlds/a/b/raycast"));
-    assert_null(imp_endpoint_by_path("/v1/worlds/a/validate"));
+    assert_null(imp_endpoint_by_path("/v1/worlds/a/teleport"));
+    assert_string_equal(imp_endpoint_find("POST", "/v1/worlds/a/validate")->op, "worlds/validate");
     assert_null(imp_endpoint_find("POST", "/v1/worlds/abc"));
     assert_string_equal(imp_endpoint_find("HEAD", "/v1/worlds/abc")->op, "worlds/get");
     assert_string_equal(imp_endpoint_find("DELETE", "/v1/worlds/abc")->op, "worlds/delete");

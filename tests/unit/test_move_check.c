@@ -61,7 +61,7 @@ static imp_move_obstacle still(const imp_shape *s, imp_vec3 p) {
 static imp_move_result run(const imp_shape *mover, imp_vec3 from, imp_vec3 to, double dt,
                            const imp_move_obstacle *obs, size_t n, int dim, double max_speed,
                            int iterations) {
-    imp_move_input in = {mover, from, to, dt, obs, n, dim, max_speed, iterations, NULL};
+    imp_move_input in = {mover, from, to, dt, obs, n, dim, max_speed, iterations, NULL, NULL, NULL};
     imp_move_result r = imp_move_check(&in);
     assert_int_equal(r.state, IMP_MOVE_OK);
     return r;
@@ -561,8 +561,8 @@ static void test_property_random_scenes(void **state) {
         uint64_t scene_seed = rng;
         scene sc;
         make_scene(&rng, &sc);
-        imp_move_input in = {&sc.mover, sc.from, sc.to,        sc.dt,         sc.obs,
-                             sc.n,      2,       sc.max_speed, sc.iterations, NULL};
+        imp_move_input in = {&sc.mover, sc.from,      sc.to,         sc.dt, sc.obs, sc.n,
+                             2,         sc.max_speed, sc.iterations, NULL,  NULL,   NULL};
         imp_move_result r = imp_move_check(&in);
         if (r.state != IMP_MOVE_OK)
             fail_msg("scene %d (seed %#llx, scene rng %#llx): failed", k, (unsigned long long)seed,
@@ -673,8 +673,8 @@ static void test_filtered_out_wall(void **state) {
     for (int k = 0; k < 3; ++k) {
         imp_move_obstacle ob = o;
         if (k == 2) ob.filter = &never;
-        imp_move_input in = {&ball, V(0, 0, 0), V(10, 0, 0), 1.0, &ob,
-                             1,     2,          INFINITY,    5,   movers[k]};
+        imp_move_input in = {&ball, V(0, 0, 0), V(10, 0, 0), 1.0,       &ob,  1,
+                             2,     INFINITY,   5,           movers[k], NULL, NULL};
         imp_move_result r = imp_move_check(&in);
         assert_int_equal(r.state, IMP_MOVE_OK);
         if (k == 1) {
