@@ -10,8 +10,9 @@
  * that two nodes use is two colliders), vertices in world space (the node
  * transforms applied, then --scale), at position [0, 0, 0]. The id is the
  * mesh's name, else its node's, else "mesh-N" (N: the mesh's index in the
- * file), made unique with "-2", "-3", ... Point and line primitives are
- * dropped; a file with no triangle at all is an error.
+ * file; also for a name that is not UTF-8), made unique with "-2", "-3",
+ * ... Point and line primitives are dropped; a file with no triangle at
+ * all is an error.
  * `impact world upload FILE --url URL [--token-file PATH] [--one-sided]
  * [--scale S]` sends a World (FILE as is, or imported first when its name
  * ends in .gltf, .glb, .obj or .fbx, to the bytes `impact world import
@@ -48,6 +49,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -207,8 +209,12 @@ typedef struct import_ctx {
     int status; /* CLI_EXIT_OK until something failed (and was reported) */
 } import_ctx;
 
+/* A name usable as an id: not empty and valid UTF-8 (JSON text must be), else NULL. */
 static const char *ai_name(const struct aiString *s) {
-    return s->length > 0 && s->length < MAXLEN ? s->data : NULL;
+    if (s->length == 0 || s->length >= MAXLEN) return NULL;
+    json_t *valid = json_stringn(s->data, s->length); /* NULL for invalid UTF-8 */
+    json_decref(valid);
+    return valid ? s->data : NULL;
 }
 
 /* Appends mesh `index` seen through `to_world` as one collider (nothing when

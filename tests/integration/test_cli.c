@@ -783,6 +783,16 @@ static void test_world_import_obj(void **state) {
     cli_result_free(&r);
 }
 
+/* A name that is not UTF-8 cannot be a JSON string: the id falls back to mesh-N. */
+static void test_world_import_bad_name(void **state) {
+    (void)state;
+    static const char obj[] = "o Fl\xffoor\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+    static const char want[] = "{\"colliders\":[{\"id\":\"mesh-0\",\"shape\":{\"type\":\"mesh\","
+                               "\"vertices\":[[0.0,0.0,0.0],[1.0,0.0,0.0],[0.0,1.0,0.0]],"
+                               "\"triangles\":[[0,1,2]]},\"position\":[0.0,0.0,0.0]}]}\n";
+    expect_import(write_text("latin1.obj", obj), NULL, want);
+}
+
 static void test_world_import_gltf_glb_fbx(void **state) {
     (void)state;
     expect_import(write_gltf(), NULL, GLTF_WORLD);
@@ -1019,6 +1029,7 @@ int main(void) {
     const struct CMUnitTest world_tests[] = {
         cmocka_unit_test(test_world_import_obj),
         cmocka_unit_test(test_world_import_gltf_glb_fbx),
+        cmocka_unit_test(test_world_import_bad_name),
         cmocka_unit_test(test_world_import_errors),
     };
     const struct CMUnitTest daemon_tests[] = {
