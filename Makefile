@@ -30,7 +30,8 @@
 #   libimpactapi.a   api/*.c (-I. and jansson)
 #   libimpactserver.a  server/*.c but main() and the CLI (unit tests link the modules they test)
 #   impactd          server/*.c (except the CLI's main) + both libraries + libmicrohttpd + zlib
-#   impact           the CLI: server/cli.c + both libraries + jansson
+#   impact           the CLI: server/cli*.c + both libraries + jansson, and Assimp (model
+#                    files) and libcurl (uploads), which nothing else links
 #   tests/unit/test_*, tests/integration/test_*, tests/bench/bench_*  one per source file;
 #   other .c files in those directories are helpers linked into every binary of their suite.
 # New sources are picked up by wildcards: adding a file needs no change here.
@@ -49,7 +50,7 @@ BUILD ?= $(if $(SANITIZE),build/san$(if $(filter thread,$(SANITIZE)),-thread),bu
 
 # Everything a fresh Debian machine needs to build and test; add packages here.
 DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev libssl-dev \
-                 pkg-config gcc make
+                 libassimp-dev pkg-config gcc make
 # What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c,
 # clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout.
 TEST_PACKAGES := nginx clang clang-format
@@ -81,15 +82,17 @@ ZLIB_CFLAGS := $(call pkg_cflags,zlib)
 ZLIB_LIBS := $(call pkg_libs,zlib,-lz)
 CRYPTO_CFLAGS := $(call pkg_cflags,libcrypto)
 CRYPTO_LIBS := $(call pkg_libs,libcrypto,-lcrypto)
+ASSIMP_CFLAGS := $(call pkg_cflags,assimp)
+ASSIMP_LIBS := $(call pkg_libs,assimp,-lassimp)
 
 # ---- sources ---------------------------------------------------------------------------------
 
-# The `impact` CLI will live in server/ with its own main(); it is not part of the daemon.
-CLI_MAIN := server/cli.c
+# The `impact` CLI lives in server/ (cli.c has its main()); it is not part of the daemon.
+CLI_SRCS := $(wildcard server/cli*.c)
 
 CORE_SRCS := $(wildcard core/*.c)
 API_SRCS := $(wildcard api/*.c)
-SERVER_SRCS := $(filter-out $(CLI_MAIN),$(wildcard server/*.c))
+SERVER_SRCS := $(filter-out $(CLI_SRCS),$(wildcard server/*.c))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
 INTEG_SRCS := $(wildcard tests/integration/test_*.c)
@@ -115,7 +118,7 @@ LIBIMPACTSERVER := $(BUILD)/libimpactserver.a
 SERVER_LIB_OBJS := $(filter-out $(BUILD)/obj/server/main.o,$(SERVER_OBJS))
 IMPACTD := $(BUILD)/impactd
 IMPACT := $(BUILD)/impact
-CLI_OBJ := $(call obj,$(CLI_MAIN))
+CLI_OBJS := $(call obj,$(CLI_SRCS))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 INTEG_BINS := $(patsubst tests/integration/%.c,$(BUILD)/tests/integration/%,$(INTEG_SRCS))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRCS))
@@ -138,6 +141,12 @@ $(BUILD)/obj/api/openapi.o: api/openapi.yaml
 $(BUILD)/obj/server/%.o: server/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS) \
+	    -c $< -o $@
+
+# The CLI's objects also see Assimp and libcurl (a static pattern rule: it wins over the one above).
+$(CLI_OBJS): $(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(JANSSON_CFLAGS) $(ASSIMP_CFLAGS) $(CURL_CFLAGS) \
 	    -c $< -o $@
 
 $(BUILD)/obj/tests/unit/%.o: tests/unit/%.c
@@ -176,8 +185,9 @@ $(IMPACTD): $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
 	    $(MHD_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
-$(IMPACT): $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT)
-	$(CC) $(LDFLAGS) -pthread -o $@ $(CLI_OBJ) $(LIBIMPACTAPI) $(LIBIMPACT) $(JANSSON_LIBS) $(CRYPTO_LIBS) -lm
+$(IMPACT): $(CLI_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
+	$(CC) $(LDFLAGS) -pthread -o $@ $(CLI_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) $(ASSIMP_LIBS) \
+	    $(CURL_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) -lm
 
 # Static pattern rules (not plain pattern rules): their objects count as explicitly named, so
 # make never treats them as intermediate files to skip or delete.
@@ -199,7 +209,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
 	    $(LIBIMPACT) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
--include $(ALL_OBJS:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(ALL_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 
 # ---- targets ---------------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@
  * 4xx problem (the request is wrong), 3 for a 5xx (a bug, or out of memory,
  * or stdout could not be written), 2 for a usage error (unknown or missing
  * OP, unknown flag, unreadable or oversized input), which goes to stderr.
+ * `impact world import|upload ...` (cli_world.c) turns level files into
+ * Worlds and uploads them to a server, with the same exit statuses.
  * How: the whole input is read into one buffer (growing by doubling up to
  * MAX_INPUT_BYTES) and handed to imp_api_handle with the default limits of
  * imp_api_ctx_init. Without --pretty the api's bytes are written unchanged;
@@ -33,7 +35,7 @@
 #include "api/api.h"
 #include "api/problem.h"
 #include "api/world_store.h"
-#include "log.h" /* IMP_PRINTF_LIKE */
+#include "cli.h"
 
 #define VERSION "1.0.0"
 
@@ -43,18 +45,16 @@
 /* First read buffer (bytes); it doubles from there. */
 #define INITIAL_INPUT_BYTES ((size_t)64 << 10)
 
-/* Exit statuses (see DESIGN); part of the interface, like the output. */
-enum { CLI_EXIT_OK = 0, CLI_EXIT_PROBLEM = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_INTERNAL = 3 };
-
-static const char PROGRAM[] = "impact";
+const char imp_cli_program[] = "impact";
 
 static void usage(FILE *out) {
     fprintf(out,
             "Usage: %s OP [--pretty] [--file PATH] < request.json\n"
+            "       %s world import|upload ...  (see '%s world --help')\n"
             "Runs one impactd endpoint on a JSON request without a server and prints the\n"
             "response (or the problem+json) on stdout.\n\n"
             "Operations (POST /v1/OP):\n",
-            PROGRAM);
+            imp_cli_program, imp_cli_program, imp_cli_program);
     size_t n;
     const imp_endpoint *eps = imp_endpoints(&n);
     for (size_t i = 0; i < n; ++i)
@@ -70,14 +70,12 @@ static void usage(FILE *out) {
             "print this text and exit", "--version", "print the version and exit");
 }
 
-/* Reports a usage error on stderr; returns CLI_EXIT_USAGE. */
-static int usage_error(const char *fmt, ...) IMP_PRINTF_LIKE(1, 2);
-static int usage_error(const char *fmt, ...) {
+int imp_cli_usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", PROGRAM);
+    fprintf(stderr, "%s: ", imp_cli_program);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry '%s --help'.\n", PROGRAM);
+    fprintf(stderr, "\nTry '%s --help'.\n", imp_cli_program);
     va_end(ap);
     return CLI_EXIT_USAGE;
 }
@@ -128,14 +126,12 @@ static read_status read_all(int fd, char **out, size_t *len) {
     return READ_OK;
 }
 
-/* Reads the request from `path` (NULL or "-": stdin) into *body (caller
- * frees). Returns CLI_EXIT_OK, or CLI_EXIT_USAGE after saying why. */
-static int read_request(const char *path, char **body, size_t *len) {
+int imp_cli_read_file(const char *path, char **body, size_t *len) {
     if (path && strcmp(path, "-") == 0) path = NULL;
     int fd = STDIN_FILENO;
     if (path) {
         fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return usage_error("cannot open '%s': %s", path, strerror(errno));
+        if (fd < 0) return imp_cli_usage_error("cannot open '%s': %s", path, strerror(errno));
     }
     read_status rs = read_all(fd, body, len);
     int read_errno = errno;
@@ -146,36 +142,37 @@ static int read_request(const char *path, char **body, size_t *len) {
         snprintf(why, sizeof why, "is larger than %zu bytes (1 GiB)", MAX_INPUT_BYTES);
     else
         snprintf(why, sizeof why, "cannot be read: %s", strerror(read_errno));
-    return path ? usage_error("'%s' %s", path, why) : usage_error("standard input %s", why);
+    return path ? imp_cli_usage_error("'%s' %s", path, why)
+                : imp_cli_usage_error("standard input %s", why);
 }
 
-/* Writes body and a newline, re-indented when `pretty`. Returns 0, or -1
- * when stdout could not be written. */
-static int print_body(const imp_api_response *resp, int pretty) {
+int imp_cli_print_json(FILE *out, const char *body, size_t body_len, int pretty) {
     char *indented = NULL;
     if (pretty) {
         json_error_t jerr;
-        json_t *doc = json_loadb(resp->body, resp->len, 0, &jerr);
+        json_t *doc = json_loadb(body, body_len, 0, &jerr);
         indented = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
         json_decref(doc);
         if (!indented) /* only out of memory: the api emits valid JSON */
-            fprintf(stderr, "%s: cannot indent the response; printing it as is\n", PROGRAM);
+            fprintf(stderr, "%s: cannot indent the output; printing it as is\n", imp_cli_program);
     }
-    const char *text = indented ? indented : resp->body;
-    size_t len = indented ? strlen(indented) : resp->len;
-    int ok = fwrite(text, 1, len, stdout) == len && fputc('\n', stdout) != EOF;
+    const char *text = indented ? indented : body;
+    size_t len = indented ? strlen(indented) : body_len;
+    int ok = fwrite(text, 1, len, out) == len && fputc('\n', out) != EOF;
     free(indented);
-    ok = fflush(stdout) == 0 && ok;
+    ok = fflush(out) == 0 && ok;
     return ok ? 0 : -1;
 }
 
-static int exit_for_status(int status) {
+int imp_cli_exit_for_status(long status) {
     if (status >= 200 && status < 300) return CLI_EXIT_OK;
     if (status >= 400 && status < 500) return CLI_EXIT_PROBLEM;
     return CLI_EXIT_INTERNAL;
 }
 
 int main(int argc, char **argv) {
+    /* level files and uploads: their own arguments (cli_world.c) */
+    if (argc > 1 && strcmp(argv[1], "world") == 0) return imp_cli_world(argc - 1, argv + 1);
     const char *op = NULL, *path = NULL;
     int pretty = 0, only_positional = 0;
 
@@ -193,28 +190,28 @@ int main(int argc, char **argv) {
             } else if (strcmp(a, "--pretty") == 0) {
                 pretty = 1;
             } else if (strcmp(a, "--file") == 0) {
-                if (i + 1 >= argc) return usage_error("option '%s' needs a path", a);
+                if (i + 1 >= argc) return imp_cli_usage_error("option '%s' needs a path", a);
                 path = argv[++i];
             } else if (strncmp(a, "--file=", 7) == 0) {
                 path = a + 7;
             } else {
-                return usage_error("unknown option '%s'", a);
+                return imp_cli_usage_error("unknown option '%s'", a);
             }
         } else if (!op) {
             op = a;
         } else {
-            return usage_error("unexpected argument '%s' (one operation per run)", a);
+            return imp_cli_usage_error("unexpected argument '%s' (one operation per run)", a);
         }
     }
-    if (!op) return usage_error("missing operation");
+    if (!op) return imp_cli_usage_error("missing operation");
     const imp_endpoint *ep = imp_endpoint_by_op(op);
     /* the routes on a stored world need a store that outlives one run: not verbs */
-    if (!ep || strchr(ep->path, '{')) return usage_error("unknown operation '%s'", op);
-    if (path && path[0] == '\0') return usage_error("empty path for --file");
+    if (!ep || strchr(ep->path, '{')) return imp_cli_usage_error("unknown operation '%s'", op);
+    if (path && path[0] == '\0') return imp_cli_usage_error("empty path for --file");
 
     char *body = NULL;
     size_t len = 0;
-    int rc = read_request(path, &body, &len);
+    int rc = imp_cli_read_file(path, &body, &len);
     if (rc != CLI_EXIT_OK) return rc;
 
     imp_api_ctx ctx;
@@ -226,9 +223,9 @@ int main(int argc, char **argv) {
     if (!ctx.worlds) imp_api_problem(IMP_E_NOMEM, "out of memory", NULL, &resp);
     imp_world_store_destroy(ctx.worlds);
     free(body);
-    int code = exit_for_status(status);
-    if (print_body(&resp, pretty) != 0) {
-        fprintf(stderr, "%s: cannot write the response to standard output\n", PROGRAM);
+    int code = imp_cli_exit_for_status(status);
+    if (imp_cli_print_json(stdout, resp.body, resp.len, pretty) != 0) {
+        fprintf(stderr, "%s: cannot write the response to standard output\n", imp_cli_program);
         code = CLI_EXIT_INTERNAL;
     }
     imp_api_response_free(&resp);
