@@ -19,16 +19,14 @@
  * triangles (or 2D segments) that have every corner of the feature, bit
  * for bit. The normal is genuine when its plane through the contact point
  * supports all of them: no corner lies above it by more than
- * IMP_WORLD_EDGE_REL of its distance from the point. That is the test of a normal against the feature's
- * Voronoi region in the union surface: on a convex edge the genuine
- * normals are the cone between the two faces' normals, on a flat or
- * concave one (or a flat vertex) only the face normals. A normal outside is
- * an artefact of the tessellation (a body a hair below a floor reaches the
- * next triangle's edge with a normal tilted back against its motion) and is
- * replaced by the primitive's own face normal on its side. This is the
- * technique of Bullet's btAdjustInternalEdgeContacts and of Jolt's active
- * edges (an edge is active only where the surface is convex, and an
- * inactive edge's contact takes the face normal), and, for 2D chains, what
+ * IMP_WORLD_EDGE_REL of its distance from the point. That is the test of a normal against the
+ * feature's Voronoi region in the union surface: on a convex edge the genuine normals are the cone
+ * between the two faces' normals, on a flat or concave one (or a flat vertex) only the face
+ * normals. A normal outside is an artefact of the tessellation (a body a hair below a floor reaches
+ * the next triangle's edge with a normal tilted back against its motion) and is replaced by the
+ * primitive's own face normal on its side. This is the technique of Bullet's
+ * btAdjustInternalEdgeContacts and of Jolt's active edges (an edge is active only where the surface
+ * is convex, and an inactive edge's contact takes the face normal), and, for 2D chains, what
  * Box2D's ghost vertices achieve (Catto, "Ghost collisions", 2010); here the
  * adjacency is found when a feature contact happens, so the world stores
  * nothing for it and meshes need no welding by index.
@@ -158,7 +156,8 @@ static int around_leaf(void *ctx, size_t first, size_t count) {
     around *q = ctx;
     for (size_t j = first; j < first + count; ++j) {
         const world_prim *pj = &q->w->prims[j];
-        if (world_prim_is_flat(q->w, pj) && has_corners(q->w, pj, q->f, q->nf) && !supports(q, pj)) {
+        if (world_prim_is_flat(q->w, pj) && has_corners(q->w, pj, q->f, q->nf) &&
+            !supports(q, pj)) {
             q->internal = 1;
             return 1;
         }
