@@ -91,3 +91,26 @@ int imp_dec_scene(imp_dec *d, const imp_api_in *in, imp_scene_in *s) {
     }
     return imp_dec_unique_ids(d, s->bodies, s->n, "bodies");
 }
+
+int imp_dec_scene_world(imp_dec *d, const json_t *req, const imp_world_entry **out) {
+    *out = NULL;
+    const json_t *v = json_object_get(req, "world");
+    if (!v) return 0;
+    if (!json_is_string(v))
+        return imp_dec_fail_at(d, "world", IMP_E_TYPE, "must be a world id (a string)");
+    const char *id = json_string_value(v);
+    *out = d->ctx->worlds ? imp_world_store_get(d->ctx->worlds, id) : NULL;
+    if (!*out)
+        return imp_dec_fail_at(d, "world", IMP_E_UNKNOWN_WORLD,
+                               imp_world_id_valid(id)
+                                   ? "names no stored world"
+                                   : "must be a world id (64 lowercase hexadecimal digits)");
+    if (d->dim && (*out)->meta.dim != d->dim) {
+        imp_world_store_release(d->ctx->worlds, *out);
+        *out = NULL;
+        return imp_dec_fail_at(d, "world", IMP_E_DIMENSION,
+                               "names a world of the other dimension than the bodies");
+    }
+    if (!d->dim) d->dim = (*out)->meta.dim;
+    return 0;
+}

@@ -12,6 +12,7 @@
 
 #include "api/decode.h"
 #include "api/endpoints.h"
+#include "api/world_store.h"
 
 /* A scene request decoded as far as its bodies. */
 typedef struct imp_scene_in {
@@ -35,5 +36,11 @@ int imp_dec_scene(imp_dec *d, const imp_api_in *in, imp_scene_in *s);
 
 /* Frees what *s holds; accepts a zeroed one. */
 void imp_scene_in_free(imp_scene_in *s);
+
+/* A scene's optional `world`: the id of a stored world, held in *out (NULL when absent;
+ * release it with imp_world_store_release). 404 unknown-world at /world when no world is
+ * stored under it, 400 mixed-dimensions when it is not of the bodies' dimension (an empty
+ * scene takes the world's). 0, or -1 with the error in `d`. */
+int imp_dec_scene_world(imp_dec *d, const json_t *req, const imp_world_entry **out);
 
 #endif

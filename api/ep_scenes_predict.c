@@ -119,16 +119,33 @@ typedef struct list_text {
     const imp_scene_contact *cs;
     size_t n;
     const imp_body *bodies;
+    const imp_world_entry *world; /* the stored world, or NULL */
     int dim, overlapping;
     imp_jbuf *parts; /* one per chunk of CONTACTS_PER_CHUNK contacts */
 } list_text;
 
-static void put_contact(imp_jbuf *w, const imp_scene_contact *c, const imp_body *bodies, int dim,
-                        int overlapping) {
+/* A stored world's collider c: its id as uploaded, else its index; then its primitive. */
+static void put_collider(imp_jbuf *w, const imp_world_entry *e, const imp_scene_contact *c) {
+    uint32_t k = c->b;
+    if (e->collider_ids[k])
+        imp_jbuf_string(w, e->collider_ids[k], strlen(e->collider_ids[k]));
+    else
+        imp_jbuf_int(w,
+                     e->collider_is_number[k] ? (long long)e->collider_numbers[k] : (long long)k);
+    if (c->kind == IMP_WORLD_PRIM_TRIANGLE) IMP_JBUF_LIT(w, ",\"triangle\":");
+    if (c->kind == IMP_WORLD_PRIM_SEGMENT) IMP_JBUF_LIT(w, ",\"segment\":");
+    if (c->kind != IMP_WORLD_PRIM_SHAPE) imp_jbuf_int(w, (long long)c->index);
+}
+
+static void put_contact(imp_jbuf *w, const imp_scene_contact *c, const imp_body *bodies,
+                        const imp_world_entry *world, int dim, int overlapping) {
     IMP_JBUF_LIT(w, "{\"a\":");
     imp_jbuf_id(w, &bodies[c->a]);
     IMP_JBUF_LIT(w, ",\"b\":");
-    imp_jbuf_id(w, &bodies[c->b]);
+    if (c->world)
+        put_collider(w, world, c);
+    else
+        imp_jbuf_id(w, &bodies[c->b]);
     if (overlapping) {
         IMP_JBUF_LIT(w, ",\"depth\":");
         imp_jbuf_real(w, c->depth);
@@ -152,16 +169,18 @@ static void list_chunks(void *ctx, size_t begin, size_t end) {
         imp_jbuf_reserve(&l->parts[k], (hi - lo) * (l->dim == 3 ? 200 : 150));
         for (size_t i = lo; i < hi; ++i) {
             if (i > lo) IMP_JBUF_LIT(&l->parts[k], ",");
-            put_contact(&l->parts[k], &l->cs[i], l->bodies, l->dim, l->overlapping);
+            put_contact(&l->parts[k], &l->cs[i], l->bodies, l->world, l->dim, l->overlapping);
         }
     }
 }
 
 /* The contacts as a JSON array, chunks written in parallel and joined in order. */
 static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const imp_body *bodies,
-                     int dim, int overlapping, const imp_parallel *par) {
+                     const imp_world_entry *world, int dim, int overlapping,
+                     const imp_parallel *par) {
     size_t chunks = (n + CONTACTS_PER_CHUNK - 1) / CONTACTS_PER_CHUNK;
-    list_text l = {cs, n, bodies, dim, overlapping, calloc(chunks ? chunks : 1, sizeof(imp_jbuf))};
+    list_text l = {
+        cs, n, bodies, world, dim, overlapping, calloc(chunks ? chunks : 1, sizeof(imp_jbuf))};
     if (!l.parts) {
         w->failed = 1;
         return;
@@ -183,20 +202,21 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
 }
 
 int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    static const char *const MEMBERS[] = {"bodies",      "broadphase", "horizon",
-                                          "max_results", "report",     NULL};
-    static const char *const UNSUPPORTED[] = {"world", NULL};
+    static const char *const MEMBERS[] = {"bodies", "broadphase", "horizon", "max_results",
+                                          "report", "world",      NULL};
     imp_scene_in s;
+    const imp_world_entry *world = NULL;
     imp_scene_body *scene = NULL;
     size_t max_results = SIZE_MAX;
     double horizon = 0;
     imp_broadphase_kind kind;
     int first_per_body = 0;
-    int rc = imp_dec_scene(d, in, &s) || imp_dec_request(d, s.req, MEMBERS, UNSUPPORTED) ||
+    int rc = imp_dec_scene(d, in, &s) || imp_dec_request(d, s.req, MEMBERS, NULL) ||
              imp_dec_number(d, s.req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
                             &horizon) ||
              dec_kind(d, s.req, &kind) || dec_count(d, s.req, "max_results", &max_results) ||
-             dec_report(d, s.req, &first_per_body) || scene_bodies(d, &s, &scene);
+             dec_report(d, s.req, &first_per_body) || scene_bodies(d, &s, &scene) ||
+             imp_dec_scene_world(d, s.req, &world);
     if (rc) {
         imp_scene_in_free(&s);
         free(scene);
@@ -208,7 +228,14 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    imp_scene_input sin = {scene, n, dim, horizon, kind, MAX_CANDIDATE_PAIRS, &d->ctx->parallel};
+    imp_scene_input sin = {scene,
+                           n,
+                           dim,
+                           horizon,
+                           kind,
+                           MAX_CANDIDATE_PAIRS,
+                           &d->ctx->parallel,
+                           world ? world->world : NULL};
     imp_scene_output sout;
     imp_scene_status st = imp_scene_predict(&sin, &sout, NULL);
     if (st == IMP_SCENE_OK && first_per_body && imp_scene_first_per_body(&sout, n) != 0) {
@@ -219,6 +246,7 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     free(scene);
     if (st != IMP_SCENE_OK) {
         imp_scene_in_free(&s);
+        if (world) imp_world_store_release(d->ctx->worlds, world);
         if (st == IMP_SCENE_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
         if (st == IMP_SCENE_STOPPED) {
             char progress[96];
@@ -240,9 +268,9 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     /* written as text: a tree of a value per number cost several times the solve */
     imp_jbuf w = {0};
     IMP_JBUF_LIT(&w, "{\"collisions\":");
-    put_list(&w, sout.collisions, nc, bodies, dim, 0, &d->ctx->parallel);
+    put_list(&w, sout.collisions, nc, bodies, world, dim, 0, &d->ctx->parallel);
     IMP_JBUF_LIT(&w, ",\"overlapping\":");
-    put_list(&w, sout.overlapping, no, bodies, dim, 1, &d->ctx->parallel);
+    put_list(&w, sout.overlapping, no, bodies, world, dim, 1, &d->ctx->parallel);
     IMP_JBUF_LIT(&w, ",\"stats\":{\"bodies\":");
     imp_jbuf_int(&w, (long long)n);
     IMP_JBUF_LIT(&w, ",\"candidate_pairs\":");
@@ -265,6 +293,7 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     imp_jbuf_raw(&w, "", 1); /* the NUL */
     imp_scene_output_free(&sout);
     imp_scene_in_free(&s);
+    if (world) imp_world_store_release(d->ctx->worlds, world);
     if (w.failed) {
         free(w.p);
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");

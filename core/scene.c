@@ -139,7 +139,8 @@ static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chun
             out->nomem = 1; /* the caller checked the pairs; only memory fails here */
     }
     if (r.state != IMP_TOI_HIT && r.state != IMP_TOI_OVERLAPPING) return;
-    imp_scene_contact c = {ia, ib, r.time, r.point, r.normal, r.depth};
+    imp_scene_contact c = {
+        .a = ia, .b = ib, .time = r.time, .point = r.point, .normal = r.normal, .depth = r.depth};
     if (push(r.state == IMP_TOI_HIT ? &out->hits : &out->overlaps, &c) != 0) out->nomem = 1;
 }
 
@@ -183,12 +184,21 @@ static size_t brute_pairs(const imp_scene_input *in) {
     return in->n * (in->n - (in->n > 0)) / 2 - n_static * (n_static - (n_static > 0)) / 2;
 }
 
+/* (a, b): for one a, bodies before the world's colliders, then the primitive. */
+static int by_pair_world(const imp_scene_contact *p, const imp_scene_contact *q) {
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->world != q->world) return p->world ? 1 : -1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    return (p->index > q->index) - (p->index < q->index);
+}
+
 static int by_time_then_pair(const void *x, const void *y) {
     const imp_scene_contact *p = x, *q = y;
     if (p->time != q->time) return p->time < q->time ? -1 : 1;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    return (p->b > q->b) - (p->b < q->b);
+    return by_pair_world(p, q);
 }
+
+static int by_pair_then_world(const void *x, const void *y) { return by_pair_world(x, y); }
 
 /* Largest |coordinate| reached plus radius, over all bodies and axes. */
 static double scene_scale(const imp_scene_input *in) {
@@ -346,6 +356,122 @@ static int chunks_stopped(const chunk_out *chunks, size_t n_chunks, size_t *solv
     return by;
 }
 
+/* ---- contacts with a world ---- */
+
+typedef struct world_job {
+    const imp_scene_input *in;
+    size_t grain;
+    chunk_out *chunks;
+} world_job;
+
+/* Body i against the world: its first contact with each collider (by
+ * imp_world_cast_cmp), from the primitives its swept bounds reach. */
+static void solve_world_body(const imp_scene_input *in, uint32_t i, chunk_out *out, size_t **near,
+                             size_t *cap) {
+    const imp_scene_body *b = &in->bodies[i];
+    if (b->is_static || (b->shape && b->shape->type == IMP_SHAPE_HALFSPACE)) return;
+    imp_shape sphere = {.type = IMP_SHAPE_SPHERE, .radius = b->radius, .rot = {1, 0, 0, 0}};
+    const imp_shape *shape = b->shape ? b->shape : &sphere;
+    imp_world_cast cast = {shape, b->m, in->horizon, b->filter};
+    imp_world_cast_prep prep = imp_world_cast_prepare(in->world, &cast);
+    imp_aabb box = imp_swept_bounds_shape(&b->m, shape, in->horizon, in->dim, prep.pad);
+    size_t n = 0;
+    if (imp_world_prims_in_box(in->world, box.lo, box.hi, b->filter, near, &n, cap) != 0) {
+        out->nomem = 1;
+        return;
+    }
+    size_t first = out->hits.n, first_ov = out->overlaps.n;
+    for (size_t k = 0; k < n; ++k) {
+        imp_world_cast_result r = imp_world_cast_prim(in->world, &prep, (*near)[k]);
+        if (r.state == IMP_WORLD_FAILED) {
+            out->nomem = 1; /* the shapes' pairs were checked; only memory fails here */
+            return;
+        }
+        if (r.state != IMP_WORLD_HIT && r.state != IMP_WORLD_OVERLAPPING) continue;
+        imp_scene_contact c = {.a = i,
+                               .b = r.collider,
+                               .time = r.time,
+                               .point = r.point,
+                               .normal = imp_neg(r.normal),
+                               .depth = r.depth,
+                               .world = 1,
+                               .index = r.index,
+                               .kind = r.kind};
+        /* primitives come in the world's order, not by collider: keep each collider's first */
+        contact_vec *cv = r.state == IMP_WORLD_HIT ? &out->hits : &out->overlaps;
+        size_t j = r.state == IMP_WORLD_HIT ? first : first_ov;
+        while (j < cv->n && cv->v[j].b != c.b)
+            ++j;
+        if (j < cv->n) {
+            const imp_scene_contact *o = &cv->v[j];
+            if (c.time < o->time || (c.time == o->time && c.index < o->index)) cv->v[j] = c;
+        } else if (push(cv, &c) != 0) {
+            out->nomem = 1;
+            return;
+        }
+    }
+    /* a collider the body overlaps at t = 0 is not also hit later */
+    size_t kept = first;
+    for (size_t h = first; h < out->hits.n; ++h) {
+        int overlapped = 0;
+        for (size_t j = first_ov; j < out->overlaps.n && !overlapped; ++j)
+            overlapped = out->overlaps.v[j].b == out->hits.v[h].b;
+        if (!overlapped) out->hits.v[kept++] = out->hits.v[h];
+    }
+    out->hits.n = kept;
+}
+
+static void world_range(void *ctx, size_t begin, size_t end) {
+    const world_job *j = ctx;
+    chunk_out *out = &j->chunks[begin / j->grain];
+    const imp_stop *st = j->in->par ? &j->in->par->stop : NULL;
+    size_t *near = NULL, cap = 0;
+    for (size_t i = begin; i < end && !out->nomem; ++i) {
+        if ((out->stopped_by = imp_stop_now(st)) != 0) break;
+        solve_world_body(j->in, (uint32_t)i, out, &near, &cap);
+        ++out->pairs_solved;
+    }
+    free(near);
+}
+
+/* Appends every body's contacts with in->world to out (sorted again by the caller). */
+static imp_scene_status world_contacts(const imp_scene_input *in, imp_scene_output *out) {
+    size_t grain = 64, n_chunks = in->n / grain + 1;
+    chunk_out *chunks = calloc(n_chunks, sizeof *chunks);
+    if (!chunks) return IMP_SCENE_NOMEM;
+    world_job job = {in, grain, chunks};
+    imp_parallel_for(in->par, in->n, grain, world_range, &job);
+    size_t solved;
+    int by = chunks_stopped(chunks, n_chunks, &solved);
+    imp_scene_status st = by ? IMP_SCENE_STOPPED : IMP_SCENE_OK;
+    imp_scene_output more = {0};
+    if (!by && gather(chunks, n_chunks, &more) != 0) st = IMP_SCENE_NOMEM;
+    if (st == IMP_SCENE_OK) {
+        imp_scene_contact *c =
+            realloc(out->collisions, (out->n_collisions + more.n_collisions + 1) * sizeof *c);
+        if (c) out->collisions = c;
+        imp_scene_contact *o =
+            realloc(out->overlapping, (out->n_overlapping + more.n_overlapping + 1) * sizeof *o);
+        if (o) out->overlapping = o;
+        if (!c || !o) {
+            st = IMP_SCENE_NOMEM;
+        } else {
+            memcpy(c + out->n_collisions, more.collisions, more.n_collisions * sizeof *c);
+            memcpy(o + out->n_overlapping, more.overlapping, more.n_overlapping * sizeof *o);
+            out->n_collisions += more.n_collisions;
+            out->n_overlapping += more.n_overlapping;
+        }
+    }
+    if (by) out->stopped_by = by;
+    imp_scene_output_free(&more);
+    for (size_t c = 0; c < n_chunks; ++c) {
+        free(chunks[c].hits.v);
+        free(chunks[c].overlaps.v);
+    }
+    free(chunks);
+    return st;
+}
+
 imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out,
                                    imp_error *err) {
     memset(out, 0, sizeof *out);
@@ -393,6 +519,18 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
         if (st == IMP_SCENE_STOPPED) *out = stopped;
         return fail(err, st);
     }
+    if (in->world) {
+        imp_scene_status ws = world_contacts(in, out);
+        if (ws != IMP_SCENE_OK) {
+            int by = out->stopped_by;
+            imp_scene_output_free(out);
+            if (ws == IMP_SCENE_STOPPED)
+                *out = (imp_scene_output){
+                    .candidate_pairs = n_pairs, .kind = kind, .pairs_solved = 0, .stopped_by = by};
+            return fail(err, ws);
+        }
+        qsort(out->overlapping, out->n_overlapping, sizeof *out->overlapping, by_pair_then_world);
+    }
     /* Overlaps come in (a, b) order already: the chunks cover the candidates
      * (sorted by (a, b)) or the rows in order. Hits are ordered by time. */
     qsort(out->collisions, out->n_collisions, sizeof *out->collisions, by_time_then_pair);
@@ -414,6 +552,12 @@ int imp_scene_first_per_body(imp_scene_output *out, size_t n_bodies) {
     size_t kept = 0;
     for (size_t k = 0; k < out->n_collisions; ++k) {
         imp_scene_contact c = out->collisions[k];
+        if (c.world) {
+            if (seen[c.a]) continue;
+            seen[c.a] = 1;
+            out->collisions[kept++] = c;
+            continue;
+        }
         if (seen[c.a] && seen[c.b]) continue;
         seen[c.a] = seen[c.b] = 1;
         out->collisions[kept++] = c;

@@ -32,6 +32,7 @@
 #include "shape.h"
 #include "toi.h"
 #include "tolerance.h"
+#include "world.h"
 
 typedef struct imp_scene_body {
     imp_motion m;
@@ -61,14 +62,20 @@ typedef struct imp_scene_input {
     imp_broadphase_kind kind; /* AUTO chooses */
     size_t max_pairs;         /* bound on candidate pairs (memory); beyond it: failure */
     const imp_parallel *par;  /* may be NULL */
+    const imp_world *world;   /* NULL: none; else every body that is not static also meets its
+                                 colliders (core/world.h): each body-collider pair's first
+                                 contact is reported like a pair's, with `world` set */
 } imp_scene_input;
 
 typedef struct imp_scene_contact {
-    uint32_t a, b;   /* body indices, a < b */
+    uint32_t a, b;   /* body indices, a < b; world: b is the collider */
     double time;     /* 0 for overlapping */
     imp_vec3 point;  /* contact point at time */
     imp_vec3 normal; /* unit, from a towards b */
     double depth;    /* overlapping only */
+    uint32_t world;  /* 1: a contact of body a with the world's collider b */
+    uint32_t index;  /* world: the primitive (triangle, segment) in the collider; 0 for a shape */
+    uint32_t kind;   /* world: imp_world_prim_kind */
 } imp_scene_contact;
 
 typedef enum imp_scene_status {
@@ -79,9 +86,9 @@ typedef enum imp_scene_status {
 } imp_scene_status;
 
 typedef struct imp_scene_output {
-    imp_scene_contact *collisions; /* sorted by (time, a, b) */
+    imp_scene_contact *collisions; /* sorted by (time, a, b), a body before a collider for one a */
     size_t n_collisions;
-    imp_scene_contact *overlapping; /* sorted by (a, b) */
+    imp_scene_contact *overlapping; /* sorted by (a, b), likewise */
     size_t n_overlapping;
     size_t candidate_pairs;
     imp_broadphase_kind kind; /* the broadphase that ran (never AUTO) */
@@ -101,9 +108,9 @@ void imp_scene_output_free(imp_scene_output *out);
 /*
  * Keeps, of out->collisions (sorted by (time, a, b)), each body's earliest
  * contact only: a contact stays when it is the first, in that order, of a
- * or of b, so a contact that is the first of both is kept once, and the
- * order stays (time, a, b). n_bodies bounds the indices. overlapping is
- * left alone. Returns 0, or -1 when out of memory (out unchanged).
+ * or of b (a contact with the world: of a), so a contact that is the first
+ * of both is kept once, and the order stays (time, a, b). n_bodies bounds the indices. overlapping
+ * is left alone. Returns 0, or -1 when out of memory (out unchanged).
  */
 int imp_scene_first_per_body(imp_scene_output *out, size_t n_bodies);
 

@@ -105,7 +105,7 @@ static int run_kind(const imp_scene_body *b, size_t n, int dim, imp_broadphase_k
     for (int run = 0; run < RUNS; ++run) {
         double broad = broadphase_ms(b, n, dim, kind, par);
         if (broad < 0) return -1;
-        imp_scene_input si = {b, n, dim, 1.0, kind, SIZE_MAX, par};
+        imp_scene_input si = {b, n, dim, 1.0, kind, SIZE_MAX, par, NULL};
         imp_scene_output out;
         double t2 = now_ms();
         if (imp_scene_predict(&si, &out, NULL) != IMP_SCENE_OK) return -1;
@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
                     else if (ref != m.collisions)
                         bad = 1;
                 }
-                imp_scene_input si = {b, n, dim, 1.0, IMP_BROAD_AUTO, (size_t)1 << 30, &par};
+                imp_scene_input si = {b, n, dim, 1.0, IMP_BROAD_AUTO, (size_t)1 << 30, &par, NULL};
                 imp_broadphase_kind chosen = IMP_BROAD_AUTO;
                 {
                     imp_aabb *boxes = malloc(n * sizeof *boxes);

@@ -168,7 +168,7 @@ static void test_scene_equals_every_pair(void **state) {
             for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
                 for (int threaded = 0; threaded <= 1; ++threaded) {
                     imp_scene_input in = {
-                        b, n, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
+                        b, n, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL, NULL};
                     imp_scene_output out;
                     assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
                     assert_true(out.kind != IMP_BROAD_AUTO);
@@ -206,7 +206,7 @@ static void test_too_many_pairs(void **state) {
     memset(b, 0, sizeof b);
     for (int i = 0; i < 50; ++i)
         b[i].radius = 1;
-    imp_scene_input in = {b, 50, 2, 1.0, IMP_BROAD_GRID, 100, NULL};
+    imp_scene_input in = {b, 50, 2, 1.0, IMP_BROAD_GRID, 100, NULL, NULL};
     imp_scene_output out;
     imp_error err = {-1, NULL}; /* poisoned: the failure must fill it */
     assert_int_equal(imp_scene_predict(&in, &out, &err), IMP_SCENE_TOO_MANY);
@@ -237,7 +237,7 @@ static void test_brute_examines_every_pair(void **state) {
         b[i].is_static = i < STATIC;
     }
     const size_t expect = N * (N - 1) / 2 - STATIC * (STATIC - 1) / 2;
-    imp_scene_input in = {b, N, 2, 1.0, IMP_BROAD_BRUTE, SIZE_MAX, NULL};
+    imp_scene_input in = {b, N, 2, 1.0, IMP_BROAD_BRUTE, SIZE_MAX, NULL, NULL};
     imp_scene_output out;
     assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
     assert_int_equal(out.candidate_pairs, expect);
@@ -360,7 +360,7 @@ static void test_mixed_shapes_and_walls(void **state) {
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
             for (int threaded = 0; threaded <= 1; ++threaded) {
                 imp_scene_input in = {
-                    m->b, MIX_N, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
+                    m->b, MIX_N, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL, NULL};
                 imp_scene_output out;
                 assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
                 if (out.n_collisions != hits || out.n_overlapping != overlaps)
@@ -438,7 +438,12 @@ static void filtered_reference(const imp_scene_body *b, size_t n, int dim, doubl
                 r = imp_toi_shapes(b[i].shape ? b[i].shape : &si, &b[i].m,
                                    b[j].shape ? b[j].shape : &sj, &b[j].m, dim, h);
             }
-            imp_scene_contact c = {(uint32_t)i, (uint32_t)j, r.time, r.point, r.normal, r.depth};
+            imp_scene_contact c = {.a = (uint32_t)i,
+                                   .b = (uint32_t)j,
+                                   .time = r.time,
+                                   .point = r.point,
+                                   .normal = r.normal,
+                                   .depth = r.depth};
             if (r.state == IMP_TOI_HIT) out->collisions[out->n_collisions++] = c;
             if (r.state == IMP_TOI_OVERLAPPING) out->overlapping[out->n_overlapping++] = c;
         }
@@ -531,7 +536,7 @@ static void test_filtered_scene_equals_filtered_pairs(void **state) {
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
             for (int threaded = 0; threaded <= 1; ++threaded) {
                 imp_scene_input in = {
-                    b, n, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL};
+                    b, n, dim, 2.0, kinds[k], SIZE_MAX, threaded ? &runner : NULL, NULL};
                 imp_scene_output out;
                 assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
                 expect_same_output(&out, &want, sphere_scene ? "spheres" : "mixed",
@@ -611,7 +616,7 @@ static void test_stop_check(void **state) {
     for (int threaded = 0; threaded <= 1; ++threaded) {
         countdown c = {0, 4};
         imp_parallel runner = {threaded ? two_threads : NULL, NULL, {stop_after, &c}};
-        imp_scene_input in = {b, n, 2, 2.0, IMP_BROAD_BRUTE, SIZE_MAX, &runner};
+        imp_scene_input in = {b, n, 2, 2.0, IMP_BROAD_BRUTE, SIZE_MAX, &runner, NULL};
         imp_scene_output out;
         imp_error err = {-1, NULL};
         assert_int_equal(imp_scene_predict(&in, &out, &err), IMP_SCENE_STOPPED);

@@ -374,15 +374,16 @@ static void test_raycast_against_brute_force(void **state) {
     free(tris);
 }
 
+/* A flat heightfield at y = 2 over [0, 10] x [0, 10]. */
+static const char GROUND[] =
+    "{\"colliders\": [{\"id\": \"ground\", \"shape\": {\"type\": \"heightfield\", \"rows\": "
+    "3, \"cols\": 3, \"spacing\": [5, 5], \"heights\": [2,2,2,2,2,2,2,2,2]}, \"position\": "
+    "[0,0,0]}]}";
+
 static void test_query_errors_and_casts(void **state) {
     (void)state;
-    /* a flat heightfield at y = 2 over [0, 10] x [0, 10] */
-    static const char W[] =
-        "{\"colliders\": [{\"id\": \"ground\", \"shape\": {\"type\": \"heightfield\", \"rows\": "
-        "3, \"cols\": 3, \"spacing\": [5, 5], \"heights\": [2,2,2,2,2,2,2,2,2]}, \"position\": "
-        "[0,0,0]}]}";
     char id[IMP_WORLD_ID_LEN + 1];
-    upload(W, 201, id);
+    upload(GROUND, 201, id);
     json_t *r = call_ok("worlds/shapecast", id,
                         "{\"bodies\": [{\"id\": \"ball\", \"radius\": 0.5, \"position\": [3, 10, "
                         "3], \"velocity\": [0, -2, 0]}, {\"radius\": 0.5, \"position\": [3, 10, "
@@ -490,6 +491,59 @@ static void test_filters(void **state) {
                    "{\"colliders\": [{\"radius\": 1, \"position\": [0,0,0], \"filter\": "
                    "{\"category\": 4294967296}}]}",
                    422, "invalid-field", "/colliders/0/filter/category");
+    json_decref(call_ok("worlds/delete", id, "", 204));
+}
+
+/* A scene against a stored world: bodies' contacts with its colliders come with the pairs',
+ * `b` the collider and `triangle` the heightfield's triangle; first_per_body keeps a body's
+ * earliest contact whether with a body or with the world. */
+static void test_scene_predict_with_world(void **state) {
+    (void)state;
+    static const char SCENE[] =
+        "{\"bodies\": [{\"id\": \"b0\", \"radius\": 0.5, \"position\": [3, 10, 1], "
+        "\"velocity\": [0, -2, 0]}, {\"id\": \"b1\", \"radius\": 0.5, \"position\": [6, 9, 6], "
+        "\"velocity\": [1, 0, 0]}, {\"id\": \"b2\", \"radius\": 0.5, \"position\": [8, 9, 6], "
+        "\"velocity\": [-1, -1, 0]}], \"horizon\": 10, \"world\": \"%s\"%s}";
+    char id[IMP_WORLD_ID_LEN + 1], req[1024];
+    upload(GROUND, 201, id);
+    /* ball 0 falls onto the ground at t = 3.75 (cell (0, 0), x = 3 > z = 1: triangle 0);
+     * balls 1 and 2 meet at t = 1 above it, 2 would reach the ground at t = 7 */
+    snprintf(req, sizeof req, SCENE, id, "");
+    json_t *r = call_ok("scenes/predict", NULL, req, 200);
+    const json_t *cs = json_object_get(r, "collisions");
+    assert_int_equal(json_array_size(cs), 3);
+    const json_t *c = json_array_get(cs, 0);
+    assert_string_equal(json_string_value(json_object_get(c, "a")), "b1");
+    assert_string_equal(json_string_value(json_object_get(c, "b")), "b2");
+    c = json_array_get(cs, 1);
+    assert_string_equal(json_string_value(json_object_get(c, "a")), "b0");
+    assert_string_equal(json_string_value(json_object_get(c, "b")), "ground");
+    assert_int_equal(json_integer_value(json_object_get(c, "triangle")), 0);
+    assert_true(json_real_value(json_object_get(c, "time")) == 3.75);
+    const json_t *n = json_object_get(c, "normal");
+    assert_true(fabs(json_real_value(json_array_get(n, 1)) + 1.0) < 1e-12);
+    c = json_array_get(cs, 2);
+    assert_string_equal(json_string_value(json_object_get(c, "a")), "b2");
+    assert_string_equal(json_string_value(json_object_get(c, "b")), "ground");
+    assert_true(json_real_value(json_object_get(c, "time")) == 6.5);
+    json_decref(r);
+    snprintf(req, sizeof req, SCENE, id, ", \"report\": \"first_per_body\"");
+    r = call_ok("scenes/predict", NULL, req, 200);
+    cs = json_object_get(r, "collisions");
+    assert_int_equal(json_array_size(cs), 2); /* b1-b2 (the first of both), b0-ground */
+    json_decref(r);
+    expect_problem(
+        "scenes/predict", NULL,
+        "{\"bodies\": [{\"radius\": 1, \"position\": [0, 0]}], \"horizon\": 1, "
+        "\"world\": \"0000000000000000000000000000000000000000000000000000000000000000\"}",
+        404, "unknown-world", "/world");
+    snprintf(req, sizeof req,
+             "{\"bodies\": [{\"radius\": 1, \"position\": [0, 0]}], \"horizon\": 1, \"world\": "
+             "\"%s\"}",
+             id);
+    expect_problem("scenes/predict", NULL, req, 400, "mixed-dimensions", "/world");
+    expect_problem("scenes/predict", NULL, "{\"bodies\": [], \"horizon\": 1, \"world\": [1]}", 400,
+                   "wrong-type", "/world");
     json_decref(call_ok("worlds/delete", id, "", 204));
 }
 
@@ -601,6 +655,7 @@ int main(void) {
         cmocka_unit_test(test_raycast_against_brute_force),
         cmocka_unit_test(test_query_errors_and_casts),
         cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_scene_predict_with_world),
         cmocka_unit_test(test_store_eviction_and_holds),
         cmocka_unit_test(test_queries_while_uploading),
     };
