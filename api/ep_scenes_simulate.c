@@ -72,13 +72,17 @@ static int dec_record(imp_dec *d, const json_t *req, int *out) {
     return rc;
 }
 
-static json_t *enc_event(const imp_sim_event *e, const imp_body *bodies, int dim) {
+static json_t *enc_event(const imp_sim_event *e, const imp_body *bodies,
+                         const imp_world_entry *world, int dim) {
     json_t *o = json_object();
     int ok = o != NULL;
     if (!ok) return NULL;
     imp_put_real(o, "time", e->time, &ok);
     imp_put(o, "a", imp_enc_id(&bodies[e->a]), &ok);
-    imp_put(o, "b", imp_enc_id(&bodies[e->b]), &ok);
+    if (e->world)
+        imp_ep_world_put_prim(o, world, "b", e->b, e->index, e->kind, &ok);
+    else
+        imp_put(o, "b", imp_enc_id(&bodies[e->b]), &ok);
     imp_put(o, "point", imp_enc_vec(e->point, dim), &ok);
     imp_put(o, "normal", imp_enc_vec(e->normal, dim), &ok);
     imp_put(o, "impulse", imp_enc_vec(e->impulse, dim), &ok);
@@ -103,14 +107,15 @@ static json_t *enc_state(const imp_sim_state *st, const imp_body *b, int dim) {
     return o;
 }
 
-static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, size_t n, int dim,
-                            int record, double ms) {
+static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, size_t n,
+                            const imp_world_entry *world, int dim, int record, double ms) {
     int ok = 1;
     json_t *o = json_object(), *events = record ? json_array() : NULL, *states = json_array(),
            *stats = json_object();
     if (!o || (record && !events) || !states || !stats) ok = 0;
     for (size_t i = 0; ok && record && i < out->n_events; ++i)
-        if (json_array_append_new(events, enc_event(&out->events[i], bodies, dim)) != 0) ok = 0;
+        if (json_array_append_new(events, enc_event(&out->events[i], bodies, world, dim)) != 0)
+            ok = 0;
     for (size_t i = 0; ok && i < n; ++i)
         if (json_array_append_new(states, enc_state(&out->bodies[i], &bodies[i], dim)) != 0) ok = 0;
     if (ok) {
@@ -145,33 +150,15 @@ static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, s
     return o;
 }
 
-int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    static const char *const MEMBERS[] = {"bodies",     "horizon", "gravity",
-                                          "max_events", "record",  NULL};
-    static const char *const UNSUPPORTED[] = {"world", NULL};
-    imp_scene_in s;
-    size_t max_events = 0;
-    double horizon = 0;
-    imp_vec3 gravity = imp_v3(0, 0, 0);
-    int record = 1;
-    int rc = imp_dec_scene(d, in, &s) || imp_dec_request(d, s.req, MEMBERS, UNSUPPORTED) ||
-             imp_dec_number(d, s.req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
-                            &horizon) ||
-             imp_dec_vec(d, s.req, "gravity", 0, &gravity) ||
-             dec_max_events(d, s.req, &max_events) || dec_record(d, s.req, &record);
-    if (rc) {
-        imp_scene_in_free(&s);
-        return -1;
-    }
+/* Runs the decoded simulation and encodes its reply (the caller frees s and the world). */
+static int simulate(imp_dec *d, imp_scene_in *s, const imp_world_entry *world, double horizon,
+                    imp_vec3 gravity, size_t max_events, int record, imp_api_out *out) {
     int dim = d->dim ? d->dim : 2; /* no vector at all: an empty scene */
-    const imp_body *bodies = s.bodies;
-    size_t n = s.n;
+    const imp_body *bodies = s->bodies;
+    size_t n = s->n;
 
     imp_sim_body *sb = malloc((n ? n : 1) * sizeof *sb);
-    if (!sb) {
-        imp_scene_in_free(&s);
-        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
-    }
+    if (!sb) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; ++i) {
         const imp_body *b = &bodies[i];
         sb[i] = (imp_sim_body){b->m,           &b->shape,     b->mass,   b->is_static,
@@ -179,16 +166,21 @@ int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    imp_sim_input sin = {
-        sb, n, dim, horizon, gravity, max_events, record, 0, d->ctx->parallel.stop};
+    imp_sim_input sin = {sb,
+                         n,
+                         dim,
+                         horizon,
+                         gravity,
+                         max_events,
+                         record,
+                         0,
+                         d->ctx->parallel.stop,
+                         world ? world->world : NULL};
     imp_sim_output sout;
     imp_sim_status st = imp_sim_run(&sin, &sout, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(sb);
-    if (st != IMP_SIM_OK) {
-        imp_scene_in_free(&s);
-        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
-    }
+    if (st != IMP_SIM_OK) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     if (sout.stopped == IMP_SIM_STOP_STOPPED && sout.stopped_by != IMP_STOP_TIME_BUDGET) {
         /* a client that left or a shutdown: no state to report to anyone who wants it */
         char progress[96];
@@ -196,15 +188,38 @@ int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
                  (size_t)sout.stats.events);
         int why = sout.stopped_by;
         imp_sim_output_free(&sout);
-        imp_scene_in_free(&s);
         return imp_dec_stopped(d, why, progress);
     }
     /* the budget ran out: 200 with the state reached, stopped "time_budget" (the contract) */
     out->stopped = sout.stopped == IMP_SIM_STOP_STOPPED ? sout.stopped_by : 0;
-    json_t *o = enc_response(&sout, bodies, n, dim, record, imp_enc_elapsed_ms(&t0, &t1));
+    json_t *o = enc_response(&sout, bodies, n, world, dim, record, imp_enc_elapsed_ms(&t0, &t1));
     imp_sim_output_free(&sout);
-    imp_scene_in_free(&s);
     if (!o) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     out->doc = o;
     return 0;
+}
+
+int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    static const char *const MEMBERS[] = {"bodies", "horizon", "gravity", "max_events",
+                                          "record", "world",   NULL};
+    imp_scene_in s;
+    const imp_world_entry *world = NULL;
+    size_t max_events = 0;
+    double horizon = 0;
+    imp_vec3 gravity = imp_v3(0, 0, 0);
+    int record = 1;
+    int rc = imp_dec_scene(d, in, &s) || imp_dec_request(d, s.req, MEMBERS, NULL) ||
+             imp_dec_number(d, s.req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
+                            &horizon) ||
+             imp_dec_vec(d, s.req, "gravity", 0, &gravity) ||
+             dec_max_events(d, s.req, &max_events) || dec_record(d, s.req, &record) ||
+             imp_dec_scene_world(d, s.req, &world);
+    if (rc) {
+        imp_scene_in_free(&s);
+        return -1;
+    }
+    rc = simulate(d, &s, world, horizon, gravity, max_events, record, out);
+    if (world) imp_world_store_release(d->ctx->worlds, world);
+    imp_scene_in_free(&s);
+    return rc;
 }

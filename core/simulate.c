@@ -108,6 +108,7 @@
 
 #define NONE UINT32_MAX
 #define CROSS (UINT32_MAX - 1)
+#define WORLD (UINT32_MAX - 2)
 #define CELL_CLAMP ((int32_t)1 << 30)
 
 /* Neighbours gathered at a time by a prediction (count): more than the 3^dim cells
@@ -162,7 +163,10 @@ struct imp_sim {
     imp_vec3 *a_full;
     double *br;
     imp_vec3 *ev_point, *ev_normal;
-    uint32_t *ev_partner, *ev_traj; /* partner: a body, or CROSS; traj: the partner's then */
+    uint32_t *ev_partner, *ev_traj; /* partner: a body, CROSS or WORLD; traj: the partner's then */
+    uint32_t *ev_collider, *ev_index; /* WORLD: the collider and primitive met */
+    uint8_t *ev_kind;                 /* WORLD: imp_world_prim_kind */
+    const imp_world *world;           /* static obstacles beside the bodies, or NULL */
     uint8_t *ev_axis;
     int8_t *ev_dir;
     /* grid */
@@ -341,6 +345,7 @@ typedef struct best_ev {
     uint32_t partner;
     imp_vec3 point, normal;
     int axis, dir;
+    uint32_t collider, index, kind; /* partner WORLD */
 } best_ev;
 
 /* Earliest tau >= 0 at which x + v tau + a tau^2/2 reaches `face` moving outward (dir +1:
@@ -439,6 +444,41 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
     }
 }
 
+/* Body i against the world (static, infinite mass): its first contact in the window, as a
+ * pair's (the normal from i towards the collider). Touching or overlapping at `now`
+ * counts when i moves into the surface, or stays and accelerates into it: a body resting
+ * on world geometry under gravity is not settled (it meets it again at once, each time an
+ * event, until max_events). */
+static void predict_world(imp_sim *s, uint32_t i, const imp_shape *shi, const imp_motion *mi,
+                          best_ev *be) {
+    double window = fmin(be->t, s->horizon) - s->now;
+    if (!(window > 0)) return;
+    s->st.predictions++;
+    imp_world_cast c = {shi, *mi, window, s->b[s->orig[i]].filter};
+    imp_world_cast_result r = imp_world_shapecast(s->world, &c, NULL);
+    if (r.state == IMP_WORLD_FAILED) { /* NOMEM: the supported shapes are a precondition */
+        s->failed = 1;
+        return;
+    }
+    if (r.state != IMP_WORLD_HIT && r.state != IMP_WORLD_OVERLAPPING) return;
+    imp_vec3 n = imp_neg(r.normal); /* from i towards the collider */
+    double t = s->now + r.time;
+    if (r.state == IMP_WORLD_OVERLAPPING) {
+        double vn = imp_dot(mi->v, n), an = imp_dot(mi->a, n);
+        if (!(vn > 0 || (vn == 0 && an > 0))) return;
+        t = s->now;
+    }
+    if (t < be->t) {
+        be->t = t;
+        be->partner = WORLD;
+        be->point = r.point;
+        be->normal = n;
+        be->collider = r.collider;
+        be->index = r.index;
+        be->kind = r.kind;
+    }
+}
+
 static void predict(imp_sim *s, uint32_t i) {
     s->sb[i].seq++;
     best_ev be = {.t = INFINITY, .partner = NONE};
@@ -478,13 +518,19 @@ static void predict(imp_sim *s, uint32_t i) {
         for (size_t g = 0; g < s->n_globals; ++g)
             predict_pair(s, i, s->globals[g], shi, &mi, &be);
     }
+    if (s->world && !(fi & (F_STATIC | F_HALFSPACE))) predict_world(s, i, shi, &mi, &be);
     if (be.partner == NONE || !(be.t <= s->horizon)) return;
+    if (be.partner == WORLD) {
+        s->ev_collider[i] = be.collider;
+        s->ev_index[i] = be.index;
+        s->ev_kind[i] = (uint8_t)be.kind;
+    }
     s->ev_point[i] = be.point;
     s->ev_normal[i] = be.normal;
     s->ev_axis[i] = (uint8_t)be.axis;
     s->ev_dir[i] = (int8_t)be.dir;
     s->ev_partner[i] = be.partner;
-    s->ev_traj[i] = be.partner == CROSS ? 0 : s->sb[be.partner].traj;
+    s->ev_traj[i] = be.partner == CROSS || be.partner == WORLD ? 0 : s->sb[be.partner].traj;
     qev e = {be.t, i, s->sb[i].seq};
     push(s, e);
 }
@@ -530,6 +576,22 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
     return 1;
 }
 
+/* The next recorded event's slot (the record grows by doubling); NULL out of memory (the
+ * simulation is then failed). */
+static imp_sim_event *record_slot(imp_sim *s) {
+    if (s->nrec == s->rcap) {
+        size_t cap = s->rcap ? 2 * s->rcap : 256;
+        imp_sim_event *e = realloc(s->rec, cap * sizeof *e);
+        if (!e) {
+            s->failed = 1;
+            return NULL;
+        }
+        s->rec = e;
+        s->rcap = cap;
+    }
+    return &s->rec[s->nrec++];
+}
+
 static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     int si = (s->sb[i].flags & F_STATIC) != 0, sj = (s->sb[j].flags & F_STATIC) != 0;
     if (!si) move_to(s, i, t);
@@ -566,17 +628,9 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     if (!sj) changed_j |= update_support(s, j, i);
     s->st.events++;
     if (s->record) {
-        if (s->nrec == s->rcap) {
-            size_t cap = s->rcap ? 2 * s->rcap : 256;
-            imp_sim_event *e = realloc(s->rec, cap * sizeof *e);
-            if (!e) {
-                s->failed = 1;
-                return;
-            }
-            s->rec = e;
-            s->rcap = cap;
-        }
-        imp_sim_event *e = &s->rec[s->nrec++];
+        imp_sim_event *e = record_slot(s);
+        if (!e) return;
+        memset(e, 0, sizeof *e);
         e->time = t;
         e->point = s->ev_point[i];
         uint32_t oi = s->orig[i], oj = s->orig[j];
@@ -596,6 +650,41 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     if (changed_j) s->sb[j].traj++;
     predict(s, i);
     if (changed_j && (s->sb[j].flags & F_OWNER)) predict(s, j);
+}
+
+/* Body i meets the world's collider of its pending event at time t: a contact with a
+ * static body of infinite mass, efficiencies 1 on the world's side. */
+static void contact_world(imp_sim *s, uint32_t i, double t) {
+    move_to(s, i, t);
+    const imp_sim_body *bi = &s->b[s->orig[i]];
+    imp_respond_input in = {
+        {s->sb[i].v, bi->mass, 0, bi->restitution, bi->tangential},
+        {imp_v3(0, 0, 0), 1.0, 1, 1.0, 1.0},
+        s->ev_normal[i],
+    };
+    double u = imp_dot(s->sb[i].v, s->ev_normal[i]);
+    if (u < s->u_slow && in.a.restitution > 0) {
+        in.a.restitution = 0;
+        s->st.slow_contacts++;
+    }
+    imp_respond_result r = imp_respond_resolve(&in);
+    if (r.state == IMP_RESPOND_RESOLVED) s->sb[i].v = r.va;
+    s->st.events++;
+    if (s->record) {
+        imp_sim_event *e = record_slot(s);
+        if (!e) return;
+        *e = (imp_sim_event){.time = t,
+                             .a = s->orig[i],
+                             .b = s->ev_collider[i],
+                             .point = s->ev_point[i],
+                             .normal = s->ev_normal[i],
+                             .impulse = r.impulse,
+                             .world = 1,
+                             .index = s->ev_index[i],
+                             .kind = s->ev_kind[i]};
+    }
+    s->sb[i].traj++;
+    predict(s, i);
 }
 
 static void crossing(imp_sim *s, uint32_t i) {
@@ -625,7 +714,15 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             continue;
         }
         uint32_t partner = s->ev_partner[e.owner];
-        if (partner != CROSS && s->ev_traj[e.owner] != s->sb[partner].traj) {
+        if (partner == WORLD) {
+            if (s->st.events >= s->max_events) {
+                if (e.t > s->now) s->now = e.t;
+                return IMP_SIM_STOP_MAX_EVENTS;
+            }
+            pop(s);
+            if (e.t > s->now) s->now = e.t;
+            contact_world(s, e.owner, s->now);
+        } else if (partner != CROSS && s->ev_traj[e.owner] != s->sb[partner].traj) {
             pop(s);
             s->st.stale++;
             if (e.t > s->now) s->now = e.t;
@@ -761,6 +858,9 @@ static int alloc_bodies(imp_sim *s) {
     ALLOC(s->ev_normal, n);
     ALLOC(s->ev_partner, n);
     ALLOC(s->ev_traj, n);
+    ALLOC(s->ev_collider, n);
+    ALLOC(s->ev_index, n);
+    ALLOC(s->ev_kind, n);
     ALLOC(s->ev_axis, n);
     ALLOC(s->ev_dir, n);
     ALLOC(s->prev, n);
@@ -921,6 +1021,7 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     s->horizon = in->horizon;
     s->max_events = in->max_events;
     s->stop = in->stop;
+    s->world = in->world;
     /* saturating: max_events may be SIZE_MAX */
     size_t per = IMP_SIM_WORK_PER_EVENT;
     s->max_work =
@@ -958,6 +1059,9 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->ev_normal);
     free(s->ev_partner);
     free(s->ev_traj);
+    free(s->ev_collider);
+    free(s->ev_index);
+    free(s->ev_kind);
     free(s->ev_axis);
     free(s->ev_dir);
     free(s->prev);

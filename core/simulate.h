@@ -42,6 +42,7 @@
 #include "shape.h"
 #include "toi.h"
 #include "tolerance.h"
+#include "world.h"
 
 /* Most bodies treated as global because they are larger than the grid's
  * bodies (count); never more than 1% of the bodies. */
@@ -71,14 +72,19 @@ typedef struct imp_sim_input {
                                    reference); 0: the cell grid */
     imp_stop stop;              /* polled every IMP_STOP_POLL_EVENTS queue entries; may be
                                    {NULL, NULL} */
+    const imp_world *world;     /* NULL: none; else its colliders are static obstacles of
+                                   infinite mass (efficiencies 1) for every non-static body */
 } imp_sim_input;
 
 typedef struct imp_sim_event {
     double time;
-    uint32_t a, b;    /* body indices, a < b */
+    uint32_t a, b;    /* body indices, a < b; world: b is the world's collider */
     imp_vec3 point;   /* contact point */
     imp_vec3 normal;  /* unit, from a towards b */
     imp_vec3 impulse; /* applied to b (a received its negative) */
+    uint32_t world;   /* 1: body a met the world's collider b */
+    uint32_t index;   /* world: the primitive in the collider (0 for a shape) */
+    uint32_t kind;    /* world: imp_world_prim_kind */
 } imp_sim_event;
 
 typedef enum imp_sim_stop {

@@ -14,7 +14,8 @@
  * recently used worlds are evicted): an upload stores the input's world, a
  * query runs on one of two fixed worlds (3D and 2D, picked by the length's
  * parity, uploaded again whenever evicted or deleted), and a delete forgets
- * the world the input itself would be.
+ * the world the input itself would be. Scenes and validation run with both
+ * fixed worlds stored, so an input may name either by its id.
  */
 #include <jansson.h>
 #include <math.h>
@@ -45,6 +46,13 @@ static imp_world_store *store(void) {
     return s;
 }
 
+/* Stores fixed world w (again, when it was evicted or deleted). */
+static void store_world(const char *w, const imp_api_ctx *ctx) {
+    imp_api_response r;
+    if (imp_api_handle("worlds", w, strlen(w), ctx, &r) >= 300) abort();
+    imp_api_response_free(&r);
+}
+
 /* The id a templated route runs on (see the header). */
 static void route_id(const imp_endpoint *ep, const uint8_t *body, size_t len,
                      const imp_api_ctx *ctx, char id[IMP_WORLD_ID_LEN + 1]) {
@@ -53,9 +61,7 @@ static void route_id(const imp_endpoint *ep, const uint8_t *body, size_t len,
         return;
     }
     const char *w = len % 2 ? WORLD2 : WORLD3;
-    imp_api_response r;
-    if (imp_api_handle("worlds", w, strlen(w), ctx, &r) >= 300) abort();
-    imp_api_response_free(&r);
+    store_world(w, ctx);
     imp_world_id_of(w, strlen(w), id);
 }
 
@@ -104,6 +110,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const imp_endpoint *ep = imp_endpoint_by_op(op);
     char id[IMP_WORLD_ID_LEN + 1] = "";
     if (ep && strchr(ep->path, '{')) route_id(ep, data + 1, size - 1, &ctx, id);
+    /* scenes and validation may name either fixed world by its id */
+    if (strncmp(op, "scenes/", 7) == 0 || strcmp(op, "validate") == 0) {
+        store_world(WORLD2, &ctx);
+        store_world(WORLD3, &ctx);
+    }
     imp_api_handle_route(ep, id, (const char *)data + 1, size - 1, &ctx, &r);
     if (r.status == 500 || r.status < 200 || r.status > 499) abort();
     if (r.status == 204) { /* a delete: no body */

@@ -1953,6 +1953,18 @@ static const json_case WORLDS[] = {
      404, "/world", 0},
     {"world: validate naming a world id of the wrong type", "/v1/validate",
      "{\"body\":" SPHERE3("0") ",\"to\":[1,0,0],\"dt\":1,\"world\":7}", 400, "/world", 0},
+    {"world: predict naming an unknown world", "/v1/scenes/predict",
+     "{\"bodies\":[" SPHERE3(
+         "0") "],\"horizon\":1,\"world\":"
+              "\"0000000000000000000000000000000000000000000000000000000000000000\"}",
+     404, "/world", 0},
+    {"world: simulate naming a world by number", "/v1/scenes/simulate",
+     "{\"bodies\":[" SPHERE3("0") "],\"horizon\":1,\"world\":1e300}", 400, "/world", 0},
+    {"world: simulate naming a world by a 130-digit id", "/v1/scenes/simulate",
+     "{\"bodies\":[],\"horizon\":1,\"world\":\""
+     "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+     "000000000000000000000000000000000000000000\"}",
+     404, "/world", 0},
     {"world: validate with obstacles not an array", "/v1/validate",
      "{\"body\":" SPHERE3("0") ",\"to\":[1,0,0],\"dt\":1,\"world\":[],\"obstacles\":{}}", 400,
      "/obstacles", 0},

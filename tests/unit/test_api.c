@@ -149,8 +149,8 @@ static void test_contract_members_not_served_yet(void **state) {
                    "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"angular_velocity\": 1}, " BALL_B
                    "}",
                    422, "unsupported-field", "/a/angular_velocity", "not served");
-    expect_problem("scenes/simulate", "{\"bodies\": [], \"horizon\": 1, \"world\": \"ab\"}", 422,
-                   "unsupported-field", "/world", NULL);
+    expect_problem("scenes/simulate", "{\"bodies\": [], \"horizon\": 1, \"world\": \"ab\"}", 404,
+                   "unknown-world", "/world", NULL);
     /* a world id that is not one (32 hex digits) */
     expect_problem("validate",
                    "{\"body\": {\"radius\": 1, \"position\": [0, 0]}, \"to\": [1, 0], \"dt\": 1, "

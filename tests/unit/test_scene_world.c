@@ -9,6 +9,9 @@
  * alone. The scene's answer (a box query per body, then every primitive
  * in it) must give, per (body, collider), the same first contact: time,
  * state (hit or overlapping), triangle. Seeds are fixed and printed.
+ * Simulation: balls in a room whose walls are a closed mesh bounce as in
+ * the same room made of six halfspaces (the exact planes, through another
+ * solver): the same events, times within 1e-9, energy kept with e = 1.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +25,7 @@
 #include <math.h>
 
 #include "core/scene.h"
+#include "core/simulate.h"
 #include "core/world.h"
 #include "tests/random_shapes.h"
 #include "tests/rng.h"
@@ -104,7 +108,8 @@ static void test_first_contact_per_collider(void **state) {
     size_t hits = 0, overlaps = 0;
     for (uint32_t i = 0; i < N_BODIES; ++i) {
         for (uint32_t k = 0; k < 3; ++k) {
-            imp_shape sphere = {.type = IMP_SHAPE_SPHERE, .radius = b[i].radius, .rot = {1, 0, 0, 0}};
+            imp_shape sphere = {
+                .type = IMP_SHAPE_SPHERE, .radius = b[i].radius, .rot = {1, 0, 0, 0}};
             imp_world_cast c = {b[i].shape ? b[i].shape : &sphere, b[i].m, in.horizon, NULL};
             imp_world_cast_result r = imp_world_shapecast(single[k], &c, NULL);
             int over = 0;
@@ -158,9 +163,94 @@ static void test_first_contact_per_collider(void **state) {
         imp_world_destroy(single[k]);
 }
 
+/* A closed box mesh [0, w]^3 (12 triangles; two-sided). */
+static void room_mesh(double w, imp_vec3 v[8], uint32_t t[36]) {
+    for (int k = 0; k < 8; ++k)
+        v[k] = imp_v3(k & 1 ? w : 0, k & 2 ? w : 0, k & 4 ? w : 0);
+    static const uint32_t T[36] = {0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6, 0, 1, 5, 0, 5, 4,
+                                   2, 6, 7, 2, 7, 3, 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5};
+    memcpy(t, T, sizeof T);
+}
+
+#define N_BALLS 12
+
+static void test_simulate_in_a_mesh_room(void **state) {
+    (void)state;
+    const uint64_t seed = 0x51a7e;
+    printf("seed %#llx\n", (unsigned long long)seed);
+    uint64_t rng = seed;
+    const double W = 10.0;
+    imp_vec3 v[8];
+    uint32_t t[36];
+    room_mesh(W, v, t);
+    imp_world_collider c;
+    memset(&c, 0, sizeof c);
+    c.kind = IMP_WORLD_MESH;
+    c.mesh = (imp_world_mesh){v, 8, t, 12};
+    imp_world *w = build(&c, 1);
+    /* balls that pass through each other (one negative group): each bounces alone */
+    imp_filter ghost = {1, 0xffffffffu, -1};
+    imp_shape balls[N_BALLS], walls[6];
+    imp_sim_body b[N_BALLS + 6];
+    for (int i = 0; i < N_BALLS; ++i) {
+        balls[i] = (imp_shape){.type = IMP_SHAPE_SPHERE,
+                               .radius = imp_rng_uniform(&rng, 0.2, 1.0),
+                               .rot = {1, 0, 0, 0}};
+        imp_motion m = {imp_v3(imp_rng_uniform(&rng, 2, 8), imp_rng_uniform(&rng, 2, 8),
+                               imp_rng_uniform(&rng, 2, 8)),
+                        random_vec(&rng, 5), imp_v3(0, 0, 0)};
+        b[i] = (imp_sim_body){m, &balls[i], 1.0, 0, 1.0, 1.0, &ghost};
+    }
+    for (int k = 0; k < 3; ++k) {
+        imp_vec3 n = imp_v3(k == 0, k == 1, k == 2);
+        walls[2 * k] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = 0};
+        walls[2 * k + 1] =
+            (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = imp_neg(n), .offset = -W};
+    }
+    for (int k = 0; k < 6; ++k)
+        b[N_BALLS + k] = (imp_sim_body){
+            {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &walls[k], 1.0, 1, 1.0, 1.0, NULL};
+    for (int g = 0; g < 2; ++g) {
+        imp_vec3 gravity = imp_v3(0, -9.81 * g, 0);
+        imp_sim_input with_world = {b, N_BALLS, 3, 6.0, gravity, 100000, 1, 0, {NULL, NULL}, w};
+        imp_sim_input with_walls = {b,      N_BALLS + 6, 3, 6.0,          gravity,
+                                    100000, 1,           0, {NULL, NULL}, NULL};
+        imp_sim_output ow, oh;
+        assert_int_equal(imp_sim_run(&with_world, &ow, NULL), IMP_SIM_OK);
+        assert_int_equal(imp_sim_run(&with_walls, &oh, NULL), IMP_SIM_OK);
+        printf("gravity %d: %zu events against the mesh, %zu against the halfspaces\n", g,
+               ow.n_events, oh.n_events);
+        assert_int_equal(ow.stopped, IMP_SIM_STOP_HORIZON);
+        assert_int_equal(ow.n_events, oh.n_events);
+        assert_true(ow.n_events > 50);
+        for (size_t k = 0; k < ow.n_events; ++k) {
+            const imp_sim_event *x = &ow.events[k], *y = &oh.events[k];
+            assert_int_equal(x->world, 1);
+            assert_int_equal(x->a, y->a);
+            if (!(fabs(x->time - y->time) <= 1e-9))
+                fail_msg("event %zu: %.17g vs %.17g", k, x->time, y->time);
+            /* the wall's normal, from the ball outwards */
+            for (int q = 0; q < 3; ++q)
+                assert_true(fabs((&x->normal.x)[q] - (&y->normal.x)[q]) <= 1e-9);
+        }
+        double e0 = 0, e1 = 0;
+        for (int i = 0; i < N_BALLS; ++i) {
+            imp_vec3 d = imp_sub(ow.bodies[i].p, oh.bodies[i].p);
+            assert_true(imp_max_abs(d) <= 1e-8);
+            e0 += imp_dot(b[i].m.v, b[i].m.v) + 2 * 9.81 * g * b[i].m.p.y;
+            e1 += imp_dot(ow.bodies[i].v, ow.bodies[i].v) + 2 * 9.81 * g * ow.bodies[i].p.y;
+        }
+        assert_true(fabs(e1 - e0) <= 1e-9 * e0);
+        imp_sim_output_free(&ow);
+        imp_sim_output_free(&oh);
+    }
+    imp_world_destroy(w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_contact_per_collider),
+        cmocka_unit_test(test_simulate_in_a_mesh_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

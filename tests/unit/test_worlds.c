@@ -547,6 +547,36 @@ static void test_scene_predict_with_world(void **state) {
     json_decref(call_ok("worlds/delete", id, "", 204));
 }
 
+/* A simulation against a stored world: a ball bounces off the ground (e = 1) and the event
+ * names the collider and triangle. */
+static void test_simulate_with_world(void **state) {
+    (void)state;
+    char id[IMP_WORLD_ID_LEN + 1], req[512];
+    upload(GROUND, 201, id);
+    snprintf(req, sizeof req,
+             "{\"bodies\": [{\"id\": \"ball\", \"radius\": 0.5, \"position\": [3, 10, 1], "
+             "\"velocity\": [0, -2, 0]}], \"horizon\": 5, \"world\": \"%s\"}",
+             id);
+    json_t *r = call_ok("scenes/simulate", NULL, req, 200);
+    const json_t *ev = json_object_get(r, "events");
+    assert_int_equal(json_array_size(ev), 1);
+    const json_t *e = json_array_get(ev, 0);
+    assert_string_equal(json_string_value(json_object_get(e, "a")), "ball");
+    assert_string_equal(json_string_value(json_object_get(e, "b")), "ground");
+    assert_int_equal(json_integer_value(json_object_get(e, "triangle")), 0);
+    assert_true(json_real_value(json_object_get(e, "time")) == 3.75);
+    const json_t *b = json_array_get(json_object_get(r, "bodies"), 0);
+    /* back up at 2 m/s from y = 2.5 for 1.25 s */
+    assert_true(fabs(json_real_value(json_array_get(json_object_get(b, "velocity"), 1)) - 2.0) <
+                1e-12);
+    assert_true(fabs(json_real_value(json_array_get(json_object_get(b, "position"), 1)) - 5.0) <
+                1e-12);
+    json_decref(r);
+    expect_problem("scenes/simulate", NULL, "{\"bodies\": [], \"horizon\": 1, \"world\": 5}", 400,
+                   "wrong-type", "/world");
+    json_decref(call_ok("worlds/delete", id, "", 204));
+}
+
 /* ---- the store -------------------------------------------------------------------------- */
 
 static imp_world_entry *entry(const char *hex_digit, size_t bytes) {
@@ -656,6 +686,7 @@ int main(void) {
         cmocka_unit_test(test_query_errors_and_casts),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_scene_predict_with_world),
+        cmocka_unit_test(test_simulate_with_world),
         cmocka_unit_test(test_store_eviction_and_holds),
         cmocka_unit_test(test_queries_while_uploading),
     };
