@@ -136,6 +136,11 @@ typedef struct solver {
     size_t n_near, cap_near;
     size_t work;    /* solves since the last poll of the stop check */
     int stopped_by; /* the stop check's reason once it said stop */
+    /* the world's first blocking contact on the straight move (from the tunnelling check):
+     * the correction's first leg is the same move when no speed limit scales it */
+    int straight_done, straight_have;
+    imp_vec3 straight_v;
+    struct contact *straight_best;
 } solver;
 
 /* Counts one solve; 1 when the stop check says stop (its reason kept). */
@@ -201,16 +206,15 @@ static int contact_before(const contact *a, const contact *b) {
  * distance and no penetration follows) - a body sliding across a floor of
  * many triangles crosses their edges without a contact each.
  */
-static int world_leg_contact(solver *sv, size_t prim, imp_vec3 p, imp_vec3 v, double T,
-                             contact *c) {
+static int world_leg_contact(solver *sv, const imp_world_cast_prep *prep, size_t prim, contact *c) {
     const imp_move_input *in = sv->in;
+    const imp_vec3 v = prep->cast->motion.v;
+    const double T = prep->cast->horizon;
     memset(c, 0, sizeof *c);
     c->world = 1;
     c->who = prim;
     if (poll_stop(sv)) return LEG_STOPPED;
-    imp_world_cast cast = {in->shape, {p, v, ZERO}, T, in->filter};
-    imp_world_cast_prep prep = imp_world_cast_prepare(in->world, &cast);
-    imp_world_cast_result wr = imp_world_cast_prim(in->world, &prep, prim);
+    imp_world_cast_result wr = imp_world_cast_prim(in->world, prep, prim);
     if (wr.state == IMP_WORLD_FAILED) {
         c->r = imp_toi_failed(wr.failure);
         return LEG_FAILED;
@@ -395,10 +399,19 @@ static int first_contact(solver *sv, imp_vec3 p, imp_vec3 v, double t, double T,
         if (k == LEG_FAILED) return *why = cc.r.failure, CORRECT_FAILED;
         if (k == LEG_CONTACT && (!have || contact_before(&cc, best))) *best = cc, have = 1;
     }
+    if (sv->straight_done && t == 0.0 && v.x == sv->straight_v.x && v.y == sv->straight_v.y &&
+        v.z == sv->straight_v.z) {
+        if (sv->straight_have && (!have || contact_before(sv->straight_best, best)))
+            *best = *sv->straight_best, have = 1;
+        return have;
+    }
     if (world_near(sv, p, v, T, 0.0) != 0) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
+    imp_world_cast cast = {sv->in->shape, {p, v, ZERO}, T, sv->in->filter};
+    imp_world_cast_prep prep;
+    if (sv->n_near) prep = imp_world_cast_prepare(sv->in->world, &cast);
     for (size_t j = 0; j < sv->n_near; ++j) {
         contact cc;
-        int k = world_leg_contact(sv, sv->near[j], p, v, T, &cc);
+        int k = world_leg_contact(sv, &prep, sv->near[j], &cc);
         if (k == LEG_STOPPED) return CORRECT_STOPPED;
         if (k == LEG_FAILED) return *why = cc.r.failure, CORRECT_FAILED;
         if (k == LEG_CONTACT && (!have || contact_before(&cc, best))) *best = cc, have = 1;
@@ -502,12 +515,17 @@ static int world_tunnelling(solver *sv, imp_vec3 v, imp_move_result *res, size_t
     const imp_move_input *in = sv->in;
     if (world_near(sv, in->from, v, in->dt, 0.0) != 0) return *why = IMP_FAILURE_NOMEM, -1;
     size_t first = res->n_violations;
+    imp_world_cast cast = {in->shape, {in->from, v, ZERO}, in->dt, in->filter};
+    imp_world_cast_prep prep;
+    if (sv->n_near) prep = imp_world_cast_prepare(in->world, &cast);
     for (size_t j = 0; j < sv->n_near; ++j) {
         contact c;
-        int k = world_leg_contact(sv, sv->near[j], in->from, v, in->dt, &c);
+        int k = world_leg_contact(sv, &prep, sv->near[j], &c);
         if (k == LEG_STOPPED) return -2;
         if (k == LEG_FAILED) return *why = c.r.failure, -1;
         if (k != LEG_CONTACT) continue;
+        if (!sv->straight_have || contact_before(&c, sv->straight_best))
+            *sv->straight_best = c, sv->straight_have = 1;
         int over = c.r.state == IMP_TOI_OVERLAPPING;
         if (add_violation(res, cap,
                           (imp_move_violation){.kind = IMP_MOVE_TUNNELING,
@@ -523,6 +541,8 @@ static int world_tunnelling(solver *sv, imp_vec3 v, imp_move_result *res, size_t
             return *why = IMP_FAILURE_NOMEM, -1;
     }
     keep_first_per_collider(res, first);
+    sv->straight_done = 1;
+    sv->straight_v = v;
     return 0;
 }
 
@@ -576,7 +596,10 @@ imp_move_result imp_move_check(const imp_move_input *in) {
 
     imp_vec3 d = imp_sub(in->to, in->from);
     double dist = imp_len(d);
-    solver sv = {.in = in, .extent = shape_extent(in->shape, in->dim)};
+    contact straight_best;
+    memset(&straight_best, 0, sizeof straight_best);
+    solver sv = {
+        .in = in, .extent = shape_extent(in->shape, in->dim), .straight_best = &straight_best};
     sv.move_scale = fmax(fmax(imp_max_abs(in->from), imp_max_abs(in->to)), fmax(dist, sv.extent));
     sv.cand = malloc((n ? n : 1) * sizeof *sv.cand);
     if (!sv.cand) goto fail;

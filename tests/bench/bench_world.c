@@ -182,6 +182,8 @@ static void bench_validations(const imp_world *w, const level *L, uint64_t *rng)
 
 int main(int argc, char **argv) {
     size_t max_tris = argc > 1 ? (size_t)atof(argv[1]) : 1000000;
+    /* a second argument "validations" runs only the move validations (for profiling) */
+    int only_validations = argc > 2 && strcmp(argv[2], "validations") == 0;
     const size_t sizes[] = {100000, 1000000};
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
         if (sizes[si] > max_tris) break;
@@ -202,6 +204,12 @@ int main(int argc, char **argv) {
         printf("  build:                        %10.1f ms\n", t1 - t0);
         printf("  memory:                       %10.1f MB, %.1f bytes per triangle, %zu nodes\n",
                (double)info.bytes / 1e6, (double)info.bytes / (double)info.triangles, info.nodes);
+        if (only_validations) {
+            bench_validations(w, &L, &rng);
+            imp_world_destroy(w);
+            level_free(&L);
+            continue;
+        }
         bench_rays(w, &L, &rng);
         imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 0.4};
         imp_shape capsule = {.type = IMP_SHAPE_CAPSULE,
