@@ -487,6 +487,43 @@ static void test_filters(void **state) {
         assert_string_equal(json_string_value(json_object_get(json_array_get(ov, i), "collider")),
                             "low");
     json_decref(r);
+    /* a move down through both floors: blocked by "high", unless the body's mask leaves
+     * out category 2, then by "low"; a scene and a simulation see the same */
+    char path[160], req[512];
+    snprintf(path, sizeof path, "%s", id);
+    json_t *v = call_ok("worlds/validate", path,
+                        "{\"body\": {\"radius\": 0.5, \"position\": [5, 9, 5], \"filter\": "
+                        "{\"mask\": 1}}, \"to\": [5, -3, 5], \"dt\": 1}",
+                        200);
+    const json_t *viol = json_object_get(v, "violations");
+    assert_int_equal(json_array_size(viol), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(viol, 0), "collider")),
+                        "low");
+    json_decref(v);
+    v = call_ok("worlds/validate", path,
+                "{\"body\": {\"radius\": 0.5, \"position\": [5, 9, 5]}, \"to\": [5, -3, 5], "
+                "\"dt\": 1}",
+                200);
+    viol = json_object_get(v, "violations");
+    assert_int_equal(json_array_size(viol), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(viol, 0), "collider")),
+                        "high");
+    json_decref(v);
+    snprintf(req, sizeof req,
+             "{\"bodies\": [{\"radius\": 0.5, \"position\": [5, 9, 5], \"velocity\": [0, -1, 0], "
+             "\"filter\": {\"mask\": 1}}], \"horizon\": 20, \"world\": \"%s\"}",
+             id);
+    v = call_ok("scenes/predict", NULL, req, 200);
+    const json_t *cs = json_object_get(v, "collisions");
+    assert_int_equal(json_array_size(cs), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(cs, 0), "b")), "low");
+    assert_true(json_real_value(json_object_get(json_array_get(cs, 0), "time")) == 8.5);
+    json_decref(v);
+    v = call_ok("scenes/simulate", NULL, req, 200);
+    const json_t *ev = json_object_get(v, "events");
+    assert_true(json_array_size(ev) >= 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "b")), "low");
+    json_decref(v);
     expect_problem("worlds", NULL,
                    "{\"colliders\": [{\"radius\": 1, \"position\": [0,0,0], \"filter\": "
                    "{\"category\": 4294967296}}]}",
