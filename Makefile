@@ -50,7 +50,7 @@ BUILD ?= $(if $(SANITIZE),build/san$(if $(filter thread,$(SANITIZE)),-thread),bu
 
 # Everything a fresh Debian machine needs to build and test; add packages here.
 DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev libssl-dev \
-                 libassimp-dev pkg-config gcc make
+                 libassimp-dev libgmp-dev pkg-config gcc make
 # What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c,
 # clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout.
 TEST_PACKAGES := nginx clang clang-format
@@ -84,6 +84,9 @@ CRYPTO_CFLAGS := $(call pkg_cflags,libcrypto)
 CRYPTO_LIBS := $(call pkg_libs,libcrypto,-lcrypto)
 ASSIMP_CFLAGS := $(call pkg_cflags,assimp)
 ASSIMP_LIBS := $(call pkg_libs,assimp,-lassimp)
+# GMP: core's exact path of moving-triangle collision (core/ccd_exact.c); gmp.h is on the
+# compiler's default path, so core still builds with no include path.
+GMP_LIBS := $(call pkg_libs,gmp,-lgmp)
 
 # ---- sources ---------------------------------------------------------------------------------
 
@@ -183,11 +186,11 @@ $(LIBIMPACTSERVER): $(SERVER_LIB_OBJS)
 
 $(IMPACTD): $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
-	    $(MHD_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(MHD_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread $(GMP_LIBS) -lm
 
 $(IMPACT): $(CLI_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(CLI_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) $(ASSIMP_LIBS) \
-	    $(CURL_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) -lm
+	    $(CURL_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(GMP_LIBS) -lm
 
 # Static pattern rules (not plain pattern rules): their objects count as explicitly named, so
 # make never treats them as intermediate files to skip or delete.
@@ -195,7 +198,7 @@ $(UNIT_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_HELPER_O
                                      $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(UNIT_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread $(GMP_LIBS) -lm
 
 $(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o \
                                             $(INTEG_HELPER_OBJS)
@@ -207,7 +210,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
                                       $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(LIBIMPACT) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread $(GMP_LIBS) -lm
 
 -include $(ALL_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 
@@ -408,7 +411,7 @@ fuzz-libs: deps-test
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c fuzz-libs
 	clang $(filter-out -Werror,$(CFLAGS)) -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -I. $(JANSSON_CFLAGS) $< $(FUZZ_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) -lm -o $@
+	    -fno-sanitize-recover=all -I. $(JANSSON_CFLAGS) $< $(FUZZ_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(GMP_LIBS) -lm -o $@
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -457,7 +460,7 @@ $(BUILD)/obj/tests/bench/box2d/%.o: tests/bench/box2d/%.cpp
 
 $(BOX2D_BENCH): $(BOX2D_OBJS) $(LIBIMPACT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(BOX2D_OBJS) $(LIBIMPACT) $(BOX2D_LIBS) -lstdc++ -lm
+	$(CC) $(LDFLAGS) -o $@ $(BOX2D_OBJS) $(LIBIMPACT) $(BOX2D_LIBS) -lstdc++ $(GMP_LIBS) -lm
 
 # The build runs in a second make, which sees Box2D's pkg-config file once it is installed.
 bench-box2d:
@@ -484,7 +487,7 @@ $(BUILD)/obj/tests/bench/world/%.o: tests/bench/world/%.cpp
 
 $(PEERS_BENCH): $(PEERS_OBJS) $(LIBIMPACT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(PEERS_OBJS) $(LIBIMPACT) $(PEERS_LIBS) -lstdc++ -lm
+	$(CC) $(LDFLAGS) -o $@ $(PEERS_OBJS) $(LIBIMPACT) $(PEERS_LIBS) -lstdc++ $(GMP_LIBS) -lm
 
 bench-world-peers:
 	$(call install_missing,$(PEERS_PACKAGES))

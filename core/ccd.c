@@ -1,0 +1,280 @@
+/*
+ * ccd.c - moving-triangle collision: the floating-point filter in front of
+ * the exact path (core/ccd_exact.c).
+ *
+ * DESIGN
+ * What: imp_ccd decides a vertex-face or edge-edge query with doubles when
+ * it can prove the answer, and hands the query to imp_ccd_exact otherwise.
+ *
+ * How: ball arithmetic (midpoint-radius intervals, Rump, "Fast and
+ * parallel interval arithmetic", BIT 39, 1999): every value carries a
+ * radius that bounds its distance from the exact value, grown at each
+ * operation by the rounding error (u |result|) and by an underflow term,
+ * so a ball that excludes zero has a certain sign. Inf or NaN never gives a
+ * certain sign, so overflow only sends a query to the exact path.
+ * 1. The coplanarity cubic f(t) is built in Bernstein form on [0, 1] from
+ *    the points at t = 0 and t = 1 (each coefficient a sum of 3x3
+ *    determinants of the differences), each coefficient a ball.
+ * 2. Its roots are isolated by de Casteljau subdivision with Descartes'
+ *    rule for the Bernstein basis (no sign change: no root; exactly one:
+ *    one simple root; Lane & Riesenfeld, "Bounds on a polynomial", BIT 21,
+ *    1981; the Bernstein form of Vincent-Collins-Akritas). An uncertain
+ *    sign at an end of a piece (a root at or near t = 0, 1 or a split
+ *    point), or a piece still unresolved after IMP_CCD_FILTER_DEPTH
+ *    halvings (multiple or clustered roots, f identically zero), gives up.
+ * 3. Each root, earliest first, is narrowed by Newton steps on the
+ *    midpoints and certified by two ball evaluations of f that differ in
+ *    sign IMP_CCD_FILTER_HALF_WIDTH either side, then the static test of
+ *    core/ccd_exact.c (the same orientations) runs on balls over that time
+ *    interval: all certain and inside is a hit at that time, certainly
+ *    outside moves on to the next root; anything uncertain gives up.
+ * Giving up anywhere sends the whole query to imp_ccd_exact.
+ *
+ * Why this way: most queries from simulations have a well-separated simple
+ * root, or none, and positions far from the edges of the face, so a few
+ * hundred flops settle them; the exact path keeps the guarantee for the
+ * rest (touching, coplanar, parallel, degenerate) at GMP's price.
+ */
+#include "ccd.h"
+
+#include <assert.h>
+#include <math.h>
+
+/* Unit roundoff of double (2^-53) and the outward factor applied to every radius so that the
+ * rounding of the radius computation itself never shrinks it. */
+#define U 0x1p-53
+#define GROW (1.0 + 0x1p-48)
+/* Four times the smallest subnormal: the absolute error of a product (and of each term of its
+ * radius) that underflows. */
+#define TINY 0x1p-1072
+/* Halvings of [0, 1] before root isolation gives up (a piece of width 2^-12). */
+#define IMP_CCD_FILTER_DEPTH 12
+/* Half-width of the certified time interval around a root; well inside the promised accuracy. */
+#define IMP_CCD_FILTER_HALF_WIDTH 2e-13
+
+typedef struct ball {
+    double m, r;
+} ball;
+
+typedef struct bvec {
+    ball x[3];
+} bvec;
+
+static inline ball b_add(ball a, ball b) {
+    double m = a.m + b.m;
+    return (ball){m, (a.r + b.r + U * fabs(m)) * GROW};
+}
+
+static inline ball b_sub(ball a, ball b) {
+    double m = a.m - b.m;
+    return (ball){m, (a.r + b.r + U * fabs(m)) * GROW};
+}
+
+static inline ball b_mul(ball a, ball b) {
+    double m = a.m * b.m;
+    return (ball){m, (fabs(a.m) * b.r + a.r * (fabs(b.m) + b.r) + U * fabs(m) + TINY) * GROW};
+}
+
+/* +1 or -1 when certain, 0 when the ball holds zero (or is not finite) */
+static inline int b_sign(ball a) {
+    if (a.m > a.r) return 1;
+    if (-a.m > a.r) return -1;
+    return 0;
+}
+
+static inline bvec bv_sub(bvec a, bvec b) {
+    return (bvec){{b_sub(a.x[0], b.x[0]), b_sub(a.x[1], b.x[1]), b_sub(a.x[2], b.x[2])}};
+}
+
+static inline bvec bv_cross(bvec a, bvec b) {
+    return (bvec){{b_sub(b_mul(a.x[1], b.x[2]), b_mul(a.x[2], b.x[1])),
+                   b_sub(b_mul(a.x[2], b.x[0]), b_mul(a.x[0], b.x[2])),
+                   b_sub(b_mul(a.x[0], b.x[1]), b_mul(a.x[1], b.x[0]))}};
+}
+
+static inline ball bv_dot(bvec a, bvec b) {
+    return b_add(b_add(b_mul(a.x[0], b.x[0]), b_mul(a.x[1], b.x[1])), b_mul(a.x[2], b.x[2]));
+}
+
+static inline ball bv_det(bvec a, bvec b, bvec c) { return bv_dot(bv_cross(a, b), c); }
+
+static inline int bv_nonzero(bvec a) {
+    return b_sign(a.x[0]) != 0 || b_sign(a.x[1]) != 0 || b_sign(a.x[2]) != 0;
+}
+
+/* ---- the cubic --------------------------------------------------------------------------------
+ */
+
+/* The three difference vectors whose determinant is the coplanarity cubic, at t = 0 (s) and t = 1
+ * (e); the same vectors as imp_ccd_exact. */
+static void differences(const imp_ccd_query *q, bvec s[3], bvec e[3]) {
+    static const int VF[3][2] = {{2, 1}, {3, 1}, {0, 1}}, EE[3][2] = {{1, 0}, {3, 2}, {2, 0}};
+    const int(*pairs)[2] = q->kind == IMP_CCD_VERTEX_FACE ? VF : EE;
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++) {
+            int a = pairs[k][0], b = pairs[k][1];
+            s[k].x[i] = b_sub((ball){q->start[a][i], 0}, (ball){q->start[b][i], 0});
+            e[k].x[i] = b_sub((ball){q->end[a][i], 0}, (ball){q->end[b][i], 0});
+        }
+}
+
+/* Bernstein coefficients of f(t) = det(D0(t), D1(t), D2(t)), Dk(t) = (1 - t) s[k] + t e[k], all
+ * times 3: f = sum c[i] C(3, i) (1 - t)^(3 - i) t^i / 3 (a positive factor keeps every sign). */
+static void bernstein(const bvec s[3], const bvec e[3], ball c[4]) {
+    ball three = {3.0, 0.0};
+    c[0] = b_mul(three, bv_det(s[0], s[1], s[2]));
+    c[1] =
+        b_add(b_add(bv_det(e[0], s[1], s[2]), bv_det(s[0], e[1], s[2])), bv_det(s[0], s[1], e[2]));
+    c[2] =
+        b_add(b_add(bv_det(s[0], e[1], e[2]), bv_det(e[0], s[1], e[2])), bv_det(e[0], e[1], s[2]));
+    c[3] = b_mul(three, bv_det(e[0], e[1], e[2]));
+}
+
+static inline ball b_half(ball a, ball b) {
+    ball s = b_add(a, b);
+    return (ball){s.m * 0.5, s.r * 0.5 + TINY};
+}
+
+/* f at the exact double t in [0, 1] (de Casteljau on balls) */
+static ball bern_eval(const ball c[4], double t) {
+    ball w1 = {t, 0.0}, w0 = b_sub((ball){1.0, 0.0}, w1), b[4] = {c[0], c[1], c[2], c[3]};
+    for (int r = 3; r > 0; r--)
+        for (int i = 0; i < r; i++)
+            b[i] = b_add(b_mul(w0, b[i]), b_mul(w1, b[i + 1]));
+    return b[0];
+}
+
+typedef struct piece {
+    double lo, hi; /* f(lo), f(hi) of certain, opposite signs; one simple root inside */
+} piece;
+
+/* Isolates the roots of the Bernstein polynomial c on [lo, hi]; 0 on success (pieces appended in
+ * ascending order), -1 when it cannot decide. */
+static int isolate(const ball c[4], double lo, double hi, int depth, piece *out, int *n) {
+    int s[4], certain = 1, changes = 0, last = 0;
+    for (int i = 0; i < 4; i++) {
+        s[i] = b_sign(c[i]);
+        if (s[i] == 0)
+            certain = 0;
+        else if (last != 0 && s[i] != last)
+            changes++;
+        if (s[i] != 0) last = s[i];
+    }
+    if (s[0] == 0 || s[3] == 0) return -1;
+    if (certain && changes == 0) return 0;
+    if (certain && changes == 1) {
+        if (*n >= 3) return -1;
+        out[(*n)++] = (piece){lo, hi};
+        return 0;
+    }
+    if (depth >= IMP_CCD_FILTER_DEPTH) return -1;
+    /* de Casteljau at 1/2 */
+    ball l1 = b_half(c[0], c[1]), m1 = b_half(c[1], c[2]), r1 = b_half(c[2], c[3]);
+    ball l2 = b_half(l1, m1), r2 = b_half(m1, r1), mid = b_half(l2, r2);
+    ball left[4] = {c[0], l1, l2, mid}, right[4] = {mid, r2, r1, c[3]};
+    double m = 0.5 * (lo + hi);
+    if (isolate(left, lo, m, depth + 1, out, n)) return -1;
+    return isolate(right, m, hi, depth + 1, out, n);
+}
+
+/* A certified enclosure [*tl, *th] of the root in the piece, of width <= 2 half-width; 0 or -1. */
+static int narrow(const ball c[4], piece pc, double *tl, double *th) {
+    int slo = b_sign(bern_eval(c, pc.lo));
+    if (slo == 0) return -1;
+    /* monomial midpoints for Newton: f = a0 + a1 t + a2 t^2 + a3 t^3 (times 3) */
+    double b0 = c[0].m, b1 = c[1].m, b2 = c[2].m, b3 = c[3].m;
+    double a0 = b0, a1 = 3.0 * (b1 - b0), a2 = 3.0 * (b0 - 2.0 * b1 + b2),
+           a3 = b3 - 3.0 * b2 + 3.0 * b1 - b0;
+    double lo = pc.lo, hi = pc.hi, t = 0.5 * (lo + hi);
+    for (int it = 0; it < 60; it++) {
+        double v = ((a3 * t + a2) * t + a1) * t + a0;
+        double d = (3.0 * a3 * t + 2.0 * a2) * t + a1;
+        /* keep the bracket on the midpoint signs */
+        if ((v > 0) == (slo > 0))
+            lo = t;
+        else
+            hi = t;
+        double nt = d != 0.0 ? t - v / d : 0.5 * (lo + hi);
+        if (!(nt > lo && nt < hi)) nt = 0.5 * (lo + hi);
+        if (fabs(nt - t) < 1e-15 || hi - lo < 1e-15) {
+            t = nt;
+            break;
+        }
+        t = nt;
+    }
+    double l = t - IMP_CCD_FILTER_HALF_WIDTH, h = t + IMP_CCD_FILTER_HALF_WIDTH;
+    if (l <= pc.lo) l = pc.lo;
+    if (h >= pc.hi) h = pc.hi;
+    int sl = l == pc.lo ? slo : b_sign(bern_eval(c, l));
+    int sh = h == pc.hi ? -slo : b_sign(bern_eval(c, h));
+    if (sl != slo || sh != -slo) return -1;
+    *tl = l;
+    *th = h;
+    return 0;
+}
+
+/* ---- the static test on a time ball ---------------------------------------------------------- */
+
+enum { MISS = 0, HIT = 1, UNKNOWN = -1 };
+
+static int inside_vf(const bvec *pt) {
+    bvec n = bv_cross(bv_sub(pt[2], pt[1]), bv_sub(pt[3], pt[1]));
+    if (!bv_nonzero(n)) return UNKNOWN;
+    int all = 1;
+    for (int i = 0; i < 3; i++) {
+        const bvec *v0 = &pt[1 + i], *v1 = &pt[1 + (i + 1) % 3];
+        int s = b_sign(bv_dot(bv_cross(bv_sub(*v1, *v0), bv_sub(pt[0], *v0)), n));
+        if (s < 0) return MISS;
+        if (s == 0) all = 0;
+    }
+    return all ? HIT : UNKNOWN;
+}
+
+static int orient(bvec dir, bvec v, bvec x, bvec n) {
+    return b_sign(bv_dot(bv_cross(dir, bv_sub(x, v)), n));
+}
+
+static int inside_ee(const bvec *pt) {
+    bvec da = bv_sub(pt[1], pt[0]), db = bv_sub(pt[3], pt[2]);
+    bvec m = bv_cross(da, db);
+    if (!bv_nonzero(m)) return UNKNOWN;
+    int o1 = orient(da, pt[0], pt[2], m), o2 = orient(da, pt[0], pt[3], m);
+    if (o1 * o2 > 0) return MISS;
+    int o3 = orient(db, pt[2], pt[0], m), o4 = orient(db, pt[2], pt[1], m);
+    if (o3 * o4 > 0) return MISS;
+    return o1 * o2 < 0 && o3 * o4 < 0 ? HIT : UNKNOWN;
+}
+
+/* the static test for every t in [tl, th] */
+static int inside(const imp_ccd_query *q, double tl, double th) {
+    ball t = {0.5 * (tl + th), 0.0};
+    t.r = (t.m - tl > th - t.m ? t.m - tl : th - t.m) * GROW;
+    bvec pt[4];
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 3; i++) {
+            ball s = {q->start[k][i], 0.0};
+            pt[k].x[i] = b_add(s, b_mul(t, b_sub((ball){q->end[k][i], 0.0}, s)));
+        }
+    return q->kind == IMP_CCD_VERTEX_FACE ? inside_vf(pt) : inside_ee(pt);
+}
+
+imp_ccd_result imp_ccd(const imp_ccd_query *q) {
+    bvec s[3], e[3];
+    ball c[4];
+    differences(q, s, e);
+    bernstein(s, e, c);
+    piece pieces[3];
+    int n = 0;
+    if (isolate(c, 0.0, 1.0, 0, pieces, &n) == 0) {
+        for (int i = 0; i < n; i++) {
+            double tl, th;
+            if (narrow(c, pieces[i], &tl, &th)) break;
+            int in = inside(q, tl, th);
+            if (in == UNKNOWN) break;
+            if (in == HIT) return (imp_ccd_result){.hit = 1, .time = 0.5 * (tl + th), .exact = 0};
+            if (i == n - 1) return (imp_ccd_result){.hit = 0, .time = 0.0, .exact = 0};
+        }
+        if (n == 0) return (imp_ccd_result){.hit = 0, .time = 0.0, .exact = 0};
+    }
+    return imp_ccd_exact(q);
+}
