@@ -196,10 +196,7 @@ static int narrow(const ball c[4], piece pc, double *tl, double *th) {
             hi = t;
         double nt = d != 0.0 ? t - v / d : 0.5 * (lo + hi);
         if (!(nt > lo && nt < hi)) nt = 0.5 * (lo + hi);
-        if (fabs(nt - t) < 1e-15 || hi - lo < 1e-15) {
-            t = nt;
-            break;
-        }
+        if (nt == t) break;
         t = nt;
     }
     double l = t - IMP_CCD_FILTER_HALF_WIDTH, h = t + IMP_CCD_FILTER_HALF_WIDTH;
