@@ -29,6 +29,7 @@
     X("scenes/simulate", imp_ep_scenes_simulate, IMP_EP_HEAVY | IMP_EP_TEXT,                       \
       "event-driven simulation with response")                                                     \
     X("validate", imp_ep_validate, 0, "check a client's reported move against the world")          \
+    X("ccd", imp_ep_ccd, 0, "moving triangles: exact vertex-face and edge-edge contact")           \
     X("batch", imp_ep_batch, IMP_EP_SCENE | IMP_EP_NO_BATCH, "many requests in one")               \
     X("worlds", imp_ep_worlds_put, IMP_EP_HEAVY | IMP_EP_TEXT | IMP_EP_NO_BATCH,                   \
       "store a static world (level geometry); its id is the SHA-256 of the body")

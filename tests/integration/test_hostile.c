@@ -1324,6 +1324,14 @@ static void test_json_syntax(void **state) {
         "-Infinity token", "/v1/toi",
         "{\"a\":{\"radius\":1,\"position\":[0,0]},\"b\":{\"radius\":1,\"position\":[-Infinity,0]}}",
         malformed);
+    post("1e400 in a ccd point", "/v1/ccd",
+         "{\"queries\":[{\"kind\":\"edge-edge\",\"start\":[[1e400,0,0],[1,0,0],[0,1,0],[0,0,1]],"
+         "\"end\":[[0,0,0],[1,0,0],[0,1,0],[0,0,1]]}]}",
+         malformed);
+    post("NaN in a ccd point", "/v1/ccd",
+         "{\"queries\":[{\"kind\":\"vertex-face\",\"start\":[[0,0,0],[1,0,0],[0,1,0],[0,0,1]],"
+         "\"end\":[[0,0,0],[1,0,NaN],[0,1,0],[0,0,1]]}]}",
+         malformed);
     post("nan and inf in lower case", "/v1/paths/intersect",
          "{\"p\":[[nan,0],[1,1]],\"q\":[[0,1],[inf,0]]}", malformed);
     post("single quotes", "/v1/toi", "{'a': 1}", malformed);
@@ -1631,6 +1639,11 @@ typedef struct json_case {
     "{\"shape\":{\"type\":\"halfspace\",\"normal\":" normal                                        \
     ",\"offset\":-5},\"position\":[0,0]" extra "}"
 
+/* /v1/ccd queries: four 3D points, one query of each kind */
+#define CCD_PTS "[[0,0,0],[1,0,0],[0,1,0],[0,0,1]]"
+#define CCD_Q(kind, start, end) "{\"kind\":" kind ",\"start\":" start ",\"end\":" end "}"
+#define CCD_VF CCD_Q("\"vertex-face\"", CCD_PTS, CCD_PTS)
+
 static const json_case GEOMETRY[] = {
     /* non-convex polygons: the pointer names the vertex where the turn flips */
     {"non-convex polygon (dart)", "/v1/toi",
@@ -1845,6 +1858,44 @@ static const json_case GEOMETRY[] = {
      200, NULL, 0},
     {"report unknown", "/v1/scenes/predict", "{\"horizon\":1,\"bodies\":[],\"report\":\"all\"}",
      422, "/report", 0},
+    /* moving triangles: four 3D points at each end, two kinds */
+    {"ccd: three points", "/v1/ccd",
+     "{\"queries\":[{\"kind\":\"edge-edge\",\"start\":[[0,0,0],[1,0,0],[0,1,0]],"
+     "\"end\":" CCD_PTS "}]}",
+     400, "/queries/0/start", 0},
+    {"ccd: five points", "/v1/ccd",
+     "{\"queries\":[" CCD_VF
+     "," CCD_Q("\"edge-edge\"", CCD_PTS, "[[0,0,0],[1,0,0],[0,1,0],[0,0,1],[1,1,1]]") "]}",
+     400, "/queries/1/end", 0},
+    {"ccd: a 2D point", "/v1/ccd",
+     "{\"queries\":[" CCD_Q("\"vertex-face\"", "[[0,0,0],[1,0,0],[0,1],[0,0,1]]", CCD_PTS) "]}",
+     400, "/queries/0/start/2", 0},
+    {"ccd: a 4D point", "/v1/ccd",
+     "{\"queries\":[" CCD_Q("\"vertex-face\"", CCD_PTS, "[[0,0,0],[1,0,0],[0,1,0],[0,0,1,1]]") "]}",
+     400, "/queries/0/end/3", 0},
+    {"ccd: unknown kind", "/v1/ccd",
+     "{\"queries\":[" CCD_VF "," CCD_Q("\"face-face\"", CCD_PTS, CCD_PTS) "]}", 422,
+     "/queries/1/kind", 0},
+    {"ccd: kind as a number", "/v1/ccd", "{\"queries\":[" CCD_Q("1", CCD_PTS, CCD_PTS) "]}", 400,
+     "/queries/0/kind", 0},
+    {"ccd: 1e61 in a point", "/v1/ccd",
+     "{\"queries\":[" CCD_Q("\"edge-edge\"", CCD_PTS, "[[0,0,0],[1,0,0],[0,1e61,0],[0,0,1]]") "]}",
+     422, "/queries/0/end/2/1", 0},
+    {"ccd: a string coordinate", "/v1/ccd",
+     "{\"queries\":[" CCD_Q("\"edge-edge\"", "[[0,0,0],[1,0,\"0\"],[0,1,0],[0,0,1]]", CCD_PTS) "]}",
+     400, "/queries/0/start/1/2", 0},
+    {"ccd: unknown member of a query", "/v1/ccd",
+     "{\"queries\":[{\"kind\":\"edge-edge\",\"start\":" CCD_PTS ",\"end\":" CCD_PTS
+     ",\"radius\":0}]}",
+     400, "/queries/0/radius", 0},
+    {"ccd: unknown top-level member", "/v1/ccd", "{\"queries\":[],\"tolerance\":0}", 400,
+     "/tolerance", 0},
+    {"ccd: queries as an object", "/v1/ccd", "{\"queries\":" CCD_VF "}", 400, "/queries", 0},
+    {"ccd: no queries (valid)", "/v1/ccd", "{\"queries\":[]}", 200, NULL, 0},
+    {"ccd: everything at one point (valid)", "/v1/ccd",
+     "{\"queries\":[" CCD_Q("\"vertex-face\"", "[[0,0,0],[0,0,0],[0,0,0],[0,0,0]]",
+                            "[[0,0,0],[0,0,0],[0,0,0],[0,0,0]]") "]}",
+     200, NULL, 0},
 };
 
 static void test_geometry(void **state) {
@@ -1868,6 +1919,13 @@ static void test_geometry(void **state) {
          item(0, 422, "/requests/0/op"));
     post("batch: unknown op", "/v1/batch", "{\"requests\":[{\"op\":\"nope\",\"body\":{}}]}",
          item(0, 422, "/requests/0/op"));
+    post("batch: a ccd item", "/v1/batch",
+         "{\"requests\":[{\"op\":\"ccd\",\"body\":{\"queries\":[" CCD_VF "]}}]}",
+         item(0, 200, NULL));
+    post("batch: a ccd item with a 2D point", "/v1/batch",
+         "{\"requests\":[{\"op\":\"ccd\",\"body\":{\"queries\":[" CCD_Q(
+             "\"edge-edge\"", CCD_PTS, "[[0,0,0],[1,0],[0,1,0],[0,0,1]]") "]}}]}",
+         item(0, 400, "/queries/0/end/1"));
     post("batch: mixed dimensions in an item", "/v1/batch",
          "{\"requests\":[{\"op\":\"toi\",\"body\":{\"a\":" SPHERE2("0") ",\"b\":" SPHERE3(
              "3") "}}]}",
@@ -2136,6 +2194,11 @@ static const base_request BASES[] = {
      " {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": -3},"
      " \"position\": [0, 0], \"static\": true}],"
      " \"max_speed\": 100, \"max_iterations\": 5}"},
+    {"ccd", "ccd",
+     "{\"queries\": [{\"kind\": \"vertex-face\", \"start\": [[0.25, 0.25, 1], [0, 0, 0], [1, 0, 0],"
+     " [0, 1, 0]], \"end\": [[0.25, 0.25, -1], [0, 0, 0], [1, 0, 0], [0, 1, 0]]},"
+     " {\"kind\": \"edge-edge\", \"start\": [[-1, 0, 1], [1, 0, 1], [0, -1, 0], [0, 1, 0]],"
+     " \"end\": [[-1, 0, -1], [1, 0, -1], [0, -1, 0], [0, 1, 0]]}]}"},
     {"batch", "batch",
      "{\"requests\": [{\"op\": \"paths/intersect\", \"body\": {\"p\": [[0, 0], [1, 1]],"
      " \"q\": [[0, 1], [1, 0]]}},"
@@ -2156,6 +2219,7 @@ static const struct {
     {"scenes/predict", {"broadphase", "max_results", "report"}},
     {"scenes/simulate", {"gravity", "max_events", "record"}},
     {"validate", {"max_speed", "max_iterations"}},
+    {"ccd", {NULL}},
     {"batch", {NULL}},
 };
 static const char *const OPTIONAL_BODY[] = {"id",         "velocity", "acceleration",
