@@ -40,6 +40,8 @@
 #include <assert.h>
 #include <math.h>
 
+#include "eft.h"
+
 /* Unit roundoff of double (2^-53) and the outward factor applied to every radius so that the
  * rounding of the radius computation itself never shrinks it. */
 #define U 0x1p-53
@@ -82,6 +84,13 @@ static inline int b_sign(ball a) {
     return 0;
 }
 
+/* a - b for doubles: the rounded difference with its exact rounding error as the radius (zero
+ * when the difference is exact, as it is for nearby points) */
+static inline ball b_diff(double a, double b) {
+    double e, m = imp_two_sum(a, -b, &e);
+    return (ball){m, fabs(e)};
+}
+
 static inline bvec bv_sub(bvec a, bvec b) {
     return (bvec){{b_sub(a.x[0], b.x[0]), b_sub(a.x[1], b.x[1]), b_sub(a.x[2], b.x[2])}};
 }
@@ -113,8 +122,8 @@ static void differences(const imp_ccd_query *q, bvec s[3], bvec e[3]) {
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < 3; i++) {
             int a = pairs[k][0], b = pairs[k][1];
-            s[k].x[i] = b_sub((ball){q->start[a][i], 0}, (ball){q->start[b][i], 0});
-            e[k].x[i] = b_sub((ball){q->end[a][i], 0}, (ball){q->end[b][i], 0});
+            s[k].x[i] = b_diff(q->start[a][i], q->start[b][i]);
+            e[k].x[i] = b_diff(q->end[a][i], q->end[b][i]);
         }
 }
 
@@ -250,7 +259,7 @@ static int inside(const imp_ccd_query *q, double tl, double th) {
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < 3; i++) {
             ball s = {q->start[k][i], 0.0};
-            pt[k].x[i] = b_add(s, b_mul(t, b_sub((ball){q->end[k][i], 0.0}, s)));
+            pt[k].x[i] = b_add(s, b_mul(t, b_diff(q->end[k][i], q->start[k][i])));
         }
     return q->kind == IMP_CCD_VERTEX_FACE ? inside_vf(pt) : inside_ee(pt);
 }
