@@ -40,6 +40,7 @@
 #include <assert.h>
 #include <math.h>
 
+#include "ccd_impl.h"
 #include "eft.h"
 
 /* Unit roundoff of double (2^-53) and the outward factor applied to every radius so that the
@@ -186,19 +187,15 @@ static int isolate(const ball c[4], double lo, double hi, int depth, piece *out,
     return isolate(right, m, hi, depth + 1, out, n);
 }
 
-/* A certified enclosure [*tl, *th] of the root in the piece, of width <= 2 half-width; 0 or -1. */
-static int narrow(const ball c[4], piece pc, double *tl, double *th) {
-    int slo = b_sign(bern_eval(c, pc.lo));
-    if (slo == 0) return -1;
-    /* monomial midpoints for Newton: f = a0 + a1 t + a2 t^2 + a3 t^3 (times 3) */
-    double b0 = c[0].m, b1 = c[1].m, b2 = c[2].m, b3 = c[3].m;
-    double a0 = b0, a1 = 3.0 * (b1 - b0), a2 = 3.0 * (b0 - 2.0 * b1 + b2),
-           a3 = b3 - 3.0 * b2 + 3.0 * b1 - b0;
-    double lo = pc.lo, hi = pc.hi, t = 0.5 * (lo + hi);
+double imp_ccd_newton(const double *a, int n, double lo, double hi, int slo) {
+    double t = 0.5 * (lo + hi);
     for (int it = 0; it < 60; it++) {
-        double v = ((a3 * t + a2) * t + a1) * t + a0;
-        double d = (3.0 * a3 * t + 2.0 * a2) * t + a1;
-        /* keep the bracket on the midpoint signs */
+        double v = 0.0, d = 0.0;
+        for (int i = n - 1; i >= 0; i--) {
+            d = d * t + v;
+            v = v * t + a[i];
+        }
+        /* keep the bracket on the signs as computed */
         if ((v > 0) == (slo > 0))
             lo = t;
         else
@@ -208,6 +205,17 @@ static int narrow(const ball c[4], piece pc, double *tl, double *th) {
         if (nt == t) break;
         t = nt;
     }
+    return t;
+}
+
+/* A certified enclosure [*tl, *th] of the root in the piece, of width <= 2 half-width; 0 or -1. */
+static int narrow(const ball c[4], piece pc, double *tl, double *th) {
+    int slo = b_sign(bern_eval(c, pc.lo));
+    if (slo == 0) return -1;
+    /* monomial midpoints for Newton: f = a0 + a1 t + a2 t^2 + a3 t^3 (times 3) */
+    double b0 = c[0].m, b1 = c[1].m, b2 = c[2].m, b3 = c[3].m;
+    double a[4] = {b0, 3.0 * (b1 - b0), 3.0 * (b0 - 2.0 * b1 + b2), b3 - 3.0 * b2 + 3.0 * b1 - b0};
+    double t = imp_ccd_newton(a, 4, pc.lo, pc.hi, slo);
     double l = t - IMP_CCD_FILTER_HALF_WIDTH, h = t + IMP_CCD_FILTER_HALF_WIDTH;
     if (l <= pc.lo) l = pc.lo;
     if (h >= pc.hi) h = pc.hi;
@@ -221,7 +229,7 @@ static int narrow(const ball c[4], piece pc, double *tl, double *th) {
 
 /* ---- the static test on a time ball ---------------------------------------------------------- */
 
-enum { MISS = 0, HIT = 1, UNKNOWN = -1 };
+enum { MISS = IMP_CCD_MISS, HIT = IMP_CCD_HIT, UNKNOWN = IMP_CCD_UNKNOWN };
 
 static int inside_vf(const bvec *pt) {
     bvec n = bv_cross(bv_sub(pt[2], pt[1]), bv_sub(pt[3], pt[1]));
@@ -251,17 +259,31 @@ static int inside_ee(const bvec *pt) {
     return o1 * o2 < 0 && o3 * o4 < 0 ? HIT : UNKNOWN;
 }
 
-/* the static test for every t in [tl, th] */
-static int inside(const imp_ccd_query *q, double tl, double th) {
+/* the four points for every t in [tl, th] */
+static void positions(const imp_ccd_query *q, double tl, double th, bvec pt[4]) {
     ball t = {0.5 * (tl + th), 0.0};
     t.r = (t.m - tl > th - t.m ? t.m - tl : th - t.m) * GROW;
-    bvec pt[4];
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < 3; i++) {
             ball s = {q->start[k][i], 0.0};
             pt[k].x[i] = b_add(s, b_mul(t, b_diff(q->end[k][i], q->start[k][i])));
         }
+}
+
+int imp_ccd_balls_static(const imp_ccd_query *q, double tl, double th) {
+    bvec pt[4];
+    positions(q, tl, th, pt);
     return q->kind == IMP_CCD_VERTEX_FACE ? inside_vf(pt) : inside_ee(pt);
+}
+
+int imp_ccd_balls_on_segment(const imp_ccd_query *q, int p, int a, int b, double tl, double th) {
+    bvec pt[4];
+    positions(q, tl, th, pt);
+    bvec d = bv_sub(pt[b], pt[a]), e = bv_sub(pt[p], pt[a]);
+    if (bv_nonzero(bv_cross(d, e))) return MISS;
+    ball k = bv_dot(e, d);
+    if (b_sign(k) < 0 || b_sign(b_sub(bv_dot(d, d), k)) < 0) return MISS;
+    return UNKNOWN;
 }
 
 imp_ccd_result imp_ccd(const imp_ccd_query *q) {
@@ -275,7 +297,7 @@ imp_ccd_result imp_ccd(const imp_ccd_query *q) {
         for (int i = 0; i < n; i++) {
             double tl, th;
             if (narrow(c, pieces[i], &tl, &th)) break;
-            int in = inside(q, tl, th);
+            int in = imp_ccd_balls_static(q, tl, th);
             if (in == UNKNOWN) break;
             if (in == HIT) return (imp_ccd_result){.hit = 1, .time = 0.5 * (tl + th), .exact = 0};
             if (i == n - 1) return (imp_ccd_result){.hit = 0, .time = 0.0, .exact = 0};

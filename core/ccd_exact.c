@@ -39,6 +39,13 @@
  * (b - a) x (p - a), or, when that vector vanishes identically (collinear
  * motion), contact at t = 0 or the first time p meets a or b (linear).
  *
+ * Two shortcuts keep it affordable without giving up exactness: a root is
+ * narrowed by Newton's method on doubles and confirmed by the exact signs of
+ * f at t - delta and t + delta (two evaluations instead of some 45
+ * halvings), and each static test is first tried in the filter's ball
+ * arithmetic over the narrowed interval (core/ccd_impl.h), the polynomials
+ * on rationals being built only when that cannot decide (touching).
+ *
  * Why this way: every decision is a sign of an exact rational or of a
  * polynomial with rational coefficients at an exactly isolated root, so
  * there is nothing to tune and no tolerance: no false positive, no false
@@ -51,6 +58,7 @@
 #include <stddef.h>
 
 #include "ccd.h"
+#include "ccd_impl.h"
 
 #define QP_N 5 /* coefficients: degree <= 4 (an orientation times a normal) */
 
@@ -272,11 +280,53 @@ static void root_bisect(qroot *r, mpq_t m) {
         mpq_set(r->hi, m);
 }
 
+/*
+ * Narrows r to [t - delta, t + delta] around a double t found by Newton's method on the
+ * coefficients rounded to double, when the exact signs of f there confirm the bracket (two
+ * evaluations instead of the many halvings bisection would take). Returns 1 when it did (r may
+ * also have become exact), 0 when r is unchanged.
+ */
+static int root_narrow(qroot *r, double delta) {
+    if (r->exact) return 1;
+    const qpoly *f = r->f;
+    double c[QP_N], lo = mpq_get_d(r->lo), hi = mpq_get_d(r->hi);
+    for (int i = 0; i < f->n; i++)
+        c[i] = mpq_get_d(f->c[i]);
+    double t = imp_ccd_newton(c, f->n, lo, hi, r->slo);
+    int done = 0;
+    mpq_t l, h;
+    mpq_init(l);
+    mpq_init(h);
+    mpq_set_d(l, t - delta);
+    mpq_set_d(h, t + delta);
+    if (mpq_cmp(l, r->lo) > 0 && mpq_cmp(h, r->hi) < 0) {
+        int sl = qp_sign_at(f, l);
+        if (sl == 0) {
+            root_set_exact(r, l);
+            done = 1;
+        } else if (sl == r->slo) {
+            int sh = qp_sign_at(f, h);
+            if (sh == 0) {
+                root_set_exact(r, h);
+                done = 1;
+            } else if (sh == -r->slo) {
+                mpq_set(r->lo, l);
+                mpq_set(r->hi, h);
+                done = 1;
+            }
+        }
+    }
+    mpq_clear(l);
+    mpq_clear(h);
+    return done;
+}
+
 /* The root as a double within IMP_CCD_TIME_ACCURACY (refines r). */
 static double root_time(qroot *r) {
     mpq_t m, w;
     mpq_init(m);
     mpq_init(w);
+    root_narrow(r, 0x1p-47);
     for (;;) {
         if (r->exact) break;
         mpq_sub(w, r->hi, r->lo);
@@ -300,19 +350,11 @@ static double root_time(qroot *r) {
 static int root_sign(qroot *r, const qpoly *q) {
     if (q->n == 0) return 0;
     if (q->n == 1) return mpq_sgn(q->c[0]);
+    /* a narrow interval first (cheap), so that the bound below usually settles it at once */
+    root_narrow(r, 0x1p-52);
     if (r->exact) return qp_sign_at(q, r->lo);
+    /* |q(lo)| > L (hi - lo), L >= max |q'| on [0, 1], keeps q off zero on the interval */
     int result = 2;
-    qpoly g;
-    qp_init(&g);
-    qp_gcd(&g, r->f, q);
-    if (g.n >= 2) {
-        int sl = qp_sign_at(&g, r->lo), sh = qp_sign_at(&g, r->hi);
-        assert(sl != 0 && sh != 0);
-        if (sl != sh) result = 0;
-    }
-    qp_clear(&g);
-    if (result == 0) return 0;
-    /* q(r) != 0: bisect until |q(lo)| > L (hi - lo), L >= max |q'| on [0, 1] */
     mpq_t lip, v, w, tmp;
     mpq_init(lip);
     mpq_init(v);
@@ -324,10 +366,22 @@ static int root_sign(qroot *r, const qpoly *q) {
         mpq_mul(tmp, tmp, w);
         mpq_add(lip, lip, tmp);
     }
-    while (result == 2) {
+    for (int pass = 0; result == 2; pass++) {
         if (r->exact) {
             result = qp_sign_at(q, r->lo);
             break;
+        }
+        if (pass == 1) { /* not settled at once: is q(r) zero? */
+            qpoly g;
+            qp_init(&g);
+            qp_gcd(&g, r->f, q);
+            if (g.n >= 2) {
+                int sl = qp_sign_at(&g, r->lo), sh = qp_sign_at(&g, r->hi);
+                assert(sl != 0 && sh != 0);
+                if (sl != sh) result = 0;
+            }
+            qp_clear(&g);
+            if (result == 0) break;
         }
         qp_eval(v, q, r->lo);
         mpq_sub(w, r->hi, r->lo);
@@ -444,7 +498,18 @@ typedef struct work {
     qvec v[8]; /* scratch vectors */
     qpoly p[4];
     mpq_t tmp;
+    const imp_ccd_query *q; /* the query, for the ball tests */
+    const qvec *pt;         /* its four points' paths */
 } work;
+
+/* Doubles [*tl, *th] around the root r (narrowed first, so the ball tests see a tiny interval). */
+static void root_doubles(qroot *r, double *tl, double *th) {
+    root_narrow(r, 0x1p-52);
+    *tl = mpq_get_d(r->lo); /* rounds towards zero: <= lo */
+    *th = nextafter(mpq_get_d(r->hi), 2.0);
+    if (*tl < 0.0) *tl = 0.0;
+    if (*th > 1.0) *th = 1.0;
+}
 
 static void qv_init(qvec *v) {
     for (int i = 0; i < 3; i++)
@@ -490,6 +555,11 @@ static int qv_is_zero(const qvec *v) { return v->x[0].n == 0 && v->x[1].n == 0 &
 
 /* p on the closed segment [a, b] at the root r */
 static int on_segment(work *w, qroot *r, const qvec *p, const qvec *a, const qvec *b) {
+    double tl, th;
+    root_doubles(r, &tl, &th);
+    if (imp_ccd_balls_on_segment(w->q, (int)(p - w->pt), (int)(a - w->pt), (int)(b - w->pt), tl,
+                                 th) == IMP_CCD_MISS)
+        return 0;
     qvec *d = &w->v[0], *e = &w->v[1], *c = &w->v[2];
     qpoly *len2 = &w->p[0], *k = &w->p[1], *t = &w->p[2];
     qv_sub(d, b, a);
@@ -521,6 +591,10 @@ static int orient_at(work *w, qroot *r, const qvec *dir, const qvec *v, const qv
 
 /* vertex p on the closed triangle abc at r, the four points coplanar there */
 static int static_vf(work *w, qroot *r, const qvec *pt) {
+    double tl, th;
+    root_doubles(r, &tl, &th);
+    int balls = imp_ccd_balls_static(w->q, tl, th);
+    if (balls != IMP_CCD_UNKNOWN) return balls == IMP_CCD_HIT;
     const qvec *p = &pt[0], *a = &pt[1], *b = &pt[2], *c = &pt[3];
     qvec *n = &w->v[6], *e1 = &w->v[3], *e2 = &w->v[7];
     qv_sub(e1, b, a);
@@ -540,6 +614,10 @@ static int static_vf(work *w, qroot *r, const qvec *pt) {
 
 /* segments [a0, a1] and [b0, b1] meet at r, the four points coplanar there */
 static int static_ee(work *w, qroot *r, const qvec *pt) {
+    double tl, th;
+    root_doubles(r, &tl, &th);
+    int balls = imp_ccd_balls_static(w->q, tl, th);
+    if (balls != IMP_CCD_UNKNOWN) return balls == IMP_CCD_HIT;
     const qvec *a0 = &pt[0], *a1 = &pt[1], *b0 = &pt[2], *b1 = &pt[3];
     qvec *m = &w->v[6], *da = &w->v[3], *db = &w->v[7];
     qv_sub(da, a1, a0);
@@ -629,6 +707,8 @@ imp_ccd_result imp_ccd_exact(const imp_ccd_query *q) {
         qp_init(&w.p[i]);
     mpq_init(w.tmp);
     qvec pt[4];
+    w.q = q;
+    w.pt = pt;
     for (int k = 0; k < 4; k++) {
         qv_init(&pt[k]);
         for (int i = 0; i < 3; i++) {

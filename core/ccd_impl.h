@@ -1,0 +1,32 @@
+/*
+ * ccd_impl.h - what core/ccd.c lends core/ccd_exact.c: the ball-arithmetic
+ * static tests, so the exact path can settle a test at an exactly isolated
+ * root with doubles before it builds polynomials on rationals.
+ *
+ * Thread-safety: pure and reentrant.
+ */
+#ifndef IMP_CCD_IMPL_H
+#define IMP_CCD_IMPL_H
+
+#include "ccd.h"
+
+/* Answers of the ball tests: certainly no contact, certainly contact, undecided. */
+enum { IMP_CCD_MISS = 0, IMP_CCD_HIT = 1, IMP_CCD_UNKNOWN = -1 };
+
+/*
+ * The static contact test of q (the vertex on the closed face; the closed edges meeting) for
+ * coplanar points, certified for every t in [tl, th] (0 <= tl <= th <= 1): HIT or MISS holds at
+ * any t of the interval where the four points are coplanar; UNKNOWN when the balls cannot tell.
+ */
+int imp_ccd_balls_static(const imp_ccd_query *q, double tl, double th);
+
+/* Point p of q (an index 0..3) on the closed segment [a, b] of q: MISS when certainly off it
+ * for every t in [tl, th], else UNKNOWN. */
+int imp_ccd_balls_on_segment(const imp_ccd_query *q, int p, int a, int b, double tl, double th);
+
+/* An approximate root of sum a[i] t^i (n coefficients) in [lo, hi], where its sign at lo is slo:
+ * Newton's method kept inside a bracket that shrinks by the signs as computed (no guarantee:
+ * callers certify the result). */
+double imp_ccd_newton(const double *a, int n, double lo, double hi, int slo);
+
+#endif
