@@ -28,6 +28,13 @@
  *    core/ccd_exact.c (the same orientations) runs on balls over that time
  *    interval: all certain and inside is a hit at that time, certainly
  *    outside moves on to the next root; anything uncertain gives up.
+ * Two shapes of input skip the cubic: a point of one primitive equal to a
+ * point of the other at t = 0 (a mesh's vertex against its own face) is
+ * contact at t = 0; four points sharing a coordinate at t = 0 and another
+ * at t = 1 move in a plane normal to that axis (the cubic vanishes), and
+ * are solved in 2D: contact at t = 0 by orientations, else the earliest
+ * point-on-segment contact (the quadratic (b - a) x (p - a), isolated and
+ * narrowed as above, with p between a and b at its root).
  * Giving up anywhere sends the whole query to imp_ccd_exact.
  *
  * Why this way: most queries from simulations have a well-separated simple
@@ -145,24 +152,28 @@ static inline ball b_half(ball a, ball b) {
     return (ball){s.m * 0.5, s.r * 0.5 + TINY};
 }
 
-/* f at the exact double t in [0, 1] (de Casteljau on balls) */
-static ball bern_eval(const ball c[4], double t) {
-    ball w1 = {t, 0.0}, w0 = b_sub((ball){1.0, 0.0}, w1), b[4] = {c[0], c[1], c[2], c[3]};
-    for (int r = 3; r > 0; r--)
+/* The Bernstein polynomial c of degree deg (2 or 3) at the exact double t in [0, 1] (de
+ * Casteljau on balls) */
+static ball bern_eval(const ball *c, int deg, double t) {
+    ball w1 = {t, 0.0}, w0 = b_sub((ball){1.0, 0.0}, w1), b[4];
+    for (int i = 0; i <= deg; i++)
+        b[i] = c[i];
+    for (int r = deg; r > 0; r--)
         for (int i = 0; i < r; i++)
             b[i] = b_add(b_mul(w0, b[i]), b_mul(w1, b[i + 1]));
     return b[0];
 }
 
 typedef struct piece {
-    double lo, hi; /* f(lo), f(hi) of certain, opposite signs; one simple root inside */
+    double lo, hi; /* one simple root inside; the polynomial of sign slo at lo, -slo at hi */
+    int slo;
 } piece;
 
-/* Isolates the roots of the Bernstein polynomial c on [lo, hi]; 0 on success (pieces appended in
- * ascending order), -1 when it cannot decide. */
-static int isolate(const ball c[4], double lo, double hi, int depth, piece *out, int *n) {
+/* Isolates the roots of the Bernstein polynomial c of degree deg (2 or 3) on [lo, hi]; 0 on
+ * success (pieces appended in ascending order), -1 when it cannot decide. */
+static int isolate(const ball *c, int deg, double lo, double hi, int depth, piece *out, int *n) {
     int s[4], certain = 1, changes = 0, last = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i <= deg; i++) {
         s[i] = b_sign(c[i]);
         if (s[i] == 0)
             certain = 0;
@@ -170,21 +181,27 @@ static int isolate(const ball c[4], double lo, double hi, int depth, piece *out,
             changes++;
         if (s[i] != 0) last = s[i];
     }
-    if (s[0] == 0 || s[3] == 0) return -1;
+    if (s[0] == 0 || s[deg] == 0) return -1;
     if (certain && changes == 0) return 0;
     if (certain && changes == 1) {
         if (*n >= 3) return -1;
-        out[(*n)++] = (piece){lo, hi};
+        out[(*n)++] = (piece){lo, hi, s[0]};
         return 0;
     }
     if (depth >= IMP_CCD_FILTER_DEPTH) return -1;
-    /* de Casteljau at 1/2 */
-    ball l1 = b_half(c[0], c[1]), m1 = b_half(c[1], c[2]), r1 = b_half(c[2], c[3]);
-    ball l2 = b_half(l1, m1), r2 = b_half(m1, r1), mid = b_half(l2, r2);
-    ball left[4] = {c[0], l1, l2, mid}, right[4] = {mid, r2, r1, c[3]};
+    /* de Casteljau at 1/2: left[i] and right[deg - i] from the triangle's edges */
+    ball left[4], right[4], b[4];
+    for (int i = 0; i <= deg; i++)
+        b[i] = c[i];
+    for (int r = 0; r <= deg; r++) {
+        left[r] = b[0];
+        right[deg - r] = b[deg - r];
+        for (int i = 0; i < deg - r; i++)
+            b[i] = b_half(b[i], b[i + 1]);
+    }
     double m = 0.5 * (lo + hi);
-    if (isolate(left, lo, m, depth + 1, out, n)) return -1;
-    return isolate(right, m, hi, depth + 1, out, n);
+    if (isolate(left, deg, lo, m, depth + 1, out, n)) return -1;
+    return isolate(right, deg, m, hi, depth + 1, out, n);
 }
 
 double imp_ccd_newton(const double *a, int n, double lo, double hi, int slo) {
@@ -209,19 +226,23 @@ double imp_ccd_newton(const double *a, int n, double lo, double hi, int slo) {
 }
 
 /* A certified enclosure [*tl, *th] of the root in the piece, of width <= 2 half-width; 0 or -1. */
-static int narrow(const ball c[4], piece pc, double *tl, double *th) {
-    int slo = b_sign(bern_eval(c, pc.lo));
-    if (slo == 0) return -1;
-    /* monomial midpoints for Newton: f = a0 + a1 t + a2 t^2 + a3 t^3 (times 3) */
-    double b0 = c[0].m, b1 = c[1].m, b2 = c[2].m, b3 = c[3].m;
-    double a[4] = {b0, 3.0 * (b1 - b0), 3.0 * (b0 - 2.0 * b1 + b2), b3 - 3.0 * b2 + 3.0 * b1 - b0};
-    double t = imp_ccd_newton(a, 4, pc.lo, pc.hi, slo);
+static int narrow(const ball *c, int deg, piece pc, double *tl, double *th) {
+    /* monomial coefficients of the midpoints for Newton */
+    double a[4];
+    if (deg == 3) {
+        double b0 = c[0].m, b1 = c[1].m, b2 = c[2].m, b3 = c[3].m;
+        a[0] = b0, a[1] = 3.0 * (b1 - b0), a[2] = 3.0 * (b0 - 2.0 * b1 + b2);
+        a[3] = b3 - 3.0 * b2 + 3.0 * b1 - b0;
+    } else {
+        a[0] = c[0].m, a[1] = 2.0 * (c[1].m - c[0].m), a[2] = c[0].m - 2.0 * c[1].m + c[2].m;
+    }
+    double t = imp_ccd_newton(a, deg + 1, pc.lo, pc.hi, pc.slo);
     double l = t - IMP_CCD_FILTER_HALF_WIDTH, h = t + IMP_CCD_FILTER_HALF_WIDTH;
     if (l <= pc.lo) l = pc.lo;
     if (h >= pc.hi) h = pc.hi;
-    int sl = l == pc.lo ? slo : b_sign(bern_eval(c, l));
-    int sh = h == pc.hi ? -slo : b_sign(bern_eval(c, h));
-    if (sl != slo || sh != -slo) return -1;
+    int sl = l == pc.lo ? pc.slo : b_sign(bern_eval(c, deg, l));
+    int sh = h == pc.hi ? -pc.slo : b_sign(bern_eval(c, deg, h));
+    if (sl != pc.slo || sh != -pc.slo) return -1;
     *tl = l;
     *th = h;
     return 0;
@@ -286,17 +307,150 @@ int imp_ccd_balls_on_segment(const imp_ccd_query *q, int p, int a, int b, double
     return UNKNOWN;
 }
 
+/* ---- motion in a plane normal to an axis ---------------------------------------------------- */
+
+/* An axis along which the four points share one coordinate at t = 0 and one at t = 1: they then
+ * stay in a plane normal to it (the cubic vanishes identically) and the query is 2D in the other
+ * two coordinates; -1 when there is none. */
+static int flat_axis(const imp_ccd_query *q) {
+    for (int d = 0; d < 3; d++) {
+        int same = 1;
+        for (int k = 1; k < 4 && same; k++)
+            same = q->start[k][d] == q->start[0][d] && q->end[k][d] == q->end[0][d];
+        if (same) return d;
+    }
+    return -1;
+}
+
+static inline ball cross2(const bvec *a, const bvec *b, int i, int j) {
+    return b_sub(b_mul(a->x[i], b->x[j]), b_mul(a->x[j], b->x[i]));
+}
+
+static inline ball dot2(const bvec *a, const bvec *b, int i, int j) {
+    return b_add(b_mul(a->x[i], b->x[i]), b_mul(a->x[j], b->x[j]));
+}
+
+/* differences point a - point b of q at t = 0 (s) and t = 1 (e) */
+static void diff_ends(const imp_ccd_query *q, int a, int b, bvec *s, bvec *e) {
+    for (int i = 0; i < 3; i++) {
+        s->x[i] = b_diff(q->start[a][i], q->start[b][i]);
+        e->x[i] = b_diff(q->end[a][i], q->end[b][i]);
+    }
+}
+
+/* the 2D static test at t = 0 in the plane of axes i, j: HIT, MISS or UNKNOWN */
+static int flat_static0(const imp_ccd_query *q, int i, int j) {
+    bvec s, e, u, v;
+    if (q->kind == IMP_CCD_VERTEX_FACE) {
+        int pos = 0, neg = 0;
+        for (int k = 0; k < 3; k++) {
+            int a = 1 + k, b = 1 + (k + 1) % 3;
+            diff_ends(q, b, a, &u, &e);
+            diff_ends(q, 0, a, &v, &e);
+            int o = b_sign(cross2(&u, &v, i, j));
+            if (o == 0) return UNKNOWN;
+            pos += o > 0;
+            neg += o < 0;
+        }
+        return pos == 3 || neg == 3 ? HIT : MISS;
+    }
+    /* edge-edge: each segment's ends strictly on one side of the other's line: apart */
+    static const int E[2][2] = {{0, 1}, {2, 3}};
+    int cross = 0;
+    for (int k = 0; k < 2; k++) {
+        const int *A = E[k], *B = E[1 - k];
+        diff_ends(q, A[1], A[0], &u, &e);
+        diff_ends(q, B[0], A[0], &v, &e);
+        diff_ends(q, B[1], A[0], &s, &e);
+        int o1 = b_sign(cross2(&u, &v, i, j)), o2 = b_sign(cross2(&u, &s, i, j));
+        if (o1 * o2 > 0) return MISS;
+        cross += o1 * o2 < 0;
+    }
+    return cross == 2 ? HIT : UNKNOWN;
+}
+
+/* Earliest t at which point p of q lies on the closed segment [a, b] (2D, axes i, j): 1 with
+ * *t, 0 when never, -1 when undecided. The collinearity g(t) = (b - a) x (p - a) is a quadratic,
+ * in Bernstein form from the ends; at each of its roots p must lie between a and b. */
+static int flat_point_segment(const imp_ccd_query *q, int i, int j, int p, int a, int b,
+                              double *t) {
+    bvec d0, d1, e0, e1;
+    diff_ends(q, b, a, &d0, &d1);
+    diff_ends(q, p, a, &e0, &e1);
+    ball g0 = cross2(&d0, &e0, i, j), g2 = cross2(&d1, &e1, i, j);
+    ball c[3] = {{2.0 * g0.m, 2.0 * g0.r},
+                 b_add(cross2(&d0, &e1, i, j), cross2(&d1, &e0, i, j)),
+                 {2.0 * g2.m, 2.0 * g2.r}};
+    piece pieces[3];
+    int n = 0;
+    if (isolate(c, 2, 0.0, 1.0, 0, pieces, &n)) return -1;
+    for (int k = 0; k < n; k++) {
+        double tl, th;
+        if (narrow(c, 2, pieces[k], &tl, &th)) return -1;
+        bvec pt[4];
+        positions(q, tl, th, pt);
+        bvec d = bv_sub(pt[b], pt[a]), e = bv_sub(pt[p], pt[a]);
+        ball along = dot2(&e, &d, i, j);
+        int s1 = b_sign(along), s2 = b_sign(b_sub(dot2(&d, &d, i, j), along));
+        if (s1 < 0 || s2 < 0) continue; /* on the line, off the segment */
+        if (s1 == 0 || s2 == 0) return -1;
+        *t = 0.5 * (tl + th);
+        return 1;
+    }
+    return 0;
+}
+
+/* The query when its motion is flat along `axis`: 0 with *res set, -1 when undecided. Contact
+ * at t = 0, or a first contact later, which puts a point on a closed segment (see
+ * core/ccd_exact.c: a transversal contact would have existed a moment earlier). */
+static int flat(const imp_ccd_query *q, int axis, imp_ccd_result *res) {
+    int i = (axis + 1) % 3, j = (axis + 2) % 3;
+    int at0 = flat_static0(q, i, j);
+    if (at0 == UNKNOWN) return -1;
+    *res = (imp_ccd_result){.hit = at0 == HIT, .time = 0.0, .exact = 0};
+    if (at0 == HIT) return 0;
+    static const int VF[3][3] = {{0, 1, 2}, {0, 2, 3}, {0, 3, 1}};
+    static const int EE[4][3] = {{0, 2, 3}, {1, 2, 3}, {2, 0, 1}, {3, 0, 1}};
+    int m = q->kind == IMP_CCD_VERTEX_FACE ? 3 : 4;
+    for (int k = 0; k < m; k++) {
+        const int *sub = q->kind == IMP_CCD_VERTEX_FACE ? VF[k] : EE[k];
+        double t;
+        int r = flat_point_segment(q, i, j, sub[0], sub[1], sub[2], &t);
+        if (r < 0) return -1;
+        if (r == 1 && (!res->hit || t < res->time)) *res = (imp_ccd_result){1, t, 0};
+    }
+    return 0;
+}
+
+/* A point of one primitive equal to a point of the other at t = 0: contact at t = 0 (a vertex
+ * on its own face's corner, edges sharing an end: common in meshes). */
+static int shared_point(const imp_ccd_query *q) {
+    int first = q->kind == IMP_CCD_VERTEX_FACE ? 1 : 2;
+    for (int a = 0; a < first; a++)
+        for (int b = first; b < 4; b++)
+            if (q->start[a][0] == q->start[b][0] && q->start[a][1] == q->start[b][1] &&
+                q->start[a][2] == q->start[b][2])
+                return 1;
+    return 0;
+}
+
 imp_ccd_result imp_ccd(const imp_ccd_query *q) {
+    if (shared_point(q)) return (imp_ccd_result){.hit = 1, .time = 0.0, .exact = 0};
+    int axis = flat_axis(q);
+    if (axis >= 0) {
+        imp_ccd_result r;
+        return flat(q, axis, &r) == 0 ? r : imp_ccd_exact(q);
+    }
     bvec s[3], e[3];
     ball c[4];
     differences(q, s, e);
     bernstein(s, e, c);
     piece pieces[3];
     int n = 0;
-    if (isolate(c, 0.0, 1.0, 0, pieces, &n) == 0) {
+    if (isolate(c, 3, 0.0, 1.0, 0, pieces, &n) == 0) {
         for (int i = 0; i < n; i++) {
             double tl, th;
-            if (narrow(c, pieces[i], &tl, &th)) break;
+            if (narrow(c, 3, pieces[i], &tl, &th)) break;
             int in = imp_ccd_balls_static(q, tl, th);
             if (in == UNKNOWN) break;
             if (in == HIT) return (imp_ccd_result){.hit = 1, .time = 0.5 * (tl + th), .exact = 0};
