@@ -27,7 +27,11 @@
  *    sign IMP_CCD_FILTER_HALF_WIDTH either side, then the static test of
  *    core/ccd_exact.c (the same orientations) runs on balls over that time
  *    interval: all certain and inside is a hit at that time, certainly
- *    outside moves on to the next root; anything uncertain gives up.
+ *    outside moves on to the next root; anything uncertain gives up. A
+ *    root the plain balls cannot narrow (nearly coplanar motion: the
+ *    determinants cancel to 1e-12 of their terms) is tried once more on
+ *    coefficients summed from error-free products by Sum2 (as if in twice
+ *    the working precision) before giving up.
  * Two shapes of input skip the cubic: a point of one primitive equal to a
  * point of the other at t = 0 (a mesh's vertex against its own face) is
  * contact at t = 0; four points sharing a coordinate at t = 0 and another
@@ -145,6 +149,67 @@ static void bernstein(const bvec s[3], const bvec e[3], ball c[4]) {
     c[2] =
         b_add(b_add(bv_det(s[0], e[1], e[2]), bv_det(e[0], s[1], e[2])), bv_det(e[0], e[1], s[2]));
     c[3] = b_mul(three, bv_det(e[0], e[1], e[2]));
+}
+
+/*
+ * The Bernstein coefficients again, accurately: when the differences are exact doubles, each
+ * determinant is a sum of 24 exact terms (two error-free products a triple) and each coefficient
+ * one sum of 72 (the three determinants, or one thrice: no rounding in the factor 3), summed by
+ * Sum2 of Ogita, Rump & Oishi ("Accurate sum and dot product", 2005) with its error bound
+ * |res - s| <= u |s| + gamma(n - 1)^2 sum |p_i|: the coefficients come out as if computed in
+ * twice the working precision, which certifies roots the plain balls leave a few 1e-12 wide
+ * after heavy cancellation (nearly coplanar motion). 0, or -1 when a difference is inexact.
+ */
+#define ACC_TERMS 72
+
+static int det_terms(const bvec *a, const bvec *b, const bvec *c, double *t) {
+    static const int P[6][4] = {{0, 1, 2, 1},  {1, 2, 0, 1},  {2, 0, 1, 1},
+                                {0, 2, 1, -1}, {1, 0, 2, -1}, {2, 1, 0, -1}};
+    int n = 0;
+    for (int k = 0; k < 6; k++) {
+        double e1, e2, e3, sg = P[k][3];
+        double p = imp_two_prod(a->x[P[k][0]].m, b->x[P[k][1]].m, &e1);
+        double q1 = imp_two_prod(p, c->x[P[k][2]].m, &e2);
+        double q2 = imp_two_prod(e1, c->x[P[k][2]].m, &e3);
+        t[n++] = sg * q1, t[n++] = sg * e2, t[n++] = sg * q2, t[n++] = sg * e3;
+    }
+    return n;
+}
+
+static ball sum2(const double *t, int n) {
+    double s = 0.0, comp = 0.0, abs_sum = 0.0;
+    for (int i = 0; i < n; i++) {
+        double e;
+        s = imp_two_sum(s, t[i], &e);
+        comp += e;
+        abs_sum += fabs(t[i]);
+    }
+    double res = s + comp, g = n * U / (1.0 - n * U);
+    return (ball){res, (2.0 * U * fabs(res) + 2.0 * g * g * abs_sum + 4.0 * n * TINY) * GROW};
+}
+
+static int bernstein_accurate(const bvec s[3], const bvec e[3], ball c[4]) {
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++)
+            if (s[k].x[i].r != 0.0 || e[k].x[i].r != 0.0) return -1;
+    double t[ACC_TERMS];
+    int n = det_terms(&s[0], &s[1], &s[2], t);
+    for (int i = 0; i < n; i++)
+        t[n + i] = t[2 * n + i] = t[i];
+    c[0] = sum2(t, 3 * n);
+    n = det_terms(&e[0], &s[1], &s[2], t);
+    n += det_terms(&s[0], &e[1], &s[2], t + n);
+    n += det_terms(&s[0], &s[1], &e[2], t + n);
+    c[1] = sum2(t, n);
+    n = det_terms(&s[0], &e[1], &e[2], t);
+    n += det_terms(&e[0], &s[1], &e[2], t + n);
+    n += det_terms(&e[0], &e[1], &s[2], t + n);
+    c[2] = sum2(t, n);
+    n = det_terms(&e[0], &e[1], &e[2], t);
+    for (int i = 0; i < n; i++)
+        t[n + i] = t[2 * n + i] = t[i];
+    c[3] = sum2(t, 3 * n);
+    return 0;
 }
 
 static inline ball b_half(ball a, ball b) {
@@ -450,7 +515,11 @@ imp_ccd_result imp_ccd(const imp_ccd_query *q) {
     if (isolate(c, 3, 0.0, 1.0, 0, pieces, &n) == 0) {
         for (int i = 0; i < n; i++) {
             double tl, th;
-            if (narrow(c, 3, pieces[i], &tl, &th)) break;
+            if (narrow(c, 3, pieces[i], &tl, &th)) {
+                /* an ill-conditioned root: narrow it on accurate coefficients */
+                ball acc[4];
+                if (bernstein_accurate(s, e, acc) || narrow(acc, 3, pieces[i], &tl, &th)) break;
+            }
             int in = imp_ccd_balls_static(q, tl, th);
             if (in == UNKNOWN) break;
             if (in == HIT) return (imp_ccd_result){.hit = 1, .time = 0.5 * (tl + th), .exact = 0};
