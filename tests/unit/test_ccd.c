@@ -202,6 +202,36 @@ static void test_vf_turning_face(void **state) {
     assert_true(fabs(r.time - 0.5) <= IMP_CCD_TIME_ACCURACY);
 }
 
+static void test_shared_point_and_tilted_flat_motion(void **state) {
+    (void)state;
+    /* a mesh's vertex against its own face: it is the face's corner at t = 0 */
+    double s[4][3] = {{1, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+    double e[4][3] = {{1, 0, 5}, {0, 0, 1}, {1, 0, 1}, {0, 1, 1}};
+    imp_ccd_query q = make(VF, s, e);
+    expect(&q, 1, 0.0, "vertex at its face's corner");
+    /* edges sharing an end at t = 0 only */
+    double s2[4][3] = {{0, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 1, 1}};
+    double e2[4][3] = {{0, 0, 0}, {1, 0, 0}, {3, 0, 0}, {3, 1, 1}};
+    q = make(EE, s2, e2);
+    expect(&q, 1, 0.0, "edges sharing an end at t = 0");
+    /* everything in the plane y = 2 at t = 0 and y = -2 at t = 1 (flat along y, not at rest):
+     * the vertex slides into the face through its edge x = 0 at t = 1/4 */
+    double s3[4][3] = {{-1, 2, 0.25}, {0, 2, 0}, {1, 2, 0}, {0, 2, 1}};
+    double e3[4][3] = {{3, -2, 0.25}, {0, -2, 0}, {1, -2, 0}, {0, -2, 1}};
+    q = make(VF, s3, e3);
+    expect(&q, 1, 0.25, "flat along y, vertex slides in");
+    /* the same plane, two edges that turn until their ends meet at t = 1/2 */
+    double s4[4][3] = {{0, 2, 0}, {2, 2, 0}, {3, 2, 1}, {3, 2, 3}};
+    double e4[4][3] = {{0, -2, 0}, {2, -2, 0}, {1, -2, -1}, {1, -2, 1}};
+    q = make(EE, s4, e4);
+    expect(&q, 1, 0.5, "flat along y, an end reaches the other edge");
+    /* and one whose lower end stops 2^-40 short of the other edge's line */
+    e4[2][2] = 0x1p-40;
+    e4[3][2] = 2 + 0x1p-40;
+    q = make(EE, s4, e4);
+    expect(&q, 0, 0, "flat along y, an end passes the other edge");
+}
+
 /* ---- the public benchmark ----------------------------------------------------------------------
  */
 
@@ -535,6 +565,7 @@ int main(void) {
         cmocka_unit_test(test_ee_crossing_and_parallel),
         cmocka_unit_test(test_ee_coplanar_motion),
         cmocka_unit_test(test_vf_turning_face),
+        cmocka_unit_test(test_shared_point_and_tilted_flat_motion),
         cmocka_unit_test(test_random_translation_against_lp),
         cmocka_unit_test(test_random_motion_invariances),
         cmocka_unit_test(test_benchmark_handcrafted),
