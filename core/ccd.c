@@ -49,6 +49,7 @@
 #include "ccd.h"
 
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 
 #include "ccd_impl.h"
@@ -270,23 +271,43 @@ static int isolate(const ball *c, int deg, double lo, double hi, int depth, piec
 }
 
 double imp_ccd_newton(const double *a, int n, double lo, double hi, int slo) {
-    double t = 0.5 * (lo + hi);
+    /* p and p' by Horner */
+#define IMP_CCD_EVAL(x, v, d)                                                                      \
+    do {                                                                                           \
+        v = 0.0, d = 0.0;                                                                          \
+        for (int i = n - 1; i >= 0; i--) {                                                         \
+            d = d * (x) + v;                                                                       \
+            v = v * (x) + a[i];                                                                    \
+        }                                                                                          \
+    } while (0)
+    double flo, fhi, d;
+    IMP_CCD_EVAL(lo, flo, d);
+    IMP_CCD_EVAL(hi, fhi, d);
+    /* start at the false-position point of the bracket */
+    double t = flo != fhi ? (lo * fhi - hi * flo) / (fhi - flo) : 0.5 * (lo + hi);
+    if (!(t > lo && t < hi)) t = 0.5 * (lo + hi);
     for (int it = 0; it < 60; it++) {
-        double v = 0.0, d = 0.0;
-        for (int i = n - 1; i >= 0; i--) {
-            d = d * t + v;
-            v = v * t + a[i];
-        }
+        double v;
+        IMP_CCD_EVAL(t, v, d);
+        if (v == 0.0) break;
         /* keep the bracket on the signs as computed */
         if ((v > 0) == (slo > 0))
-            lo = t;
+            lo = t, flo = v;
         else
-            hi = t;
-        double nt = d != 0.0 ? t - v / d : 0.5 * (lo + hi);
+            hi = t, fhi = v;
+        double nt = d != 0.0 ? t - v / d : lo - 1.0;
+        if (!(nt > lo && nt < hi)) /* Newton left the bracket: false position, else halve */
+            nt = flo != fhi ? (lo * fhi - hi * flo) / (fhi - flo) : 0.5 * (lo + hi);
         if (!(nt > lo && nt < hi)) nt = 0.5 * (lo + hi);
-        if (nt == t) break;
+        /* converged, or the bracket holds no double strictly inside; a step of a few ulps is
+         * taken and the last (there the computed values are rounding noise, and chasing
+         * them would only spend iterations) */
+        if (nt == t || !(nt > lo && nt < hi)) break;
+        int last = fabs(nt - t) <= 8.0 * DBL_EPSILON * fabs(t);
         t = nt;
+        if (last) break;
     }
+#undef IMP_CCD_EVAL
     return t;
 }
 
