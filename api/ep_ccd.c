@@ -10,9 +10,11 @@
  * finite and within the request magnitude cap), the count against
  * ctx->max_bodies (a query is four moving points: the same order of work
  * and memory as as many bodies). Then core/ccd.h answers each in order,
- * polling the request's stop check every IMP_STOP_POLL_PAIRS queries: a
- * query costs a microsecond on the filter and up to about a millisecond on
- * the exact path.
+ * polling the request's stop check every IMP_STOP_POLL_PAIRS queries and
+ * after every query the exact path answered: a query costs about a
+ * microsecond on the filter, tens of microseconds to milliseconds on the
+ * exact path (more for coordinates spanning hundreds of binades, whose
+ * rationals are long).
  *
  * Why this way: the answers are exact (core/ccd.h), so the reply has no
  * tolerance to report; a query that cannot be decoded fails the request
@@ -105,8 +107,9 @@ int imp_ep_ccd(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     json_t *results = json_array();
     int ok = results != NULL, rc = 0;
     const imp_stop *stop = &d->ctx->parallel.stop;
+    int slow = 0; /* the last query went to the exact path */
     for (size_t i = 0; i < n && ok; ++i) {
-        if (i % IMP_STOP_POLL_PAIRS == 0 && stop->check) {
+        if ((slow || i % IMP_STOP_POLL_PAIRS == 0) && stop->check) {
             int why = stop->check(stop->cls);
             if (why) {
                 char progress[96];
@@ -116,6 +119,7 @@ int imp_ep_ccd(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
             }
         }
         imp_ccd_result r = imp_ccd(&qs[i]);
+        slow = r.exact;
         json_t *o = json_object();
         if (o) {
             imp_put(o, "hit", json_boolean(r.hit), &ok);
