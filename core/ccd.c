@@ -338,32 +338,38 @@ static int narrow(const ball *c, int deg, piece pc, double *tl, double *th) {
 
 enum { MISS = IMP_CCD_MISS, HIT = IMP_CCD_HIT, UNKNOWN = IMP_CCD_UNKNOWN };
 
-static int inside_vf(const bvec *pt) {
-    bvec n = bv_cross(bv_sub(pt[2], pt[1]), bv_sub(pt[3], pt[1]));
-    if (!bv_nonzero(n)) return UNKNOWN;
-    int all = 1;
-    for (int i = 0; i < 3; i++) {
-        const bvec *v0 = &pt[1 + i], *v1 = &pt[1 + (i + 1) % 3];
-        int s = b_sign(bv_dot(bv_cross(bv_sub(*v1, *v0), bv_sub(pt[0], *v0)), n));
-        if (s < 0) return MISS;
-        if (s == 0) all = 0;
-    }
-    return all ? HIT : UNKNOWN;
-}
-
 static int orient(bvec dir, bvec v, bvec x, bvec n) {
     return b_sign(bv_dot(bv_cross(dir, bv_sub(x, v)), n));
 }
 
-static int inside_ee(const bvec *pt) {
+/* The signs of the static test's quantities for the points pt: 1 when the normal (vertex-face:
+ * n = (b - a) x (c - a); edge-edge: m = da x db) is certainly nonzero, with the orientations'
+ * signs in sg[] (0: uncertain; vertex-face: the edges ab, bc, ca; edge-edge: b0 and b1 against
+ * edge a, a0 and a1 against edge b); 0 otherwise. */
+static int static_signs(imp_ccd_kind kind, const bvec *pt, int sg[4]) {
+    if (kind == IMP_CCD_VERTEX_FACE) {
+        bvec n = bv_cross(bv_sub(pt[2], pt[1]), bv_sub(pt[3], pt[1]));
+        if (!bv_nonzero(n)) return 0;
+        for (int i = 0; i < 3; i++)
+            sg[i] = orient(bv_sub(pt[1 + (i + 1) % 3], pt[1 + i]), pt[1 + i], pt[0], n);
+        return 1;
+    }
     bvec da = bv_sub(pt[1], pt[0]), db = bv_sub(pt[3], pt[2]);
     bvec m = bv_cross(da, db);
-    if (!bv_nonzero(m)) return UNKNOWN;
-    int o1 = orient(da, pt[0], pt[2], m), o2 = orient(da, pt[0], pt[3], m);
-    if (o1 * o2 > 0) return MISS;
-    int o3 = orient(db, pt[2], pt[0], m), o4 = orient(db, pt[2], pt[1], m);
-    if (o3 * o4 > 0) return MISS;
-    return o1 * o2 < 0 && o3 * o4 < 0 ? HIT : UNKNOWN;
+    if (!bv_nonzero(m)) return 0;
+    sg[0] = orient(da, pt[0], pt[2], m), sg[1] = orient(da, pt[0], pt[3], m);
+    sg[2] = orient(db, pt[2], pt[0], m), sg[3] = orient(db, pt[2], pt[1], m);
+    return 1;
+}
+
+/* the verdict of signs from static_signs (normal nonzero) */
+static int verdict(imp_ccd_kind kind, const int sg[4]) {
+    if (kind == IMP_CCD_VERTEX_FACE) {
+        if (sg[0] < 0 || sg[1] < 0 || sg[2] < 0) return MISS;
+        return sg[0] > 0 && sg[1] > 0 && sg[2] > 0 ? HIT : UNKNOWN;
+    }
+    if (sg[0] * sg[1] > 0 || sg[2] * sg[3] > 0) return MISS;
+    return sg[0] * sg[1] < 0 && sg[2] * sg[3] < 0 ? HIT : UNKNOWN;
 }
 
 /* the four points for every t in [tl, th] */
@@ -377,10 +383,16 @@ static void positions(const imp_ccd_query *q, double tl, double th, bvec pt[4]) 
         }
 }
 
-int imp_ccd_balls_static(const imp_ccd_query *q, double tl, double th) {
+int imp_ccd_balls_signs(const imp_ccd_query *q, double tl, double th, int sg[4]) {
     bvec pt[4];
     positions(q, tl, th, pt);
-    return q->kind == IMP_CCD_VERTEX_FACE ? inside_vf(pt) : inside_ee(pt);
+    return static_signs(q->kind, pt, sg);
+}
+
+/* the static test of q for every t in [tl, th] (see imp_ccd_balls_signs): HIT, MISS or UNKNOWN */
+static int balls_static(const imp_ccd_query *q, double tl, double th) {
+    int sg[4];
+    return imp_ccd_balls_signs(q, tl, th, sg) ? verdict(q->kind, sg) : UNKNOWN;
 }
 
 int imp_ccd_balls_on_segment(const imp_ccd_query *q, int p, int a, int b, double tl, double th) {
@@ -541,7 +553,7 @@ imp_ccd_result imp_ccd(const imp_ccd_query *q) {
                 ball acc[4];
                 if (bernstein_accurate(s, e, acc) || narrow(acc, 3, pieces[i], &tl, &th)) break;
             }
-            int in = imp_ccd_balls_static(q, tl, th);
+            int in = balls_static(q, tl, th);
             if (in == UNKNOWN) break;
             if (in == HIT) return (imp_ccd_result){.hit = 1, .time = 0.5 * (tl + th), .exact = 0};
             if (i == n - 1) return (imp_ccd_result){.hit = 0, .time = 0.0, .exact = 0};

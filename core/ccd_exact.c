@@ -592,18 +592,21 @@ static int orient_at(work *w, qroot *r, const qvec *dir, const qvec *v, const qv
 /* vertex p on the closed triangle abc at r, the four points coplanar there */
 static int static_vf(work *w, qroot *r, const qvec *pt) {
     double tl, th;
+    int sg[4];
     root_doubles(r, &tl, &th);
-    int balls = imp_ccd_balls_static(w->q, tl, th);
-    if (balls != IMP_CCD_UNKNOWN) return balls == IMP_CCD_HIT;
+    int nonzero = imp_ccd_balls_signs(w->q, tl, th, sg);
+    if (nonzero && (sg[0] < 0 || sg[1] < 0 || sg[2] < 0)) return 0;
+    if (nonzero && sg[0] > 0 && sg[1] > 0 && sg[2] > 0) return 1;
     const qvec *p = &pt[0], *a = &pt[1], *b = &pt[2], *c = &pt[3];
     qvec *n = &w->v[6], *e1 = &w->v[3], *e2 = &w->v[7];
     qv_sub(e1, b, a);
     qv_sub(e2, c, a);
     qv_cross(n, e1, e2, &w->p[2], w->tmp);
-    if (!qv_zero_at(r, n)) {
+    if (nonzero || !qv_zero_at(r, n)) {
         const qvec *tri[3] = {a, b, c};
         for (int i = 0; i < 3; i++) {
             const qvec *v0 = tri[i], *v1 = tri[(i + 1) % 3];
+            if (nonzero && sg[i] != 0) continue; /* certain, and not negative */
             qv_sub(e1, v1, v0);
             if (orient_at(w, r, e1, v0, p, n) < 0) return 0;
         }
@@ -615,19 +618,24 @@ static int static_vf(work *w, qroot *r, const qvec *pt) {
 /* segments [a0, a1] and [b0, b1] meet at r, the four points coplanar there */
 static int static_ee(work *w, qroot *r, const qvec *pt) {
     double tl, th;
+    int sg[4];
     root_doubles(r, &tl, &th);
-    int balls = imp_ccd_balls_static(w->q, tl, th);
-    if (balls != IMP_CCD_UNKNOWN) return balls == IMP_CCD_HIT;
+    int nonzero = imp_ccd_balls_signs(w->q, tl, th, sg);
+    if (nonzero && (sg[0] * sg[1] > 0 || sg[2] * sg[3] > 0)) return 0;
+    if (nonzero && sg[0] * sg[1] < 0 && sg[2] * sg[3] < 0) return 1;
     const qvec *a0 = &pt[0], *a1 = &pt[1], *b0 = &pt[2], *b1 = &pt[3];
     qvec *m = &w->v[6], *da = &w->v[3], *db = &w->v[7];
     qv_sub(da, a1, a0);
     qv_sub(db, b1, b0);
     qv_cross(m, da, db, &w->p[2], w->tmp);
-    if (!qv_zero_at(r, m)) {
-        int o1 = orient_at(w, r, da, a0, b0, m), o2 = orient_at(w, r, da, a0, b1, m);
-        if (o1 * o2 > 0) return 0;
-        int o3 = orient_at(w, r, db, b0, a0, m), o4 = orient_at(w, r, db, b0, a1, m);
-        return o3 * o4 <= 0;
+    if (nonzero || !qv_zero_at(r, m)) {
+        /* the orientations the balls left uncertain, exactly */
+        const qvec *dir[4] = {da, da, db, db}, *from[4] = {a0, a0, b0, b0},
+                   *x[4] = {b0, b1, a0, a1};
+        int o[4];
+        for (int i = 0; i < 4; i++)
+            o[i] = nonzero && sg[i] != 0 ? sg[i] : orient_at(w, r, dir[i], from[i], x[i], m);
+        return o[0] * o[1] <= 0 && o[2] * o[3] <= 0;
     }
     return on_segment(w, r, a0, b0, b1) || on_segment(w, r, a1, b0, b1) ||
            on_segment(w, r, b0, a0, a1) || on_segment(w, r, b1, a0, a1);

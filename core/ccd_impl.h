@@ -15,10 +15,14 @@ enum { IMP_CCD_MISS = 0, IMP_CCD_HIT = 1, IMP_CCD_UNKNOWN = -1 };
 
 /*
  * The static contact test of q (the vertex on the closed face; the closed edges meeting) for
- * coplanar points, certified for every t in [tl, th] (0 <= tl <= th <= 1): HIT or MISS holds at
- * any t of the interval where the four points are coplanar; UNKNOWN when the balls cannot tell.
+ * coplanar points, in ball arithmetic over [tl, th] (0 <= tl <= th <= 1), given as the signs it
+ * rests on so that the exact path can keep the certain ones. Returns 1 when the test's normal
+ * is certainly nonzero on [tl, th] (vertex-face: n = (b - a) x (c - a); edge-edge: m = da x db),
+ * with the orientation signs in sg[] (0 where uncertain; vertex-face: the vertex against edges
+ * ab, bc, ca; edge-edge: b0, b1 against edge a, then a0, a1 against edge b); 0 when the normal
+ * may vanish (sg[] unset).
  */
-int imp_ccd_balls_static(const imp_ccd_query *q, double tl, double th);
+int imp_ccd_balls_signs(const imp_ccd_query *q, double tl, double th, int sg[4]);
 
 /* Point p of q (an index 0..3) on the closed segment [a, b] of q: MISS when certainly off it
  * for every t in [tl, th], else UNKNOWN. */
