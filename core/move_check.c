@@ -329,8 +329,9 @@ static int cmp_world_violation(const void *pa, const void *pb) {
 
 /* Keeps one of the world's violations per collider among v[first, n). */
 static void keep_first_per_collider(imp_move_result *res, size_t first) {
-    imp_move_violation *v = res->violations + first;
     size_t n = res->n_violations - first, k = 0;
+    if (n < 2) return;
+    imp_move_violation *v = res->violations + first;
     qsort(v, n, sizeof *v, cmp_world_violation);
     for (size_t i = 0; i < n; ++i)
         if (k == 0 || v[i].collider != v[k - 1].collider) v[k++] = v[i];
