@@ -212,27 +212,33 @@ typedef struct cast_query {
     int have;
     imp_world_cast_result best;
     world_fails fails;
+    double swept_t, sl[3], sh[3]; /* the swept box for bound swept_t (NaN: none yet) */
 } cast_query;
 
 static double bound(const cast_query *q) { return q->have ? q->best.time : q->p.cast->horizon; }
 
-static int enter(void *ctx, const world_node *n) {
-    const cast_query *q = ctx;
-    double lo[3], hi[3], sl[3], sh[3];
-    world_node_box(n, lo, hi);
-    swept(&q->p, bound(q), sl, sh);
-    return world_boxes_meet(lo, hi, sl, sh);
+/* The swept box for the current bound, computed again only when the bound changed. */
+static void swept_now(cast_query *q) {
+    double b = bound(q);
+    if (!(b == q->swept_t)) {
+        swept(&q->p, b, q->sl, q->sh);
+        q->swept_t = b;
+    }
 }
 
-/* The child whose centre lies further back along the motion goes first. */
-static int first_right(void *ctx, const world_node *l, const world_node *r) {
+static int enter(void *ctx, const double lo[3], const double hi[3]) {
+    cast_query *q = ctx;
+    swept_now(q);
+    return world_boxes_meet(lo, hi, q->sl, q->sh);
+}
+
+/* Children whose centre lies further back along the motion go first. */
+static double order(void *ctx, const double lo[3], const double hi[3]) {
     const cast_query *q = ctx;
-    double kl = 0.0, kr = 0.0, d[3] = {q->dir.x, q->dir.y, q->dir.z};
-    for (int k = 0; k < 3; ++k) {
-        kl += d[k] * ((double)l->lo[k] + (double)l->hi[k]);
-        kr += d[k] * ((double)r->lo[k] + (double)r->hi[k]);
-    }
-    return kr < kl;
+    double key = 0.0, d[3] = {q->dir.x, q->dir.y, q->dir.z};
+    for (int k = 0; k < 3; ++k)
+        key += d[k] * (lo[k] + hi[k]);
+    return key;
 }
 
 static int test_prims(void *ctx, size_t first, size_t count) {
@@ -266,7 +272,8 @@ imp_world_cast_result imp_world_shapecast(const imp_world *w, const imp_world_ca
     q.p = imp_world_cast_prepare(w, cast);
     q.dir = imp_max_abs(cast->motion.v) > 0.0 ? cast->motion.v : cast->motion.a;
     q.poll.stop = stop;
-    world_walk walk = {enter, first_right, test_prims, &q};
+    q.swept_t = NAN;
+    world_walk walk = {enter, order, test_prims, &q};
     if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh)) (void)world_bvh_walk(w, &walk);
     imp_world_cast_result res;
     memset(&res, 0, sizeof res);

@@ -114,10 +114,8 @@ typedef struct overlap_query {
     world_fails fails;
 } overlap_query;
 
-static int enter(void *ctx, const world_node *n) {
+static int enter(void *ctx, const double lo[3], const double hi[3]) {
     const overlap_query *q = ctx;
-    double lo[3], hi[3];
-    world_node_box(n, lo, hi);
     return world_boxes_meet(lo, hi, q->lo, q->hi);
 }
 

@@ -42,7 +42,9 @@
  * in the bounds) starts after the best t so far; so the walk skips only
  * primitives whose answer could not come first, and the answer is the
  * loop's, bit for bit, in the order t, collider, index. The walk visits
- * the nearer child first and keeps the farther one's entry t on its stack.
+ * the nearest child of a node first and keeps the others' entry t on its
+ * stack, asking for their lines at once (a prefetch: the misses of
+ * several children overlap instead of following each other).
  * Why: exact decisions where a closed mesh must not leak, and floating
  * point everywhere else: the double-double t costs a few hundred flops per
  * triangle whose line test passes, a handful per ray.
@@ -123,13 +125,14 @@ static inline int span(const imp_world_ray_prep *p, const double lo[3], const do
     return t0 <= t1;
 }
 
-/* The same for a node's float box, read in place. */
-static inline int node_span(const imp_world_ray_prep *p, const world_node *n, double tmax,
-                            double *t0out) {
+/* The same for child k's float box of node n, read in place. */
+static inline int child_span(const imp_world_ray_prep *p, const world_node *n, int k, double tmax,
+                             double *t0out) {
     double t0 = 0.0, t1 = tmax;
-    for (int k = 0; k < 3; ++k) {
-        double bn = p->neg[k] ? n->hi[k] : n->lo[k], bf = p->neg[k] ? n->lo[k] : n->hi[k];
-        double tn = (bn - p->onear[k]) * p->inv[k], tf = (bf - p->ofar[k]) * p->inv[k];
+    for (int a = 0; a < 3; ++a) {
+        double bn = p->neg[a] ? n->hi[a][k] : n->lo[a][k],
+               bf = p->neg[a] ? n->lo[a][k] : n->hi[a][k];
+        double tn = (bn - p->onear[a]) * p->inv[a], tf = (bf - p->ofar[a]) * p->inv[a];
         t0 = tn > t0 ? tn : t0;
         t1 = tf < t1 ? tf : t1;
     }
@@ -385,45 +388,55 @@ static int test_prims(ray_query *q, size_t first, size_t count) {
     return 0;
 }
 
-/* The ordered walk: nearer child first, the farther one's entry t kept on
- * the stack and compared again with the bound when popped. */
+/* The ordered walk: of a node's children whose span starts within the
+ * bound, the nearest is taken at once and the others pushed farthest
+ * first, each with its entry t, compared again with the bound when
+ * popped. */
 static void walk(ray_query *q) {
     const imp_world *w = q->w;
     if (w->n_nodes == 0) return;
-    uint32_t stack[IMP_WORLD_MAX_DEPTH];
-    double stack_t[IMP_WORLD_MAX_DEPTH];
+    struct item {
+        uint32_t child, count; /* count 0: a node */
+        double t;
+    } stack[IMP_WORLD_WIDTH * IMP_WORLD_MAX_DEPTH];
     int sp = 0;
-    double t0;
-    if (!node_span(&q->p, &w->nodes[0], bound(q), &t0)) return;
     uint32_t at = 0;
     for (;;) {
         const world_node *n = &w->nodes[at];
-        if (n->count > 0) {
-            if (test_prims(q, n->index, n->count)) return;
-        } else {
-            uint32_t c[2] = {n->index, n->index + 1};
-            double tc[2], b = bound(q);
-            int in[2];
-            for (int k = 0; k < 2; ++k)
-                in[k] = node_span(&q->p, &w->nodes[c[k]], b, &tc[k]);
-            if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
-            if (in[0] && in[1]) {
-                int f = tc[1] < tc[0];
-                stack[sp] = c[1 - f];
-                stack_t[sp++] = tc[1 - f];
-                at = c[f];
-                continue;
+        struct item in[IMP_WORLD_WIDTH];
+        int m = 0;
+        double b = bound(q);
+        for (int k = 0; k < (int)n->n; ++k) {
+            double t;
+            if (!child_span(&q->p, n, k, b, &t)) continue;
+            int j = m++; /* insertion by entry t, ties in stored order */
+            while (j > 0 && in[j - 1].t > t) {
+                in[j] = in[j - 1];
+                --j;
             }
-            if (in[0] || in[1]) {
-                at = in[0] ? c[0] : c[1];
-                continue;
-            }
+            in[j] = (struct item){n->child[k], n->count[k], t};
         }
-        do {
-            if (sp == 0) return;
-            --sp;
-            at = stack[sp];
-        } while (!(stack_t[sp] <= bound(q)));
+        if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
+        for (int j = 0; j < m; ++j)
+            world_prefetch_child(w, in[j].child, in[j].count);
+        for (int j = m - 1; j >= 1; --j)
+            stack[sp++] = in[j];
+        struct item next = in[0];
+        int have = m > 0;
+        for (;;) {
+            if (!have) {
+                do {
+                    if (sp == 0) return;
+                    next = stack[--sp];
+                } while (!(next.t <= bound(q)));
+            }
+            if (next.count == 0) {
+                at = next.child;
+                break;
+            }
+            if (test_prims(q, next.child, next.count)) return;
+            have = 0;
+        }
     }
 }
 
