@@ -463,7 +463,9 @@ int world_bvh_walk(const imp_world *w, const world_walk *walk) {
             in[j] = k;
             key[j] = x;
         }
-        /* the first is taken at once, the others pushed last first */
+        /* the first is taken at once, the others pushed last first; all asked for now */
+        for (int j = 0; j < m; ++j)
+            world_prefetch_child(w, n->child[in[j]], n->count[in[j]]);
         for (int j = m - 1; j >= 1; --j)
             stack[sp++] = (struct item){at, (uint32_t)in[j]};
         int have = m > 0;

@@ -104,14 +104,30 @@ static void scalar_range(double p, double v, double a, double T, double *lo, dou
     *hi = a > 0.0 || (a == 0.0 && v > 0.0) ? INFINITY : fmax(p, apex);
 }
 
-/* Whether the body may reach the plane of flat primitive pr (a triangle,
- * or a 2D segment's line) within the horizon: its projection on the
- * plane's normal, swept over [0, horizon], must come within the padding of
- * the primitive's own projection. A necessary condition for any contact,
- * and far cheaper than the cast. */
-static int may_reach_plane(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
-    imp_vec3 n = imp_normalize_or(world_prim_front(w, pr), imp_v3(0, 0, 0));
-    if (imp_max_abs(n) == 0.0) return 1;
+/* The body's points relative to its position and its radius (the rounded
+ * hull of the points is the body), as the solvers see it. */
+typedef struct body_points {
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    size_t n;
+    double r;
+} body_points;
+
+/* Whether the body may come within reach of flat primitive pr (a
+ * triangle, or a 2D segment) along the unit axis n within the horizon:
+ * the body's projection on n (its points' projections widened by its
+ * radius), swept over [0, horizon], must come within the padding of the
+ * primitive's own projection. The projections of two sets that touch
+ * overlap on every axis, so a gap along any one axis rules out a contact:
+ * a necessary condition for any contact the solvers report (they report
+ * one only within their tolerances, at most IMP_TOI_ADVANCE_REL or
+ * IMP_CONTACT_REL of the pair's scale, of touching), and the padding
+ * (IMP_WORLD_PAD_REL of the position's, the world's, the body's and the
+ * path's magnitudes, as the swept bounds) exceeds those tolerances and
+ * the few ulps of each dot product and of the path's range here by orders
+ * of magnitude. */
+static int may_reach_along(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr,
+                           const body_points *b, imp_vec3 n) {
     int nv = w->colliders[pr->collider].kind == IMP_WORLD_CHAIN ? 2 : 3;
     double plo = INFINITY, phi = -INFINITY;
     for (int i = 0; i < nv; ++i) {
@@ -119,12 +135,9 @@ static int may_reach_plane(const imp_world *w, const imp_world_cast_prep *p, con
         plo = fmin(plo, x);
         phi = fmax(phi, x);
     }
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double r, blo = INFINITY, bhi = -INFINITY;
-    size_t np = imp_shape_points(p->cast->shape, w->dim, buf, &pts, &r);
-    for (size_t i = 0; i < np; ++i) {
-        double x = imp_dot(n, pts[i]);
+    double blo = INFINITY, bhi = -INFINITY;
+    for (size_t i = 0; i < b->n; ++i) {
+        double x = imp_dot(n, b->pts[i]);
         blo = fmin(blo, x);
         bhi = fmax(bhi, x);
     }
@@ -134,7 +147,43 @@ static int may_reach_plane(const imp_world *w, const imp_world_cast_prep *p, con
     double vm = imp_max_abs(m->v), am = imp_max_abs(m->a);
     double pad =
         p->pad + IMP_WORLD_PAD_REL * ((vm > 0.0 ? vm * T : 0.0) + (am > 0.0 ? am * T * T : 0.0));
-    return lo + blo - r - pad <= phi && hi + bhi + r + pad >= plo;
+    return lo + blo - b->r - pad <= phi && hi + bhi + b->r + pad >= plo;
+}
+
+/* The same along u x v made unit; 1 when that is zero (no axis). */
+static int may_reach_across(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr,
+                            const body_points *b, imp_vec3 u, imp_vec3 v) {
+    imp_vec3 n = imp_normalize_or(imp_cross(u, v), imp_v3(0, 0, 0));
+    return imp_max_abs(n) == 0.0 || may_reach_along(w, p, pr, b, n);
+}
+
+/* Whether the body may reach flat primitive pr within the horizon (a
+ * necessary condition, far cheaper than the cast, which costs quartic
+ * roots per edge and vertex): no gap along the plane's normal (or a 2D
+ * segment's) and, for a 3D triangle, along the separating axes of a body
+ * moving along d = v (or a when v is 0) on a straight line: d x e for
+ * each edge e of the triangle, and for a segment or capsule of axis s,
+ * d x s and s x e. Every axis is a separating axis candidate only: a gap
+ * along any of them rules a contact out (may_reach_along), so the choice
+ * of axes decides how many triangles are culled, never an answer. */
+static int may_reach(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
+    body_points b;
+    b.n = imp_shape_points(p->cast->shape, w->dim, b.buf, &b.pts, &b.r);
+    imp_vec3 n = imp_normalize_or(world_prim_front(w, pr), imp_v3(0, 0, 0));
+    if (imp_max_abs(n) != 0.0 && !may_reach_along(w, p, pr, &b, n)) return 0;
+    if (w->dim != 3 || w->colliders[pr->collider].kind == IMP_WORLD_CHAIN) return 1;
+    const imp_motion *m = &p->cast->motion;
+    imp_vec3 d = imp_max_abs(m->v) > 0.0 ? m->v : m->a;
+    const imp_shape *sh = p->cast->shape;
+    int seg = sh->type == IMP_SHAPE_CAPSULE || sh->type == IMP_SHAPE_SEGMENT;
+    imp_vec3 s = imp_sub(sh->b, sh->a);
+    if (seg && !may_reach_across(w, p, pr, &b, d, s)) return 0;
+    for (int i = 0; i < 3; ++i) {
+        imp_vec3 e = imp_sub(pr->v[(i + 1) % 3], pr->v[i]);
+        if (!may_reach_across(w, p, pr, &b, d, e)) return 0;
+        if (seg && !may_reach_across(w, p, pr, &b, s, e)) return 0;
+    }
+    return 1;
 }
 
 /* The body against primitive pr, as imp_toi_shapes answers (normal from the body). */
@@ -167,7 +216,7 @@ imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_ca
     imp_world_cast_result res;
     memset(&res, 0, sizeof res);
     if (!imp_world_cast_reaches(w, p, i, p->cast->horizon)) return res;
-    if (col->kind != IMP_WORLD_SHAPE && !may_reach_plane(w, p, pr)) return res;
+    if (col->kind != IMP_WORLD_SHAPE && !may_reach(w, p, pr)) return res;
     imp_toi_result r = solve(w, p, pr);
     if (r.state == IMP_TOI_FAILED) {
         res.state = IMP_WORLD_FAILED;
