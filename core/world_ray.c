@@ -125,19 +125,32 @@ static inline int span(const imp_world_ray_prep *p, const double lo[3], const do
     return t0 <= t1;
 }
 
-/* The same for child k's float box of node n, read in place. */
-static inline int child_span(const imp_world_ray_prep *p, const world_node *n, int k, double tmax,
-                             double *t0out) {
-    double t0 = 0.0, t1 = tmax;
+/* The same for the four children of node n at once, their float boxes
+ * read in place, with the same arithmetic per child as span (the bound a
+ * ray meets first on an axis is the same for every child, so the choice is
+ * made once per axis and the loops over the children have no branch, which
+ * the compiler turns into vector code): bit k of the result says whether
+ * child k's span is not empty, t0[k] where it starts. An empty slot's box
+ * (lower bounds +inf, upper ones -inf) starts at +inf and ends at -inf on
+ * every axis, never a NaN, so its bit is 0. */
+static inline unsigned children_span(const imp_world_ray_prep *p, const world_node *n, double tmax,
+                                     double t0[IMP_WORLD_WIDTH]) {
+    double t1[IMP_WORLD_WIDTH];
+    for (int k = 0; k < IMP_WORLD_WIDTH; ++k)
+        t0[k] = 0.0, t1[k] = tmax;
     for (int a = 0; a < 3; ++a) {
-        double bn = p->neg[a] ? n->hi[a][k] : n->lo[a][k],
-               bf = p->neg[a] ? n->lo[a][k] : n->hi[a][k];
-        double tn = (bn - p->onear[a]) * p->inv[a], tf = (bf - p->ofar[a]) * p->inv[a];
-        t0 = tn > t0 ? tn : t0;
-        t1 = tf < t1 ? tf : t1;
+        const float *bn = p->neg[a] ? n->hi[a] : n->lo[a], *bf = p->neg[a] ? n->lo[a] : n->hi[a];
+        double on = p->onear[a], of = p->ofar[a], inv = p->inv[a];
+        for (int k = 0; k < IMP_WORLD_WIDTH; ++k) {
+            double tn = ((double)bn[k] - on) * inv, tf = ((double)bf[k] - of) * inv;
+            t0[k] = tn > t0[k] ? tn : t0[k];
+            t1[k] = tf < t1[k] ? tf : t1[k];
+        }
     }
-    *t0out = t0;
-    return t0 <= t1;
+    unsigned in = 0;
+    for (int k = 0; k < IMP_WORLD_WIDTH; ++k)
+        in |= (unsigned)(t0[k] <= t1[k]) << k;
+    return in;
 }
 
 static int prim_span(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
@@ -405,10 +418,11 @@ static void walk(ray_query *q) {
         const world_node *n = &w->nodes[at];
         struct item in[IMP_WORLD_WIDTH];
         int m = 0;
-        double b = bound(q);
-        for (int k = 0; k < (int)n->n; ++k) {
-            double t;
-            if (!child_span(&q->p, n, k, b, &t)) continue;
+        double tk[IMP_WORLD_WIDTH];
+        unsigned hit = children_span(&q->p, n, bound(q), tk);
+        for (int k = 0; k < IMP_WORLD_WIDTH; ++k) {
+            if (!(hit >> k & 1u)) continue;
+            double t = tk[k];
             int j = m++; /* insertion by entry t, ties in stored order */
             while (j > 0 && in[j - 1].t > t) {
                 in[j] = in[j - 1];
