@@ -195,20 +195,20 @@ imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray
 
 /* ---- triangles ----------------------------------------------------------------------------- */
 
-static double comp(imp_vec3 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : v.z; }
-
 /* Whether the ray's line passes through triangle v (Woop et al. 2013 with
  * exact edge-function signs). */
 static int line_through_triangle(const imp_world_ray_prep *p, const imp_vec3 v[3]) {
     double x[3], y[3];
     for (int i = 0; i < 3; ++i) {
-        imp_vec3 a = imp_sub(v[i], p->ray.origin);
-        double az = comp(a, p->kz);
-        x[i] = comp(a, p->kx) - p->sx * az;
-        y[i] = comp(a, p->ky) - p->sy * az;
+        imp_vec3 d = imp_sub(v[i], p->ray.origin);
+        double a[3] = {d.x, d.y, d.z}; /* indexed without branches */
+        double az = a[p->kz];
+        x[i] = a[p->kx] - p->sx * az;
+        y[i] = a[p->ky] - p->sy * az;
     }
     int u = imp_prod_diff_sign(x[2], y[1], y[2], x[1]);
     int vv = imp_prod_diff_sign(x[0], y[2], y[0], x[2]);
+    if (u * vv < 0) return 0; /* opposite signs already */
     int ww = imp_prod_diff_sign(x[1], y[0], y[1], x[0]);
     if ((u < 0 || vv < 0 || ww < 0) && (u > 0 || vv > 0 || ww > 0)) return 0;
     return u != 0 || vv != 0 || ww != 0;
@@ -384,6 +384,20 @@ static int keep(ray_query *q, const imp_world_hit *h) {
     return q->mode == IMP_WORLD_RAY_ANY;
 }
 
+/* Whether triangle pr, of a collider of that kind, need not be tested:
+ * its line test fails (imp_world_ray_prim would answer 0 after the same
+ * test), or, for the closest hit, the ray enters its padded box only
+ * after the best t so far (imp_world_ray_prim keeps every t it answers
+ * inside that same span, so its hit could only come later, and it answers
+ * no failure for a triangle); both without the double-double t. */
+static int triangle_skips(const ray_query *q, imp_world_collider_kind kind, const world_prim *pr) {
+    if (kind != IMP_WORLD_MESH && kind != IMP_WORLD_HEIGHTFIELD) return 0;
+    if (!line_through_triangle(&q->p, pr->v)) return 1;
+    double t0, t1;
+    return q->mode == IMP_WORLD_RAY_CLOSEST && q->have &&
+           !(prim_span(q->w, &q->p, pr, q->p.ray.max_t, &t0, &t1) && t0 <= q->best.t);
+}
+
 /* Tests primitives [first, first + count); 1 ends the walk (any: hit; out
  * of memory; stopped). */
 static int test_prims(ray_query *q, size_t first, size_t count) {
@@ -391,7 +405,12 @@ static int test_prims(ray_query *q, size_t first, size_t count) {
         imp_world_hit h;
         imp_failure why = IMP_FAILURE_NONE;
         const world_prim *pr = &q->w->prims[i];
-        int shape = q->w->colliders[pr->collider].kind == IMP_WORLD_SHAPE;
+        imp_world_collider_kind kind = q->w->colliders[pr->collider].kind;
+        int shape = kind == IMP_WORLD_SHAPE;
+        if (triangle_skips(q, kind, pr)) {
+            if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return 1;
+            continue;
+        }
         int rc = imp_world_ray_prim(q->w, &q->p, i, &h, &why);
         if (rc < 0 && world_fails_push(&q->fails, i, why) != 0) q->nomem = 1;
         if (rc > 0 && keep(q, &h)) return 1;
