@@ -290,9 +290,26 @@ static double order(void *ctx, const double lo[3], const double hi[3]) {
     return key;
 }
 
+/* Whether primitive i need not be tested: it is in the hierarchy and its
+ * box misses the swept box at the current bound B (imp_world_cast_reaches
+ * at B, with the swept box kept for B). Then every contact it could
+ * report comes after B: imp_world_cast_prim keeps a contact at t only if
+ * the box meets the swept box at t, which for t <= B lies inside the one
+ * at B (monotone in T). And its failure could not fail the query: that
+ * needs the box to meet the swept box at the final time, <= B. */
+static int beyond_bound(cast_query *q, size_t i) {
+    if (i >= q->w->n_bvh) return 0;
+    imp_vec3 lo, hi;
+    world_prim_bounds(q->w, &q->w->prims[i], &lo, &hi);
+    double a[3] = {lo.x, lo.y, lo.z}, b[3] = {hi.x, hi.y, hi.z};
+    swept_now(q);
+    return !world_boxes_meet(a, b, q->sl, q->sh);
+}
+
 static int test_prims(void *ctx, size_t first, size_t count) {
     cast_query *q = ctx;
     for (size_t i = first; i < first + count; ++i) {
+        if (beyond_bound(q, i)) continue;
         imp_world_cast_result r = imp_world_cast_prim(q->w, &q->p, i);
         if (r.state == IMP_WORLD_FAILED && world_fails_push(&q->fails, i, r.failure) != 0) {
             q->nomem = 1;
