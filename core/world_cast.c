@@ -81,12 +81,24 @@ static void swept(const imp_world_cast_prep *p, double T, double lo[3], double h
     }
 }
 
+/* world_prim_bounds of a bounded primitive, as arrays (a triangle's or
+ * segment's by world_corner_box). */
+static void prim_box(const imp_world *w, const world_prim *pr, double a[3], double b[3]) {
+    imp_world_collider_kind kind = w->colliders[pr->collider].kind;
+    if (kind != IMP_WORLD_SHAPE) {
+        world_corner_box(pr, kind == IMP_WORLD_CHAIN ? 2 : 3, a, b);
+        return;
+    }
+    imp_vec3 lo, hi;
+    world_prim_bounds(w, pr, &lo, &hi);
+    a[0] = lo.x, a[1] = lo.y, a[2] = lo.z, b[0] = hi.x, b[1] = hi.y, b[2] = hi.z;
+}
+
 int imp_world_cast_reaches(const imp_world *w, const imp_world_cast_prep *p, size_t i, double t) {
     assert(i < w->n_prims);
     if (i >= w->n_bvh) return 1; /* a halfspace */
-    imp_vec3 lo, hi;
-    world_prim_bounds(w, &w->prims[i], &lo, &hi);
-    double a[3] = {lo.x, lo.y, lo.z}, b[3] = {hi.x, hi.y, hi.z}, sl[3], sh[3];
+    double a[3], b[3], sl[3], sh[3];
+    prim_box(w, &w->prims[i], a, b);
     swept(p, t, sl, sh);
     return world_boxes_meet(a, b, sl, sh);
 }
@@ -129,17 +141,17 @@ typedef struct body_points {
 static int may_reach_along(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr,
                            const body_points *b, imp_vec3 n) {
     int nv = w->colliders[pr->collider].kind == IMP_WORLD_CHAIN ? 2 : 3;
-    double plo = INFINITY, phi = -INFINITY;
+    double plo = INFINITY, phi = -INFINITY; /* finite dot products: plain comparisons */
     for (int i = 0; i < nv; ++i) {
         double x = imp_dot(n, pr->v[i]);
-        plo = fmin(plo, x);
-        phi = fmax(phi, x);
+        plo = x < plo ? x : plo;
+        phi = x > phi ? x : phi;
     }
     double blo = INFINITY, bhi = -INFINITY;
     for (size_t i = 0; i < b->n; ++i) {
         double x = imp_dot(n, b->pts[i]);
-        blo = fmin(blo, x);
-        bhi = fmax(bhi, x);
+        blo = x < blo ? x : blo;
+        bhi = x > bhi ? x : bhi;
     }
     const imp_motion *m = &p->cast->motion;
     double T = p->cast->horizon, lo, hi;
@@ -299,9 +311,8 @@ static double order(void *ctx, const double lo[3], const double hi[3]) {
  * needs the box to meet the swept box at the final time, <= B. */
 static int beyond_bound(cast_query *q, size_t i) {
     if (i >= q->w->n_bvh) return 0;
-    imp_vec3 lo, hi;
-    world_prim_bounds(q->w, &q->w->prims[i], &lo, &hi);
-    double a[3] = {lo.x, lo.y, lo.z}, b[3] = {hi.x, hi.y, hi.z};
+    double a[3], b[3];
+    prim_box(q->w, &q->w->prims[i], a, b);
     swept_now(q);
     return !world_boxes_meet(a, b, q->sl, q->sh);
 }

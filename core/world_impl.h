@@ -87,6 +87,22 @@ static inline imp_world_prim_kind world_prim_kind(const imp_world *w, const worl
 /* Bounds of a bounded primitive (not a halfspace), in doubles. */
 void world_prim_bounds(const imp_world *w, const world_prim *p, imp_vec3 *lo, imp_vec3 *hi);
 
+/* The bounds of the first nv corners of a triangle (3) or segment (2)
+ * primitive: equal, compared as numbers, to world_prim_bounds' (finite
+ * corners, so plain comparisons pick what fmin and fmax pick, up to the
+ * sign of a zero), without libm's calls. */
+static inline void world_corner_box(const world_prim *p, int nv, double lo[3], double hi[3]) {
+    const imp_vec3 *v = p->v;
+    lo[0] = hi[0] = v[0].x, lo[1] = hi[1] = v[0].y, lo[2] = hi[2] = v[0].z;
+    for (int i = 1; i < nv; ++i) {
+        double c[3] = {v[i].x, v[i].y, v[i].z};
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = c[k] < lo[k] ? c[k] : lo[k];
+            hi[k] = c[k] > hi[k] ? c[k] : hi[k];
+        }
+    }
+}
+
 /* The front normal (not unit) of a triangle, (b - a) x (c - a), or of a 2D
  * segment a -> b, its right-hand normal. */
 imp_vec3 world_prim_front(const imp_world *w, const world_prim *p);
