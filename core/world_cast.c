@@ -123,6 +123,7 @@ typedef struct body_points {
     const imp_vec3 *pts;
     size_t n;
     double r;
+    double pad; /* the swept bounds' padding over the whole horizon */
 } body_points;
 
 /* Whether the body may come within reach of flat primitive pr (a
@@ -154,12 +155,9 @@ static int may_reach_along(const imp_world *w, const imp_world_cast_prep *p, con
         bhi = x > bhi ? x : bhi;
     }
     const imp_motion *m = &p->cast->motion;
-    double T = p->cast->horizon, lo, hi;
-    scalar_range(imp_dot(n, m->p), imp_dot(n, m->v), imp_dot(n, m->a), T, &lo, &hi);
-    double vm = imp_max_abs(m->v), am = imp_max_abs(m->a);
-    double pad =
-        p->pad + IMP_WORLD_PAD_REL * ((vm > 0.0 ? vm * T : 0.0) + (am > 0.0 ? am * T * T : 0.0));
-    return lo + blo - b->r - pad <= phi && hi + bhi + b->r + pad >= plo;
+    double lo, hi;
+    scalar_range(imp_dot(n, m->p), imp_dot(n, m->v), imp_dot(n, m->a), p->cast->horizon, &lo, &hi);
+    return lo + blo - b->r - b->pad <= phi && hi + bhi + b->r + b->pad >= plo;
 }
 
 /* The same along u x v made unit; 1 when that is zero (no axis). */
@@ -181,10 +179,13 @@ static int may_reach_across(const imp_world *w, const imp_world_cast_prep *p, co
 static int may_reach(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
     body_points b;
     b.n = imp_shape_points(p->cast->shape, w->dim, b.buf, &b.pts, &b.r);
+    const imp_motion *m = &p->cast->motion;
+    double T = p->cast->horizon, vm = imp_max_abs(m->v), am = imp_max_abs(m->a);
+    b.pad =
+        p->pad + IMP_WORLD_PAD_REL * ((vm > 0.0 ? vm * T : 0.0) + (am > 0.0 ? am * T * T : 0.0));
     imp_vec3 n = imp_normalize_or(world_prim_front(w, pr), imp_v3(0, 0, 0));
     if (imp_max_abs(n) != 0.0 && !may_reach_along(w, p, pr, &b, n)) return 0;
     if (w->dim != 3 || w->colliders[pr->collider].kind == IMP_WORLD_CHAIN) return 1;
-    const imp_motion *m = &p->cast->motion;
     imp_vec3 d = imp_max_abs(m->v) > 0.0 ? m->v : m->a;
     const imp_shape *sh = p->cast->shape;
     int seg = sh->type == IMP_SHAPE_CAPSULE || sh->type == IMP_SHAPE_SEGMENT;
