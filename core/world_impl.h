@@ -142,8 +142,8 @@ static inline void world_child_box(const world_node *n, int k, double lo[3], dou
 static inline void world_prefetch_child(const imp_world *w, uint32_t i, uint32_t count) {
     if (count == 0) {
         const char *n = (const char *)&w->nodes[i];
-        WORLD_PREFETCH(n);
-        WORLD_PREFETCH(n + 64);
+        for (size_t b = 0; b < sizeof(world_node); b += 64)
+            WORLD_PREFETCH(n + b);
         return;
     }
     const char *p = (const char *)&w->prims[i], *e = (const char *)&w->prims[i + count];
