@@ -5,8 +5,9 @@
  * Usage (make bench-world-peers installs libembree-dev, libbullet-dev and
  * g++, benchmark-only dependencies, and runs it):
  *   build/tests/bench/world/bench_world_peers [TRIANGLES [RAYS [SWEEPS]]]
- * (defaults 1,000,000 triangles, 200,000 rays, 20,000 sphere sweeps and
- * as many capsule sweeps).
+ * (defaults 1,000,000 triangles, 500,000 rays, 100,000 sphere sweeps and
+ * as many capsule sweeps: enough that each timed loop runs for a good
+ * part of a second, so that a busy machine's noise evens out).
  *
  * The level is a rolling terrain (nine tenths of the triangles, split
  * along each cell's diagonal as a heightfield is) with box buildings on
@@ -140,8 +141,8 @@ static void sweeps(void *bul, const imp_world *w, const imp_shape *body, double 
 
 int main(int argc, char **argv) {
     size_t n_tris = argc > 1 ? (size_t)atof(argv[1]) : 1000000;
-    size_t n_rays = argc > 2 ? (size_t)atof(argv[2]) : 200000;
-    size_t n_sweeps = argc > 3 ? (size_t)atof(argv[3]) : 20000;
+    size_t n_rays = argc > 2 ? (size_t)atof(argv[2]) : 500000;
+    size_t n_sweeps = argc > 3 ? (size_t)atof(argv[3]) : 100000;
     uint64_t rng = 0x9ee75eedull;
     mesh m;
     mesh_make(&m, n_tris, &rng);
