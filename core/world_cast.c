@@ -171,9 +171,11 @@ static int may_reach_across(const imp_world *w, const imp_world_cast_prep *p, co
  * necessary condition, far cheaper than the cast, which costs quartic
  * roots per edge and vertex): no gap along the plane's normal (or a 2D
  * segment's) and, for a 3D triangle, along the separating axes of a body
- * moving along d = v (or a when v is 0) on a straight line: d x e for
- * each edge e of the triangle, and for a segment or capsule of axis s,
- * d x s and s x e. Every axis is a separating axis candidate only: a gap
+ * moving along d on a straight line: d x e for each edge e of the
+ * triangle, and for a segment or capsule of axis s, d x s and s x e; d is
+ * v, or the chord v T + a T^2 / 2 of a bending path (whose bulge the
+ * path's range along each axis covers), which then adds the axis v x a
+ * normal to the path's plane. Every axis is a separating axis candidate only: a gap
  * along any of them rules a contact out (may_reach_along), so the choice
  * of axes decides how many triangles are culled, never an answer. */
 static int may_reach(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
@@ -186,7 +188,14 @@ static int may_reach(const imp_world *w, const imp_world_cast_prep *p, const wor
     imp_vec3 n = imp_normalize_or(world_prim_front(w, pr), imp_v3(0, 0, 0));
     if (imp_max_abs(n) != 0.0 && !may_reach_along(w, p, pr, &b, n)) return 0;
     if (w->dim != 3 || w->colliders[pr->collider].kind == IMP_WORLD_CHAIN) return 1;
-    imp_vec3 d = imp_max_abs(m->v) > 0.0 ? m->v : m->a;
+    /* the chord of the whole window when the path bends (it is along v
+     * when it does not), and the normal of the path's plane, along which
+     * the path does not move at all */
+    imp_vec3 d = m->v;
+    if (imp_max_abs(m->a) > 0.0) {
+        d = imp_madd(imp_scale(m->v, T), m->a, 0.5 * T * T);
+        if (imp_max_abs(m->v) > 0.0 && !may_reach_across(w, p, pr, &b, m->v, m->a)) return 0;
+    }
     const imp_shape *sh = p->cast->shape;
     int seg = sh->type == IMP_SHAPE_CAPSULE || sh->type == IMP_SHAPE_SEGMENT;
     imp_vec3 s = imp_sub(sh->b, sh->a);
