@@ -18,10 +18,16 @@
  * shape and a convex collider itself, both through imp_toi_shapes. The
  * normal is turned to run from the collider towards the body; a one-sided
  * triangle or segment ignores a contact whose normal points to its back.
- * Before solving, a cheap necessary condition: the body's projection on
+ * Before solving, cheap necessary conditions: the body's projection on
  * a triangle's (or segment's) normal, swept over the whole window, must
- * reach the triangle's plane (most triangles near a path are never
- * reached, and the exact cast costs quartic roots per edge and vertex).
+ * reach the triangle's plane, and likewise on the separating axes of the
+ * sweep (the motion's direction or chord across each edge, the body's
+ * segment across both, the normal of a bending path's plane): most
+ * triangles near a path are never reached, and the exact cast costs
+ * quartic roots per edge and vertex. Each test is inside the
+ * per-primitive function, so the loop over primitives makes it too; it
+ * only has to drop no contact the solver would report, which its padding
+ * ensures (may_reach_along).
  * The walk: the body's swept bounds over [0, T] are a box that grows with
  * T (per axis the start box, plus the negative parts of v T and a T^2 / 2
  * below and their positive parts above, plus a padding of
@@ -37,7 +43,9 @@
  * loop over every primitive in the order time, overlapping before hitting,
  * collider, index. A primitive whose solver failed matters when its box
  * meets the swept box at the final time; the first such by collider and
- * index fails the query, in the walk and in the loop alike.
+ * index fails the query, in the walk and in the loop alike. So the walk
+ * also skips, within a leaf, a primitive whose box misses the swept box
+ * at the best time so far (beyond_bound).
  * Why: the exact casts already exist; the world only adds the flat
  * triangle (no hull of three points) and the time-bounded walk.
  */
