@@ -49,9 +49,9 @@ typedef struct box_query {
     int nomem;
 } box_query;
 
-static int box_enter(void *ctx, const world_node *n) {
+static int box_enter(void *ctx, const double lo[3], const double hi[3]) {
     const box_query *q = ctx;
-    return world_node_meets(n, q->lo, q->hi);
+    return world_boxes_meet(lo, hi, q->lo, q->hi);
 }
 
 static int box_push(box_query *q, size_t i) {
@@ -165,9 +165,9 @@ static int around_leaf(void *ctx, size_t first, size_t count) {
     return 0;
 }
 
-static int around_enter(void *ctx, const world_node *n) {
+static int around_enter(void *ctx, const double lo[3], const double hi[3]) {
     const around *q = ctx;
-    return world_node_meets(n, q->lo, q->hi);
+    return world_boxes_meet(lo, hi, q->lo, q->hi);
 }
 
 /* The corners of primitive pr that form the feature nearest `point`
