@@ -141,6 +141,10 @@ typedef struct solver {
     int straight_done, straight_have;
     imp_vec3 straight_v;
     struct contact *straight_best;
+    /* the world primitives the straight move touches at all (any contact, blocking or not):
+     * the only ones `to` can lie inside */
+    size_t *touched;
+    size_t n_touched, cap_touched;
 } solver;
 
 /* Counts one solve; 1 when the stop check says stop (its reason kept). */
@@ -148,6 +152,18 @@ static int poll_stop(solver *sv) {
     if (++sv->work < IMP_STOP_POLL_PAIRS) return 0;
     sv->work = 0;
     return (sv->stopped_by = imp_stop_now(sv->in->stop)) != 0;
+}
+
+/* Makes room for item n of the growable index array *a (capacity *cap). 0, or -1 out of
+ * memory. */
+static int world_grow_index(size_t **a, size_t *cap, size_t n) {
+    if (n < *cap) return 0;
+    size_t c = *cap ? 2 * *cap : 16;
+    size_t *m = realloc(*a, c * sizeof *m);
+    if (!m) return -1;
+    *a = m;
+    *cap = c;
+    return 0;
 }
 
 /* The world primitives the mover can touch near the path from p at velocity
@@ -524,6 +540,11 @@ static int world_tunnelling(solver *sv, imp_vec3 v, imp_move_result *res, size_t
         int k = world_leg_contact(sv, &prep, sv->near[j], &c);
         if (k == LEG_STOPPED) return -2;
         if (k == LEG_FAILED) return *why = c.r.failure, -1;
+        if (c.r.state != IMP_TOI_NONE) {
+            if (world_grow_index(&sv->touched, &sv->cap_touched, sv->n_touched) != 0)
+                return *why = IMP_FAILURE_NOMEM, -1;
+            sv->touched[sv->n_touched++] = sv->near[j];
+        }
         if (k != LEG_CONTACT) continue;
         if (!sv->straight_have || contact_before(&c, sv->straight_best))
             *sv->straight_best = c, sv->straight_have = 1;
@@ -551,31 +572,31 @@ static int world_tunnelling(solver *sv, imp_vec3 v, imp_move_result *res, size_t
  * collider (its deepest). 0, -1 failed (*why), -2 stopped. */
 static int world_penetration(solver *sv, imp_move_result *res, size_t *cap, imp_failure *why) {
     const imp_move_input *in = sv->in;
-    if (world_near(sv, in->to, ZERO, 0.0, 0.0) != 0) return *why = IMP_FAILURE_NOMEM, -1;
     size_t first = res->n_violations;
     double tol = IMP_MOVE_TOUCH_REL * sv->move_scale;
-    for (size_t j = 0; j < sv->n_near; ++j) {
+    /* the body at `to` overlaps a primitive only if the straight move reached it: the
+     * tunnelling check's cast reported some contact with it over [0, dt] */
+    for (size_t j = 0; j < sv->n_touched; ++j) {
         if (poll_stop(sv)) return -2;
-        imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, in->to, sv->near[j]);
+        size_t prim = sv->touched[j];
+        imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, in->to, prim);
         if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, -1;
         if (o.state != IMP_OVERLAP_OVERLAPPING || !(o.depth > tol)) continue;
         imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
-        imp_vec3 n =
-            imp_neg(imp_world_surface_normal(in->world, sv->near[j], deep, imp_neg(o.normal)));
+        imp_vec3 n = imp_neg(imp_world_surface_normal(in->world, prim, deep, imp_neg(o.normal)));
         uint32_t collider, index;
-        imp_world_prim_id(in->world, sv->near[j], &collider, &index);
-        if (add_violation(
-                res, cap,
-                (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
-                                     .in_world = 1,
-                                     .collider = collider,
-                                     .index = index,
-                                     .prim_kind = imp_world_prim_kind_of(in->world, sv->near[j]),
-                                     .time = in->dt,
-                                     .point = imp_madd(deep, o.normal, -0.5 * o.depth),
-                                     .normal = n,
-                                     .depth = o.depth,
-                                     .has_depth = 1}))
+        imp_world_prim_id(in->world, prim, &collider, &index);
+        if (add_violation(res, cap,
+                          (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
+                                               .in_world = 1,
+                                               .collider = collider,
+                                               .index = index,
+                                               .prim_kind = imp_world_prim_kind_of(in->world, prim),
+                                               .time = in->dt,
+                                               .point = imp_madd(deep, o.normal, -0.5 * o.depth),
+                                               .normal = n,
+                                               .depth = o.depth,
+                                               .has_depth = 1}))
             return *why = IMP_FAILURE_NOMEM, -1;
     }
     keep_first_per_collider(res, first);
@@ -681,10 +702,12 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     }
     free(sv.cand);
     free(sv.near);
+    free(sv.touched);
     return res;
 fail:
     free(sv.cand);
     free(sv.near);
+    free(sv.touched);
     free(res.violations);
     if (rc == -2 || sv.stopped_by)
         return (imp_move_result){.state = IMP_MOVE_STOPPED, .stopped_by = sv.stopped_by};
