@@ -132,8 +132,11 @@ typedef struct solver {
     double move_scale, extent;
     size_t *cand; /* indices of obstacles that can be reached */
     size_t n_cand;
-    size_t *near; /* world primitives near the current query (growable) */
+    size_t *near; /* world primitives near the current query (growable): those whose bounds
+                     meet the box [near_lo, near_hi] when near_valid */
     size_t n_near, cap_near;
+    imp_vec3 near_lo, near_hi;
+    int near_valid;
     size_t work;    /* solves since the last poll of the stop check */
     int stopped_by; /* the stop check's reason once it said stop */
     /* the world's first blocking contact on the straight move (from the tunnelling check):
@@ -169,15 +172,36 @@ static int world_grow_index(size_t **a, size_t *cap, size_t n) {
 /* The world primitives the mover can touch near the path from p at velocity
  * v over [0, T], grown by `band`, into sv->near. 0, or -1 out of memory. */
 static int world_near(solver *sv, imp_vec3 p, imp_vec3 v, double T, double band) {
-    sv->n_near = 0;
-    if (!sv->in->world) return 0;
+    if (!sv->in->world) {
+        sv->n_near = 0;
+        return 0;
+    }
     imp_vec3 q = imp_madd(p, v, T);
     double e = sv->extent + band;
     e += IMP_MOVE_CULL_MARGIN_REL * (imp_max_abs(p) + imp_max_abs(q) + e);
     imp_vec3 lo = imp_v3(fmin(p.x, q.x) - e, fmin(p.y, q.y) - e, fmin(p.z, q.z) - e);
     imp_vec3 hi = imp_v3(fmax(p.x, q.x) + e, fmax(p.y, q.y) + e, fmax(p.z, q.z) + e);
-    return imp_world_prims_in_box(sv->in->world, lo, hi, sv->in->filter, &sv->near, &sv->n_near,
-                                  &sv->cap_near);
+    /* a box inside the last one: its primitives are among the last list's (the hierarchy
+     * lists every primitive whose bounds meet the box; so does the filter here) */
+    if (sv->near_valid && lo.x >= sv->near_lo.x && lo.y >= sv->near_lo.y &&
+        lo.z >= sv->near_lo.z && hi.x <= sv->near_hi.x && hi.y <= sv->near_hi.y &&
+        hi.z <= sv->near_hi.z) {
+        size_t k = 0;
+        for (size_t j = 0; j < sv->n_near; ++j)
+            if (imp_world_prim_meets_box(sv->in->world, sv->near[j], lo, hi))
+                sv->near[k++] = sv->near[j];
+        sv->n_near = k;
+        sv->near_lo = lo, sv->near_hi = hi;
+        return 0;
+    }
+    sv->n_near = 0;
+    sv->near_valid = 0;
+    if (imp_world_prims_in_box(sv->in->world, lo, hi, sv->in->filter, &sv->near, &sv->n_near,
+                               &sv->cap_near) != 0)
+        return -1;
+    sv->near_valid = 1;
+    sv->near_lo = lo, sv->near_hi = hi;
+    return 0;
 }
 
 /* The pair's touch tolerance for obstacle shape s on path m (length). */

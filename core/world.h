@@ -359,6 +359,10 @@ int imp_world_overlap_prim(const imp_world *w, const imp_world_overlap_prep *p, 
 int imp_world_prims_in_box(const imp_world *w, imp_vec3 lo, imp_vec3 hi, const imp_filter *f,
                            size_t **out, size_t *n, size_t *cap);
 
+/* Whether primitive i's bounds meet the closed box [lo, hi] (a halfspace's always): the
+ * test imp_world_prims_in_box applies to each primitive. */
+int imp_world_prim_meets_box(const imp_world *w, size_t i, imp_vec3 lo, imp_vec3 hi);
+
 /* Shape (not a halfspace) placed at position against primitive i, as
  * imp_overlap answers (the normal runs from the shape towards the
  * primitive); a one-sided primitive that the shape meets from its back
