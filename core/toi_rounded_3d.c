@@ -123,15 +123,30 @@ static int build_line(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 dir, dp
 
 /* a flat D: its convex polygon in the plane (e1, e2) through p0 (monotone
  * chain), with a face on each side */
+/* Points a few at a time: sorted in place by insertion, stably, as the C
+ * library's merge sort orders them (so the chain, and every answer, is the
+ * same whichever sorts). */
+#define FLAT_SMALL 16
+
 static int build_flat(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 e1, imp_vec3 e2,
                       dpoly *d) {
-    pt2 *s = malloc((2 * n + 1) * sizeof *s); /* the points, then the chain (n + 1) */
+    pt2 small[2 * FLAT_SMALL + 1];
+    /* the points, then the chain (n + 1) */
+    pt2 *s = n <= FLAT_SMALL ? small : malloc((2 * n + 1) * sizeof *s);
     if (!s) return -1;
     for (size_t k = 0; k < n; ++k) {
         imp_vec3 w = imp_sub(p[k], p0);
         s[k] = (pt2){imp_dot(w, e1), imp_dot(w, e2), k};
     }
-    qsort(s, n, sizeof *s, pt2_cmp);
+    if (n <= FLAT_SMALL) {
+        for (size_t k = 1; k < n; ++k)
+            for (size_t j = k; j > 0 && pt2_cmp(&s[j - 1], &s[j]) > 0; --j) {
+                pt2 t = s[j];
+                s[j] = s[j - 1], s[j - 1] = t;
+            }
+    } else {
+        qsort(s, n, sizeof *s, pt2_cmp);
+    }
     pt2 *h = s + n;
     size_t m = 0;
     for (size_t k = 0; k < n; ++k) { /* lower chain */
@@ -147,11 +162,11 @@ static int build_flat(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 e1, imp
     --m; /* the last point repeats the first */
     if (m < 3) {
         int rc = build_line(p, n, p0, e1, d);
-        free(s);
+        if (s != small) free(s);
         return rc;
     }
     if (dpoly_alloc(d, m, m, 2, 2 * m) != 0) {
-        free(s);
+        if (s != small) free(s);
         return -1;
     }
     d->dim = 2;
@@ -171,7 +186,7 @@ static int build_flat(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 e1, imp
     }
     fn[0] = nrm, fn[1] = imp_neg(nrm);
     fstart[0] = 0, fstart[1] = m, fstart[2] = 2 * m;
-    free(s);
+    if (s != small) free(s);
     return 0;
 }
 
@@ -461,7 +476,8 @@ imp_toi_result imp_toi_rounded_3d_points(const imp_toi_rounded_input *in, int fl
     assert(na >= 1 && nb >= 1);
     const double R = ra + rb;
 
-    imp_vec3 *cloud = malloc(na * nb * sizeof *cloud);
+    imp_vec3 few[32]; /* a sphere, capsule or box against a triangle or a box: no allocation */
+    imp_vec3 *cloud = na * nb <= 32 ? few : malloc(na * nb * sizeof *cloud);
     if (!cloud) return imp_toi_failed(IMP_FAILURE_NOMEM);
     for (size_t i = 0; i < na; ++i)
         for (size_t j = 0; j < nb; ++j)
@@ -475,10 +491,10 @@ imp_toi_result imp_toi_rounded_3d_points(const imp_toi_rounded_input *in, int fl
         imp_toi_result r = imp_toi_spheres(&sp);
         r.pa = imp_sub(r.pa, va[0]);
         r.pb = imp_sub(r.pb, vb[0]);
-        free(cloud);
+        if (cloud != few) free(cloud);
         return r;
     }
-    free(cloud);
+    if (cloud != few) free(cloud);
     if (rc != 0) return imp_toi_failed(IMP_FAILURE_NOMEM);
     if (d.dim < (flat_ok ? 2 : 3) && !(R > 0.0)) { /* no volume anywhere */
         dpoly_free(&d);

@@ -217,8 +217,9 @@ static void bench_all_validations(const imp_world *w, const level *L, uint64_t *
 
 int main(int argc, char **argv) {
     size_t max_tris = argc > 1 ? (size_t)atof(argv[1]) : 1000000;
-    /* a second argument "validations" runs only the move validations (for profiling) */
+    /* a second argument "validations" or "rays" runs only those (for profiling) */
     int only_validations = argc > 2 && strcmp(argv[2], "validations") == 0;
+    int only_rays = argc > 2 && strcmp(argv[2], "rays") == 0;
     const size_t sizes[] = {100000, 1000000};
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
         if (sizes[si] > max_tris) break;
@@ -246,6 +247,11 @@ int main(int argc, char **argv) {
             continue;
         }
         bench_rays(w, &L, &rng);
+        if (only_rays) {
+            imp_world_destroy(w);
+            level_free(&L);
+            continue;
+        }
         imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 0.4};
         imp_shape capsule = {.type = IMP_SHAPE_CAPSULE,
                              .a = imp_v3(0, -0.5, 0),
