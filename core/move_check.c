@@ -183,9 +183,8 @@ static int world_near(solver *sv, imp_vec3 p, imp_vec3 v, double T, double band)
     imp_vec3 hi = imp_v3(fmax(p.x, q.x) + e, fmax(p.y, q.y) + e, fmax(p.z, q.z) + e);
     /* a box inside the last one: its primitives are among the last list's (the hierarchy
      * lists every primitive whose bounds meet the box; so does the filter here) */
-    if (sv->near_valid && lo.x >= sv->near_lo.x && lo.y >= sv->near_lo.y &&
-        lo.z >= sv->near_lo.z && hi.x <= sv->near_hi.x && hi.y <= sv->near_hi.y &&
-        hi.z <= sv->near_hi.z) {
+    if (sv->near_valid && lo.x >= sv->near_lo.x && lo.y >= sv->near_lo.y && lo.z >= sv->near_lo.z &&
+        hi.x <= sv->near_hi.x && hi.y <= sv->near_hi.y && hi.z <= sv->near_hi.z) {
         size_t k = 0;
         for (size_t j = 0; j < sv->n_near; ++j)
             if (imp_world_prim_meets_box(sv->in->world, sv->near[j], lo, hi))
@@ -460,6 +459,44 @@ static int first_contact(solver *sv, imp_vec3 p, imp_vec3 v, double t, double T,
     return have;
 }
 
+/* A lower bound of the distance between the body (its points pts[0..np) about p, grown
+ * by r) and a triangle or segment with corners c[0..nc): the largest gap between their
+ * projections on the primitive's normal and on its edges' normals within its plane (each
+ * axis unit; a gap along a unit axis never exceeds the distance). Cheap next to the
+ * distance itself, and 0 or less where it cannot tell. */
+static double corner_gap(const imp_vec3 *c, int nc, const imp_vec3 *pts, size_t np, double r,
+                         imp_vec3 p, int dim) {
+    imp_vec3 axes[4];
+    int na = 0;
+    if (nc == 3) {
+        imp_vec3 n = imp_cross(imp_sub(c[1], c[0]), imp_sub(c[2], c[0]));
+        axes[na++] = n;
+        for (int k = 0; k < 3; ++k)
+            axes[na++] = imp_cross(imp_sub(c[(k + 1) % 3], c[k]), n);
+    } else {
+        imp_vec3 e = imp_sub(c[1], c[0]);
+        axes[na++] = e;
+        if (dim == 2) axes[na++] = imp_v3(e.y, -e.x, 0.0);
+    }
+    double best = -INFINITY;
+    for (int a = 0; a < na; ++a) {
+        double l = imp_len(axes[a]);
+        if (!(l > 0.0)) continue;
+        imp_vec3 u = imp_scale(axes[a], 1.0 / l);
+        double clo = INFINITY, chi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
+        for (int k = 0; k < nc; ++k) {
+            double x = imp_dot(u, c[k]);
+            clo = fmin(clo, x), chi = fmax(chi, x);
+        }
+        for (size_t k = 0; k < np; ++k) {
+            double x = imp_dot(u, imp_add(p, pts[k]));
+            blo = fmin(blo, x), bhi = fmax(bhi, x);
+        }
+        best = fmax(best, fmax(blo - r - chi, clo - bhi - r));
+    }
+    return best;
+}
+
 /* The planes still touching the body at p, time t, after contact `hit`
  * (its own plane first), into *planes. CORRECT_OK, or CORRECT_FAILED (*why). */
 static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit, double skin,
@@ -482,9 +519,18 @@ static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit,
     double band = IMP_MOVE_TOUCH_BAND_SKINS * skin +
                   IMP_MOVE_TOUCH_REL * fmax(sv->move_scale, imp_max_abs(p));
     if (world_near(sv, p, ZERO, 0.0, band) != 0) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double r;
+    size_t np = imp_shape_points(in->shape, in->dim, buf, &pts, &r);
+    /* far above the band and the rounding of both distances (1e-6 of the scale) */
+    double clear = band + IMP_MOVE_CULL_MARGIN_REL * fmax(sv->move_scale, imp_max_abs(p));
     for (size_t j = 0; j < sv->n_near; ++j) {
         size_t prim = sv->near[j];
         if (hit->world && prim == hit->who) continue;
+        imp_vec3 c[3];
+        int nc = imp_world_prim_corners(in->world, prim, c);
+        if (nc && np && corner_gap(c, nc, pts, np, r, p, in->dim) > clear) continue;
         imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, p, prim);
         if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, CORRECT_FAILED;
         if (o.state != IMP_OVERLAP_OVERLAPPING && !(o.distance <= band)) continue;

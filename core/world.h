@@ -280,6 +280,10 @@ size_t imp_world_prim_count(const imp_world *w);
 /* Primitive i's collider and its index there (0 for a shape). */
 void imp_world_prim_id(const imp_world *w, size_t i, uint32_t *collider, uint32_t *index);
 
+/* Primitive i's corners in world coordinates into v: 3 for a triangle, 2 for a segment, 0
+ * for a convex collider (nothing written). */
+int imp_world_prim_corners(const imp_world *w, size_t i, imp_vec3 v[3]);
+
 /* Primitive i's kind. */
 imp_world_prim_kind imp_world_prim_kind_of(const imp_world *w, size_t i);
 
