@@ -120,6 +120,8 @@ static int dec_collider(imp_dec *d, const json_t *item, size_t i, upload *u, siz
     int rc = imp_dec_body_value(d, item, i, &u->bodies[i]);
     d->world = NULL;
     if (rc == 0) u->n = i + 1; /* owned from here on */
+    /* a body that failed after its shape decoded (a bad position, say): its arrays too */
+    if (rc != 0) imp_dec_world_shape_free(&u->shapes[i]);
     const imp_body *b = &u->bodies[i];
     if (rc == 0 && !is_zero(b->m.v))
         rc = imp_dec_fail_at(d, "velocity", IMP_E_GEOMETRY,

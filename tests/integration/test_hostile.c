@@ -1912,6 +1912,10 @@ static const json_case WORLDS[] = {
      "{\"colliders\":[{\"shape\":{\"type\":\"heightfield\",\"rows\":3,\"cols\":3,\"spacing\":[1,1],"
      "\"heights\":[0,0,0,0,0,0,0,0]},\"position\":[0,0,0]}]}",
      422, "/colliders/0/shape/heights", 0},
+    {"world: heightfield at a 2D position (its heights decoded first)", "/v1/worlds",
+     "{\"colliders\":[{\"shape\":{\"type\":\"heightfield\",\"rows\":2,\"cols\":2,\"spacing\":[1,1],"
+     "\"heights\":[0,0,0,0]},\"position\":[0,0]}]}",
+     400, "/colliders/0/position", 0},
     {"world: heightfield of 4e9 x 4e9 cells", "/v1/worlds",
      "{\"colliders\":[{\"shape\":{\"type\":\"heightfield\",\"rows\":4000000000,\"cols\":"
      "4000000000,\"spacing\":[1,1],\"heights\":[]},\"position\":[0,0,0]}]}",
