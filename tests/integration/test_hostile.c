@@ -2042,6 +2042,14 @@ static void test_worlds(void **state) {
         {"horizon 0", "shapecast", "{\"bodies\":[],\"horizon\":0}", 422, "/horizon"},
         {"mesh body cast", "shapecast", "{\"bodies\":[" MESH(TRI3, "[[0,1,2]]") "]}", 422,
          "/bodies/0/shape/type"},
+        {"a box too thin for its size, cast", "shapecast",
+         "{\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[9,1.6e42,1]},"
+         "\"position\":[3,5,2],\"velocity\":[0,-1,0]}]}",
+         422, "/bodies/0"},
+        {"a box too thin for its size, moved", "validate",
+         "{\"body\":{\"shape\":{\"type\":\"box\",\"half_extents\":[9,1.6e42,1]},"
+         "\"position\":[3,5,2]},\"to\":[3,4,2],\"dt\":1}",
+         422, "/body"},
         {"overlap without body", "overlap", "{}", 400, "/body"},
         {"overlap NaN", "overlap", "{\"body\":{\"radius\":1,\"position\":[NaN,0,0]}}", 400, NULL},
     };
