@@ -120,6 +120,8 @@ static int dec_collider(imp_dec *d, const json_t *item, size_t i, upload *u, siz
     int rc = imp_dec_body_value(d, item, i, &u->bodies[i]);
     d->world = NULL;
     if (rc == 0) u->n = i + 1; /* owned from here on */
+    /* a body that failed after its shape decoded (a bad position, say): its arrays too */
+    if (rc != 0) imp_dec_world_shape_free(&u->shapes[i]);
     const imp_body *b = &u->bodies[i];
     if (rc == 0 && !is_zero(b->m.v))
         rc = imp_dec_fail_at(d, "velocity", IMP_E_GEOMETRY,
@@ -339,10 +341,16 @@ static const json_t *items(imp_dec *d, const json_t *req, const char *key, const
     return a;
 }
 
+/* A query item whose solver failed: out of memory is ours (500); anything else is the
+ * item's geometry (a body too thin for its size to have a volume, a pair the solvers do not
+ * decide): 422 at the item. */
 static int undecided(imp_dec *d, imp_failure why) {
-    if (why == IMP_FAILURE_UNDECIDED)
-        return imp_dec_fail(d, IMP_E_GEOMETRY, "could not be decided against this world");
-    return nomem(d);
+    if (why == IMP_FAILURE_NOMEM) return nomem(d);
+    return imp_dec_fail(d, IMP_E_GEOMETRY,
+                        why == IMP_FAILURE_UNDECIDED
+                            ? "could not be decided against this world"
+                            : "has no volume at its scale (too thin for its size) or cannot "
+                              "be solved against this world's triangles");
 }
 
 static int stopped(imp_dec *d, int why, size_t done, size_t n, const char *what) {
@@ -577,7 +585,7 @@ int imp_ep_worlds_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         if (r.state == IMP_WORLD_STOPPED)
             rc = imp_dec_stopped(d, r.stopped_by, "the overlap");
         else if (r.state == IMP_WORLD_FAILED)
-            rc = nomem(d);
+            rc = undecided(d, r.failure);
     }
     json_t *list = rc == 0 ? json_array() : NULL;
     int ok = list != NULL;

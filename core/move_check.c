@@ -132,8 +132,11 @@ typedef struct solver {
     double move_scale, extent;
     size_t *cand; /* indices of obstacles that can be reached */
     size_t n_cand;
-    size_t *near; /* world primitives near the current query (growable) */
+    size_t *near; /* world primitives near the current query (growable): those whose bounds
+                     meet the box [near_lo, near_hi] when near_valid */
     size_t n_near, cap_near;
+    imp_vec3 near_lo, near_hi;
+    int near_valid;
     size_t work;    /* solves since the last poll of the stop check */
     int stopped_by; /* the stop check's reason once it said stop */
     /* the world's first blocking contact on the straight move (from the tunnelling check):
@@ -141,6 +144,10 @@ typedef struct solver {
     int straight_done, straight_have;
     imp_vec3 straight_v;
     struct contact *straight_best;
+    /* the world primitives the straight move touches at all (any contact, blocking or not):
+     * the only ones `to` can lie inside */
+    size_t *touched;
+    size_t n_touched, cap_touched;
 } solver;
 
 /* Counts one solve; 1 when the stop check says stop (its reason kept). */
@@ -150,18 +157,50 @@ static int poll_stop(solver *sv) {
     return (sv->stopped_by = imp_stop_now(sv->in->stop)) != 0;
 }
 
+/* Makes room for item n of the growable index array *a (capacity *cap). 0, or -1 out of
+ * memory. */
+static int world_grow_index(size_t **a, size_t *cap, size_t n) {
+    if (n < *cap) return 0;
+    size_t c = *cap ? 2 * *cap : 16;
+    size_t *m = realloc(*a, c * sizeof *m);
+    if (!m) return -1;
+    *a = m;
+    *cap = c;
+    return 0;
+}
+
 /* The world primitives the mover can touch near the path from p at velocity
  * v over [0, T], grown by `band`, into sv->near. 0, or -1 out of memory. */
 static int world_near(solver *sv, imp_vec3 p, imp_vec3 v, double T, double band) {
-    sv->n_near = 0;
-    if (!sv->in->world) return 0;
+    if (!sv->in->world) {
+        sv->n_near = 0;
+        return 0;
+    }
     imp_vec3 q = imp_madd(p, v, T);
     double e = sv->extent + band;
     e += IMP_MOVE_CULL_MARGIN_REL * (imp_max_abs(p) + imp_max_abs(q) + e);
     imp_vec3 lo = imp_v3(fmin(p.x, q.x) - e, fmin(p.y, q.y) - e, fmin(p.z, q.z) - e);
     imp_vec3 hi = imp_v3(fmax(p.x, q.x) + e, fmax(p.y, q.y) + e, fmax(p.z, q.z) + e);
-    return imp_world_prims_in_box(sv->in->world, lo, hi, sv->in->filter, &sv->near, &sv->n_near,
-                                  &sv->cap_near);
+    /* a box inside the last one: its primitives are among the last list's (the hierarchy
+     * lists every primitive whose bounds meet the box; so does the filter here) */
+    if (sv->near_valid && lo.x >= sv->near_lo.x && lo.y >= sv->near_lo.y && lo.z >= sv->near_lo.z &&
+        hi.x <= sv->near_hi.x && hi.y <= sv->near_hi.y && hi.z <= sv->near_hi.z) {
+        size_t k = 0;
+        for (size_t j = 0; j < sv->n_near; ++j)
+            if (imp_world_prim_meets_box(sv->in->world, sv->near[j], lo, hi))
+                sv->near[k++] = sv->near[j];
+        sv->n_near = k;
+        sv->near_lo = lo, sv->near_hi = hi;
+        return 0;
+    }
+    sv->n_near = 0;
+    sv->near_valid = 0;
+    if (imp_world_prims_in_box(sv->in->world, lo, hi, sv->in->filter, &sv->near, &sv->n_near,
+                               &sv->cap_near) != 0)
+        return -1;
+    sv->near_valid = 1;
+    sv->near_lo = lo, sv->near_hi = hi;
+    return 0;
 }
 
 /* The pair's touch tolerance for obstacle shape s on path m (length). */
@@ -329,8 +368,9 @@ static int cmp_world_violation(const void *pa, const void *pb) {
 
 /* Keeps one of the world's violations per collider among v[first, n). */
 static void keep_first_per_collider(imp_move_result *res, size_t first) {
-    imp_move_violation *v = res->violations + first;
     size_t n = res->n_violations - first, k = 0;
+    if (n < 2) return;
+    imp_move_violation *v = res->violations + first;
     qsort(v, n, sizeof *v, cmp_world_violation);
     for (size_t i = 0; i < n; ++i)
         if (k == 0 || v[i].collider != v[k - 1].collider) v[k++] = v[i];
@@ -419,6 +459,44 @@ static int first_contact(solver *sv, imp_vec3 p, imp_vec3 v, double t, double T,
     return have;
 }
 
+/* A lower bound of the distance between the body (its points pts[0..np) about p, grown
+ * by r) and a triangle or segment with corners c[0..nc): the largest gap between their
+ * projections on the primitive's normal and on its edges' normals within its plane (each
+ * axis unit; a gap along a unit axis never exceeds the distance). Cheap next to the
+ * distance itself, and 0 or less where it cannot tell. */
+static double corner_gap(const imp_vec3 *c, int nc, const imp_vec3 *pts, size_t np, double r,
+                         imp_vec3 p, int dim) {
+    imp_vec3 axes[4];
+    int na = 0;
+    if (nc == 3) {
+        imp_vec3 n = imp_cross(imp_sub(c[1], c[0]), imp_sub(c[2], c[0]));
+        axes[na++] = n;
+        for (int k = 0; k < 3; ++k)
+            axes[na++] = imp_cross(imp_sub(c[(k + 1) % 3], c[k]), n);
+    } else {
+        imp_vec3 e = imp_sub(c[1], c[0]);
+        axes[na++] = e;
+        if (dim == 2) axes[na++] = imp_v3(e.y, -e.x, 0.0);
+    }
+    double best = -INFINITY;
+    for (int a = 0; a < na; ++a) {
+        double l = imp_len(axes[a]);
+        if (!(l > 0.0)) continue;
+        imp_vec3 u = imp_scale(axes[a], 1.0 / l);
+        double clo = INFINITY, chi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
+        for (int k = 0; k < nc; ++k) {
+            double x = imp_dot(u, c[k]);
+            clo = fmin(clo, x), chi = fmax(chi, x);
+        }
+        for (size_t k = 0; k < np; ++k) {
+            double x = imp_dot(u, imp_add(p, pts[k]));
+            blo = fmin(blo, x), bhi = fmax(bhi, x);
+        }
+        best = fmax(best, fmax(blo - r - chi, clo - bhi - r));
+    }
+    return best;
+}
+
 /* The planes still touching the body at p, time t, after contact `hit`
  * (its own plane first), into *planes. CORRECT_OK, or CORRECT_FAILED (*why). */
 static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit, double skin,
@@ -441,9 +519,18 @@ static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit,
     double band = IMP_MOVE_TOUCH_BAND_SKINS * skin +
                   IMP_MOVE_TOUCH_REL * fmax(sv->move_scale, imp_max_abs(p));
     if (world_near(sv, p, ZERO, 0.0, band) != 0) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double r;
+    size_t np = imp_shape_points(in->shape, in->dim, buf, &pts, &r);
+    /* far above the band and the rounding of both distances (1e-6 of the scale) */
+    double clear = band + IMP_MOVE_CULL_MARGIN_REL * fmax(sv->move_scale, imp_max_abs(p));
     for (size_t j = 0; j < sv->n_near; ++j) {
         size_t prim = sv->near[j];
         if (hit->world && prim == hit->who) continue;
+        imp_vec3 c[3];
+        int nc = imp_world_prim_corners(in->world, prim, c);
+        if (nc && np && corner_gap(c, nc, pts, np, r, p, in->dim) > clear) continue;
         imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, p, prim);
         if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, CORRECT_FAILED;
         if (o.state != IMP_OVERLAP_OVERLAPPING && !(o.distance <= band)) continue;
@@ -523,6 +610,11 @@ static int world_tunnelling(solver *sv, imp_vec3 v, imp_move_result *res, size_t
         int k = world_leg_contact(sv, &prep, sv->near[j], &c);
         if (k == LEG_STOPPED) return -2;
         if (k == LEG_FAILED) return *why = c.r.failure, -1;
+        if (c.r.state != IMP_TOI_NONE) {
+            if (world_grow_index(&sv->touched, &sv->cap_touched, sv->n_touched) != 0)
+                return *why = IMP_FAILURE_NOMEM, -1;
+            sv->touched[sv->n_touched++] = sv->near[j];
+        }
         if (k != LEG_CONTACT) continue;
         if (!sv->straight_have || contact_before(&c, sv->straight_best))
             *sv->straight_best = c, sv->straight_have = 1;
@@ -550,31 +642,31 @@ static int world_tunnelling(solver *sv, imp_vec3 v, imp_move_result *res, size_t
  * collider (its deepest). 0, -1 failed (*why), -2 stopped. */
 static int world_penetration(solver *sv, imp_move_result *res, size_t *cap, imp_failure *why) {
     const imp_move_input *in = sv->in;
-    if (world_near(sv, in->to, ZERO, 0.0, 0.0) != 0) return *why = IMP_FAILURE_NOMEM, -1;
     size_t first = res->n_violations;
     double tol = IMP_MOVE_TOUCH_REL * sv->move_scale;
-    for (size_t j = 0; j < sv->n_near; ++j) {
+    /* the body at `to` overlaps a primitive only if the straight move reached it: the
+     * tunnelling check's cast reported some contact with it over [0, dt] */
+    for (size_t j = 0; j < sv->n_touched; ++j) {
         if (poll_stop(sv)) return -2;
-        imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, in->to, sv->near[j]);
+        size_t prim = sv->touched[j];
+        imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, in->to, prim);
         if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, -1;
         if (o.state != IMP_OVERLAP_OVERLAPPING || !(o.depth > tol)) continue;
         imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
-        imp_vec3 n =
-            imp_neg(imp_world_surface_normal(in->world, sv->near[j], deep, imp_neg(o.normal)));
+        imp_vec3 n = imp_neg(imp_world_surface_normal(in->world, prim, deep, imp_neg(o.normal)));
         uint32_t collider, index;
-        imp_world_prim_id(in->world, sv->near[j], &collider, &index);
-        if (add_violation(
-                res, cap,
-                (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
-                                     .in_world = 1,
-                                     .collider = collider,
-                                     .index = index,
-                                     .prim_kind = imp_world_prim_kind_of(in->world, sv->near[j]),
-                                     .time = in->dt,
-                                     .point = imp_madd(deep, o.normal, -0.5 * o.depth),
-                                     .normal = n,
-                                     .depth = o.depth,
-                                     .has_depth = 1}))
+        imp_world_prim_id(in->world, prim, &collider, &index);
+        if (add_violation(res, cap,
+                          (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
+                                               .in_world = 1,
+                                               .collider = collider,
+                                               .index = index,
+                                               .prim_kind = imp_world_prim_kind_of(in->world, prim),
+                                               .time = in->dt,
+                                               .point = imp_madd(deep, o.normal, -0.5 * o.depth),
+                                               .normal = n,
+                                               .depth = o.depth,
+                                               .has_depth = 1}))
             return *why = IMP_FAILURE_NOMEM, -1;
     }
     keep_first_per_collider(res, first);
@@ -680,10 +772,12 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     }
     free(sv.cand);
     free(sv.near);
+    free(sv.touched);
     return res;
 fail:
     free(sv.cand);
     free(sv.near);
+    free(sv.touched);
     free(res.violations);
     if (rc == -2 || sv.stopped_by)
         return (imp_move_result){.state = IMP_MOVE_STOPPED, .stopped_by = sv.stopped_by};

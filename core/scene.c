@@ -381,7 +381,12 @@ static void solve_world_body(const imp_scene_input *in, uint32_t i, chunk_out *o
         return;
     }
     size_t first = out->hits.n, first_ov = out->overlaps.n;
+    const imp_stop *st = in->par ? &in->par->stop : NULL;
     for (size_t k = 0; k < n; ++k) {
+        /* a fast body may sweep much of the world: poll as the pairs do */
+        if (k % IMP_STOP_POLL_PAIRS == IMP_STOP_POLL_PAIRS - 1 &&
+            (out->stopped_by = imp_stop_now(st)) != 0)
+            return;
         imp_world_cast_result r = imp_world_cast_prim(in->world, &prep, (*near)[k]);
         if (r.state == IMP_WORLD_FAILED) {
             out->nomem = 1; /* the shapes' pairs were checked; only memory fails here */
@@ -426,7 +431,7 @@ static void world_range(void *ctx, size_t begin, size_t end) {
     chunk_out *out = &j->chunks[begin / j->grain];
     const imp_stop *st = j->in->par ? &j->in->par->stop : NULL;
     size_t *near = NULL, cap = 0;
-    for (size_t i = begin; i < end && !out->nomem; ++i) {
+    for (size_t i = begin; i < end && !out->nomem && !out->stopped_by; ++i) {
         if ((out->stopped_by = imp_stop_now(st)) != 0) break;
         solve_world_body(j->in, (uint32_t)i, out, &near, &cap);
         ++out->pairs_solved;

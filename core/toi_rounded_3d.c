@@ -44,6 +44,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hull.h"
 #include "roots.h"
@@ -122,15 +123,30 @@ static int build_line(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 dir, dp
 
 /* a flat D: its convex polygon in the plane (e1, e2) through p0 (monotone
  * chain), with a face on each side */
+/* Points a few at a time: sorted in place by insertion, stably, as the C
+ * library's merge sort orders them (so the chain, and every answer, is the
+ * same whichever sorts). */
+#define FLAT_SMALL 16
+
 static int build_flat(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 e1, imp_vec3 e2,
                       dpoly *d) {
-    pt2 *s = malloc((2 * n + 1) * sizeof *s); /* the points, then the chain (n + 1) */
+    pt2 small[2 * FLAT_SMALL + 1];
+    /* the points, then the chain (n + 1) */
+    pt2 *s = n <= FLAT_SMALL ? small : malloc((2 * n + 1) * sizeof *s);
     if (!s) return -1;
     for (size_t k = 0; k < n; ++k) {
         imp_vec3 w = imp_sub(p[k], p0);
         s[k] = (pt2){imp_dot(w, e1), imp_dot(w, e2), k};
     }
-    qsort(s, n, sizeof *s, pt2_cmp);
+    if (n <= FLAT_SMALL) {
+        for (size_t k = 1; k < n; ++k)
+            for (size_t j = k; j > 0 && pt2_cmp(&s[j - 1], &s[j]) > 0; --j) {
+                pt2 t = s[j];
+                s[j] = s[j - 1], s[j - 1] = t;
+            }
+    } else {
+        qsort(s, n, sizeof *s, pt2_cmp);
+    }
     pt2 *h = s + n;
     size_t m = 0;
     for (size_t k = 0; k < n; ++k) { /* lower chain */
@@ -146,11 +162,11 @@ static int build_flat(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 e1, imp
     --m; /* the last point repeats the first */
     if (m < 3) {
         int rc = build_line(p, n, p0, e1, d);
-        free(s);
+        if (s != small) free(s);
         return rc;
     }
     if (dpoly_alloc(d, m, m, 2, 2 * m) != 0) {
-        free(s);
+        if (s != small) free(s);
         return -1;
     }
     d->dim = 2;
@@ -170,12 +186,91 @@ static int build_flat(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 e1, imp
     }
     fn[0] = nrm, fn[1] = imp_neg(nrm);
     fstart[0] = 0, fstart[1] = m, fstart[2] = 2 * m;
-    free(s);
+    if (s != small) free(s);
+    return 0;
+}
+
+/* Least sine, between a segment and a triangle's plane or edges, for which
+ * build_prism builds their prism directly (dimensionless); nearer to
+ * parallel, the general hull decides which points are vertices. */
+#define PRISM_MIN_SIN 1e-6
+
+/* The D of a segment (va[0..2)) and a triangle (vb[0..3)), cloud p[i * 3 + j]
+ * = va[i] - vb[j]: a prism whose caps are the triangle at either end of the
+ * segment and whose sides are the edges swept along it, built directly when
+ * the segment is clearly neither parallel to the triangle's plane nor to an
+ * edge (then all six points are vertices); 0, -1 out of memory, 1 when
+ * nearly degenerate (the caller builds the general hull). The same faces,
+ * normals and offsets the hull would have, without its search. */
+static int build_prism(const imp_vec3 *p, dpoly *d) {
+    imp_vec3 s = imp_sub(p[3], p[0]); /* a1 - a0 */
+    imp_vec3 e[3], nrm = imp_cross(imp_sub(p[1], p[0]), imp_sub(p[2], p[0]));
+    double ls = imp_len(s), ln = imp_len(nrm);
+    if (!(ls > 0.0 && ln > 0.0) || !(fabs(imp_dot(nrm, s)) > PRISM_MIN_SIN * ln * ls)) return 1;
+    imp_vec3 side[3];
+    for (int j = 0; j < 3; ++j) {
+        e[j] = imp_sub(p[(j + 1) % 3], p[j]);
+        side[j] = imp_cross(e[j], s);
+        if (!(imp_len(side[j]) > PRISM_MIN_SIN * imp_len(e[j]) * ls)) return 1;
+    }
+    if (dpoly_alloc(d, 6, 9, 5, 3 + 3 + 4 * 3) != 0) return -1;
+    d->dim = 3;
+    imp_vec3 *v = (imp_vec3 *)d->v, *fn = (imp_vec3 *)d->fn;
+    double *fd = (double *)d->fd;
+    size_t *src = (size_t *)d->src, *fstart = (size_t *)d->fstart, *floop = (size_t *)d->floop;
+    imp_hull_edge *ed = (imp_hull_edge *)d->e;
+    for (size_t k = 0; k < 6; ++k)
+        v[k] = p[k], src[k] = k;
+    /* faces: 0 the cap at a0, 1 the cap at a1, 2 + j the side of edge j */
+    imp_vec3 n0 = imp_scale(nrm, 1.0 / ln);
+    if (imp_dot(n0, s) > 0.0) n0 = imp_neg(n0);
+    fn[0] = n0, fn[1] = imp_neg(n0);
+    size_t loops[5][4] = {{0, 1, 2, 0}, {3, 4, 5, 0}, {0}, {0}, {0}};
+    size_t len[5] = {3, 3, 4, 4, 4};
+    for (size_t j = 0; j < 3; ++j) {
+        imp_vec3 n = imp_normalize_or(side[j], imp_v3(0, 0, 0));
+        if (imp_dot(n, imp_sub(p[(j + 2) % 3], p[j])) > 0.0) n = imp_neg(n);
+        fn[2 + j] = n;
+        size_t q[4] = {j, (j + 1) % 3, 3 + (j + 1) % 3, 3 + j};
+        memcpy(loops[2 + j], q, sizeof q);
+    }
+    size_t at = 0;
+    for (size_t f = 0; f < 5; ++f) {
+        size_t *L = loops[f];
+        /* counter-clockwise seen from outside */
+        if (imp_dot(imp_cross(imp_sub(v[L[1]], v[L[0]]), imp_sub(v[L[2]], v[L[0]])), fn[f]) < 0.0)
+            for (size_t a = 0, b = len[f] - 1; a < b; ++a, --b) {
+                size_t t = L[a];
+                L[a] = L[b], L[b] = t;
+            }
+        fstart[f] = at;
+        fd[f] = -INFINITY;
+        for (size_t k = 0; k < len[f]; ++k) {
+            floop[at++] = L[k];
+            fd[f] = fmax(fd[f], imp_dot(fn[f], v[L[k]]));
+        }
+    }
+    fstart[5] = at;
+    /* edges: the caps' (with their side), then the segment's copies (between two sides) */
+    size_t k = 0;
+    for (size_t j = 0; j < 3; ++j) {
+        ed[k++] = (imp_hull_edge){{j, (j + 1) % 3}, {0, 2 + j}};
+        ed[k++] = (imp_hull_edge){{3 + j, 3 + (j + 1) % 3}, {1, 2 + j}};
+        ed[k++] = (imp_hull_edge){{j, 3 + j}, {2 + j, 2 + (j + 2) % 3}};
+    }
+    for (k = 0; k < 9; ++k) { /* v[0] -> v[1] counter-clockwise in face[0] */
+        size_t f = ed[k].face[0], lo = fstart[f], hi = fstart[f + 1], a = ed[k].v[0];
+        for (size_t q = lo; q < hi; ++q)
+            if (floop[q] == a && floop[q + 1 < hi ? q + 1 : lo] != ed[k].v[1]) {
+                ed[k].v[0] = ed[k].v[1], ed[k].v[1] = a;
+                break;
+            }
+    }
     return 0;
 }
 
 /* D of the cloud p[0..n): 0, -1 out of memory, 1 when D is a point */
-static int build_dpoly(const imp_vec3 *p, size_t n, dpoly *d) {
+static int build_dpoly(const imp_vec3 *p, size_t n, int nb_is_3, dpoly *d) {
     *d = (dpoly){0};
     double s = 0.0;
     for (size_t k = 0; k < n; ++k)
@@ -202,6 +297,8 @@ static int build_dpoly(const imp_vec3 *p, size_t n, dpoly *d) {
     for (size_t k = 1; k < n; ++k)
         h3 = fmax(h3, fabs(imp_dot(imp_sub(p[k], p0), nrm)));
     if (h3 > thr) {
+        int rc = n == 6 && nb_is_3 ? build_prism(p, d) : 1;
+        if (rc <= 0) return rc;
         imp_hull_status st = imp_hull_build(p, n, &d->hull, NULL);
         if (st == IMP_HULL_NOMEM) return -1;
         if (st == IMP_HULL_OK) {
@@ -379,13 +476,14 @@ imp_toi_result imp_toi_rounded_3d_points(const imp_toi_rounded_input *in, int fl
     assert(na >= 1 && nb >= 1);
     const double R = ra + rb;
 
-    imp_vec3 *cloud = malloc(na * nb * sizeof *cloud);
+    imp_vec3 few[32]; /* a sphere, capsule or box against a triangle or a box: no allocation */
+    imp_vec3 *cloud = na * nb <= 32 ? few : malloc(na * nb * sizeof *cloud);
     if (!cloud) return imp_toi_failed(IMP_FAILURE_NOMEM);
     for (size_t i = 0; i < na; ++i)
         for (size_t j = 0; j < nb; ++j)
             cloud[i * nb + j] = imp_sub(va[i], vb[j]);
     dpoly d;
-    int rc = build_dpoly(cloud, na * nb, &d);
+    int rc = build_dpoly(cloud, na * nb, na == 2 && nb == 3, &d);
     if (rc == 1) { /* D is a point: two spheres */
         imp_toi_spheres_input sp = {*ma, *mb, ra, rb, horizon};
         sp.a.p = imp_add(sp.a.p, va[0]);
@@ -393,10 +491,10 @@ imp_toi_result imp_toi_rounded_3d_points(const imp_toi_rounded_input *in, int fl
         imp_toi_result r = imp_toi_spheres(&sp);
         r.pa = imp_sub(r.pa, va[0]);
         r.pb = imp_sub(r.pb, vb[0]);
-        free(cloud);
+        if (cloud != few) free(cloud);
         return r;
     }
-    free(cloud);
+    if (cloud != few) free(cloud);
     if (rc != 0) return imp_toi_failed(IMP_FAILURE_NOMEM);
     if (d.dim < (flat_ok ? 2 : 3) && !(R > 0.0)) { /* no volume anywhere */
         dpoly_free(&d);

@@ -357,6 +357,17 @@ imp_world_prim_kind imp_world_prim_kind_of(const imp_world *w, size_t i) {
     return world_prim_kind(w, &w->prims[i]);
 }
 
+int imp_world_prim_corners(const imp_world *w, size_t i, imp_vec3 v[3]) {
+    assert(i < w->n_prims);
+    const world_prim *p = &w->prims[i];
+    imp_world_prim_kind k = world_prim_kind(w, p);
+    if (k == IMP_WORLD_PRIM_SHAPE) return 0;
+    int n = k == IMP_WORLD_PRIM_TRIANGLE ? 3 : 2;
+    for (int j = 0; j < n; ++j)
+        v[j] = p->v[j];
+    return n;
+}
+
 void imp_world_prim_id(const imp_world *w, size_t i, uint32_t *collider, uint32_t *index) {
     assert(i < w->n_prims);
     *collider = w->prims[i].collider;

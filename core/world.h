@@ -280,6 +280,10 @@ size_t imp_world_prim_count(const imp_world *w);
 /* Primitive i's collider and its index there (0 for a shape). */
 void imp_world_prim_id(const imp_world *w, size_t i, uint32_t *collider, uint32_t *index);
 
+/* Primitive i's corners in world coordinates into v: 3 for a triangle, 2 for a segment, 0
+ * for a convex collider (nothing written). */
+int imp_world_prim_corners(const imp_world *w, size_t i, imp_vec3 v[3]);
+
 /* Primitive i's kind. */
 imp_world_prim_kind imp_world_prim_kind_of(const imp_world *w, size_t i);
 
@@ -358,6 +362,10 @@ int imp_world_overlap_prim(const imp_world *w, const imp_world_overlap_prep *p, 
  * in the world's order. 0, or -1 out of memory (*out keeps what it had). */
 int imp_world_prims_in_box(const imp_world *w, imp_vec3 lo, imp_vec3 hi, const imp_filter *f,
                            size_t **out, size_t *n, size_t *cap);
+
+/* Whether primitive i's bounds meet the closed box [lo, hi] (a halfspace's always): the
+ * test imp_world_prims_in_box applies to each primitive. */
+int imp_world_prim_meets_box(const imp_world *w, size_t i, imp_vec3 lo, imp_vec3 hi);
 
 /* Shape (not a halfspace) placed at position against primitive i, as
  * imp_overlap answers (the normal runs from the shape towards the

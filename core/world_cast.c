@@ -18,10 +18,16 @@
  * shape and a convex collider itself, both through imp_toi_shapes. The
  * normal is turned to run from the collider towards the body; a one-sided
  * triangle or segment ignores a contact whose normal points to its back.
- * Before solving, a cheap necessary condition: the body's projection on
+ * Before solving, cheap necessary conditions: the body's projection on
  * a triangle's (or segment's) normal, swept over the whole window, must
- * reach the triangle's plane (most triangles near a path are never
- * reached, and the exact cast costs quartic roots per edge and vertex).
+ * reach the triangle's plane, and likewise on the separating axes of the
+ * sweep (the motion's direction or chord across each edge, the body's
+ * segment across both, the normal of a bending path's plane): most
+ * triangles near a path are never reached, and the exact cast costs
+ * quartic roots per edge and vertex. Each test is inside the
+ * per-primitive function, so the loop over primitives makes it too; it
+ * only has to drop no contact the solver would report, which its padding
+ * ensures (may_reach_along).
  * The walk: the body's swept bounds over [0, T] are a box that grows with
  * T (per axis the start box, plus the negative parts of v T and a T^2 / 2
  * below and their positive parts above, plus a padding of
@@ -37,7 +43,9 @@
  * loop over every primitive in the order time, overlapping before hitting,
  * collider, index. A primitive whose solver failed matters when its box
  * meets the swept box at the final time; the first such by collider and
- * index fails the query, in the walk and in the loop alike.
+ * index fails the query, in the walk and in the loop alike. So the walk
+ * also skips, within a leaf, a primitive whose box misses the swept box
+ * at the best time so far (beyond_bound).
  * Why: the exact casts already exist; the world only adds the flat
  * triangle (no hull of three points) and the time-bounded walk.
  */
@@ -81,12 +89,24 @@ static void swept(const imp_world_cast_prep *p, double T, double lo[3], double h
     }
 }
 
+/* world_prim_bounds of a bounded primitive, as arrays (a triangle's or
+ * segment's by world_corner_box). */
+static void prim_box(const imp_world *w, const world_prim *pr, double a[3], double b[3]) {
+    imp_world_collider_kind kind = w->colliders[pr->collider].kind;
+    if (kind != IMP_WORLD_SHAPE) {
+        world_corner_box(pr, kind == IMP_WORLD_CHAIN ? 2 : 3, a, b);
+        return;
+    }
+    imp_vec3 lo, hi;
+    world_prim_bounds(w, pr, &lo, &hi);
+    a[0] = lo.x, a[1] = lo.y, a[2] = lo.z, b[0] = hi.x, b[1] = hi.y, b[2] = hi.z;
+}
+
 int imp_world_cast_reaches(const imp_world *w, const imp_world_cast_prep *p, size_t i, double t) {
     assert(i < w->n_prims);
     if (i >= w->n_bvh) return 1; /* a halfspace */
-    imp_vec3 lo, hi;
-    world_prim_bounds(w, &w->prims[i], &lo, &hi);
-    double a[3] = {lo.x, lo.y, lo.z}, b[3] = {hi.x, hi.y, hi.z}, sl[3], sh[3];
+    double a[3], b[3], sl[3], sh[3];
+    prim_box(w, &w->prims[i], a, b);
     swept(p, t, sl, sh);
     return world_boxes_meet(a, b, sl, sh);
 }
@@ -104,37 +124,96 @@ static void scalar_range(double p, double v, double a, double T, double *lo, dou
     *hi = a > 0.0 || (a == 0.0 && v > 0.0) ? INFINITY : fmax(p, apex);
 }
 
-/* Whether the body may reach the plane of flat primitive pr (a triangle,
- * or a 2D segment's line) within the horizon: its projection on the
- * plane's normal, swept over [0, horizon], must come within the padding of
- * the primitive's own projection. A necessary condition for any contact,
- * and far cheaper than the cast. */
-static int may_reach_plane(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
-    imp_vec3 n = imp_normalize_or(world_prim_front(w, pr), imp_v3(0, 0, 0));
-    if (imp_max_abs(n) == 0.0) return 1;
-    int nv = w->colliders[pr->collider].kind == IMP_WORLD_CHAIN ? 2 : 3;
-    double plo = INFINITY, phi = -INFINITY;
-    for (int i = 0; i < nv; ++i) {
-        double x = imp_dot(n, pr->v[i]);
-        plo = fmin(plo, x);
-        phi = fmax(phi, x);
-    }
+/* The body's points relative to its position and its radius (the rounded
+ * hull of the points is the body), as the solvers see it. */
+typedef struct body_points {
     imp_vec3 buf[8];
     const imp_vec3 *pts;
-    double r, blo = INFINITY, bhi = -INFINITY;
-    size_t np = imp_shape_points(p->cast->shape, w->dim, buf, &pts, &r);
-    for (size_t i = 0; i < np; ++i) {
-        double x = imp_dot(n, pts[i]);
-        blo = fmin(blo, x);
-        bhi = fmax(bhi, x);
+    size_t n;
+    double r;
+    double pad; /* the swept bounds' padding over the whole horizon */
+} body_points;
+
+/* Whether the body may come within reach of flat primitive pr (a
+ * triangle, or a 2D segment) along the unit axis n within the horizon:
+ * the body's projection on n (its points' projections widened by its
+ * radius), swept over [0, horizon], must come within the padding of the
+ * primitive's own projection. The projections of two sets that touch
+ * overlap on every axis, so a gap along any one axis rules out a contact:
+ * a necessary condition for any contact the solvers report (they report
+ * one only within their tolerances, at most IMP_TOI_ADVANCE_REL or
+ * IMP_CONTACT_REL of the pair's scale, of touching), and the padding
+ * (IMP_WORLD_PAD_REL of the position's, the world's, the body's and the
+ * path's magnitudes, as the swept bounds) exceeds those tolerances and
+ * the few ulps of each dot product and of the path's range here by orders
+ * of magnitude. */
+static int may_reach_along(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr,
+                           const body_points *b, imp_vec3 n) {
+    int nv = w->colliders[pr->collider].kind == IMP_WORLD_CHAIN ? 2 : 3;
+    double plo = INFINITY, phi = -INFINITY; /* finite dot products: plain comparisons */
+    for (int i = 0; i < nv; ++i) {
+        double x = imp_dot(n, pr->v[i]);
+        plo = x < plo ? x : plo;
+        phi = x > phi ? x : phi;
+    }
+    double blo = INFINITY, bhi = -INFINITY;
+    for (size_t i = 0; i < b->n; ++i) {
+        double x = imp_dot(n, b->pts[i]);
+        blo = x < blo ? x : blo;
+        bhi = x > bhi ? x : bhi;
     }
     const imp_motion *m = &p->cast->motion;
-    double T = p->cast->horizon, lo, hi;
-    scalar_range(imp_dot(n, m->p), imp_dot(n, m->v), imp_dot(n, m->a), T, &lo, &hi);
-    double vm = imp_max_abs(m->v), am = imp_max_abs(m->a);
-    double pad =
+    double lo, hi;
+    scalar_range(imp_dot(n, m->p), imp_dot(n, m->v), imp_dot(n, m->a), p->cast->horizon, &lo, &hi);
+    return lo + blo - b->r - b->pad <= phi && hi + bhi + b->r + b->pad >= plo;
+}
+
+/* The same along u x v made unit; 1 when that is zero (no axis). */
+static int may_reach_across(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr,
+                            const body_points *b, imp_vec3 u, imp_vec3 v) {
+    imp_vec3 n = imp_normalize_or(imp_cross(u, v), imp_v3(0, 0, 0));
+    return imp_max_abs(n) == 0.0 || may_reach_along(w, p, pr, b, n);
+}
+
+/* Whether the body may reach flat primitive pr within the horizon (a
+ * necessary condition, far cheaper than the cast, which costs quartic
+ * roots per edge and vertex): no gap along the plane's normal (or a 2D
+ * segment's) and, for a 3D triangle, along the separating axes of a body
+ * moving along d on a straight line: d x e for each edge e of the
+ * triangle, and for a segment or capsule of axis s, d x s and s x e; d is
+ * v, or the chord v T + a T^2 / 2 of a bending path (whose bulge the
+ * path's range along each axis covers), which then adds the axis v x a
+ * normal to the path's plane. Every axis is a separating axis candidate only: a gap
+ * along any of them rules a contact out (may_reach_along), so the choice
+ * of axes decides how many triangles are culled, never an answer. */
+static int may_reach(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
+    body_points b;
+    b.n = imp_shape_points(p->cast->shape, w->dim, b.buf, &b.pts, &b.r);
+    const imp_motion *m = &p->cast->motion;
+    double T = p->cast->horizon, vm = imp_max_abs(m->v), am = imp_max_abs(m->a);
+    b.pad =
         p->pad + IMP_WORLD_PAD_REL * ((vm > 0.0 ? vm * T : 0.0) + (am > 0.0 ? am * T * T : 0.0));
-    return lo + blo - r - pad <= phi && hi + bhi + r + pad >= plo;
+    imp_vec3 n = imp_normalize_or(world_prim_front(w, pr), imp_v3(0, 0, 0));
+    if (imp_max_abs(n) != 0.0 && !may_reach_along(w, p, pr, &b, n)) return 0;
+    if (w->dim != 3 || w->colliders[pr->collider].kind == IMP_WORLD_CHAIN) return 1;
+    /* the chord of the whole window when the path bends (it is along v
+     * when it does not), and the normal of the path's plane, along which
+     * the path does not move at all */
+    imp_vec3 d = m->v;
+    if (imp_max_abs(m->a) > 0.0) {
+        d = imp_madd(imp_scale(m->v, T), m->a, 0.5 * T * T);
+        if (imp_max_abs(m->v) > 0.0 && !may_reach_across(w, p, pr, &b, m->v, m->a)) return 0;
+    }
+    const imp_shape *sh = p->cast->shape;
+    int seg = sh->type == IMP_SHAPE_CAPSULE || sh->type == IMP_SHAPE_SEGMENT;
+    imp_vec3 s = imp_sub(sh->b, sh->a);
+    if (seg && !may_reach_across(w, p, pr, &b, d, s)) return 0;
+    for (int i = 0; i < 3; ++i) {
+        imp_vec3 e = imp_sub(pr->v[(i + 1) % 3], pr->v[i]);
+        if (!may_reach_across(w, p, pr, &b, d, e)) return 0;
+        if (seg && !may_reach_across(w, p, pr, &b, s, e)) return 0;
+    }
+    return 1;
 }
 
 /* The body against primitive pr, as imp_toi_shapes answers (normal from the body). */
@@ -168,7 +247,7 @@ imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_ca
     memset(&res, 0, sizeof res);
     if (!world_prim_touches(w, pr, p->cast->filter)) return res;
     if (!imp_world_cast_reaches(w, p, i, p->cast->horizon)) return res;
-    if (col->kind != IMP_WORLD_SHAPE && !may_reach_plane(w, p, pr)) return res;
+    if (col->kind != IMP_WORLD_SHAPE && !may_reach(w, p, pr)) return res;
     imp_toi_result r = solve(w, p, pr);
     if (r.state == IMP_TOI_FAILED) {
         res.state = IMP_WORLD_FAILED;
@@ -213,32 +292,54 @@ typedef struct cast_query {
     int have;
     imp_world_cast_result best;
     world_fails fails;
+    double swept_t, sl[3], sh[3]; /* the swept box for bound swept_t (NaN: none yet) */
 } cast_query;
 
 static double bound(const cast_query *q) { return q->have ? q->best.time : q->p.cast->horizon; }
 
-static int enter(void *ctx, const world_node *n) {
-    const cast_query *q = ctx;
-    double lo[3], hi[3], sl[3], sh[3];
-    world_node_box(n, lo, hi);
-    swept(&q->p, bound(q), sl, sh);
-    return world_boxes_meet(lo, hi, sl, sh);
+/* The swept box for the current bound, computed again only when the bound changed. */
+static void swept_now(cast_query *q) {
+    double b = bound(q);
+    if (!(b == q->swept_t)) {
+        swept(&q->p, b, q->sl, q->sh);
+        q->swept_t = b;
+    }
 }
 
-/* The child whose centre lies further back along the motion goes first. */
-static int first_right(void *ctx, const world_node *l, const world_node *r) {
+static int enter(void *ctx, const double lo[3], const double hi[3]) {
+    cast_query *q = ctx;
+    swept_now(q);
+    return world_boxes_meet(lo, hi, q->sl, q->sh);
+}
+
+/* Children whose centre lies further back along the motion go first. */
+static double order(void *ctx, const double lo[3], const double hi[3]) {
     const cast_query *q = ctx;
-    double kl = 0.0, kr = 0.0, d[3] = {q->dir.x, q->dir.y, q->dir.z};
-    for (int k = 0; k < 3; ++k) {
-        kl += d[k] * ((double)l->lo[k] + (double)l->hi[k]);
-        kr += d[k] * ((double)r->lo[k] + (double)r->hi[k]);
-    }
-    return kr < kl;
+    double key = 0.0, d[3] = {q->dir.x, q->dir.y, q->dir.z};
+    for (int k = 0; k < 3; ++k)
+        key += d[k] * (lo[k] + hi[k]);
+    return key;
+}
+
+/* Whether primitive i need not be tested: it is in the hierarchy and its
+ * box misses the swept box at the current bound B (imp_world_cast_reaches
+ * at B, with the swept box kept for B). Then every contact it could
+ * report comes after B: imp_world_cast_prim keeps a contact at t only if
+ * the box meets the swept box at t, which for t <= B lies inside the one
+ * at B (monotone in T). And its failure could not fail the query: that
+ * needs the box to meet the swept box at the final time, <= B. */
+static int beyond_bound(cast_query *q, size_t i) {
+    if (i >= q->w->n_bvh) return 0;
+    double a[3], b[3];
+    prim_box(q->w, &q->w->prims[i], a, b);
+    swept_now(q);
+    return !world_boxes_meet(a, b, q->sl, q->sh);
 }
 
 static int test_prims(void *ctx, size_t first, size_t count) {
     cast_query *q = ctx;
     for (size_t i = first; i < first + count; ++i) {
+        if (beyond_bound(q, i)) continue;
         imp_world_cast_result r = imp_world_cast_prim(q->w, &q->p, i);
         if (r.state == IMP_WORLD_FAILED && world_fails_push(&q->fails, i, r.failure) != 0) {
             q->nomem = 1;
@@ -267,7 +368,8 @@ imp_world_cast_result imp_world_shapecast(const imp_world *w, const imp_world_ca
     q.p = imp_world_cast_prepare(w, cast);
     q.dir = imp_max_abs(cast->motion.v) > 0.0 ? cast->motion.v : cast->motion.a;
     q.poll.stop = stop;
-    world_walk walk = {enter, first_right, test_prims, &q};
+    q.swept_t = NAN;
+    world_walk walk = {enter, order, test_prims, &q};
     if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh)) (void)world_bvh_walk(w, &walk);
     imp_world_cast_result res;
     memset(&res, 0, sizeof res);

@@ -15,11 +15,12 @@
  * the hierarchy's leaf order ([0, n_bvh)), halfspaces after them. A
  * primitive is 80 bytes: three double corners (a segment uses two; a shape
  * keeps its position in v[0] and its bounds in its collider), its collider
- * and its index there. A node is 32 bytes: float bounds rounded outwards
- * (so a node's box contains, in doubles, every box below it), and either a
- * leaf's first primitive and count or an interior node's first child (its
- * children are the pair of nodes at index and index + 1, in one 64-byte
- * line; the root is node 0 and node 1 is unused).
+ * and its index there. The hierarchy is stored 4 wide: a node is 128 bytes
+ * (two cache lines, 64-byte aligned) with the float bounds of up to four
+ * children, per axis and child (rounded outwards, so a child's box
+ * contains, in doubles, every box below it), and per child either a leaf's
+ * first primitive and count or an interior child's node index. The root is
+ * node 0; its box is not stored (the walks test its children's).
  */
 #ifndef IMP_CORE_WORLD_IMPL_H
 #define IMP_CORE_WORLD_IMPL_H
@@ -42,10 +43,15 @@ typedef struct world_prim {
     uint32_t collider, index;
 } world_prim;
 
+/* Children of a node (count). */
+#define IMP_WORLD_WIDTH 4
+
 typedef struct world_node {
-    float lo[3], hi[3];
-    uint32_t index; /* leaf: first primitive; interior: first of its two children */
-    uint32_t count; /* leaf: primitives (>= 1); interior: 0 */
+    float lo[3][IMP_WORLD_WIDTH], hi[3][IMP_WORLD_WIDTH]; /* [axis][child] */
+    uint32_t child[IMP_WORLD_WIDTH]; /* leaf: first primitive; interior: its node */
+    uint8_t count[IMP_WORLD_WIDTH];  /* leaf: primitives (1 to IMP_WORLD_LEAF_SIZE); interior: 0 */
+    uint32_t n;                      /* children (1 to IMP_WORLD_WIDTH) */
+    uint32_t pad[2];
 } world_node;
 
 typedef struct world_collider {
@@ -92,6 +98,22 @@ static inline int world_prim_is_flat(const imp_world *w, const world_prim *p) {
 /* Bounds of a bounded primitive (not a halfspace), in doubles. */
 void world_prim_bounds(const imp_world *w, const world_prim *p, imp_vec3 *lo, imp_vec3 *hi);
 
+/* The bounds of the first nv corners of a triangle (3) or segment (2)
+ * primitive: equal, compared as numbers, to world_prim_bounds' (finite
+ * corners, so plain comparisons pick what fmin and fmax pick, up to the
+ * sign of a zero), without libm's calls. */
+static inline void world_corner_box(const world_prim *p, int nv, double lo[3], double hi[3]) {
+    const imp_vec3 *v = p->v;
+    lo[0] = hi[0] = v[0].x, lo[1] = hi[1] = v[0].y, lo[2] = hi[2] = v[0].z;
+    for (int i = 1; i < nv; ++i) {
+        double c[3] = {v[i].x, v[i].y, v[i].z};
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = c[k] < lo[k] ? c[k] : lo[k];
+            hi[k] = c[k] > hi[k] ? c[k] : hi[k];
+        }
+    }
+}
+
 /* The front normal (not unit) of a triangle, (b - a) x (c - a), or of a 2D
  * segment a -> b, its right-hand normal. */
 imp_vec3 world_prim_front(const imp_world *w, const world_prim *p);
@@ -109,12 +131,36 @@ int world_grow(void **items, size_t *cap, size_t n, size_t size);
  * into leaf order. IMP_WORLD_OK, NOMEM or BUILD_STOPPED (nothing allocated then). */
 imp_world_status world_bvh_build(imp_world *w, const imp_stop *stop);
 
-/* A node's box in doubles (exact conversions). */
-static inline void world_node_box(const world_node *n, double lo[3], double hi[3]) {
-    for (int k = 0; k < 3; ++k) {
-        lo[k] = (double)n->lo[k];
-        hi[k] = (double)n->hi[k];
+/* Child k's box of node n in doubles (exact conversions). */
+static inline void world_child_box(const world_node *n, int k, double lo[3], double hi[3]) {
+    for (int a = 0; a < 3; ++a) {
+        lo[a] = (double)n->lo[a][k];
+        hi[a] = (double)n->hi[a][k];
     }
+}
+
+/* A hint that the line holding p will be read soon (the walks ask for a
+ * child's node or a leaf's primitives as soon as they know it is to be
+ * visited, so that the misses of several children overlap); nothing where
+ * the compiler has no such builtin. No effect on any answer. */
+#if defined(__GNUC__)
+#define WORLD_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define WORLD_PREFETCH(p) ((void)(p))
+#endif
+
+/* Asks for node i's two lines, or for the lines of count primitives from first. */
+static inline void world_prefetch_child(const imp_world *w, uint32_t i, uint32_t count) {
+    if (count == 0) {
+        const char *n = (const char *)&w->nodes[i];
+        for (size_t b = 0; b < sizeof(world_node); b += 64)
+            WORLD_PREFETCH(n + b);
+        return;
+    }
+    const char *p = (const char *)&w->prims[i], *e = (const char *)&w->prims[i + count];
+    for (; p < e; p += 64)
+        WORLD_PREFETCH(p);
+    WORLD_PREFETCH(e - 1);
 }
 
 /* Whether two boxes meet (closed). */
@@ -124,21 +170,15 @@ static inline int world_boxes_meet(const double alo[3], const double ahi[3], con
            alo[2] <= bhi[2] && blo[2] <= ahi[2];
 }
 
-/* Whether a node's box meets the closed box [lo, hi]. */
-static inline int world_node_meets(const world_node *n, const double lo[3], const double hi[3]) {
-    double a[3], b[3];
-    world_node_box(n, a, b);
-    return world_boxes_meet(a, b, lo, hi);
-}
-
-/* A depth-first walk of the hierarchy for the box-test queries: nodes for
- * which `enter` says 1 are descended, in the order `first_right` (may be
- * NULL: left first) picks, and each leaf's primitives go to `leaf`, which
- * returns nonzero to end the walk (that value is returned; 0 when the walk
- * ran to its end). */
+/* A depth-first walk of the hierarchy for the box-test queries: the
+ * children (boxes in doubles) for which `enter` says 1 are descended, in
+ * ascending `order` (may be NULL: the stored order), and asked again when
+ * taken from the stack (a bound may have shrunk since); each leaf's
+ * primitives go to `leaf`, which returns nonzero to end the walk (that
+ * value is returned; 0 when the walk ran to its end). */
 typedef struct world_walk {
-    int (*enter)(void *ctx, const world_node *n);
-    int (*first_right)(void *ctx, const world_node *left, const world_node *right);
+    int (*enter)(void *ctx, const double lo[3], const double hi[3]);
+    double (*order)(void *ctx, const double lo[3], const double hi[3]);
     int (*leaf)(void *ctx, size_t first, size_t count);
     void *ctx;
 } world_walk;

@@ -116,9 +116,9 @@ typedef struct overlap_query {
     world_fails fails;
 } overlap_query;
 
-static int enter(void *ctx, const world_node *n) {
+static int enter(void *ctx, const double lo[3], const double hi[3]) {
     const overlap_query *q = ctx;
-    return world_node_meets(n, q->lo, q->hi);
+    return world_boxes_meet(lo, hi, q->lo, q->hi);
 }
 
 static int test_prims(void *ctx, size_t first, size_t count) {

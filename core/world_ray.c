@@ -42,7 +42,9 @@
  * in the bounds) starts after the best t so far; so the walk skips only
  * primitives whose answer could not come first, and the answer is the
  * loop's, bit for bit, in the order t, collider, index. The walk visits
- * the nearer child first and keeps the farther one's entry t on its stack.
+ * the nearest child of a node first and keeps the others' entry t on its
+ * stack, asking for their lines at once (a prefetch: the misses of
+ * several children overlap instead of following each other).
  * Why: exact decisions where a closed mesh must not leak, and floating
  * point everywhere else: the double-double t costs a few hundred flops per
  * triangle whose line test passes, a handful per ray.
@@ -123,18 +125,32 @@ static inline int span(const imp_world_ray_prep *p, const double lo[3], const do
     return t0 <= t1;
 }
 
-/* The same for a node's float box, read in place. */
-static inline int node_span(const imp_world_ray_prep *p, const world_node *n, double tmax,
-                            double *t0out) {
-    double t0 = 0.0, t1 = tmax;
-    for (int k = 0; k < 3; ++k) {
-        double bn = p->neg[k] ? n->hi[k] : n->lo[k], bf = p->neg[k] ? n->lo[k] : n->hi[k];
-        double tn = (bn - p->onear[k]) * p->inv[k], tf = (bf - p->ofar[k]) * p->inv[k];
-        t0 = tn > t0 ? tn : t0;
-        t1 = tf < t1 ? tf : t1;
+/* The same for the four children of node n at once, their float boxes
+ * read in place, with the same arithmetic per child as span (the bound a
+ * ray meets first on an axis is the same for every child, so the choice is
+ * made once per axis and the loops over the children have no branch, which
+ * the compiler turns into vector code): bit k of the result says whether
+ * child k's span is not empty, t0[k] where it starts. An empty slot's box
+ * (lower bounds +inf, upper ones -inf) starts at +inf and ends at -inf on
+ * every axis, never a NaN, so its bit is 0. */
+static inline unsigned children_span(const imp_world_ray_prep *p, const world_node *n, double tmax,
+                                     double t0[IMP_WORLD_WIDTH]) {
+    double t1[IMP_WORLD_WIDTH];
+    for (int k = 0; k < IMP_WORLD_WIDTH; ++k)
+        t0[k] = 0.0, t1[k] = tmax;
+    for (int a = 0; a < 3; ++a) {
+        const float *bn = p->neg[a] ? n->hi[a] : n->lo[a], *bf = p->neg[a] ? n->lo[a] : n->hi[a];
+        double on = p->onear[a], of = p->ofar[a], inv = p->inv[a];
+        for (int k = 0; k < IMP_WORLD_WIDTH; ++k) {
+            double tn = ((double)bn[k] - on) * inv, tf = ((double)bf[k] - of) * inv;
+            t0[k] = tn > t0[k] ? tn : t0[k];
+            t1[k] = tf < t1[k] ? tf : t1[k];
+        }
     }
-    *t0out = t0;
-    return t0 <= t1;
+    unsigned in = 0;
+    for (int k = 0; k < IMP_WORLD_WIDTH; ++k)
+        in |= (unsigned)(t0[k] <= t1[k]) << k;
+    return in;
 }
 
 static int prim_span(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
@@ -179,20 +195,20 @@ imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray
 
 /* ---- triangles ----------------------------------------------------------------------------- */
 
-static double comp(imp_vec3 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : v.z; }
-
 /* Whether the ray's line passes through triangle v (Woop et al. 2013 with
  * exact edge-function signs). */
 static int line_through_triangle(const imp_world_ray_prep *p, const imp_vec3 v[3]) {
     double x[3], y[3];
     for (int i = 0; i < 3; ++i) {
-        imp_vec3 a = imp_sub(v[i], p->ray.origin);
-        double az = comp(a, p->kz);
-        x[i] = comp(a, p->kx) - p->sx * az;
-        y[i] = comp(a, p->ky) - p->sy * az;
+        imp_vec3 d = imp_sub(v[i], p->ray.origin);
+        double a[3] = {d.x, d.y, d.z}; /* indexed without branches */
+        double az = a[p->kz];
+        x[i] = a[p->kx] - p->sx * az;
+        y[i] = a[p->ky] - p->sy * az;
     }
     int u = imp_prod_diff_sign(x[2], y[1], y[2], x[1]);
     int vv = imp_prod_diff_sign(x[0], y[2], y[0], x[2]);
+    if (u * vv < 0) return 0; /* opposite signs already */
     int ww = imp_prod_diff_sign(x[1], y[0], y[1], x[0]);
     if ((u < 0 || vv < 0 || ww < 0) && (u > 0 || vv > 0 || ww > 0)) return 0;
     return u != 0 || vv != 0 || ww != 0;
@@ -369,6 +385,20 @@ static int keep(ray_query *q, const imp_world_hit *h) {
     return q->mode == IMP_WORLD_RAY_ANY;
 }
 
+/* Whether triangle pr, of a collider of that kind, need not be tested:
+ * its line test fails (imp_world_ray_prim would answer 0 after the same
+ * test), or, for the closest hit, the ray enters its padded box only
+ * after the best t so far (imp_world_ray_prim keeps every t it answers
+ * inside that same span, so its hit could only come later, and it answers
+ * no failure for a triangle); both without the double-double t. */
+static int triangle_skips(const ray_query *q, imp_world_collider_kind kind, const world_prim *pr) {
+    if (kind != IMP_WORLD_MESH && kind != IMP_WORLD_HEIGHTFIELD) return 0;
+    if (!line_through_triangle(&q->p, pr->v)) return 1;
+    double t0, t1;
+    return q->mode == IMP_WORLD_RAY_CLOSEST && q->have &&
+           !(prim_span(q->w, &q->p, pr, q->p.ray.max_t, &t0, &t1) && t0 <= q->best.t);
+}
+
 /* Tests primitives [first, first + count); 1 ends the walk (any: hit; out
  * of memory; stopped). */
 static int test_prims(ray_query *q, size_t first, size_t count) {
@@ -376,7 +406,12 @@ static int test_prims(ray_query *q, size_t first, size_t count) {
         imp_world_hit h;
         imp_failure why = IMP_FAILURE_NONE;
         const world_prim *pr = &q->w->prims[i];
-        int shape = q->w->colliders[pr->collider].kind == IMP_WORLD_SHAPE;
+        imp_world_collider_kind kind = q->w->colliders[pr->collider].kind;
+        int shape = kind == IMP_WORLD_SHAPE;
+        if (triangle_skips(q, kind, pr)) {
+            if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return 1;
+            continue;
+        }
         int rc = imp_world_ray_prim(q->w, &q->p, i, &h, &why);
         if (rc < 0 && world_fails_push(&q->fails, i, why) != 0) q->nomem = 1;
         if (rc > 0 && keep(q, &h)) return 1;
@@ -386,45 +421,56 @@ static int test_prims(ray_query *q, size_t first, size_t count) {
     return 0;
 }
 
-/* The ordered walk: nearer child first, the farther one's entry t kept on
- * the stack and compared again with the bound when popped. */
+/* The ordered walk: of a node's children whose span starts within the
+ * bound, the nearest is taken at once and the others pushed farthest
+ * first, each with its entry t, compared again with the bound when
+ * popped. */
 static void walk(ray_query *q) {
     const imp_world *w = q->w;
     if (w->n_nodes == 0) return;
-    uint32_t stack[IMP_WORLD_MAX_DEPTH];
-    double stack_t[IMP_WORLD_MAX_DEPTH];
+    struct item {
+        uint32_t child, count; /* count 0: a node */
+        double t;
+    } stack[IMP_WORLD_WIDTH * IMP_WORLD_MAX_DEPTH];
     int sp = 0;
-    double t0;
-    if (!node_span(&q->p, &w->nodes[0], bound(q), &t0)) return;
     uint32_t at = 0;
     for (;;) {
         const world_node *n = &w->nodes[at];
-        if (n->count > 0) {
-            if (test_prims(q, n->index, n->count)) return;
-        } else {
-            uint32_t c[2] = {n->index, n->index + 1};
-            double tc[2], b = bound(q);
-            int in[2];
-            for (int k = 0; k < 2; ++k)
-                in[k] = node_span(&q->p, &w->nodes[c[k]], b, &tc[k]);
-            if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
-            if (in[0] && in[1]) {
-                int f = tc[1] < tc[0];
-                stack[sp] = c[1 - f];
-                stack_t[sp++] = tc[1 - f];
-                at = c[f];
-                continue;
+        struct item in[IMP_WORLD_WIDTH];
+        int m = 0;
+        double tk[IMP_WORLD_WIDTH];
+        unsigned hit = children_span(&q->p, n, bound(q), tk);
+        for (int k = 0; k < IMP_WORLD_WIDTH; ++k) {
+            if (!(hit >> k & 1u)) continue;
+            double t = tk[k];
+            int j = m++; /* insertion by entry t, ties in stored order */
+            while (j > 0 && in[j - 1].t > t) {
+                in[j] = in[j - 1];
+                --j;
             }
-            if (in[0] || in[1]) {
-                at = in[0] ? c[0] : c[1];
-                continue;
-            }
+            in[j] = (struct item){n->child[k], n->count[k], t};
         }
-        do {
-            if (sp == 0) return;
-            --sp;
-            at = stack[sp];
-        } while (!(stack_t[sp] <= bound(q)));
+        if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
+        for (int j = 0; j < m; ++j)
+            world_prefetch_child(w, in[j].child, in[j].count);
+        for (int j = m - 1; j >= 1; --j)
+            stack[sp++] = in[j];
+        struct item next = in[0];
+        int have = m > 0;
+        for (;;) {
+            if (!have) {
+                do {
+                    if (sp == 0) return;
+                    next = stack[--sp];
+                } while (!(next.t <= bound(q)));
+            }
+            if (next.count == 0) {
+                at = next.child;
+                break;
+            }
+            if (test_prims(q, next.child, next.count)) return;
+            have = 0;
+        }
     }
 }
 

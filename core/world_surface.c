@@ -49,9 +49,9 @@ typedef struct box_query {
     int nomem;
 } box_query;
 
-static int box_enter(void *ctx, const world_node *n) {
+static int box_enter(void *ctx, const double lo[3], const double hi[3]) {
     const box_query *q = ctx;
-    return world_node_meets(n, q->lo, q->hi);
+    return world_boxes_meet(lo, hi, q->lo, q->hi);
 }
 
 static int box_push(box_query *q, size_t i) {
@@ -66,13 +66,20 @@ static int box_push(box_query *q, size_t i) {
 
 static int box_leaf(void *ctx, size_t first, size_t count) {
     box_query *q = ctx;
-    for (size_t i = first; i < first + count; ++i) {
-        imp_vec3 lo, hi;
-        world_prim_bounds(q->w, &q->w->prims[i], &lo, &hi);
-        double a[3] = {lo.x, lo.y, lo.z}, b[3] = {hi.x, hi.y, hi.z};
-        if (world_boxes_meet(a, b, q->lo, q->hi) && box_push(q, i)) return 1;
-    }
+    imp_vec3 lo = imp_v3(q->lo[0], q->lo[1], q->lo[2]), hi = imp_v3(q->hi[0], q->hi[1], q->hi[2]);
+    for (size_t i = first; i < first + count; ++i)
+        if (imp_world_prim_meets_box(q->w, i, lo, hi) && box_push(q, i)) return 1;
     return 0;
+}
+
+int imp_world_prim_meets_box(const imp_world *w, size_t i, imp_vec3 lo, imp_vec3 hi) {
+    assert(i < w->n_prims);
+    if (i >= w->n_bvh) return 1;
+    imp_vec3 a, b;
+    world_prim_bounds(w, &w->prims[i], &a, &b);
+    double pa[3] = {a.x, a.y, a.z}, pb[3] = {b.x, b.y, b.z}, ql[3] = {lo.x, lo.y, lo.z},
+           qh[3] = {hi.x, hi.y, hi.z};
+    return world_boxes_meet(pa, pb, ql, qh);
 }
 
 int imp_world_prims_in_box(const imp_world *w, imp_vec3 lo, imp_vec3 hi, const imp_filter *f,
@@ -165,9 +172,9 @@ static int around_leaf(void *ctx, size_t first, size_t count) {
     return 0;
 }
 
-static int around_enter(void *ctx, const world_node *n) {
+static int around_enter(void *ctx, const double lo[3], const double hi[3]) {
     const around *q = ctx;
-    return world_node_meets(n, q->lo, q->hi);
+    return world_boxes_meet(lo, hi, q->lo, q->hi);
 }
 
 /* The corners of primitive pr that form the feature nearest `point`

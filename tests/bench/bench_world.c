@@ -12,6 +12,7 @@
  * Figures are from one run on a shared machine: compare within a run.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,62 +129,97 @@ static void bench_casts(const imp_world *w, const level *L, uint64_t *rng, const
            100.0 * (double)hits / (double)n);
 }
 
-/* A server tick of 64 players: each a capsule standing on the terrain (a hair above it),
- * reporting a walk of up to 0.25 m in any direction and a small drop, validated against the
- * world with collide and slide. One thread; the batches' median and worst time. */
-static void bench_validations(const imp_world *w, const level *L, uint64_t *rng) {
-    enum { PLAYERS = 64, TICKS = 200 };
+/* A server tick of 64 players: each a sphere or a capsule standing on the terrain (a hair
+ * above it), reporting a walk of up to 0.25 m in any direction and a small drop, validated
+ * against the world with collide and slide, on one thread and split over two (as
+ * /v1/batch spreads its items over the workers). The batches' median and worst time. */
+enum { PLAYERS = 64, TICKS = 200 };
+
+typedef struct tick {
+    const imp_world *w;
+    const imp_shape *shape;
+    const imp_vec3 *from, *to;
+    int first, count;
+    size_t valid, failed;
+} tick;
+
+static void *tick_run(void *arg) {
+    tick *k = arg;
+    for (int i = k->first; i < k->first + k->count; ++i) {
+        imp_move_input in = {.shape = k->shape,
+                             .from = k->from[i],
+                             .to = k->to[i],
+                             .dt = 1.0 / 60.0,
+                             .dim = 3,
+                             .max_speed = INFINITY,
+                             .max_iterations = IMP_MOVE_DEFAULT_ITERATIONS,
+                             .world = k->w};
+        imp_move_result r = imp_move_check(&in);
+        k->failed += r.state != IMP_MOVE_OK;
+        k->valid += r.state == IMP_MOVE_OK && r.valid;
+        imp_move_result_free(&r);
+    }
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void bench_validations(const imp_world *w, const level *L, uint64_t *rng,
+                              const imp_shape *shape, double stand, const char *name) {
+    double extent = (double)(L->side - 1) * L->spacing;
+    for (int threads = 1; threads <= 2; ++threads) {
+        double times[TICKS];
+        size_t valid = 0, failed = 0;
+        for (int t = 0; t < TICKS; ++t) {
+            imp_vec3 from[PLAYERS], to[PLAYERS];
+            for (int k = 0; k < PLAYERS; ++k) {
+                double x = imp_rng_uniform(rng, 10, extent - 10),
+                       z = imp_rng_uniform(rng, 10, extent - 10);
+                from[k] = imp_v3(x, terrain_height(x, z) + stand + 1e-6, z);
+                double a = imp_rng_uniform(rng, 0, 6.283185307179586),
+                       d = imp_rng_uniform(rng, 0, 0.25);
+                to[k] = imp_v3(x + d * cos(a), from[k].y - imp_rng_uniform(rng, 0, 0.05),
+                               z + d * sin(a));
+            }
+            tick part[2] = {{w, shape, from, to, 0, PLAYERS / threads, 0, 0},
+                            {w, shape, from, to, PLAYERS / threads, PLAYERS / 2, 0, 0}};
+            pthread_t other;
+            double t0 = now_ms();
+            if (threads == 2 && pthread_create(&other, NULL, tick_run, &part[1]) != 0) exit(1);
+            tick_run(&part[0]);
+            if (threads == 2) pthread_join(other, NULL);
+            times[t] = now_ms() - t0;
+            valid += part[0].valid + (threads == 2 ? part[1].valid : 0);
+            failed += part[0].failed + (threads == 2 ? part[1].failed : 0);
+        }
+        qsort(times, TICKS, sizeof *times, cmp_double);
+        printf("  64 validations (%s walking, %d thread%s): median %.3f ms, worst %.3f ms per "
+               "batch (%.0f%% valid, %zu failed)\n",
+               name, threads, threads > 1 ? "s" : "", times[TICKS / 2], times[TICKS - 1],
+               100.0 * (double)valid / (double)(TICKS * PLAYERS), failed);
+    }
+}
+
+/* The sphere (r 0.4) and the capsule (r 0.3, 1 m segment, upright) of the casts. */
+static void bench_all_validations(const imp_world *w, const level *L, uint64_t *rng) {
+    imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 0.4, .rot = {1, 0, 0, 0}};
     imp_shape capsule = {.type = IMP_SHAPE_CAPSULE,
                          .a = imp_v3(0, -0.5, 0),
                          .b = imp_v3(0, 0.5, 0),
                          .radius = 0.3,
                          .rot = {1, 0, 0, 0}};
-    double times[TICKS], extent = (double)(L->side - 1) * L->spacing;
-    size_t valid = 0, moves = 0, failed = 0;
-    for (int t = 0; t < TICKS; ++t) {
-        imp_vec3 from[PLAYERS], to[PLAYERS];
-        for (int k = 0; k < PLAYERS; ++k) {
-            double x = imp_rng_uniform(rng, 10, extent - 10),
-                   z = imp_rng_uniform(rng, 10, extent - 10);
-            from[k] = imp_v3(x, terrain_height(x, z) + 0.8 + 1e-6, z);
-            double a = imp_rng_uniform(rng, 0, 6.283185307179586),
-                   d = imp_rng_uniform(rng, 0, 0.25);
-            to[k] =
-                imp_v3(x + d * cos(a), from[k].y - imp_rng_uniform(rng, 0, 0.05), z + d * sin(a));
-        }
-        double t0 = now_ms();
-        for (int k = 0; k < PLAYERS; ++k) {
-            imp_move_input in = {.shape = &capsule,
-                                 .from = from[k],
-                                 .to = to[k],
-                                 .dt = 1.0 / 60.0,
-                                 .dim = 3,
-                                 .max_speed = INFINITY,
-                                 .max_iterations = IMP_MOVE_DEFAULT_ITERATIONS,
-                                 .world = w};
-            imp_move_result r = imp_move_check(&in);
-            failed += r.state != IMP_MOVE_OK;
-            valid += r.state == IMP_MOVE_OK && r.valid;
-            ++moves;
-            imp_move_result_free(&r);
-        }
-        times[t] = now_ms() - t0;
-    }
-    for (int i = 1; i < TICKS; ++i) /* insertion sort: few items */
-        for (int j = i; j > 0 && times[j] < times[j - 1]; --j) {
-            double x = times[j];
-            times[j] = times[j - 1];
-            times[j - 1] = x;
-        }
-    printf("  64 validations (capsules walking, 1 thread): median %.3f ms, worst %.3f ms per "
-           "batch (%.0f%% valid, %zu failed)\n",
-           times[TICKS / 2], times[TICKS - 1], 100.0 * (double)valid / (double)moves, failed);
+    bench_validations(w, L, rng, &ball, 0.4, "spheres");
+    bench_validations(w, L, rng, &capsule, 0.8, "capsules");
 }
 
 int main(int argc, char **argv) {
     size_t max_tris = argc > 1 ? (size_t)atof(argv[1]) : 1000000;
-    /* a second argument "validations" runs only the move validations (for profiling) */
+    /* a second argument "validations" or "rays" runs only those (for profiling) */
     int only_validations = argc > 2 && strcmp(argv[2], "validations") == 0;
+    int only_rays = argc > 2 && strcmp(argv[2], "rays") == 0;
     const size_t sizes[] = {100000, 1000000};
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
         if (sizes[si] > max_tris) break;
@@ -205,12 +241,17 @@ int main(int argc, char **argv) {
         printf("  memory:                       %10.1f MB, %.1f bytes per triangle, %zu nodes\n",
                (double)info.bytes / 1e6, (double)info.bytes / (double)info.triangles, info.nodes);
         if (only_validations) {
-            bench_validations(w, &L, &rng);
+            bench_all_validations(w, &L, &rng);
             imp_world_destroy(w);
             level_free(&L);
             continue;
         }
         bench_rays(w, &L, &rng);
+        if (only_rays) {
+            imp_world_destroy(w);
+            level_free(&L);
+            continue;
+        }
         imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 0.4};
         imp_shape capsule = {.type = IMP_SHAPE_CAPSULE,
                              .a = imp_v3(0, -0.5, 0),
@@ -218,7 +259,7 @@ int main(int argc, char **argv) {
                              .radius = 0.3};
         bench_casts(w, &L, &rng, &ball, "sphere casts (gravity, 1 s):");
         bench_casts(w, &L, &rng, &capsule, "capsule casts (gravity, 1 s):");
-        bench_validations(w, &L, &rng);
+        bench_all_validations(w, &L, &rng);
         imp_world_destroy(w);
         level_free(&L);
     }

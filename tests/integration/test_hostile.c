@@ -1970,6 +1970,10 @@ static const json_case WORLDS[] = {
      "{\"colliders\":[{\"shape\":{\"type\":\"heightfield\",\"rows\":3,\"cols\":3,\"spacing\":[1,1],"
      "\"heights\":[0,0,0,0,0,0,0,0]},\"position\":[0,0,0]}]}",
      422, "/colliders/0/shape/heights", 0},
+    {"world: heightfield at a 2D position (its heights decoded first)", "/v1/worlds",
+     "{\"colliders\":[{\"shape\":{\"type\":\"heightfield\",\"rows\":2,\"cols\":2,\"spacing\":[1,1],"
+     "\"heights\":[0,0,0,0]},\"position\":[0,0]}]}",
+     400, "/colliders/0/position", 0},
     {"world: heightfield of 4e9 x 4e9 cells", "/v1/worlds",
      "{\"colliders\":[{\"shape\":{\"type\":\"heightfield\",\"rows\":4000000000,\"cols\":"
      "4000000000,\"spacing\":[1,1],\"heights\":[]},\"position\":[0,0,0]}]}",
@@ -2096,6 +2100,14 @@ static void test_worlds(void **state) {
         {"horizon 0", "shapecast", "{\"bodies\":[],\"horizon\":0}", 422, "/horizon"},
         {"mesh body cast", "shapecast", "{\"bodies\":[" MESH(TRI3, "[[0,1,2]]") "]}", 422,
          "/bodies/0/shape/type"},
+        {"a box too thin for its size, cast", "shapecast",
+         "{\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[9,1.6e42,1]},"
+         "\"position\":[3,5,2],\"velocity\":[0,-1,0]}]}",
+         422, "/bodies/0"},
+        {"a box too thin for its size, moved", "validate",
+         "{\"body\":{\"shape\":{\"type\":\"box\",\"half_extents\":[9,1.6e42,1]},"
+         "\"position\":[3,5,2]},\"to\":[3,4,2],\"dt\":1}",
+         422, "/body"},
         {"overlap without body", "overlap", "{}", 400, "/body"},
         {"overlap NaN", "overlap", "{\"body\":{\"radius\":1,\"position\":[NaN,0,0]}}", 400, NULL},
     };

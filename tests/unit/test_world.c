@@ -29,6 +29,7 @@
 #include <math.h>
 
 #include "core/hull.h"
+#include "core/toi_rounded.h"
 #include "core/world.h"
 #include "tests/random_shapes.h"
 #include "tests/rng.h"
@@ -1110,6 +1111,45 @@ static void test_degenerate_builds_fast(void **state) {
     free(t);
 }
 
+/* A capsule cast against a triangle goes through the prism built directly
+ * (core/toi_rounded_3d.c, build_prism); the same triangle with its centroid
+ * added as a fourth point makes the same configuration-space polytope through
+ * the general hull. Both must give the same answer: state, and time, point and
+ * normal within rounding. */
+static void test_capsule_prism_matches_hull(void **state) {
+    (void)state;
+    const uint64_t seed = 0x9915;
+    printf("seed %#llx\n", (unsigned long long)seed);
+    uint64_t rng = seed;
+    size_t hits = 0;
+    for (int k = 0; k < 20000; ++k) {
+        imp_vec3 tri[4];
+        for (int j = 0; j < 3; ++j)
+            tri[j] = random_vec(&rng, 2);
+        tri[3] = imp_scale(imp_add(imp_add(tri[0], tri[1]), tri[2]), 1.0 / 3.0);
+        imp_vec3 seg[2] = {random_vec(&rng, 0.7), random_vec(&rng, 0.7)};
+        if (k % 7 == 0) seg[1] = imp_add(seg[0], imp_scale(imp_sub(tri[1], tri[0]), 0.3));
+        imp_motion m = {imp_add(random_vec(&rng, 3), imp_v3(0, 0, 4)), random_vec(&rng, 5),
+                        k % 2 ? random_vec(&rng, 3) : imp_v3(0, 0, 0)};
+        imp_motion still = {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)};
+        imp_toi_rounded_input in = {
+            .a = m, .b = still, .va = seg, .na = 2, .ra = 0.3, .vb = tri, .nb = 3, .horizon = 2};
+        imp_toi_result a = imp_toi_rounded_3d_points(&in, 1);
+        in.nb = 4;
+        imp_toi_result b = imp_toi_rounded_3d_points(&in, 1);
+        if (a.state != b.state) fail_msg("case %d: state %d vs %d", k, a.state, b.state);
+        if (a.state == IMP_TOI_NONE) continue;
+        double tol = 1e-9;
+        if (!(fabs(a.time - b.time) <= tol) ||
+            !(imp_max_abs(imp_sub(a.normal, b.normal)) <= 1e-6) ||
+            !(imp_max_abs(imp_sub(a.point, b.point)) <= 1e-6))
+            fail_msg("case %d: time %.17g vs %.17g", k, a.time, b.time);
+        hits += a.state == IMP_TOI_HIT;
+    }
+    printf("%zu hits compared\n", hits);
+    assert_true(hits > 300);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_sided_back_faces),
@@ -1119,6 +1159,7 @@ int main(void) {
         cmocka_unit_test(test_overlap_known),
         cmocka_unit_test(test_overlaps_match_loop),
         cmocka_unit_test(test_cast_known),
+        cmocka_unit_test(test_capsule_prism_matches_hull),
         cmocka_unit_test(test_casts_match_loop),
         cmocka_unit_test(test_stop_check),
         cmocka_unit_test(test_watertight_closed_meshes),

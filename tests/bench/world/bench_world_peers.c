@@ -5,13 +5,17 @@
  * Usage (make bench-world-peers installs libembree-dev, libbullet-dev and
  * g++, benchmark-only dependencies, and runs it):
  *   build/tests/bench/world/bench_world_peers [TRIANGLES [RAYS [SWEEPS]]]
- * (defaults 1,000,000 triangles, 200,000 rays, 20,000 sphere sweeps).
+ * (defaults 1,000,000 triangles, 500,000 rays, 100,000 sphere sweeps and
+ * as many capsule sweeps: enough that each timed loop runs for a good
+ * part of a second, so that a busy machine's noise evens out).
  *
  * The level is a rolling terrain (nine tenths of the triangles, split
  * along each cell's diagonal as a heightfield is) with box buildings on
  * it, as one triangle mesh. Rays start above the terrain and point
- * anywhere (incoherent); sweeps are spheres of radius 0.4 moving a random
- * 1-15 m from above the terrain, straight (Bullet's sweeps are linear).
+ * anywhere (incoherent); sweeps are spheres of radius 0.4, and upright
+ * capsules of radius 0.3 and segment 1 m (a character), moving a random
+ * 1-15 m from above the terrain, straight and without turning (Bullet's
+ * sweeps are linear).
  * All on one thread. Embree stores vertices and rays as floats and Bullet
  * as floats (Debian's build), so their answers are compared with ours
  * beyond float rounding: a hit reported by one side only, or a distance
@@ -103,10 +107,42 @@ static int differs(int hit_a, double ta, int hit_b, double tb) {
     return hit_a && fabs(ta - tb) > 1e-4 * fmax(1.0, fmax(ta, tb));
 }
 
+/* Sweeps of `body` (Bullet's the same body: capsule half height hh, or a
+ * sphere when hh is 0) from each from[i] by vel[i], ours then Bullet's:
+ * prints the rates and how many answers differ. */
+static void sweeps(void *bul, const imp_world *w, const imp_shape *body, double hh,
+                   const char *what, const imp_vec3 *from, const imp_vec3 *vel, size_t n) {
+    double *st = malloc(n * sizeof *st);
+    int *sh = malloc(n * sizeof *sh);
+    double t0 = now_s();
+    for (size_t i = 0; i < n; ++i) {
+        imp_world_cast c = {body, {from[i], vel[i], imp_v3(0, 0, 0)}, 1.0, NULL};
+        imp_world_cast_result r = imp_world_shapecast(w, &c, NULL);
+        sh[i] = r.state == IMP_WORLD_HIT || r.state == IMP_WORLD_OVERLAPPING;
+        st[i] = r.time;
+    }
+    double s_ours = (double)n / (now_s() - t0);
+    size_t diff = 0;
+    t0 = now_s();
+    for (size_t i = 0; i < n; ++i) {
+        imp_vec3 to = imp_add(from[i], vel[i]);
+        double f[3] = {from[i].x, from[i].y, from[i].z}, tt[3] = {to.x, to.y, to.z};
+        peer_hit h = hh > 0.0 ? bullet_capsule_sweep(bul, body->radius, hh, f, tt)
+                              : bullet_sphere_sweep(bul, body->radius, f, tt);
+        diff += differs(sh[i], st[i], h.hit, h.t);
+    }
+    double s_bul = (double)n / (now_s() - t0);
+    printf("%s sweeps, per second: impactd %.0f, Bullet %.0f (%.2fx)\n", what, s_ours, s_bul,
+           s_ours / s_bul);
+    printf("  answers differing beyond float rounding: Bullet %zu of %zu\n", diff, n);
+    free(st);
+    free(sh);
+}
+
 int main(int argc, char **argv) {
     size_t n_tris = argc > 1 ? (size_t)atof(argv[1]) : 1000000;
-    size_t n_rays = argc > 2 ? (size_t)atof(argv[2]) : 200000;
-    size_t n_sweeps = argc > 3 ? (size_t)atof(argv[3]) : 20000;
+    size_t n_rays = argc > 2 ? (size_t)atof(argv[2]) : 500000;
+    size_t n_sweeps = argc > 3 ? (size_t)atof(argv[3]) : 100000;
     uint64_t rng = 0x9ee75eedull;
     mesh m;
     mesh_make(&m, n_tris, &rng);
@@ -141,7 +177,7 @@ int main(int argc, char **argv) {
     const double max_t = 1e4; /* Bullet's rays are segments: the same bound for all three */
     t0 = now_s();
     for (size_t i = 0; i < n_rays; ++i) {
-        imp_world_ray r = {o[i], d[i], max_t};
+        imp_world_ray r = {o[i], d[i], max_t, NULL};
         imp_world_ray_result res = imp_world_raycast(w, &r, IMP_WORLD_RAY_CLOSEST, NULL);
         ours_hit[i] = res.state == IMP_WORLD_HIT;
         ours[i] = res.hit.t;
@@ -174,32 +210,12 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n_sweeps; ++i)
         from[i] = above(&m, &rng),
         vel[i] = imp_scale(random_unit(&rng), imp_rng_uniform(&rng, 1, 15));
-    double *st = malloc(n_sweeps * sizeof *st);
-    int *sh = malloc(n_sweeps * sizeof *sh);
-    t0 = now_s();
-    for (size_t i = 0; i < n_sweeps; ++i) {
-        imp_world_cast c = {&ball, {from[i], vel[i], imp_v3(0, 0, 0)}, 1.0};
-        imp_world_cast_result r = imp_world_shapecast(w, &c, NULL);
-        sh[i] = r.state == IMP_WORLD_HIT || r.state == IMP_WORLD_OVERLAPPING;
-        st[i] = r.time;
-    }
-    double s_ours = (double)n_sweeps / (now_s() - t0);
-    size_t diff_sw = 0;
-    t0 = now_s();
-    for (size_t i = 0; i < n_sweeps; ++i) {
-        imp_vec3 to = imp_add(from[i], vel[i]);
-        double f[3] = {from[i].x, from[i].y, from[i].z}, tt[3] = {to.x, to.y, to.z};
-        peer_hit h = bullet_sphere_sweep(bul, 0.4, f, tt);
-        diff_sw += differs(sh[i], st[i], h.hit, h.t);
-    }
-    double s_bul = (double)n_sweeps / (now_s() - t0);
-    printf("sphere sweeps (r 0.4, straight, 1-15 m), per second: impactd %.0f, Bullet %.0f "
-           "(%.2fx)\n",
-           s_ours, s_bul, s_ours / s_bul);
-    printf("  answers differing beyond float rounding: Bullet %zu of %zu\n", diff_sw, n_sweeps);
+    sweeps(bul, w, &ball, 0.0, "sphere (r 0.4, straight, 1-15 m)", from, vel, n_sweeps);
+    imp_shape capsule = {.type = IMP_SHAPE_CAPSULE, .radius = 0.3};
+    capsule.a = imp_v3(0, -0.5, 0), capsule.b = imp_v3(0, 0.5, 0);
+    sweeps(bul, w, &capsule, 0.5, "capsule (r 0.3, segment 1 m upright, straight, 1-15 m)", from,
+           vel, n_sweeps);
 
-    free(st);
-    free(sh);
     free(from);
     free(vel);
     free(ours);

@@ -62,8 +62,8 @@ extern "C" peer_hit embree_ray(void *scene, const double o[3], const double d[3]
     rh.ray.dir_y = static_cast<float>(d[1]);
     rh.ray.dir_z = static_cast<float>(d[2]);
     rh.ray.tnear = 0.0f;
-    rh.ray.tfar = std::isinf(max_t) ? std::numeric_limits<float>::infinity()
-                                    : static_cast<float>(max_t);
+    rh.ray.tfar =
+        std::isinf(max_t) ? std::numeric_limits<float>::infinity() : static_cast<float>(max_t);
     rh.ray.mask = ~0u;
     rh.ray.flags = 0;
     rh.ray.time = 0.0f;
@@ -118,19 +118,35 @@ extern "C" peer_hit bullet_ray(void *world, const double o[3], const double d[3]
     return h;
 }
 
-extern "C" peer_hit bullet_sphere_sweep(void *world, double radius, const double f[3],
-                                        const double t[3]) {
+namespace {
+
+// The first hit of `shape` swept from f to t without turning (convexSweepTest): hit and fraction.
+peer_hit bullet_sweep(void *world, const btConvexShape *shape, const double f[3],
+                      const double t[3]) {
     BulletWorld *w = static_cast<BulletWorld *>(world);
-    btSphereShape sphere(static_cast<btScalar>(radius));
     btTransform a, b;
     a.setIdentity();
     b.setIdentity();
     a.setOrigin(btVector3(f[0], f[1], f[2]));
     b.setOrigin(btVector3(t[0], t[1], t[2]));
     btCollisionWorld::ClosestConvexResultCallback cb(a.getOrigin(), b.getOrigin());
-    w->world->convexSweepTest(&sphere, a, b, cb);
+    w->world->convexSweepTest(shape, a, b, cb);
     peer_hit h = {cb.hasHit(), cb.hasHit() ? cb.m_closestHitFraction : 0.0};
     return h;
+}
+
+} // namespace
+
+extern "C" peer_hit bullet_sphere_sweep(void *world, double radius, const double f[3],
+                                        const double t[3]) {
+    btSphereShape sphere(static_cast<btScalar>(radius));
+    return bullet_sweep(world, &sphere, f, t);
+}
+
+extern "C" peer_hit bullet_capsule_sweep(void *world, double radius, double half_height,
+                                         const double f[3], const double t[3]) {
+    btCapsuleShape capsule(static_cast<btScalar>(radius), static_cast<btScalar>(2.0 * half_height));
+    return bullet_sweep(world, &capsule, f, t);
 }
 
 extern "C" void bullet_free(void *world) {

@@ -29,6 +29,10 @@ void *bullet_build(const double *verts, size_t n_verts, const uint32_t *tris, si
 peer_hit bullet_ray(void *world, const double o[3], const double d[3], double max_t);
 /* A sphere of `radius` swept from `from` to `to` (convexSweepTest): hit and fraction. */
 peer_hit bullet_sphere_sweep(void *world, double radius, const double from[3], const double to[3]);
+/* A capsule along y (segment from -half_height to +half_height, rounded by
+ * radius) swept the same way, without turning. */
+peer_hit bullet_capsule_sweep(void *world, double radius, double half_height, const double from[3],
+                              const double to[3]);
 void bullet_free(void *world);
 
 #ifdef __cplusplus
