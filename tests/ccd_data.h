@@ -31,6 +31,13 @@ static inline const char *ccd_data_dir(void) {
     return d && *d ? d : "../shared/data/ccd";
 }
 
+/* Whether the data directory exists (a clone without ../shared has none: tests skip then). */
+static inline int ccd_data_present(void) {
+    DIR *d = opendir(ccd_data_dir());
+    if (d) closedir(d);
+    return d != NULL;
+}
+
 static inline void ccd_set_free(ccd_set *s) {
     free(s->q);
     free(s->truth);
