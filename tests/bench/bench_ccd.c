@@ -74,6 +74,11 @@ int main(int argc, char **argv) {
     int repeats = argc > 1 ? atoi(argv[1]) : 5;
     if (repeats < 1) repeats = 1;
     ccd_set h = {0}, s = {0};
+    if (!ccd_data_present()) {
+        printf("bench_ccd: %s is absent (a clone without shared/); nothing to time\n",
+               ccd_data_dir());
+        return 0;
+    }
     if (ccd_load_handcrafted(&h) || ccd_load_scalable(&s)) {
         fprintf(stderr, "bench_ccd: cannot read %s (set IMPACT_CCD_DATA)\n", ccd_data_dir());
         return 1;
