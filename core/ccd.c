@@ -39,7 +39,10 @@
  * are solved in 2D: contact at t = 0 by orientations, else the earliest
  * point-on-segment contact (the quadratic (b - a) x (p - a), isolated and
  * narrowed as above, with p between a and b at its root).
- * Giving up anywhere sends the whole query to imp_ccd_exact.
+ * A static test the balls cannot settle at a certified root (touching) is
+ * decided exactly at that root alone (imp_ccd_exact_static_at), the
+ * filter's isolation standing. Giving up anywhere else sends the whole
+ * query to imp_ccd_exact.
  *
  * Why this way: most queries from simulations have a well-separated simple
  * root, or none, and positions far from the edges of the face, so a few
@@ -544,7 +547,7 @@ imp_ccd_result imp_ccd(const imp_ccd_query *q) {
     differences(q, s, e);
     bernstein(s, e, c);
     piece pieces[3];
-    int n = 0;
+    int n = 0, gmp = 0; /* gmp: a root's static test needed the exact path */
     if (isolate(c, 3, 0.0, 1.0, 0, pieces, &n) == 0) {
         for (int i = 0; i < n; i++) {
             double tl, th;
@@ -554,9 +557,15 @@ imp_ccd_result imp_ccd(const imp_ccd_query *q) {
                 if (bernstein_accurate(s, e, acc) || narrow(acc, 3, pieces[i], &tl, &th)) break;
             }
             int in = balls_static(q, tl, th);
+            if (in == UNKNOWN) {
+                /* touching at this root (an end of one edge exactly on the other's line, say):
+                 * the exact test at this root alone, not the whole query again */
+                in = imp_ccd_exact_static_at(q, tl, th);
+                gmp = 1;
+            }
             if (in == UNKNOWN) break;
-            if (in == HIT) return (imp_ccd_result){.hit = 1, .time = 0.5 * (tl + th), .exact = 0};
-            if (i == n - 1) return (imp_ccd_result){.hit = 0, .time = 0.0, .exact = 0};
+            if (in == HIT) return (imp_ccd_result){.hit = 1, .time = 0.5 * (tl + th), .exact = gmp};
+            if (i == n - 1) return (imp_ccd_result){.hit = 0, .time = 0.0, .exact = gmp};
         }
         if (n == 0) return (imp_ccd_result){.hit = 0, .time = 0.0, .exact = 0};
     }

@@ -31,7 +31,7 @@ typedef struct imp_ccd_query {
 typedef struct imp_ccd_result {
     int hit;     /* 1: the primitives meet at some t in [0, 1] */
     double time; /* earliest contact time when hit, else 0 */
-    int exact;   /* 1: the floating-point filter could not decide; GMP did */
+    int exact;   /* 1: the floating-point filter could not decide alone; GMP took part */
 } imp_ccd_result;
 
 /* The answer: the filtered fast path first, the exact path when it cannot decide. */

@@ -706,17 +706,16 @@ static double point_segment(work *w, const qvec *p, const qvec *a, const qvec *b
 
 static double min_time(double a, double b) { return a < 0 ? b : b < 0 ? a : fmin(a, b); }
 
-imp_ccd_result imp_ccd_exact(const imp_ccd_query *q) {
-    imp_ccd_result res = {.hit = 0, .time = 0.0, .exact = 1};
-    work w;
+/* The query's paths and scratch (work_clear frees them), and its coplanarity cubic into f
+ * (initialised here). */
+static void work_setup(work *w, qvec pt[4], const imp_ccd_query *q, qpoly *f) {
     for (int i = 0; i < 8; i++)
-        qv_init(&w.v[i]);
+        qv_init(&w->v[i]);
     for (int i = 0; i < 4; i++)
-        qp_init(&w.p[i]);
-    mpq_init(w.tmp);
-    qvec pt[4];
-    w.q = q;
-    w.pt = pt;
+        qp_init(&w->p[i]);
+    mpq_init(w->tmp);
+    w->q = q;
+    w->pt = pt;
     for (int k = 0; k < 4; k++) {
         qv_init(&pt[k]);
         for (int i = 0; i < 3; i++) {
@@ -729,12 +728,9 @@ imp_ccd_result imp_ccd_exact(const imp_ccd_query *q) {
             qp_trim(x);
         }
     }
-    int vf = q->kind == IMP_CCD_VERTEX_FACE;
-    /* the coplanarity cubic */
-    qpoly f;
-    qp_init(&f);
-    qvec *c = &w.v[2], *e1 = &w.v[0], *e2 = &w.v[1], *e3 = &w.v[3];
-    if (vf) {
+    qp_init(f);
+    qvec *c = &w->v[2], *e1 = &w->v[0], *e2 = &w->v[1], *e3 = &w->v[3];
+    if (q->kind == IMP_CCD_VERTEX_FACE) {
         qv_sub(e1, &pt[2], &pt[1]);
         qv_sub(e2, &pt[3], &pt[1]);
         qv_sub(e3, &pt[0], &pt[1]);
@@ -743,8 +739,28 @@ imp_ccd_result imp_ccd_exact(const imp_ccd_query *q) {
         qv_sub(e2, &pt[3], &pt[2]);
         qv_sub(e3, &pt[2], &pt[0]);
     }
-    qv_cross(c, e1, e2, &w.p[2], w.tmp);
-    qv_dot(&f, c, e3, &w.p[2], w.tmp);
+    qv_cross(c, e1, e2, &w->p[2], w->tmp);
+    qv_dot(f, c, e3, &w->p[2], w->tmp);
+}
+
+static void work_clear(work *w, qvec pt[4], qpoly *f) {
+    qp_clear(f);
+    for (int k = 0; k < 4; k++)
+        qv_clear(&pt[k]);
+    for (int i = 0; i < 8; i++)
+        qv_clear(&w->v[i]);
+    for (int i = 0; i < 4; i++)
+        qp_clear(&w->p[i]);
+    mpq_clear(w->tmp);
+}
+
+imp_ccd_result imp_ccd_exact(const imp_ccd_query *q) {
+    imp_ccd_result res = {.hit = 0, .time = 0.0, .exact = 1};
+    work w;
+    qvec pt[4];
+    qpoly f;
+    work_setup(&w, pt, q, &f);
+    int vf = q->kind == IMP_CCD_VERTEX_FACE;
     double t = -1.0;
     if (f.n > 0) {
         qpoly fs;
@@ -782,13 +798,34 @@ imp_ccd_result imp_ccd_exact(const imp_ccd_query *q) {
         res.hit = 1;
         res.time = t;
     }
-    qp_clear(&f);
-    for (int k = 0; k < 4; k++)
-        qv_clear(&pt[k]);
-    for (int i = 0; i < 8; i++)
-        qv_clear(&w.v[i]);
-    for (int i = 0; i < 4; i++)
-        qp_clear(&w.p[i]);
-    mpq_clear(w.tmp);
+    work_clear(&w, pt, &f);
     return res;
+}
+
+int imp_ccd_exact_static_at(const imp_ccd_query *q, double tl, double th) {
+    work w;
+    qvec pt[4];
+    qpoly f, fs;
+    work_setup(&w, pt, q, &f);
+    qp_init(&fs);
+    int answer = IMP_CCD_UNKNOWN;
+    if (f.n > 1) {
+        qp_squarefree(&fs, &f);
+        qroot r;
+        root_init(&r, &fs);
+        mpq_set_d(r.lo, tl);
+        mpq_set_d(r.hi, th);
+        int sl = qp_sign_at(&fs, r.lo), sh = qp_sign_at(&fs, r.hi);
+        if (sl != 0 && sh == -sl) { /* the caller's root, simple and alone in (tl, th) */
+            r.exact = 0;
+            r.slo = sl;
+            int touch =
+                q->kind == IMP_CCD_VERTEX_FACE ? static_vf(&w, &r, pt) : static_ee(&w, &r, pt);
+            answer = touch ? IMP_CCD_HIT : IMP_CCD_MISS;
+        }
+        root_clear(&r);
+    }
+    qp_clear(&fs);
+    work_clear(&w, pt, &f);
+    return answer;
 }

@@ -28,6 +28,11 @@ int imp_ccd_balls_signs(const imp_ccd_query *q, double tl, double th, int sg[4])
  * for every t in [tl, th], else UNKNOWN. */
 int imp_ccd_balls_on_segment(const imp_ccd_query *q, int p, int a, int b, double tl, double th);
 
+/* The static contact test decided exactly (core/ccd_exact.c) at the coplanarity cubic's root in
+ * (tl, th), which the caller has certified to be its only root there, a simple one: HIT or MISS,
+ * UNKNOWN when the exact signs of the cubic at tl and th do not bracket it. */
+int imp_ccd_exact_static_at(const imp_ccd_query *q, double tl, double th);
+
 /* An approximate root of sum a[i] t^i (n coefficients) in [lo, hi], where its sign at lo is slo:
  * Newton's method kept inside a bracket that shrinks by the signs as computed (no guarantee:
  * callers certify the result). */
