@@ -50,10 +50,11 @@ BUILD ?= $(if $(SANITIZE),build/san$(if $(filter thread,$(SANITIZE)),-thread),bu
 
 # Everything a fresh Debian machine needs to build and test; add packages here.
 DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev libssl-dev \
-                 libassimp-dev pkg-config gcc make
+                 libhiredis-dev libassimp-dev pkg-config gcc make
 # What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c,
-# clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout.
-TEST_PACKAGES := nginx clang clang-format
+# clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout,
+# redis-server is the shared world store tests/integration/test_store.c starts and kills.
+TEST_PACKAGES := nginx clang clang-format redis-server
 
 CFLAGS := -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
           -Werror -O2 -g -D_POSIX_C_SOURCE=200809L
@@ -84,6 +85,8 @@ CRYPTO_CFLAGS := $(call pkg_cflags,libcrypto)
 CRYPTO_LIBS := $(call pkg_libs,libcrypto,-lcrypto)
 ASSIMP_CFLAGS := $(call pkg_cflags,assimp)
 ASSIMP_LIBS := $(call pkg_libs,assimp,-lassimp)
+HIREDIS_CFLAGS := $(call pkg_cflags,hiredis)
+HIREDIS_LIBS := $(call pkg_libs,hiredis,-lhiredis)
 
 # ---- sources ---------------------------------------------------------------------------------
 
@@ -141,7 +144,7 @@ $(BUILD)/obj/api/openapi.o: api/openapi.yaml
 $(BUILD)/obj/server/%.o: server/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS) \
-	    -c $< -o $@
+	    $(HIREDIS_CFLAGS) -c $< -o $@
 
 # The CLI's objects also see Assimp and libcurl (a static pattern rule: it wins over the one above).
 $(CLI_OBJS): $(BUILD)/obj/%.o: %.c
@@ -183,7 +186,7 @@ $(LIBIMPACTSERVER): $(SERVER_LIB_OBJS)
 
 $(IMPACTD): $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
-	    $(MHD_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(MHD_LIBS) $(JANSSON_LIBS) $(HIREDIS_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 $(IMPACT): $(CLI_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(CLI_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) $(ASSIMP_LIBS) \
@@ -195,7 +198,8 @@ $(UNIT_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_HELPER_O
                                      $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(UNIT_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(HIREDIS_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) \
+	    -lpthread -lm
 
 $(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o \
                                             $(INTEG_HELPER_OBJS)
@@ -207,7 +211,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
                                       $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
+	    $(LIBIMPACT) $(JANSSON_LIBS) $(HIREDIS_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread -lm
 
 -include $(ALL_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 

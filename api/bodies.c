@@ -99,7 +99,12 @@ int imp_dec_scene_world(imp_dec *d, const json_t *req, const imp_world_entry **o
     if (!json_is_string(v))
         return imp_dec_fail_at(d, "world", IMP_E_TYPE, "must be a world id (a string)");
     const char *id = json_string_value(v);
-    *out = d->ctx->worlds ? imp_world_store_get(d->ctx->worlds, id) : NULL;
+    imp_world_get_status st = IMP_WORLD_GET_UNKNOWN;
+    *out = d->ctx->worlds ? imp_world_store_get_ex(d->ctx->worlds, id, &st) : NULL;
+    if (!*out && st == IMP_WORLD_GET_UNAVAILABLE)
+        return imp_dec_fail_at(d, "world", IMP_E_STORE_UNAVAILABLE,
+                               "names a world this replica has not cached, and the world store "
+                               "cannot be reached; retry later");
     if (!*out)
         return imp_dec_fail_at(d, "world", IMP_E_UNKNOWN_WORLD,
                                imp_world_id_valid(id)
