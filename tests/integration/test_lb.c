@@ -38,6 +38,7 @@
 #include <cmocka.h>
 
 #include "tests/integration/daemon.h"
+#include "tests/integration/redis.h"
 
 #define REPLICAS 3
 #define CLIENTS 4
@@ -78,19 +79,6 @@ static const char *nginx_bin(void) {
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; ++i)
         if (access(paths[i], X_OK) == 0) return paths[i];
     return NULL;
-}
-
-/* A port the kernel has just handed out and released: free for a moment. */
-static unsigned free_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    unsigned port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0) close(fd);
-    return port;
 }
 
 /* docker/nginx.conf with `server impactd-N:8080` -> the replicas' loopback
@@ -153,7 +141,7 @@ static int start_nginx(void) {
     }
     snprintf(lb.prefix, sizeof lb.prefix, "/tmp/impactd-lb.XXXXXX");
     if (!mkdtemp(lb.prefix)) return -1;
-    lb.port = free_port();
+    lb.port = imp_test_free_port();
     char conf[128], globals[512];
     snprintf(conf, sizeof conf, "%s/nginx.conf", lb.prefix);
     if (write_conf(conf, lb.port) != REPLICAS + 1) {
