@@ -11,7 +11,8 @@
 #   make check-integration   integration tests only
 #   make check-valgrind  the whole suite, test binaries and the daemon under valgrind memcheck
 #   make check-tsan      the threaded tests (pool, scene text, integration) with ThreadSanitizer
-#   make test-lb         three replicas behind nginx (docker/nginx.conf), one killed, one drained
+#   make test-lb         three replicas behind nginx (docker/nginx.conf) sharing a Redis, one killed,
+#                        one drained, then Redis killed
 #   make docker-check    run docker/Dockerfile's steps in a debootstrapped Debian 12 root
 #   make fuzz            every tests/fuzz target for FUZZ_SECONDS (60) with libFuzzer (clang)
 #   make bench-build     build the benchmarks; make bench runs them (never part of make test)
@@ -378,8 +379,8 @@ check-tsan-run: export TSAN_OPTIONS = halt_on_error=1 exitcode=66 second_deadloc
 check-tsan-run: $(IMPACTD) $(IMPACT) $(TSAN_TESTS)
 	$(call run_tests,$(TSAN_TESTS))
 
-# Three replicas behind nginx running docker/nginx.conf, one killed and one drained under
-# load (also part of make check / make test).
+# Three replicas behind nginx running docker/nginx.conf sharing a redis-server for worlds, one
+# killed and one drained under load, then Redis killed (also part of make check / make test).
 test-lb: deps-test $(IMPACTD) $(BUILD)/tests/integration/test_lb
 	$(call run_tests,$(BUILD)/tests/integration/test_lb)
 
