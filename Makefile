@@ -19,6 +19,7 @@
 #   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
 #   make bench-box2d     8-gon time of impact against Box2D's b2TimeOfImpact (installs libbox2d-dev)
 #   make bench-world-peers  world rays and sweeps against Embree 3 and Bullet (installs them)
+#   make bench-world-store  a 1M-triangle world through a shared Redis: cold replica, warm queries
 #   make format-check    clang-format dry run over every tracked .c/.h (part of make test); make format fixes
 #   make lint-openapi    redocly lint (recommended rules, zero warnings) of api/openapi.yaml; installs
 #                        @redocly/cli with npm into build/npm (needs the npm registry; not in make test)
@@ -220,7 +221,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 .PHONY: all deps deps-test run test format format-check test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
         check check-unit check-integration check-valgrind check-tsan check-tsan-run \
-        bench-build bench bench-box2d bench-world-peers bench-load soak lint-openapi clean
+        bench-build bench bench-box2d bench-world-peers bench-world-store bench-load soak lint-openapi clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
@@ -497,6 +498,12 @@ bench-world-peers:
 	$(PEERS_BENCH) $(WORLD_PEERS_ARGS)
 
 -include $(PEERS_OBJS:.o=.d)
+
+# The shared world store: a 1,000,000-triangle world uploaded to one replica, the first query
+# on a cold second replica (fetch from Redis + build) and warm queries (tests/bench/world_store.sh;
+# needs redis-server: make deps-test). WORLD_STORE_ARGS="200" sets the warm queries.
+bench-world-store: $(IMPACTD)
+	IMPACTD=$(IMPACTD) sh tests/bench/world_store.sh $(WORLD_STORE_ARGS)
 
 # HTTP load: wrk on /v1/toi against nginx serving a static file, in one run
 # (installs wrk and nginx when missing). LOAD_ARGS="30 64" sets seconds and connections.
