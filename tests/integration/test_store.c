@@ -218,6 +218,11 @@ static void test_upload_on_one_query_on_another(void **state) {
     assert_int_equal(ray_down(&d_[0], want, &t, NULL), 200);
     assert_true(t == 49.0);
     assert_int_equal(head(&d_[1], want), 200);
+    /* replica 2 built it for its upload (one build, cached), then answered from its cache */
+    assert_true(metric(&d_[1], "impactd_world_build_seconds_count") == 1);
+    assert_true(metric(&d_[1], "impactd_world_cache_hits_total") >= 2);
+    assert_true(metric(&d_[1], "impactd_world_cache_worlds") == 1);
+    assert_true(metric(&d_[1], "impactd_world_cache_bytes") > 0);
 
     /* delete: token required; then gone from the store for every replica */
     char path[128];
