@@ -22,6 +22,8 @@
  * doubling to 1 s) during which calls fail at once, so a request never
  * waits for a dead Redis longer than one timeout, and the first call
  * after the backoff reconnects: no restart is needed when Redis returns. A
+ * command that times out (a Redis that is stopped or swamped) starts the
+ * same backoff, so it costs one timeout per period, not one per request. A
  * pooled connection that turns out closed (Redis restarted) is retried
  * once on a fresh one.
  * Why: files for a single machine that restarts; Redis because every
@@ -240,6 +242,13 @@ static imp_world_err classify(const redisContext *c) {
     return IMP_WORLD_ERR_IO;
 }
 
+/* Starts (or lengthens) the backoff after a failure; under the lock. */
+static void back_off(redis_backend *b) {
+    b->next_try = now_s() + (double)b->backoff_ms / 1000.0;
+    b->backoff_ms =
+        b->backoff_ms * 2 > IMP_REDIS_BACKOFF_MAX_MS ? IMP_REDIS_BACKOFF_MAX_MS : b->backoff_ms * 2;
+}
+
 static redisContext *redis_connect(redis_backend *b, imp_world_err *err) {
     pthread_mutex_lock(&b->lock);
     int wait = now_s() < b->next_try;
@@ -269,9 +278,7 @@ static redisContext *redis_connect(redis_backend *b, imp_world_err *err) {
                     "world store: cannot connect to redis at %s:%d (%s); retrying with backoff",
                     b->host, b->port, c ? c->errstr : "out of memory");
         b->down = 1;
-        b->next_try = now_s() + (double)b->backoff_ms / 1000.0;
-        b->backoff_ms = b->backoff_ms * 2 > IMP_REDIS_BACKOFF_MAX_MS ? IMP_REDIS_BACKOFF_MAX_MS
-                                                                     : b->backoff_ms * 2;
+        back_off(b);
     }
     pthread_mutex_unlock(&b->lock);
     if (!ok) {
@@ -284,17 +291,32 @@ static redisContext *redis_connect(redis_backend *b, imp_world_err *err) {
     return c;
 }
 
-/* A connection from the pool, or a new one; *pooled says which. */
+/* A connection from the pool, or a new one; *pooled says which. NULL during a backoff: a
+ * Redis that does not answer (stopped, swamped) costs one timeout per backoff period, not
+ * one per request. */
 static redisContext *redis_take(redis_backend *b, int *pooled, imp_world_err *err) {
     pthread_mutex_lock(&b->lock);
-    redisContext *c = b->n_idle ? b->idle[--b->n_idle] : NULL;
+    int wait = now_s() < b->next_try;
+    redisContext *c = !wait && b->n_idle ? b->idle[--b->n_idle] : NULL;
     pthread_mutex_unlock(&b->lock);
     *pooled = c != NULL;
+    if (wait) {
+        *err = IMP_WORLD_ERR_CONNECT;
+        return NULL;
+    }
     return c ? c : redis_connect(b, err);
 }
 
+/* Returns a connection that just answered to the pool; ends a backoff in force. */
 static void redis_give(redis_backend *b, redisContext *c) {
     pthread_mutex_lock(&b->lock);
+    if (b->down) {
+        IMP_LOG(&b->log, IMP_LOG_WARN, "world store: redis at %s:%d answers again", b->host,
+                b->port);
+        b->down = 0;
+        b->backoff_ms = IMP_REDIS_BACKOFF_FIRST_MS;
+        b->next_try = 0;
+    }
     if (b->n_idle < IMP_REDIS_POOL_MAX) {
         b->idle[b->n_idle++] = c;
         c = NULL;
@@ -323,9 +345,20 @@ static redisReply *redis_call(redis_backend *b, int argc, const char **argv, con
         }
         *err = classify(c);
         /* a pooled connection Redis closed meanwhile (a restart): once more on a new one;
-         * a timeout is not retried, so no call waits more than one timeout for a reply */
+         * a timeout is not retried, so no call waits more than one timeout for a reply, and
+         * it starts a backoff like a failed connect */
         int retry = pooled && *err != IMP_WORLD_ERR_TIMEOUT;
         redisFree(c);
+        if (*err == IMP_WORLD_ERR_TIMEOUT) {
+            pthread_mutex_lock(&b->lock);
+            if (!b->down)
+                IMP_LOG(&b->log, IMP_LOG_WARN,
+                        "world store: redis at %s:%d did not answer within %d ms; backing off",
+                        b->host, b->port, IMP_REDIS_TIMEOUT_MS);
+            b->down = 1;
+            back_off(b);
+            pthread_mutex_unlock(&b->lock);
+        }
         if (!retry) return NULL;
     }
     return NULL;

@@ -327,6 +327,29 @@ static void test_redis_outage(void **state) {
     assert_true(metric(&d_[1], "impactd_world_store_errors_total{kind=\"connect\"}") >
                 errors_before);
 
+    /* Redis stopped (SIGSTOP: connections open, nothing answers): still no hang */
+    assert_int_equal(imp_test_redis_restart(&redis_), 0);
+    imp_test_sleep_ms(1100); /* past the longest backoff */
+    kill(redis_.pid, SIGSTOP);
+    worst = 0;
+    for (int i = 0; i < 4; ++i) {
+        double t1 = imp_test_now_s();
+        assert_int_equal(ray_down(&d_[0], cid, &t, NULL), 200); /* replica 1 built it */
+        assert_int_equal(ray_down(&d_[1], cid, &t, NULL), 200);
+        imp_http_result r;
+        assert_int_equal(ray_down(&d_[1], uid, &t, &r), 503);
+        double took = imp_test_now_s() - t1;
+        worst = took > worst ? took : worst;
+        expect_type(&r, "world-store-unavailable");
+        assert_string_equal(r.retry_after, "1");
+        imp_http_result_free(&r);
+    }
+    print_message("Redis stopped: cached worlds 200, uncached 503, %.0f ms at worst\n",
+                  worst * 1e3);
+    assert_true(worst < 1.0);
+    kill(redis_.pid, SIGCONT);
+    imp_test_redis_stop(&redis_, SIGKILL);
+
     /* Redis back with its data: the replicas reconnect by themselves */
     assert_int_equal(imp_test_redis_restart(&redis_), 0);
     double t0 = imp_test_now_s(), recovered = -1;
