@@ -312,7 +312,7 @@ static void test_redis_outage(void **state) {
         imp_test_sleep_ms(150); /* through the reconnect backoff's steps */
     }
     print_message("Redis down: uncached world 503 in %.1f ms at worst\n", worst * 1e3);
-    assert_true(worst < 1.0);
+    assert_true(worst < 1.0 || imp_test_under_valgrind());
     assert_int_equal(head(&d_[1], uid), 503);
     assert_int_equal(head(&d_[1], cid), 200); /* cached: answered from the cache */
     for (int k = 0; k < REPLICAS; ++k) {
@@ -346,7 +346,7 @@ static void test_redis_outage(void **state) {
     }
     print_message("Redis stopped: cached worlds 200, uncached 503, %.0f ms at worst\n",
                   worst * 1e3);
-    assert_true(worst < 1.0);
+    assert_true(worst < 1.0 || imp_test_under_valgrind());
     kill(redis_.pid, SIGCONT);
     imp_test_redis_stop(&redis_, SIGKILL);
 
@@ -361,7 +361,7 @@ static void test_redis_outage(void **state) {
         imp_test_sleep_ms(50);
     }
     print_message("Redis back: queries recovered after %.0f ms\n", recovered * 1e3);
-    assert_true(recovered >= 0 && recovered < 2.0);
+    assert_true(recovered >= 0 && (recovered < 2.0 || imp_test_under_valgrind()));
     assert_true(t == 46.0);
 
     /* Redis back empty: 404 until the client uploads again */
@@ -557,6 +557,36 @@ static void test_dir_store_across_restart(void **state) {
     free(other);
 }
 
+/* A store or token the daemon cannot use stops it at start (exit 1) with a message. */
+static void expect_no_start(const char *flag, const char *value, const char *needle) {
+    const char *const args[] = {"--port", "0", "--bind", "127.0.0.1", flag, value, NULL};
+    char *out = NULL, *err = NULL;
+    int status = imp_test_run(args, NULL, &out, &err);
+    if (status != 1 || !err || !strstr(err, needle))
+        fail_msg("%s %s: exit %d, stderr: %s", flag, value, status, err ? err : "");
+    free(out);
+    free(err);
+}
+
+static void test_unusable_store_or_token_stops_the_start(void **state) {
+    (void)state;
+    expect_no_start("--world-store", "postgres://127.0.0.1:5432", "--world-store");
+    expect_no_start("--world-store", "redis://127.0.0.1", "redis://host:port[/db] expected");
+    expect_no_start("--world-store", "redis://:6379", "redis://host:port[/db] expected");
+    expect_no_start("--world-store", "redis://127.0.0.1:70000", "redis://host:port[/db]");
+    expect_no_start("--world-store", "dir:", "dir: needs a directory path");
+    expect_no_start("--world-store", "dir:/proc/impactd-worlds", "cannot create directory");
+    expect_no_start("--world-write-token-file", "/nonexistent/token", "cannot be read");
+    char empty[64];
+    snprintf(empty, sizeof empty, "/tmp/impactd-empty-token.%ld", (long)getpid());
+    FILE *f = fopen(empty, "w");
+    assert_non_null(f);
+    fputs("  \n", f);
+    fclose(f);
+    expect_no_start("--world-write-token-file", empty, "holds no token");
+    unlink(empty);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_upload_on_one_query_on_another),
@@ -564,6 +594,7 @@ int main(void) {
         cmocka_unit_test(test_redis_outage),
         cmocka_unit_test(test_replica_killed_mid_upload),
         cmocka_unit_test(test_dir_store_across_restart),
+        cmocka_unit_test(test_unusable_store_or_token_stops_the_start),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
