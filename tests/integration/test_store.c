@@ -44,6 +44,21 @@
 static imp_test_redis redis_;
 static imp_test_daemon d_[REPLICAS];
 static int running_[REPLICAS];
+/* A daemon one test starts beside the replicas; teardown stops it if an assertion left it
+ * running. */
+static imp_test_daemon extra_;
+static int extra_running_;
+
+static int start_extra(const char *const *args, int capture_stderr) {
+    int rc = imp_test_daemon_start(&extra_, args, NULL, capture_stderr);
+    extra_running_ = rc == 0;
+    return rc;
+}
+
+static int stop_extra(void) {
+    extra_running_ = 0;
+    return imp_test_daemon_stop(&extra_, SIGTERM);
+}
 static char token_file_[96];
 
 static const char *const *replica_args(void) {
@@ -77,6 +92,10 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     int status = 0;
+    if (extra_running_) {
+        (void)stop_extra();
+        free(imp_test_daemon_read_stderr(&extra_));
+    }
     for (int k = 0; k < REPLICAS; ++k)
         if (running_[k] && imp_test_daemon_stop(&d_[k], SIGTERM) != 0) status = -1;
     imp_test_redis_cleanup(&redis_);
@@ -369,22 +388,22 @@ static void test_redis_outage(void **state) {
     imp_test_redis_wipe(&redis_);
     assert_int_equal(imp_test_redis_restart(&redis_), 0);
     assert_int_equal(imp_test_redis_dbsize(&redis_), 0);
-    imp_test_daemon c;
-    assert_int_equal(start_replica(&c), 0);
+    imp_test_daemon *c = &extra_;
+    assert_int_equal(start_extra(replica_args(), 0), 0);
     t0 = imp_test_now_s();
     while (head(&d_[0], uid) != 404 && imp_test_now_s() - t0 < 3)
         imp_test_sleep_ms(50);
     assert_int_equal(head(&d_[0], uid), 404);
     imp_http_result r;
-    assert_int_equal(ray_down(&c, uid, &t, &r), 404);
+    assert_int_equal(ray_down(c, uid, &t, &r), 404);
     expect_type(&r, "unknown-world");
     imp_http_result_free(&r);
     char again[65];
     assert_int_equal(upload(&d_[0], uncached, TOKEN, again), 201);
     assert_string_equal(again, uid);
-    assert_int_equal(ray_down(&c, uid, &t, NULL), 200);
+    assert_int_equal(ray_down(c, uid, &t, NULL), 200);
     assert_true(t == 46.0);
-    assert_int_equal(imp_test_daemon_stop(&c, SIGTERM), 0);
+    assert_int_equal(stop_extra(), 0);
     free(cached);
     free(uncached);
     free(fresh);
@@ -506,12 +525,12 @@ static void test_dir_store_across_restart(void **state) {
     assert_non_null(mkdtemp(dir));
     snprintf(store, sizeof store, "dir:%s", dir);
     const char *const args[] = {"--world-store", store, "--log", "text", NULL};
-    imp_test_daemon d;
-    assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
+    imp_test_daemon *d = &extra_;
+    assert_int_equal(start_extra(args, 0), 0);
     char *w = floor_world(5), id[65];
-    assert_int_equal(upload(&d, w, NULL, id), 201);
-    assert_int_equal(upload(&d, w, NULL, id), 200);
-    assert_int_equal(imp_test_daemon_stop(&d, SIGTERM), 0);
+    assert_int_equal(upload(d, w, NULL, id), 201);
+    assert_int_equal(upload(d, w, NULL, id), 200);
+    assert_int_equal(stop_extra(), 0);
 
     /* the file holds the World's bytes under its id */
     char path[256], bad_path[256], tmp_path[256], bad_id[65];
@@ -531,19 +550,19 @@ static void test_dir_store_across_restart(void **state) {
     snprintf(tmp_path, sizeof tmp_path, "%s/.tmp-%s-1-0", dir, bad_id);
     write_file(tmp_path, "{\"colliders\": [");
 
-    assert_int_equal(imp_test_daemon_start(&d, args, NULL, 1), 0);
+    assert_int_equal(start_extra(args, 1), 0);
     double t;
-    assert_int_equal(ray_down(&d, id, &t, NULL), 200); /* kept across the restart */
+    assert_int_equal(ray_down(d, id, &t, NULL), 200); /* kept across the restart */
     assert_true(t == 44.0);
     /* the name is there, but not that world: ignored (and moved aside) */
-    assert_int_equal(head(&d, bad_id), 404);
-    assert_int_equal(ray_down(&d, bad_id, &t, NULL), 404);
-    assert_int_equal(upload(&d, other, NULL, id), 201); /* and can be uploaded properly */
-    assert_int_equal(ray_down(&d, bad_id, &t, NULL), 200);
+    assert_int_equal(head(d, bad_id), 404);
+    assert_int_equal(ray_down(d, bad_id, &t, NULL), 404);
+    assert_int_equal(upload(d, other, NULL, id), 201); /* and can be uploaded properly */
+    assert_int_equal(ray_down(d, bad_id, &t, NULL), 200);
     assert_true(t == 43.0);
-    assert_int_equal(metric(&d, "impactd_world_store_errors_total{kind=\"corrupt\"}"), 1);
-    assert_int_equal(imp_test_daemon_stop(&d, SIGTERM), 0);
-    char *err = imp_test_daemon_read_stderr(&d);
+    assert_int_equal(metric(d, "impactd_world_store_errors_total{kind=\"corrupt\"}"), 1);
+    assert_int_equal(stop_extra(), 0);
+    char *err = imp_test_daemon_read_stderr(d);
     assert_non_null(strstr(err, "does not hash to its name"));
     assert_non_null(strstr(err, "an interrupted write"));
     free(err);
