@@ -334,6 +334,25 @@ static void test_redis_outage(void **state) {
     assert_true(worst < 1.0 || imp_test_under_valgrind());
     assert_int_equal(head(&d_[1], uid), 503);
     assert_int_equal(head(&d_[1], cid), 200); /* cached: answered from the cache */
+    /* a scene naming an uncached world: 503 too, at /world; a cached one answers */
+    char scene[256];
+    imp_http_result sr;
+    snprintf(scene, sizeof scene,
+             "{\"bodies\": [{\"radius\": 1, \"position\": [0, 10, 0], \"velocity\": [0, -1, "
+             "0]}], \"horizon\": 20, \"world\": \"%s\"}",
+             uid);
+    request(&d_[1], "POST", "/v1/scenes/predict", NULL, scene, &sr);
+    assert_int_equal(sr.status, 503);
+    expect_type(&sr, "world-store-unavailable");
+    assert_string_equal(sr.retry_after, "1");
+    assert_non_null(strstr(sr.body, "\"pointer\":\"/world\""));
+    imp_http_result_free(&sr);
+    memcpy(strstr(scene, uid), cid, 64);
+    request(&d_[1], "POST", "/v1/scenes/predict", NULL, scene, &sr);
+    assert_int_equal(sr.status, 200);
+    /* the ball of radius 1 falls from y = 10 onto the floor's top at y = 3: t = 6 */
+    assert_non_null(strstr(sr.body, "\"time\":6.0,"));
+    imp_http_result_free(&sr);
     for (int k = 0; k < REPLICAS; ++k) {
         imp_http_result r;
         request(&d_[k], "GET", "/healthz", NULL, NULL, &r);
