@@ -429,8 +429,6 @@ static void test_redis_outage(void **state) {
     free(fresh);
 }
 
-/* ---- a replica killed mid-upload -------------------------------------------------------- */
-
 /* A heightfield of n x n points (2 (n-1)^2 triangles), a few hundred kilobytes of text. */
 static char *terrain(int n, double *triangles) {
     imp_test_text t = {0};
@@ -445,6 +443,91 @@ static char *terrain(int n, double *triangles) {
     *triangles = 2.0 * (n - 1) * (n - 1);
     return t.p;
 }
+
+/* ---- the cache of built worlds ------------------------------------------------------------ */
+
+typedef struct querier {
+    const imp_test_daemon *d;
+    const char *id;
+    long status;
+    double t;
+} querier;
+
+static void *query_thread(void *arg) {
+    querier *q = arg;
+    q->status = ray_down(q->d, q->id, &q->t, NULL);
+    return NULL;
+}
+
+/* A replica whose cache holds one small world: the least recently used goes, a world larger
+ * than the cache is built for each request; queries for an uncached world at once share one
+ * fetch and build. */
+static void test_cache_on_a_small_replica(void **state) {
+    (void)state;
+    char *a = floor_world(7), *b = floor_world(8), ida[65], idb[65];
+    assert_int_equal(upload(&d_[0], a, TOKEN, ida), 201);
+    assert_int_equal(upload(&d_[0], b, TOKEN, idb), 201);
+    double triangles;
+    char *big = terrain(120, &triangles), idbig[65];
+    assert_int_equal(upload(&d_[0], big, TOKEN, idbig), 201);
+
+    static char store[80];
+    snprintf(store, sizeof store, "%s", redis_.url);
+    const char *const args[] = {"--world-store", store, "--world-cache-bytes", "1000", NULL};
+    imp_test_daemon *c = &extra_;
+    assert_int_equal(start_extra(args, 0), 0);
+
+    /* six queries at once for a world it has not built: one fetch, one build */
+    enum { N = 6 };
+    querier q[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; ++i) {
+        q[i] = (querier){c, ida, 0, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, query_thread, &q[i]), 0);
+    }
+    for (int i = 0; i < N; ++i) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(q[i].status, 200);
+        assert_true(q[i].t == 42.0);
+    }
+    assert_true(metric(c, "impactd_world_build_seconds_count") == 1);
+    assert_true(metric(c, "impactd_world_cache_misses_total") +
+                    metric(c, "impactd_world_cache_hits_total") ==
+                N);
+
+    /* b evicts a (the cache holds one of them), a evicts b */
+    double t;
+    assert_int_equal(ray_down(c, idb, &t, NULL), 200);
+    assert_true(t == 41.0);
+    assert_int_equal(ray_down(c, ida, &t, NULL), 200);
+    assert_true(t == 42.0);
+    assert_true(metric(c, "impactd_world_cache_evictions_total") == 2);
+    assert_true(metric(c, "impactd_world_cache_worlds") == 1);
+    assert_true(metric(c, "impactd_world_cache_bytes") <= 1000);
+    assert_true(metric(c, "impactd_world_build_seconds_count") == 3);
+
+    /* larger than the whole cache: built for each query, never kept */
+    for (int i = 0; i < 2; ++i) {
+        char path[128];
+        snprintf(path, sizeof path, "/v1/worlds/%s", idbig);
+        imp_http_result r;
+        request(c, "GET", path, NULL, NULL, &r);
+        assert_int_equal(r.status, 200);
+        json_t *doc = json_loads(r.body, 0, NULL);
+        assert_true(json_number_value(json_object_get(doc, "triangles")) == triangles);
+        assert_true(json_number_value(json_object_get(doc, "bytes")) > 1000);
+        json_decref(doc);
+        imp_http_result_free(&r);
+    }
+    assert_true(metric(c, "impactd_world_build_seconds_count") == 5);
+    assert_true(metric(c, "impactd_world_cache_worlds") == 1); /* still a */
+    assert_int_equal(stop_extra(), 0);
+    free(a);
+    free(b);
+    free(big);
+}
+
+/* ---- a replica killed mid-upload -------------------------------------------------------- */
 
 static int connect_to(unsigned port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -631,6 +714,7 @@ int main(void) {
         cmocka_unit_test(test_upload_on_one_query_on_another),
         cmocka_unit_test(test_concurrent_uploads_leave_one_copy),
         cmocka_unit_test(test_redis_outage),
+        cmocka_unit_test(test_cache_on_a_small_replica),
         cmocka_unit_test(test_replica_killed_mid_upload),
         cmocka_unit_test(test_dir_store_across_restart),
         cmocka_unit_test(test_unusable_store_or_token_stops_the_start),
