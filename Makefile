@@ -11,13 +11,15 @@
 #   make check-integration   integration tests only
 #   make check-valgrind  the whole suite, test binaries and the daemon under valgrind memcheck
 #   make check-tsan      the threaded tests (pool, scene text, integration) with ThreadSanitizer
-#   make test-lb         three replicas behind nginx (docker/nginx.conf), one killed, one drained
+#   make test-lb         three replicas behind nginx (docker/nginx.conf) sharing a Redis, one killed,
+#                        one drained, then Redis killed
 #   make docker-check    run docker/Dockerfile's steps in a debootstrapped Debian 12 root
 #   make fuzz            every tests/fuzz target for FUZZ_SECONDS (60) with libFuzzer (clang)
 #   make bench-build     build the benchmarks; make bench runs them (never part of make test)
 #   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
 #   make bench-box2d     8-gon time of impact against Box2D's b2TimeOfImpact (installs libbox2d-dev)
 #   make bench-world-peers  world rays and sweeps against Embree 3 and Bullet (installs them)
+#   make bench-world-store  a 1M-triangle world through a shared Redis: cold replica, warm queries
 #   make format-check    clang-format dry run over every tracked .c/.h (part of make test); make format fixes
 #   make lint-openapi    redocly lint (recommended rules, zero warnings) of api/openapi.yaml; installs
 #                        @redocly/cli with npm into build/npm (needs the npm registry; not in make test)
@@ -50,10 +52,11 @@ BUILD ?= $(if $(SANITIZE),build/san$(if $(filter thread,$(SANITIZE)),-thread),bu
 
 # Everything a fresh Debian machine needs to build and test; add packages here.
 DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev libssl-dev \
-                 libassimp-dev libgmp-dev pkg-config gcc make
+                 libhiredis-dev libassimp-dev libgmp-dev pkg-config gcc make
 # What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c,
-# clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout.
-TEST_PACKAGES := nginx clang clang-format
+# clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout,
+# redis-server is the shared world store tests/integration/test_store.c starts and kills.
+TEST_PACKAGES := nginx clang clang-format redis-server
 
 CFLAGS := -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
           -Werror -O2 -g -D_POSIX_C_SOURCE=200809L
@@ -87,6 +90,8 @@ ASSIMP_LIBS := $(call pkg_libs,assimp,-lassimp)
 # GMP: core's exact path of moving-triangle collision (core/ccd_exact.c); gmp.h is on the
 # compiler's default path, so core still builds with no include path.
 GMP_LIBS := $(call pkg_libs,gmp,-lgmp)
+HIREDIS_CFLAGS := $(call pkg_cflags,hiredis)
+HIREDIS_LIBS := $(call pkg_libs,hiredis,-lhiredis)
 
 # ---- sources ---------------------------------------------------------------------------------
 
@@ -144,7 +149,7 @@ $(BUILD)/obj/api/openapi.o: api/openapi.yaml
 $(BUILD)/obj/server/%.o: server/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -pthread -I. $(MHD_CFLAGS) $(JANSSON_CFLAGS) $(ZLIB_CFLAGS) \
-	    -c $< -o $@
+	    $(HIREDIS_CFLAGS) -c $< -o $@
 
 # The CLI's objects also see Assimp and libcurl (a static pattern rule: it wins over the one above).
 $(CLI_OBJS): $(BUILD)/obj/%.o: %.c
@@ -186,7 +191,8 @@ $(LIBIMPACTSERVER): $(SERVER_LIB_OBJS)
 
 $(IMPACTD): $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(SERVER_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) \
-	    $(MHD_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread $(GMP_LIBS) -lm
+	    $(MHD_LIBS) $(JANSSON_LIBS) $(HIREDIS_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread \
+	    $(GMP_LIBS) -lm
 
 $(IMPACT): $(CLI_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT)
 	$(CC) $(LDFLAGS) -pthread -o $@ $(CLI_OBJS) $(LIBIMPACTAPI) $(LIBIMPACT) $(ASSIMP_LIBS) \
@@ -198,7 +204,8 @@ $(UNIT_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_HELPER_O
                                      $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(UNIT_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread $(GMP_LIBS) -lm
+	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(HIREDIS_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) \
+	    -lpthread $(GMP_LIBS) -lm
 
 $(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o \
                                             $(INTEG_HELPER_OBJS)
@@ -210,7 +217,8 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
                                       $(LIBIMPACTSERVER) $(LIBIMPACTAPI) $(LIBIMPACT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -pthread -o $@ $< $(BENCH_HELPER_OBJS) $(LIBIMPACTSERVER) $(LIBIMPACTAPI) \
-	    $(LIBIMPACT) $(JANSSON_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread $(GMP_LIBS) -lm
+	    $(LIBIMPACT) $(JANSSON_LIBS) $(HIREDIS_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) -lpthread \
+	    $(GMP_LIBS) -lm
 
 -include $(ALL_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
 
@@ -218,7 +226,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 .PHONY: all deps deps-test run test format format-check test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
         check check-unit check-integration check-valgrind check-tsan check-tsan-run \
-        bench-build bench bench-box2d bench-world-peers bench-load soak lint-openapi clean
+        bench-build bench bench-box2d bench-world-peers bench-world-store bench-load soak lint-openapi clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
@@ -377,8 +385,8 @@ check-tsan-run: export TSAN_OPTIONS = halt_on_error=1 exitcode=66 second_deadloc
 check-tsan-run: $(IMPACTD) $(IMPACT) $(TSAN_TESTS)
 	$(call run_tests,$(TSAN_TESTS))
 
-# Three replicas behind nginx running docker/nginx.conf, one killed and one drained under
-# load (also part of make check / make test).
+# Three replicas behind nginx running docker/nginx.conf sharing a redis-server for worlds, one
+# killed and one drained under load, then Redis killed (also part of make check / make test).
 test-lb: deps-test $(IMPACTD) $(BUILD)/tests/integration/test_lb
 	$(call run_tests,$(BUILD)/tests/integration/test_lb)
 
@@ -496,6 +504,12 @@ bench-world-peers:
 	$(PEERS_BENCH) $(WORLD_PEERS_ARGS)
 
 -include $(PEERS_OBJS:.o=.d)
+
+# The shared world store: a 1,000,000-triangle world uploaded to one replica, the first query
+# on a cold second replica (fetch from Redis + build) and warm queries (tests/bench/world_store.sh;
+# needs redis-server: make deps-test). WORLD_STORE_ARGS="200" sets the warm queries.
+bench-world-store: $(IMPACTD)
+	IMPACTD=$(IMPACTD) sh tests/bench/world_store.sh $(WORLD_STORE_ARGS)
 
 # HTTP load: wrk on /v1/toi against nginx serving a static file, in one run
 # (installs wrk and nginx when missing). LOAD_ARGS="30 64" sets seconds and connections.

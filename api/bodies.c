@@ -92,14 +92,14 @@ int imp_dec_scene(imp_dec *d, const imp_api_in *in, imp_scene_in *s) {
     return imp_dec_unique_ids(d, s->bodies, s->n, "bodies");
 }
 
-int imp_dec_scene_world(imp_dec *d, const json_t *req, const imp_world_entry **out) {
-    *out = NULL;
-    const json_t *v = json_object_get(req, "world");
-    if (!v) return 0;
-    if (!json_is_string(v))
-        return imp_dec_fail_at(d, "world", IMP_E_TYPE, "must be a world id (a string)");
+int imp_dec_world_ref(imp_dec *d, const json_t *v, const imp_world_entry **out) {
     const char *id = json_string_value(v);
-    *out = d->ctx->worlds ? imp_world_store_get(d->ctx->worlds, id) : NULL;
+    imp_world_get_status st = IMP_WORLD_GET_UNKNOWN;
+    *out = d->ctx->worlds ? imp_world_store_get_ex(d->ctx->worlds, id, &st) : NULL;
+    if (!*out && st == IMP_WORLD_GET_UNAVAILABLE)
+        return imp_dec_fail_at(d, "world", IMP_E_STORE_UNAVAILABLE,
+                               "names a world this replica has not cached, and the world store "
+                               "cannot be reached; retry later");
     if (!*out)
         return imp_dec_fail_at(d, "world", IMP_E_UNKNOWN_WORLD,
                                imp_world_id_valid(id)
@@ -113,4 +113,13 @@ int imp_dec_scene_world(imp_dec *d, const json_t *req, const imp_world_entry **o
     }
     if (!d->dim) d->dim = (*out)->meta.dim;
     return 0;
+}
+
+int imp_dec_scene_world(imp_dec *d, const json_t *req, const imp_world_entry **out) {
+    *out = NULL;
+    const json_t *v = json_object_get(req, "world");
+    if (!v) return 0;
+    if (!json_is_string(v))
+        return imp_dec_fail_at(d, "world", IMP_E_TYPE, "must be a world id (a string)");
+    return imp_dec_world_ref(d, v, out);
 }

@@ -43,4 +43,10 @@ void imp_scene_in_free(imp_scene_in *s);
  * scene takes the world's). 0, or -1 with the error in `d`. */
 int imp_dec_scene_world(imp_dec *d, const json_t *req, const imp_world_entry **out);
 
+/* The stored world a request member "world" (a string, v) names, held in *out: 404
+ * unknown-world, 503 world-store-unavailable (a world this replica has not cached while the
+ * store cannot be reached) or 400 mixed-dimensions at /world otherwise; sets d->dim when no
+ * vector did yet. 0, or -1 with the error in `d`. */
+int imp_dec_world_ref(imp_dec *d, const json_t *v, const imp_world_entry **out);
+
 #endif

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/bodies.h"
 #include "api/encode.h"
 #include "api/endpoints.h"
 #include "core/move_check.h"
@@ -122,17 +123,7 @@ static int dec_all_obstacles(imp_dec *d, const json_t *req, const imp_body *move
     if (!o->held) {
         if (!world) return imp_dec_fail_at(d, "world", IMP_E_MISSING, "is required");
         if (json_is_string(world)) {
-            const char *id = json_string_value(world);
-            o->held = d->ctx->worlds ? imp_world_store_get(d->ctx->worlds, id) : NULL;
-            if (!o->held)
-                return imp_dec_fail_at(d, "world", IMP_E_UNKNOWN_WORLD,
-                                       imp_world_id_valid(id)
-                                           ? "names no stored world"
-                                           : "must be an array of bodies or a world id (64 "
-                                             "lowercase hexadecimal digits)");
-            if (o->held->meta.dim != d->dim)
-                return imp_dec_fail_at(d, "world", IMP_E_DIMENSION,
-                                       "names a world of the other dimension than the body");
+            if (imp_dec_world_ref(d, world, &o->held)) return -1;
         } else if (dec_obstacles(d, world, "world", mover, o->bodies, &o->n)) {
             return -1;
         }

@@ -215,19 +215,12 @@ static int build_failed(imp_dec *d, imp_world_status st) {
     return nomem(d);
 }
 
-int imp_ep_worlds_put(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    imp_world_store *s = store(d, out);
-    if (!s) return out->doc ? 0 : -1;
-    char id[IMP_WORLD_ID_LEN + 1];
-    imp_world_id_of(in->text, in->len, id);
-    if (!id[0]) return nomem(d);
-    const imp_world_entry *held = imp_world_store_get(s, id);
-    if (held) {
-        int rc = reply_meta(d, &held->meta, 200, out);
-        imp_world_store_release(s, held);
-        return rc;
-    }
-    json_t *req = imp_dec_parse(d, in->text, in->len);
+/* Decodes and builds the World of `len` bytes at `text` into *out with its metadata (id
+ * `id`); 0, or -1 with the error recorded. */
+static int build_entry(imp_dec *d, const char *id, const char *text, size_t len,
+                       imp_world_entry **out) {
+    *out = NULL;
+    json_t *req = imp_dec_parse(d, text, len);
     if (!req) return -1;
     upload u = {0, NULL, NULL, NULL};
     int rc = dec_world(d, req, &u);
@@ -263,7 +256,58 @@ int imp_ep_worlds_put(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     m->hi = info.hi;
     m->bytes = info.bytes + id_bytes;
     m->build_ms = imp_enc_elapsed_ms(&t0, &t1);
-    imp_world_meta meta = *m; /* put may free the entry */
+    *out = e;
+    return 0;
+}
+
+imp_world_entry *imp_ep_worlds_build(const char *id, const char *bytes, size_t len, void *arg) {
+    imp_api_ctx ctx = *(const imp_api_ctx *)arg;
+    ctx.parallel.stop = (imp_stop){NULL, NULL}; /* shared by every caller waiting for it */
+    imp_dec d;
+    imp_dec_init(&d, &ctx);
+    imp_world_entry *e = NULL;
+    return build_entry(&d, id, bytes, len, &e) == 0 ? e : NULL;
+}
+
+/* 503 world-store-unavailable as the reply. */
+static int store_unavailable(imp_dec *d, const char *what, imp_api_out *out) {
+    char detail[160];
+    snprintf(detail, sizeof detail, "the world store cannot be reached (%s); retry later", what);
+    out->doc = imp_problem_doc(IMP_E_STORE_UNAVAILABLE, detail, NULL);
+    out->status = imp_problem_status(IMP_E_STORE_UNAVAILABLE);
+    return out->doc ? 0 : nomem(d);
+}
+
+int imp_ep_worlds_put(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    imp_world_store *s = store(d, out);
+    if (!s) return out->doc ? 0 : -1;
+    int shared = imp_world_store_shared(s);
+    char id[IMP_WORLD_ID_LEN + 1];
+    imp_world_id_of(in->text, in->len, id);
+    if (!id[0]) return nomem(d);
+    const imp_world_entry *held = imp_world_store_cached(s, id);
+    if (held) {
+        /* built here already; a shared store still gets the bytes (it may have lost them) */
+        imp_world_meta meta = held->meta;
+        imp_world_store_release(s, held);
+        imp_world_io io = imp_world_store_write(s, id, in->text, in->len);
+        if (io == IMP_WORLD_IO_UNAVAILABLE) return store_unavailable(d, "storing the world", out);
+        return reply_meta(d, &meta, shared && io == IMP_WORLD_IO_OK ? 201 : 200, out);
+    }
+    imp_world_entry *e = NULL;
+    if (build_entry(d, id, in->text, in->len, &e)) return -1;
+    imp_world_store_count_build(s, e->meta.build_ms / 1000.0);
+    imp_world_meta meta = e->meta; /* put may free the entry */
+    if (shared) {
+        /* written through before it is cached: what the others can fetch is what we built */
+        imp_world_io io = imp_world_store_write(s, id, in->text, in->len);
+        if (io == IMP_WORLD_IO_UNAVAILABLE) {
+            imp_world_entry_free(e);
+            return store_unavailable(d, "storing the world", out);
+        }
+        imp_world_store_put(s, e); /* a world larger than the cache is fetched when queried */
+        return reply_meta(d, &meta, io == IMP_WORLD_IO_OK ? 201 : 200, out);
+    }
     switch (imp_world_store_put(s, e)) {
     case IMP_WORLD_PUT_NEW: return reply_meta(d, &meta, 201, out);
     case IMP_WORLD_PUT_EXISTS: return reply_meta(d, &meta, 200, out); /* a concurrent upload */
@@ -282,7 +326,22 @@ int imp_ep_worlds_put(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 int imp_ep_worlds_get(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     imp_world_store *s = store(d, out);
     if (!s) return out->doc ? 0 : -1;
-    const imp_world_entry *e = imp_world_store_get(s, in->id);
+    const imp_world_entry *e = NULL;
+    imp_world_get_status st = IMP_WORLD_GET_UNKNOWN;
+    /* a shared store is asked first: a client uploads again when this says 404, so it must
+     * say what the store holds, not what this process has cached; when the store cannot be
+     * reached the cache answers */
+    imp_world_io io =
+        imp_world_store_shared(s) ? imp_world_store_exists(s, in->id) : IMP_WORLD_IO_OK;
+    if (io == IMP_WORLD_IO_MISSING) return unknown_world(in->id, out);
+    if (io == IMP_WORLD_IO_UNAVAILABLE) {
+        if (!(e = imp_world_store_cached(s, in->id)))
+            return store_unavailable(d, "looking the world up", out);
+    } else {
+        e = imp_world_store_get_ex(s, in->id, &st);
+    }
+    if (!e && st == IMP_WORLD_GET_UNAVAILABLE)
+        return store_unavailable(d, "fetching the world", out);
     if (!e) return unknown_world(in->id, out);
     int rc = reply_meta(d, &e->meta, 200, out);
     out->location[0] = '\0';
@@ -293,7 +352,9 @@ int imp_ep_worlds_get(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 int imp_ep_worlds_delete(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     imp_world_store *s = store(d, out);
     if (!s) return out->doc ? 0 : -1;
-    if (!imp_world_store_delete(s, in->id)) return unknown_world(in->id, out);
+    imp_world_io io = imp_world_store_remove(s, in->id);
+    if (io == IMP_WORLD_IO_UNAVAILABLE) return store_unavailable(d, "deleting the world", out);
+    if (io != IMP_WORLD_IO_OK) return unknown_world(in->id, out);
     if (!(out->text = calloc(1, 1))) return nomem(d);
     out->status = 204;
     return 0;
@@ -304,9 +365,13 @@ int imp_ep_worlds_delete(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 const imp_world_entry *imp_ep_world_take(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     imp_world_store *s = store(d, out);
     if (!s) return NULL;
-    const imp_world_entry *e = imp_world_store_get(s, in->id);
+    imp_world_get_status st;
+    const imp_world_entry *e = imp_world_store_get_ex(s, in->id, &st);
     if (!e) {
-        unknown_world(in->id, out);
+        if (st == IMP_WORLD_GET_UNAVAILABLE)
+            store_unavailable(d, "fetching the world", out);
+        else
+            unknown_world(in->id, out);
         if (!out->doc) nomem(d);
         return NULL;
     }

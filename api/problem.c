@@ -42,6 +42,9 @@ static const struct {
     [IMP_E_OVERLOADED] = {503, "overloaded", "Service Unavailable"},
     [IMP_E_DRAINING] = {503, "draining", "Service Unavailable"},
     [IMP_E_UNKNOWN_WORLD] = {404, "unknown-world", "No world is stored under this id"},
+    [IMP_E_STORE_UNAVAILABLE] = {503, "world-store-unavailable",
+                                 "The world store cannot be reached"},
+    [IMP_E_UNAUTHORIZED] = {401, "unauthorized", "A write to the world store needs the token"},
 };
 
 static int valid(imp_errcode code) {

@@ -38,6 +38,8 @@ typedef enum imp_errcode {
     IMP_E_OVERLOADED,      /* 503 work queue or request-buffer budget full */
     IMP_E_DRAINING,        /* 503 the instance is shutting down */
     IMP_E_UNKNOWN_WORLD,   /* 404 no world is stored under this id (or it is not an id) */
+    IMP_E_STORE_UNAVAILABLE, /* 503 the world store cannot be reached, the world not cached */
+    IMP_E_UNAUTHORIZED,      /* 401 a write to the world store without the bearer token */
     IMP_E_COUNT
 } imp_errcode;
 

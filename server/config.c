@@ -26,7 +26,8 @@
 typedef enum setting_kind {
     KIND_INT,  /* long long in [min, max] */
     KIND_ADDR, /* numeric IPv4/IPv6 address, into a char[IMP_CONFIG_BIND_MAX] */
-    KIND_LOG   /* json | text | off */
+    KIND_LOG,  /* json | text | off */
+    KIND_TEXT  /* any text shorter than IMP_CONFIG_TEXT_MAX, into a char[IMP_CONFIG_TEXT_MAX] */
 } setting_kind;
 
 typedef struct setting {
@@ -77,7 +78,14 @@ static const setting settings[] = {
      "most triangles in one world (meshes and heightfields together); more gets 422"},
     {"world-cache-bytes", "IMPACTD_WORLD_CACHE_BYTES", KIND_INT, "2147483648", 0,
      MAX_BUFFERED_LIMIT, offsetof(imp_config, world_cache_bytes),
-     "memory the stored worlds may hold; past it the least recently used are evicted"},
+     "memory the built worlds may hold; past it the least recently used are evicted"},
+    {"world-store", "IMPACTD_WORLD_STORE", KIND_TEXT, "memory", 0, 0,
+     offsetof(imp_config, world_store),
+     "where worlds are kept: memory (this process), dir:/path (on disk), or "
+     "redis://host:port[/db] (shared by every replica)"},
+    {"world-write-token-file", "IMPACTD_WORLD_WRITE_TOKEN_FILE", KIND_TEXT, "", 0, 0,
+     offsetof(imp_config, world_write_token_file),
+     "file holding the bearer token that uploads and deletes of worlds need; empty: none"},
     {"queue-depth", "IMPACTD_QUEUE_DEPTH", KIND_INT, "1024", 1, 1 << 20,
      offsetof(imp_config, queue_depth), "requests waiting for a worker; beyond it 503"},
     {"idle-timeout-s", "IMPACTD_IDLE_TIMEOUT_S", KIND_INT, "30", 0, 86400,
@@ -164,6 +172,13 @@ static int apply(imp_config *cfg, const setting *s, const char *text, source src
         memcpy(field, text, strlen(text) + 1);
         return 1;
     }
+    case KIND_TEXT:
+        if (strlen(text) >= IMP_CONFIG_TEXT_MAX) {
+            IMP_SET_ERROR(err, "%s: longer than %d bytes", label, IMP_CONFIG_TEXT_MAX - 1);
+            return 0;
+        }
+        memcpy(field, text, strlen(text) + 1);
+        return 1;
     case KIND_LOG: {
         imp_log_format f;
         if (!imp_log_parse_format(text, &f)) {

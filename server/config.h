@@ -18,6 +18,8 @@
 
 /* Longest accepted --bind value: an IPv6 literal is at most 45 characters. */
 #define IMP_CONFIG_BIND_MAX 64
+/* Longest accepted text setting (--world-store, --world-write-token-file), NUL included. */
+#define IMP_CONFIG_TEXT_MAX 1024
 
 typedef struct imp_config {
     long long port;                 /* 0 asks the kernel for a free port */
@@ -30,8 +32,10 @@ typedef struct imp_config {
     long long max_batch_items;    /* items in one /v1/batch (422 beyond) */
     long long max_events;         /* events one simulation may process */
     long long max_world_triangles; /* triangles in one world (422 beyond) */
-    long long world_cache_bytes;   /* bytes the stored worlds may hold (LRU eviction beyond) */
-    long long queue_depth;         /* requests waiting for a worker before 503 */
+    long long world_cache_bytes;   /* bytes the built worlds may hold (LRU eviction beyond) */
+    char world_store[IMP_CONFIG_TEXT_MAX]; /* memory | dir:/path | redis://host:port[/db] */
+    char world_write_token_file[IMP_CONFIG_TEXT_MAX]; /* "": writes need no token */
+    long long queue_depth;                            /* requests waiting for a worker before 503 */
     long long
         idle_timeout_s; /* connections without a request in progress close after this; 0 = never */
     long long

@@ -56,6 +56,7 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -75,6 +76,7 @@
 #include "metrics.h"
 #include "pool.h"
 #include "router.h"
+#include "world_backend.h"
 
 /* Initial body buffer when the length is not declared (bytes); it doubles
  * from here, capped at the limit. */
@@ -216,8 +218,11 @@ static int add_headers(struct MHD_Response *r, const imp_reply *reply) {
             MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip") == MHD_YES) &&
            (!reply->vary ||
             MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding") == MHD_YES) &&
-           (!reply->resp.location[0] ||
-            MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, reply->resp.location) == MHD_YES);
+           (!reply->resp.location[0] || MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION,
+                                                                reply->resp.location) == MHD_YES) &&
+           (!reply->www_authenticate ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, reply->www_authenticate) ==
+                MHD_YES);
 }
 
 /* Compresses a reply over IMP_GZIP_MIN_REPLY_BYTES when the client takes gzip, once per reply,
@@ -565,6 +570,11 @@ static enum MHD_Result begin_request(imp_http_server *s, struct MHD_Connection *
             imp_router_unsupported_coding(&st->reply);
             decided = 1;
         }
+        if (!decided)
+            decided = imp_router_authorize(
+                &s->router, method, url,
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+                &st->reply);
         /* A plain body of declared length takes its whole share of the budget now, or is
          * turned away before it is sent: reserved piece by piece, many large uploads at once
          * would each hold part of the budget and none could finish. A gzip body's decoded
@@ -725,6 +735,9 @@ static char *hook_metrics(void *cls, size_t *len) {
         .worker_threads = imp_pool_threads(s->pool),
         .draining = atomic_load(&s->draining),
     };
+    imp_world_store_counters worlds;
+    imp_world_store_counters_get(s->router.api.worlds, &worlds);
+    g.worlds = &worlds;
     return imp_metrics_render(s->metrics, &g, len);
 }
 
@@ -783,6 +796,55 @@ static int open_listener(const char *bind_addr, unsigned port, int *is_v6, unsig
 
 static void *watch_cancellations(void *arg);
 
+/* The write token from --world-write-token-file: the file's text without trailing white
+ * space. 0, or -1 with err set (a missing or empty file stops the start: a typo in the path
+ * must not leave the store open to writes). */
+static int read_token(imp_http_server *s, const char *path, imp_http_error *err) {
+    if (!path[0]) return 0;
+    FILE *f = fopen(path, "rb");
+    char *buf = f ? malloc(4097) : NULL;
+    size_t n = buf ? fread(buf, 1, 4096, f) : 0;
+    int more = f && fgetc(f) != EOF;
+    if (f) fclose(f);
+    while (buf && n &&
+           (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+        --n;
+    if (!buf || n == 0 || more || memchr(buf, '\n', n) || memchr(buf, '\0', n)) {
+        if (buf) OPENSSL_cleanse(buf, 4097);
+        free(buf);
+        IMP_SET_ERROR(err, "--world-write-token-file: %.160s %s", path,
+                      !f     ? "cannot be read"
+                      : more ? "is longer than 4096 bytes"
+                             : "holds no token (one line of text)");
+        return -1;
+    }
+    buf[n] = '\0';
+    s->router.write_token = buf;
+    s->router.write_token_len = n;
+    return 0;
+}
+
+/* The world store of --world-store under --world-cache-bytes, and the write token. */
+static int open_worlds(imp_http_server *s, const imp_config *cfg, imp_http_error *err) {
+    if (read_token(s, cfg->world_write_token_file, err)) return -1;
+    imp_world_backend be;
+    char why[200];
+    if (imp_world_backend_open(cfg->world_store, &s->log, &be, why, sizeof why)) {
+        IMP_SET_ERROR(err, "--world-store: %s", why);
+        return -1;
+    }
+    imp_world_store_config wc = {(size_t)cfg->world_cache_bytes, be.fetch ? &be : NULL,
+                                 imp_ep_worlds_build, &s->router.api};
+    if (!(s->router.api.worlds = imp_world_store_open(&wc))) {
+        IMP_SET_ERROR(err, "out of memory");
+        return -1;
+    }
+    if (be.fetch)
+        IMP_LOG(&s->log, IMP_LOG_INFO, "world store: %s, cache of %lld bytes", be.name,
+                cfg->world_cache_bytes);
+    return 0;
+}
+
 static void free_server(imp_http_server *s) {
     if (s->watcher_started) {
         atomic_store(&s->watcher_stop, 1);
@@ -790,6 +852,10 @@ static void free_server(imp_http_server *s) {
     }
     imp_pool_destroy(s->pool);
     imp_world_store_destroy(s->router.api.worlds);
+    if (s->router.write_token) { /* wiped: a token should not outlive its use in memory */
+        OPENSSL_cleanse((char *)s->router.write_token, s->router.write_token_len);
+        free((char *)s->router.write_token);
+    }
     imp_metrics_destroy(s->metrics);
     pthread_mutex_destroy(&s->conns_lock);
     free(s);
@@ -813,19 +879,20 @@ imp_http_server *imp_http_start(const imp_config *cfg, const imp_logger *log, do
     s->quiesced_fd = MHD_INVALID_SOCKET;
     s->metrics = imp_metrics_create(start_time);
     s->pool = imp_pool_create((unsigned)cfg->threads, (size_t)cfg->queue_depth);
-    imp_world_store *worlds = imp_world_store_create((size_t)cfg->world_cache_bytes);
-    if (!s->metrics || !s->pool || !worlds) {
-        imp_world_store_destroy(worlds);
+    if (!s->metrics || !s->pool) {
         IMP_SET_ERROR(err, "cannot start %lld worker threads", cfg->threads);
         free_server(s);
         return NULL;
     }
     imp_router_init(&s->router, (size_t)cfg->max_body_bytes, (size_t)cfg->max_bodies);
+    if (open_worlds(s, cfg, err)) {
+        free_server(s);
+        return NULL;
+    }
     s->max_buffered = (size_t)cfg->max_buffered_bytes;
     s->router.api.max_batch_items = (size_t)cfg->max_batch_items;
     s->router.api.max_events = (size_t)cfg->max_events;
     s->router.api.max_world_triangles = (size_t)cfg->max_world_triangles;
-    s->router.api.worlds = worlds;
     s->router.api.parallel = imp_pool_parallel(s->pool);
     s->router.api.time_budget_ms = (double)cfg->time_budget_ms;
     s->router.api.max_time_budget_ms = (double)cfg->max_time_budget_ms;

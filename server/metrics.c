@@ -7,7 +7,10 @@
  * arriving to its reply being queued, so queueing for a worker is
  * included), the bytes of gzip request bodies and replies before and after
  * coding, and gauges for queue depth, in-flight requests, busy workers,
- * connections, draining, resident memory and process start time.
+ * connections, draining, resident memory and process start time; the world
+ * store's cache hits, misses, evictions and bytes, its errors by kind and
+ * the world build time histogram (read from the store's counters, taken
+ * under its lock at each scrape).
  * How: the route labels are the endpoint table's paths (api/endpoint_table.h)
  * plus "other", with a fixed bucket ladder; every cell
  * is a relaxed atomic counter, so observing costs a few uncontended atomic
@@ -209,6 +212,39 @@ static void gauge(text *t, const char *name, const char *help, double value) {
     put(t, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name, name, value);
 }
 
+/* The world store's cache, errors and build times. */
+static void worlds_render(text *t, const imp_world_store_counters *w) {
+    counter(t, "impactd_world_cache_hits_total", "World lookups answered from the cache.", w->hits);
+    counter(t, "impactd_world_cache_misses_total",
+            "World lookups not in the cache (fetched from the store when there is one).",
+            w->misses);
+    counter(t, "impactd_world_cache_evictions_total",
+            "Built worlds dropped from the cache to make room (least recently used first).",
+            w->evictions);
+    gauge(t, "impactd_world_cache_bytes", "Bytes the cached built worlds hold.", (double)w->bytes);
+    gauge(t, "impactd_world_cache_limit_bytes", "The cache's cap (--world-cache-bytes).",
+          (double)w->cap);
+    gauge(t, "impactd_world_cache_worlds", "Built worlds in the cache.", (double)w->count);
+    put(t, "# HELP impactd_world_store_errors_total Failed world store calls, by kind.\n"
+           "# TYPE impactd_world_store_errors_total counter\n");
+    for (int k = 0; k < IMP_WORLD_ERR_COUNT; ++k)
+        put(t, "impactd_world_store_errors_total{kind=\"%s\"} %llu\n",
+            imp_world_err_name((imp_world_err)k), w->errors[k]);
+    put(t, "# HELP impactd_world_build_seconds Time to build a world (uploads and fetches).\n"
+           "# TYPE impactd_world_build_seconds histogram\n");
+    unsigned long long cum = 0;
+    for (int b = 0; b <= IMP_WORLD_BUILD_BUCKETS; ++b) {
+        cum += w->builds[b];
+        if (b < IMP_WORLD_BUILD_BUCKETS)
+            put(t, "impactd_world_build_seconds_bucket{le=\"%g\"} %llu\n",
+                imp_world_build_bounds[b], cum);
+        else
+            put(t, "impactd_world_build_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
+    }
+    put(t, "impactd_world_build_seconds_sum %.9f\nimpactd_world_build_seconds_count %llu\n",
+        w->build_seconds, w->build_count);
+}
+
 char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size_t *len) {
     text t = {malloc(16384), 0, 16384, 0};
     if (!t.buf) return NULL;
@@ -264,6 +300,7 @@ char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size
           (double)g->buffered_bytes);
     gauge(&t, "impactd_draining", "1 after SIGTERM while the daemon drains, else 0.",
           (double)g->draining);
+    if (g->worlds) worlds_render(&t, g->worlds);
     gauge(&t, "process_resident_memory_bytes", "Resident memory size in bytes.",
           (double)resident_bytes());
     gauge(&t, "process_start_time_seconds", "Start time of the process since the Unix epoch.",

@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 
+#include "api/world_store.h"
+
 typedef struct imp_metrics imp_metrics;
 
 /* Point-in-time values the daemon supplies when it renders. */
@@ -26,6 +28,7 @@ typedef struct imp_metrics_gauges {
     size_t buffered_bytes;   /* request body bytes buffered (the --max-buffered-bytes budget) */
     unsigned worker_threads; /* size of the pool */
     int draining;            /* 1 after SIGTERM */
+    const imp_world_store_counters *worlds; /* the world store's counters; NULL: none */
 } imp_metrics_gauges;
 
 /* start_time: the process start, seconds since the Unix epoch. NULL on OOM. */

@@ -35,6 +35,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/crypto.h>
+
 #include "api/problem.h"
 
 /* Room for a path's {id} segment: a world id is 64 hex digits; a longer segment is passed
@@ -225,6 +227,29 @@ int imp_router_early(const imp_router *r, const char *method, const char *path,
     return 0;
 }
 
+int imp_router_authorize(const imp_router *r, const char *method, const char *path,
+                         const char *authorization, imp_reply *out) {
+    if (!r->write_token) return 0;
+    const imp_endpoint *ep = imp_endpoint_find(method, path);
+    if (!ep || !ep->op || (strcmp(ep->op, "worlds") != 0 && strcmp(ep->op, "worlds/delete") != 0))
+        return 0;
+    /* "Bearer" is case-insensitive (RFC 9110 section 11.1); the token is compared whole, in
+     * time that does not depend on where it differs */
+    const char *tok = NULL;
+    if (authorization && strncasecmp(authorization, "Bearer ", 7) == 0) {
+        tok = authorization + 7;
+        while (*tok == ' ')
+            ++tok;
+    }
+    int ok = tok && strlen(tok) == r->write_token_len &&
+             CRYPTO_memcmp(tok, r->write_token, r->write_token_len) == 0;
+    if (ok) return 0;
+    problem(IMP_E_UNAUTHORIZED,
+            tok ? "the bearer token does not match" : "send Authorization: Bearer <token>", out);
+    out->www_authenticate = tok ? "Bearer error=\"invalid_token\"" : "Bearer";
+    return 1;
+}
+
 void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *out) {
     if (imp_router_early(r, req->method, req->path, req->content_type, (long long)req->len, out)) {
         return;
@@ -237,6 +262,11 @@ void imp_router_handle(const imp_router *r, const imp_request *req, imp_reply *o
     char id[IMP_ROUTER_ID_MAX];
     imp_endpoint_match(ep, req->path, id, sizeof id);
     imp_api_handle_route(ep, id, req->body ? req->body : "", req->len, &ctx, &out->resp);
+    /* the world store cannot be reached: the client may retry (the outage may be short, and
+     * another replica may have the world cached) */
+    if (out->resp.status == 503 && out->resp.body &&
+        strstr(out->resp.body, "\"world-store-unavailable\""))
+        out->retry_after = "1";
 }
 
 void imp_reply_free(imp_reply *out) {

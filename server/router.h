@@ -27,6 +27,8 @@ typedef struct imp_router {
     imp_api_ctx api;       /* limits (and the parallel runner) handed to every endpoint */
     size_t max_body_bytes; /* bodies larger than this get 413 */
     imp_router_hooks hooks;
+    const char *write_token; /* the bearer token world uploads and deletes need; NULL: none */
+    size_t write_token_len;
 } imp_router;
 
 typedef struct imp_request {
@@ -40,13 +42,14 @@ typedef struct imp_request {
 } imp_request;
 
 typedef struct imp_reply {
-    imp_api_response resp;       /* status, content type, body; free with imp_reply_free */
-    const char *allow;           /* value of the Allow header (static), or NULL */
-    const char *retry_after;     /* value of the Retry-After header (static), or NULL */
-    int close;                   /* 1: send Connection: close and end the connection */
-    const char *accept_encoding; /* value of the Accept-Encoding header (static), or NULL */
-    int gzip;                    /* 1: the body is gzip-compressed (Content-Encoding: gzip) */
-    int vary;                    /* 1: the body depends on Accept-Encoding (Vary) */
+    imp_api_response resp;        /* status, content type, body; free with imp_reply_free */
+    const char *allow;            /* value of the Allow header (static), or NULL */
+    const char *retry_after;      /* value of the Retry-After header (static), or NULL */
+    int close;                    /* 1: send Connection: close and end the connection */
+    const char *accept_encoding;  /* value of the Accept-Encoding header (static), or NULL */
+    int gzip;                     /* 1: the body is gzip-compressed (Content-Encoding: gzip) */
+    int vary;                     /* 1: the body depends on Accept-Encoding (Vary) */
+    const char *www_authenticate; /* value of the WWW-Authenticate header (static), or NULL */
 } imp_reply;
 
 /* What is wrong with a request's framing (RFC 9112), answered before its body. */
@@ -82,6 +85,13 @@ void imp_router_init(imp_router *r, size_t max_body_bytes, size_t max_bodies);
  */
 int imp_router_early(const imp_router *r, const char *method, const char *path,
                      const char *content_type, long long content_length, imp_reply *out);
+
+/* When a write token is configured and the request writes to the world store (POST
+ * /v1/worlds, DELETE /v1/worlds/{id}), checks its Authorization header (NULL: absent) for
+ * "Bearer <token>" in constant time; returns 1 with a 401 (WWW-Authenticate: Bearer) in
+ * *out when it does not match, else 0. The token is never logged or echoed. */
+int imp_router_authorize(const imp_router *r, const char *method, const char *path,
+                         const char *authorization, imp_reply *out);
 
 /* Handles one complete request (checks of imp_router_early included).
  * Always fills *out; the caller frees it with imp_reply_free. */

@@ -381,6 +381,9 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud) {
     imp_test_header_value(p, n, "Accept-Encoding", r->accept_encoding, sizeof r->accept_encoding);
     imp_test_header_value(p, n, "Content-Length", r->content_length, sizeof r->content_length);
     imp_test_header_value(p, n, "Location", r->location, sizeof r->location);
+    imp_test_header_value(p, n, "Retry-After", r->retry_after, sizeof r->retry_after);
+    imp_test_header_value(p, n, "WWW-Authenticate", r->www_authenticate,
+                          sizeof r->www_authenticate);
     return n;
 }
 

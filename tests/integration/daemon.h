@@ -70,6 +70,8 @@ typedef struct imp_http_result {
     char accept_encoding[64];
     char content_length[32];
     char location[160];
+    char retry_after[32];
+    char www_authenticate[96];
     long new_connections; /* connections curl opened for this request (0: reused) */
 } imp_http_result;
 

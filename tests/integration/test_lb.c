@@ -1,7 +1,7 @@
 /*
  * test_lb.c - three replicas behind a real nginx configured from
  * docker/nginx.conf, under load, while one replica is killed and another
- * drains.
+ * drains, all sharing one real Redis for worlds.
  *
  * DESIGN
  * What: the deployment of docker/compose.yaml without a Docker engine.
@@ -13,6 +13,11 @@
  * closed, in-flight work finished, exit 0). Every client request must come
  * back 200 with the right answer: nginx's retries (error, timeout, 502,
  * 503, non_idempotent) and passive health checks are what the test proves.
+ * The replicas share a redis-server started here on a loopback port
+ * (--world-store redis://): a world uploaded through nginx is queried on
+ * each replica directly, world raycasts are part of the load, and after the
+ * kill and the drain Redis is killed too while the load goes on: the
+ * surviving replica answers from its cache, so no query fails.
  * How: nginx runs in the foreground (daemon off) from a temporary prefix
  * with its pid and error log there; everything started is stopped and
  * reaped at the end, also when an assertion fails (teardown).
@@ -38,6 +43,7 @@
 #include <cmocka.h>
 
 #include "tests/integration/daemon.h"
+#include "tests/integration/redis.h"
 
 #define REPLICAS 3
 #define CLIENTS 4
@@ -45,6 +51,8 @@
 #define KILL_AT_S 1.5
 #define TERM_AT_S 3.0
 #define LOAD_S 7.0
+/* After the drain: Redis is killed, and the load goes on this long (s). */
+#define NO_REDIS_LOAD_S 1.5
 /* The draining replica's grace period (s): it keeps serving this long. */
 #define DRAIN_GRACE "1"
 #define NGINX_CONF "docker/nginx.conf"
@@ -57,10 +65,17 @@
     "{\"horizon\":10,\"bodies\":[{\"radius\":0.5,\"position\":[0,0],\"velocity\":[1,0]},"          \
     "{\"radius\":0.5,\"position\":[3,0],\"velocity\":[-1,0]},{\"radius\":1,\"position\":[50,0]}]}"
 
+/* A floor whose top is at y = 1: a ray down from y = 50 hits it at t = 49. */
+#define WORLD_BODY                                                                                 \
+    "{\"colliders\":[{\"id\":\"floor\",\"shape\":{\"type\":\"box\",\"half_extents\":[20,1,20]},"   \
+    "\"position\":[0,0,0]}]}"
+#define RAY_BODY "{\"rays\":[{\"origin\":[0,50,0],\"direction\":[0,-1,0]}]}"
+
 typedef struct client {
     pthread_t thread;
     const char *base; /* http://127.0.0.1:<nginx port> */
     _Atomic int *stop;
+    int worlds_only;
     long ok, bad;
     char first_bad[200];
 } client;
@@ -71,6 +86,8 @@ static struct {
     pid_t nginx;
     char prefix[64];
     unsigned port;
+    imp_test_redis redis;
+    char world_id[65];
 } lb;
 
 static const char *nginx_bin(void) {
@@ -78,19 +95,6 @@ static const char *nginx_bin(void) {
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; ++i)
         if (access(paths[i], X_OK) == 0) return paths[i];
     return NULL;
-}
-
-/* A port the kernel has just handed out and released: free for a moment. */
-static unsigned free_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    unsigned port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0) close(fd);
-    return port;
 }
 
 /* docker/nginx.conf with `server impactd-N:8080` -> the replicas' loopback
@@ -153,7 +157,7 @@ static int start_nginx(void) {
     }
     snprintf(lb.prefix, sizeof lb.prefix, "/tmp/impactd-lb.XXXXXX");
     if (!mkdtemp(lb.prefix)) return -1;
-    lb.port = free_port();
+    lb.port = imp_test_free_port();
     char conf[128], globals[512];
     snprintf(conf, sizeof conf, "%s/nginx.conf", lb.prefix);
     if (write_conf(conf, lb.port) != REPLICAS + 1) {
@@ -197,8 +201,10 @@ static void remove_prefix(void) {
 static int setup(void **state) {
     (void)state;
     memset(&lb, 0, sizeof lb);
-    const char *const args[] = {"--threads", "2", "--io-threads", "1", "--drain-grace-s",
-                                DRAIN_GRACE, NULL};
+    if (imp_test_redis_start(&lb.redis)) return -1;
+    const char *const args[] = {
+        "--threads",  "2", "--io-threads", "1", "--drain-grace-s", DRAIN_GRACE, "--world-store",
+        lb.redis.url, NULL};
     for (int k = 0; k < REPLICAS; ++k) {
         if (imp_test_daemon_start(&lb.d[k], args, NULL, 0) != 0) return -1;
         lb.running[k] = 1;
@@ -215,6 +221,7 @@ static int teardown(void **state) {
     }
     for (int k = 0; k < REPLICAS; ++k)
         if (lb.running[k]) (void)imp_test_daemon_stop(&lb.d[k], SIGINT); /* drains without grace */
+    imp_test_redis_cleanup(&lb.redis);
     remove_prefix();
     return 0;
 }
@@ -238,11 +245,17 @@ static void note_bad(client *c, const char *fmt, ...) {
     va_end(ap);
 }
 
+typedef enum kind { KIND_TOI, KIND_SCENE, KIND_WORLD } kind;
+
 /* One request through nginx; the answer must be exactly right. */
-static void one_request(client *c, CURL *h, int scene) {
-    char url[128];
-    snprintf(url, sizeof url, "%s%s", c->base, scene ? "/v1/scenes/predict" : "/v1/toi");
-    const char *body = scene ? SCENE_BODY : TOI_BODY;
+static void one_request(client *c, CURL *h, kind k) {
+    char url[192];
+    if (k == KIND_WORLD)
+        snprintf(url, sizeof url, "%s/v1/worlds/%s/raycast", c->base, lb.world_id);
+    else
+        snprintf(url, sizeof url, "%s%s", c->base,
+                 k == KIND_SCENE ? "/v1/scenes/predict" : "/v1/toi");
+    const char *body = k == KIND_WORLD ? RAY_BODY : k == KIND_SCENE ? SCENE_BODY : TOI_BODY;
     buf b = {0};
     struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -257,8 +270,10 @@ static void one_request(client *c, CURL *h, int scene) {
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     const char *text = b.p ? b.p : "";
-    /* the head-on pair touches at exactly t = 1 in both requests */
-    const char *expect = scene ? "\"collisions\":[{\"a\":0,\"b\":1,\"time\":1.0," : "\"time\":1.0,";
+    /* the head-on pair touches at exactly t = 1 in both requests; the ray at t = 49 */
+    const char *expect = k == KIND_WORLD   ? "\"hit\":true,\"t\":49.0,"
+                         : k == KIND_SCENE ? "\"collisions\":[{\"a\":0,\"b\":1,\"time\":1.0,"
+                                           : "\"time\":1.0,";
     if (rc != CURLE_OK)
         note_bad(c, "transport error: %s", curl_easy_strerror(rc));
     else if (status != 200 || !strstr(text, expect))
@@ -272,7 +287,11 @@ static void *client_main(void *arg) {
     client *c = arg;
     CURL *h = curl_easy_init();
     for (long i = 0; h && !*c->stop; ++i)
-        one_request(c, h, i % 8 == 7);
+        one_request(c, h,
+                    c->worlds_only ? KIND_WORLD
+                    : i % 8 == 7   ? KIND_SCENE
+                    : i % 8 == 3   ? KIND_WORLD
+                                   : KIND_TOI);
     if (h)
         curl_easy_cleanup(h);
     else
@@ -307,6 +326,26 @@ static void test_kill_and_drain_behind_nginx(void **state) {
     }
     char base[64];
     snprintf(base, sizeof base, "http://127.0.0.1:%u", lb.port);
+
+    /* a world uploaded through nginx is answered by every replica */
+    char url[192];
+    snprintf(url, sizeof url, "%s/v1/worlds", base);
+    imp_http_result r;
+    assert_int_equal(
+        imp_http(NULL, "POST", url, "application/json", WORLD_BODY, strlen(WORLD_BODY), &r), 0);
+    assert_int_equal(r.status, 201);
+    const char *id = strstr(r.body, "\"id\":\"");
+    assert_non_null(id);
+    snprintf(lb.world_id, sizeof lb.world_id, "%.64s", id + 6);
+    imp_http_result_free(&r);
+    for (int k = 0; k < REPLICAS; ++k) {
+        snprintf(url, sizeof url, "%s/v1/worlds/%s/raycast", lb.d[k].url, lb.world_id);
+        assert_int_equal(
+            imp_http(NULL, "POST", url, "application/json", RAY_BODY, strlen(RAY_BODY), &r), 0);
+        assert_int_equal(r.status, 200);
+        assert_non_null(strstr(r.body, "\"hit\":true,\"t\":49.0,"));
+        imp_http_result_free(&r);
+    }
     _Atomic int stop = 0;
     client clients[CLIENTS];
     for (int i = 0; i < CLIENTS; ++i) {
@@ -346,6 +385,7 @@ static void test_kill_and_drain_behind_nginx(void **state) {
         if (clients[i].bad)
             print_error("client %d: %ld bad, first: %s\n", i, clients[i].bad, clients[i].first_bad);
     }
+
     print_message("through nginx: %ld ok, %ld failed; replicas serving before the kill: %ld; "
                   "the survivor served %ld after the drain began\n",
                   ok, bad, before_kill, served_c_end - served_c_at_term);
@@ -355,6 +395,31 @@ static void test_kill_and_drain_behind_nginx(void **state) {
     assert_true(served_c_end > served_c_at_term); /* and the survivor took it over */
     assert_int_equal(killed_status, -1);          /* died of the signal */
     assert_int_equal(drained_status, 0);          /* drained cleanly */
+
+    /* Redis dies: the survivor answers world queries from its cache, none fails */
+    imp_test_redis_stop(&lb.redis, SIGKILL);
+    stop = 0;
+    for (int i = 0; i < CLIENTS; ++i) {
+        clients[i] = (client){.base = base, .stop = &stop, .worlds_only = 1};
+        assert_int_equal(pthread_create(&clients[i].thread, NULL, client_main, &clients[i]), 0);
+    }
+    t0 = imp_test_now_s();
+    while (imp_test_now_s() - t0 < NO_REDIS_LOAD_S)
+        imp_test_sleep_ms(10);
+    stop = 1;
+    long ok_no_redis = 0, bad_no_redis = 0;
+    for (int i = 0; i < CLIENTS; ++i) {
+        pthread_join(clients[i].thread, NULL);
+        ok_no_redis += clients[i].ok;
+        bad_no_redis += clients[i].bad;
+        if (clients[i].bad)
+            print_error("client %d without Redis: %ld bad, first: %s\n", i, clients[i].bad,
+                        clients[i].first_bad);
+    }
+    print_message("world queries with Redis killed: %ld ok, %ld failed\n", ok_no_redis,
+                  bad_no_redis);
+    assert_int_equal(bad_no_redis, 0);
+    assert_true(ok_no_redis > 50);
 }
 
 int main(void) {

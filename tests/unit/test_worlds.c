@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -651,6 +652,12 @@ static void test_store_eviction_and_holds(void **state) {
     imp_world_store_stats(s, &n, &bytes);
     assert_int_equal(n, 2);
     assert_int_equal(bytes, 80);
+    imp_world_store_counters k;
+    imp_world_store_counters_get(s, &k);
+    assert_int_equal(k.evictions, 1);
+    assert_int_equal(k.hits, 1);
+    assert_int_equal(k.misses, 1);
+    assert_int_equal(k.cap, 100);
     /* a deleted while held stays usable until released */
     assert_int_equal(imp_world_store_delete(s, a), 1);
     assert_int_equal(imp_world_store_delete(s, a), 0);
@@ -661,6 +668,218 @@ static void test_store_eviction_and_holds(void **state) {
     assert_non_null(hc);
     imp_world_store_release(s, hc);
     imp_world_store_destroy(s);
+}
+
+/* ---- a store with a backend: single flight, write-through, outages ---------------------- */
+
+/* A backend in memory: one world's bytes under one id, a switch to make it unreachable, and
+ * counts of its calls; fetch sleeps so that concurrent gets overlap. */
+typedef struct fake_backend {
+    pthread_mutex_t lock;
+    char id[IMP_WORLD_ID_LEN + 1];
+    char *bytes;
+    size_t len;
+    int down, fetches, builds, stores;
+} fake_backend;
+
+static imp_world_io fake_fetch(void *self, const char *id, char **bytes, size_t *len,
+                               imp_world_err *err) {
+    fake_backend *f = self;
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
+    pthread_mutex_lock(&f->lock);
+    f->fetches++;
+    imp_world_io io = IMP_WORLD_IO_MISSING;
+    if (f->down) {
+        *err = IMP_WORLD_ERR_CONNECT;
+        io = IMP_WORLD_IO_UNAVAILABLE;
+    } else if (f->bytes && strcmp(id, f->id) == 0) {
+        *bytes = malloc(f->len + 1);
+        memcpy(*bytes, f->bytes, f->len + 1);
+        *len = f->len;
+        io = IMP_WORLD_IO_OK;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return io;
+}
+
+static imp_world_io fake_store(void *self, const char *id, const char *bytes, size_t len,
+                               imp_world_err *err) {
+    fake_backend *f = self;
+    pthread_mutex_lock(&f->lock);
+    imp_world_io io = IMP_WORLD_IO_OK;
+    if (f->down) {
+        *err = IMP_WORLD_ERR_TIMEOUT;
+        io = IMP_WORLD_IO_UNAVAILABLE;
+    } else if (f->bytes) {
+        io = IMP_WORLD_IO_EXISTS;
+    } else {
+        f->bytes = malloc(len + 1);
+        memcpy(f->bytes, bytes, len);
+        f->bytes[len] = '\0';
+        f->len = len;
+        memcpy(f->id, id, sizeof f->id);
+        f->stores++;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return io;
+}
+
+static imp_world_io fake_exists(void *self, const char *id, imp_world_err *err) {
+    fake_backend *f = self;
+    pthread_mutex_lock(&f->lock);
+    imp_world_io io = f->down                              ? IMP_WORLD_IO_UNAVAILABLE
+                      : f->bytes && strcmp(id, f->id) == 0 ? IMP_WORLD_IO_OK
+                                                           : IMP_WORLD_IO_MISSING;
+    if (f->down) *err = IMP_WORLD_ERR_CONNECT;
+    pthread_mutex_unlock(&f->lock);
+    return io;
+}
+
+static imp_world_io fake_remove(void *self, const char *id, imp_world_err *err) {
+    fake_backend *f = self;
+    imp_world_io io = fake_exists(self, id, err);
+    pthread_mutex_lock(&f->lock);
+    if (io == IMP_WORLD_IO_OK) {
+        free(f->bytes);
+        f->bytes = NULL;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return io;
+}
+
+static void fake_destroy(void *self) {
+    fake_backend *f = self;
+    free(f->bytes);
+    f->bytes = NULL;
+}
+
+/* A World of one sphere, as a backend keeps it. */
+static const char FW[] =
+    "{\"colliders\": [{\"id\": \"ball\", \"radius\": 2, \"position\": [1, 2, 3]}]}";
+
+/* The daemon's builder, counting its calls. */
+static imp_world_entry *fake_build(const char *id, const char *bytes, size_t len, void *arg) {
+    fake_backend *f = arg;
+    pthread_mutex_lock(&f->lock);
+    f->builds++;
+    pthread_mutex_unlock(&f->lock);
+    return imp_ep_worlds_build(id, bytes, len, &ctx_);
+}
+
+static imp_world_store *fake_store_open(fake_backend *f, size_t cache_bytes) {
+    memset(f, 0, sizeof *f);
+    pthread_mutex_init(&f->lock, NULL);
+    imp_world_backend be = {"fake",      fake_fetch,   fake_store, fake_exists,
+                            fake_remove, fake_destroy, f};
+    imp_world_store_config c = {cache_bytes, &be, fake_build, f};
+    imp_world_store *s = imp_world_store_open(&c);
+    assert_non_null(s);
+    return s;
+}
+
+typedef struct getter {
+    imp_world_store *s;
+    const char *id;
+    const imp_world_entry *got;
+    imp_world_get_status st;
+} getter;
+
+static void *get_one(void *arg) {
+    getter *g = arg;
+    g->got = imp_world_store_get_ex(g->s, g->id, &g->st);
+    return NULL;
+}
+
+/* 8 threads get one uncached world at once: one fetch, one build, one entry for all. */
+static void test_store_single_flight(void **state) {
+    (void)state;
+    fake_backend f;
+    imp_world_store *s = fake_store_open(&f, (size_t)1 << 30);
+    char id[65];
+    imp_world_id_of(FW, strlen(FW), id);
+    assert_int_equal(imp_world_store_write(s, id, FW, strlen(FW)), IMP_WORLD_IO_OK);
+    assert_int_equal(imp_world_store_write(s, id, FW, strlen(FW)), IMP_WORLD_IO_EXISTS);
+    assert_int_equal(f.stores, 1);
+    enum { N = 8 };
+    getter g[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; ++i) {
+        g[i] = (getter){s, id, NULL, IMP_WORLD_GET_UNAVAILABLE};
+        assert_int_equal(pthread_create(&t[i], NULL, get_one, &g[i]), 0);
+    }
+    for (int i = 0; i < N; ++i)
+        pthread_join(t[i], NULL);
+    assert_int_equal(f.fetches, 1);
+    assert_int_equal(f.builds, 1);
+    for (int i = 0; i < N; ++i) {
+        assert_int_equal(g[i].st, IMP_WORLD_GET_OK);
+        assert_ptr_equal(g[i].got, g[0].got);
+        assert_string_equal(g[i].got->meta.id, id);
+        assert_int_equal(g[i].got->meta.colliders, 1);
+    }
+    for (int i = 0; i < N; ++i)
+        imp_world_store_release(s, g[i].got);
+    imp_world_store_counters c;
+    imp_world_store_counters_get(s, &c);
+    /* a thread that starts late finds it cached (a hit); the others waited for one fetch */
+    assert_int_equal(c.misses + c.hits, N);
+    assert_true(c.misses >= 1);
+    unsigned long long hits = c.hits;
+    assert_int_equal(c.count, 1);
+    assert_int_equal(c.build_count, 1);
+    /* cached now: a hit, no fetch; with the backend down it still answers */
+    f.down = 1;
+    const imp_world_entry *e = imp_world_store_get(s, id);
+    assert_non_null(e);
+    imp_world_store_release(s, e);
+    assert_int_equal(f.fetches, 1);
+    imp_world_store_counters_get(s, &c);
+    assert_int_equal(c.hits, hits + 1);
+    /* an uncached id with the backend down: unavailable, counted by kind */
+    char other[65];
+    imp_world_id_of("{}", 2, other);
+    imp_world_get_status st;
+    assert_null(imp_world_store_get_ex(s, other, &st));
+    assert_int_equal(st, IMP_WORLD_GET_UNAVAILABLE);
+    assert_int_equal(imp_world_store_write(s, other, "{}", 2), IMP_WORLD_IO_UNAVAILABLE);
+    assert_int_equal(imp_world_store_remove(s, id), IMP_WORLD_IO_UNAVAILABLE);
+    imp_world_store_counters_get(s, &c);
+    assert_int_equal(c.errors[IMP_WORLD_ERR_CONNECT], 2);
+    assert_int_equal(c.errors[IMP_WORLD_ERR_TIMEOUT], 1);
+    /* back up: unknown ids are unknown, a removed world is gone from both */
+    f.down = 0;
+    assert_null(imp_world_store_get_ex(s, other, &st));
+    assert_int_equal(st, IMP_WORLD_GET_UNKNOWN);
+    assert_int_equal(imp_world_store_remove(s, id), IMP_WORLD_IO_OK);
+    assert_int_equal(imp_world_store_exists(s, id), IMP_WORLD_IO_MISSING);
+    assert_null(imp_world_store_get_ex(s, id, &st));
+    assert_int_equal(st, IMP_WORLD_GET_UNKNOWN);
+    imp_world_store_destroy(s);
+    pthread_mutex_destroy(&f.lock);
+}
+
+/* A world larger than the cache is built for its callers and freed at the last release
+ * (ASan and valgrind see the leak otherwise); it is fetched again each time. */
+static void test_store_world_larger_than_cache(void **state) {
+    (void)state;
+    fake_backend f;
+    imp_world_store *s = fake_store_open(&f, 10);
+    char id[65];
+    imp_world_id_of(FW, strlen(FW), id);
+    assert_int_equal(imp_world_store_write(s, id, FW, strlen(FW)), IMP_WORLD_IO_OK);
+    for (int round = 1; round <= 2; ++round) {
+        const imp_world_entry *e = imp_world_store_get(s, id);
+        assert_non_null(e);
+        assert_true(e->meta.bytes > 10);
+        imp_world_store_release(s, e);
+        assert_int_equal(f.fetches, round);
+    }
+    size_t n, bytes;
+    imp_world_store_stats(s, &n, &bytes);
+    assert_int_equal(n, 0);
+    assert_int_equal(bytes, 0);
+    imp_world_store_destroy(s);
+    pthread_mutex_destroy(&f.lock);
 }
 
 /* ---- queries while others upload and delete ------------------------------------------------ */
@@ -725,6 +944,8 @@ int main(void) {
         cmocka_unit_test(test_scene_predict_with_world),
         cmocka_unit_test(test_simulate_with_world),
         cmocka_unit_test(test_store_eviction_and_holds),
+        cmocka_unit_test(test_store_single_flight),
+        cmocka_unit_test(test_store_world_larger_than_cache),
         cmocka_unit_test(test_queries_while_uploading),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
