@@ -68,7 +68,9 @@ static const setting settings[] = {
      MAX_BUFFERED_LIMIT, offsetof(imp_config, max_buffered_bytes),
      "request body bytes buffered across all connections; beyond it 503 with Retry-After"},
     {"max-bodies", "IMPACTD_MAX_BODIES", KIND_INT, "1000000", 1, 100000000,
-     offsetof(imp_config, max_bodies), "most bodies in one scene or world; more gets 422"},
+     offsetof(imp_config, max_bodies),
+     "most bodies in one scene or world, items in one world query, queries in one /v1/ccd; more "
+     "gets 422"},
     {"max-batch-items", "IMPACTD_MAX_BATCH_ITEMS", KIND_INT, "10000", 1, 10000000,
      offsetof(imp_config, max_batch_items), "most items in one /v1/batch; more gets 422"},
     {"max-events", "IMPACTD_MAX_EVENTS", KIND_INT, "1000000", 1, 1000000000,
