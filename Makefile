@@ -137,6 +137,8 @@ $(BUILD)/obj/api/%.o: api/%.c
 # The OpenAPI document is assembled into the api library (.incbin), which the
 # compiler's dependency files do not see.
 $(BUILD)/obj/api/openapi.o: api/openapi.yaml
+# The same for the viewer page (GET /viewer).
+$(BUILD)/obj/api/viewer.o: viewer/index.html
 
 $(BUILD)/obj/server/%.o: server/%.c
 	@mkdir -p $(@D)
