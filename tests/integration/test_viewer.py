@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -82,6 +83,14 @@ def body_drawn(d, index, what):
     close = px[3] > 0 and all(abs(px[i] - want[i]) <= 40 for i in range(3))
     check(close, "%s: body %d drawn at (%.0f, %.0f): pixel %s, colour %s" %
           (what, index, bp["x"], bp["y"], px, bp["color"]))
+
+
+def upload(world):
+    """POST /v1/worlds (from the test, not the page); the world's id."""
+    req = urllib.request.Request(BASE + "/v1/worlds", data=json.dumps(world).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())["id"]
 
 
 def shot(d, name):
@@ -195,6 +204,34 @@ def main():
               d.execute_script("const v = window.impViewer; return [v.httpStatus, v.contacts, v.time]"))
         body_drawn(d, 1, "fragment toi")
         shot(d, "fragment")
+
+        # 3D: a stored world (a heightfield and a mesh), its World JSON pasted, rays against it
+        world = {"colliders": [
+            {"id": "hf", "shape": {"type": "heightfield", "rows": 20, "cols": 20, "spacing": [1, 1],
+                                   "heights": [0.2 * ((i * 7) % 5) for i in range(400)]},
+             "position": [0, 0, 0]},
+            {"id": "ramp", "shape": {"type": "mesh", "vertices": [[0, 0, 0], [4, 0, 0], [4, 3, 4], [0, 3, 4]],
+                                     "triangles": [[0, 1, 2], [0, 2, 3]]}, "position": [22, 0, 0]}]}
+        wid = upload(world)
+        d.execute_script("document.getElementById('worldText').value = arguments[0]", json.dumps(world))
+        rays = {"rays": [{"origin": [5.5, 10, 5.5], "direction": [0, -1, 0]},
+                         {"origin": [24, 10, 2], "direction": [0, -1, 0], "id": "r"},
+                         {"origin": [100, 5, 2], "direction": [0, -1, 0]}]}
+        rp = replay(d, "worlds/raycast", rays, wid)
+        hits = [h["hit"] for h in rp["hits"]]
+        check(view(d, "httpStatus") == 200 and hits == [True, True, False], "3D raycast: hits %s" % hits)
+        check(view(d, "dimension") == 3, "3D raycast: drawn in 3D")
+        want = 2 * 19 * 19 + 2
+        check(view(d, "glTriangles") == want, "3D: WebGL drew %s world triangles (want %d)"
+              % (view(d, "glTriangles"), want))
+        at = view(d, "pixelOf(%s)" % json.dumps(rp["hits"][0]["point"]))
+        gp = view(d, "glPixel(%f, %f)" % (at["x"] + 3, at["y"] + 3))
+        check(gp is not None and gp[3] == 255 and max(gp[:3]) < 240,
+              "3D: the terrain is drawn by WebGL next to the first hit: pixel %s" % gp)
+        op = pixel(d, at["x"], at["y"])
+        check(op[3] > 0 and op[0] > 150 and op[1] < 100, "3D: the hit is marked on the 2D layer: pixel %s" % op)
+        shot(d, "raycast-3d")
+        d.execute_script("document.getElementById('worldText').value = ''")
 
         # nothing came from anywhere but this daemon
         urls = d.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
