@@ -9,6 +9,9 @@ through window.impViewer (the page's read-only inspection object) and the canvas
 address fragment. Screenshots go to SCREENSHOT_DIR for a person to look at. Exit status 0
 when every check holds; each failed check is printed.
 
+With --bench after the two arguments it measures frame times instead (a 1,000,000-triangle
+world, 10,000 bodies in 3D; not part of make test).
+
 Debian's packages: chromium, chromium-driver, python3-selenium (make deps-test).
 """
 import json
@@ -124,8 +127,50 @@ BAD_TOI = '{\n  "a": {"radius": 0.5, "position": [0, 0], "velocity": [1, 0]},\n'
           '  "b": {"shape": {"type": "sphere", "radius": -2}, "position": [3, 0]}\n}'
 
 
+def bench():
+    """Frame times (not part of make test): a 1,000,000-triangle world and 10,000 bodies in 3D."""
+    d = browser()
+    try:
+        d.get(BASE + "/viewer")
+        n = 708  # a 708 x 708 heightfield: 2 * 707 * 707 = 999,698 triangles
+        world = {"colliders": [{"id": "terrain", "shape": {
+            "type": "heightfield", "rows": n, "cols": n, "spacing": [1, 1],
+            "heights": [round(3 * ((i * 2654435761) % 1000) / 1000.0, 3) for i in range(n * n)]},
+            "position": [0, 0, 0]}]}
+        t = time.time()
+        wid = upload(world)
+        print("world of %d triangles stored in %.1f s" % (2 * (n - 1) ** 2, time.time() - t))
+        d.execute_script("document.getElementById('worldText').value = arguments[0]", json.dumps(world))
+        t = time.time()
+        replay(d, "worlds/raycast", {"rays": [{"origin": [350.5, 50, 350.5], "direction": [0, -1, 0]}]}, wid)
+        print("replayed (parse, upload to the GPU, first frame) in %.1f s" % (time.time() - t))
+        ms = sorted(view(d, "redraw()") for _ in range(5))
+        print("frame time, %d world triangles (WebGL), whole view (level of detail %s), 5 frames: %s ms" %
+              (view(d, "glTriangles"), view(d, "glLevel"), ", ".join("%.1f" % x for x in ms)))
+        d.execute_script("document.getElementById('canvas').dispatchEvent(new WheelEvent('wheel',"
+                         " {deltaY: -1500, clientX: 850, clientY: 320}))")
+        ms = sorted(view(d, "redraw()") for _ in range(5))
+        print("frame time, zoomed in (level of detail %s), 5 frames: %s ms" %
+              (view(d, "glLevel"), ", ".join("%.1f" % x for x in ms)))
+        shot(d, "bench-1m-triangles-zoomed")
+        shot(d, "bench-1m-triangles")
+        d.execute_script("document.getElementById('worldText').value = ''")
+        grid = {"bodies": [{"radius": 0.3, "position": [i % 100, (i // 100) % 10, i // 1000],
+                            "velocity": [0.1, 0, 0]} for i in range(10000)], "horizon": 1}
+        replay(d, "scenes/predict", grid)
+        ms = sorted(view(d, "redraw()") for _ in range(5))
+        print("frame time, %d bodies in 3D with paths (2D layer), 5 frames: %s ms" %
+              (view(d, "drawnBodies"), ", ".join("%.1f" % x for x in ms)))
+        shot(d, "bench-10000-bodies-3d")
+    finally:
+        d.quit()
+    return 0
+
+
 def main():
     os.makedirs(SHOTS, exist_ok=True)
+    if "--bench" in sys.argv[3:]:
+        return bench()
     t_start = time.time()
     d = browser()
     try:
