@@ -266,6 +266,7 @@ def main():
         hits = [h["hit"] for h in rp["hits"]]
         check(view(d, "httpStatus") == 200 and hits == [True, True, False], "3D raycast: hits %s" % hits)
         check(view(d, "dimension") == 3, "3D raycast: drawn in 3D")
+        check(view(d, "contacts.length") == 2, "3D raycast: the 2 hits listed")
         want = 2 * 19 * 19 + 2
         check(view(d, "glTriangles") == want, "3D: WebGL drew %s world triangles (want %d)"
               % (view(d, "glTriangles"), want))
@@ -277,6 +278,30 @@ def main():
         check(op[3] > 0 and op[0] > 150 and op[1] < 100, "3D: the hit is marked on the 2D layer: pixel %s" % op)
         shot(d, "raycast-3d")
         d.execute_script("document.getElementById('worldText').value = ''")
+
+        # the page's state saved to a file and loaded back from it
+        d.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": SHOTS})
+        saved = os.path.join(SHOTS, "impactd-viewer-state.json")
+        if os.path.exists(saved):
+            os.remove(saved)
+        replay(d, "scenes/predict", PREDICT)
+        d.find_elements(By.CSS_SELECTOR, "#contacts li[data-index]")[2].click()
+        d.find_element(By.ID, "saveState").click()
+        deadline = time.time() + 10
+        while time.time() < deadline and not os.path.exists(saved):
+            time.sleep(0.1)
+        state = json.load(open(saved)) if os.path.exists(saved) else {}
+        check(state.get("endpoint") == "scenes/predict" and json.loads(state.get("request", "null")) == PREDICT
+              and state.get("selected") == 2, "state: saved to %s" % saved)
+        replay(d, "toi", {"a": {"radius": 1, "position": [0, 0]}, "b": {"radius": 1, "position": [5, 0]}})
+        d.find_element(By.ID, "loadState").send_keys(os.path.abspath(saved))
+        deadline = time.time() + 10
+        while time.time() < deadline and view(d, "endpoint") != "scenes/predict":
+            time.sleep(0.05)
+        time.sleep(0.2)
+        check(view(d, "endpoint") == "scenes/predict" and view(d, "selected") == 2 and
+              view(d, "contacts.length") == 3 and abs(view(d, "time") - state.get("t", -1)) < 1e-12,
+              "state: loaded back (predict, contact 2 selected, t = %s)" % view(d, "time"))
 
         # nothing came from anywhere but this daemon
         urls = d.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
