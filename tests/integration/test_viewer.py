@@ -236,6 +236,10 @@ def main():
         check(view(d, "pointerText") == "-2" and d.find_element(By.ID, "pointerMark").text == "-2",
               "problem: the pointer marks %r in the request" % view(d, "pointerText"))
         shot(d, "problem")
+        # malformed JSON: no pointer, but the parser's line and column are marked
+        rp = replay(d, "toi", '{"a": {"radius": 1, "position": [0, 0]},\n "b": {"radius": 1, "position": [3, 0],}}')
+        check(view(d, "httpStatus") == 400 and view(d, "pointerText") == "}",
+              "malformed JSON: the parser's position is marked (%r; %s)" % (view(d, "pointerText"), rp.get("detail")))
 
         # a request opened from the address fragment
         toi = {"a": {"radius": 0.5, "position": [0, 0], "velocity": [1, 0]},
