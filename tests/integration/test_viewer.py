@@ -310,6 +310,12 @@ def main():
         # nothing came from anywhere but this daemon
         urls = d.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
         check(all(u.startswith(BASE) for u in urls), "offline: every resource from %s (%d)" % (BASE, len(urls)))
+        # and the page's Content-Security-Policy refuses any other origin (one on loopback here)
+        blocked = d.execute_async_script(
+            "const done = arguments[0]; let v = null;"
+            "document.addEventListener('securitypolicyviolation', (e) => { v = e.violatedDirective; });"
+            "fetch('http://127.0.0.2:9/x').then(() => done('fetched'), () => setTimeout(() => done(v), 100));")
+        check(blocked == "connect-src", "offline: a fetch elsewhere is refused by the page's policy (%s)" % blocked)
 
         # frame time at 10,000 bodies (a 100 x 100 grid of circles)
         grid = {"bodies": [{"radius": 0.3, "position": [i % 100, i // 100], "velocity": [0.1, 0]}
