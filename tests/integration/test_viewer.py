@@ -41,6 +41,8 @@ def browser():
     opts.binary_location = "/usr/bin/chromium"
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--window-size=1280,800", "--no-first-run", "--disable-extensions",
+              # WebGL on the CPU (SwiftShader) where there is no GPU: this page is trusted
+              "--enable-unsafe-swiftshader",
               "--user-data-dir=" + tempfile.mkdtemp(prefix="impactd-viewer-")):
         opts.add_argument(a)
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
