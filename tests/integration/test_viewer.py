@@ -161,8 +161,8 @@ def bench():
                             "velocity": [0.1, 0, 0]} for i in range(10000)], "horizon": 1}
         replay(d, "scenes/predict", grid)
         ms = sorted(view(d, "redraw()") for _ in range(5))
-        print("frame time, %d bodies in 3D with paths (2D layer), 5 frames: %s ms" %
-              (view(d, "drawnBodies"), ", ".join("%.1f" % x for x in ms)))
+        print("frame time, %d bodies in 3D with paths (%d spheres by WebGL), 5 frames: %s ms" %
+              (view(d, "drawnBodies"), view(d, "glSpheres"), ", ".join("%.1f" % x for x in ms)))
         shot(d, "bench-10000-bodies-3d")
     finally:
         d.quit()
@@ -283,6 +283,17 @@ def main():
         op = pixel(d, at["x"], at["y"])
         check(op[3] > 0 and op[0] > 150 and op[1] < 100, "3D: the hit is marked on the 2D layer: pixel %s" % op)
         shot(d, "raycast-3d")
+
+        # 3D, many bodies: spheres drawn by WebGL as shaded sprites with depth
+        cloud = {"bodies": [{"radius": 0.4, "position": [i % 11, (i // 11) % 7, i // 77], "velocity": [0, 0, 0.5]}
+                            for i in range(1001)], "horizon": 1}
+        d.execute_script("document.getElementById('worldText').value = ''")
+        replay(d, "scenes/predict", cloud)
+        check(view(d, "glSpheres") == 1001, "3D: %s of 1001 spheres drawn by WebGL" % view(d, "glSpheres"))
+        bp = view(d, "bodyPixel(1000)")
+        gp = view(d, "glPixel(%f, %f)" % (bp["x"], bp["y"]))
+        check(gp[3] == 255 and max(gp[:3]) < 240, "3D: the last sphere is drawn where it is: pixel %s" % gp)
+        shot(d, "predict-3d-1001")
         d.execute_script("document.getElementById('worldText').value = ''")
 
         # the page's state saved to a file and loaded back from it
