@@ -53,15 +53,15 @@ def replay(d, endpoint, request, world_id=""):
     d.execute_script(
         "const e = document.getElementById('endpoint'); e.value = arguments[0]; e.onchange();"
         "document.getElementById('worldId').value = arguments[2];"
-        "document.getElementById('request').value = arguments[1];",
+        "document.getElementById('request').value = arguments[1];"
+        "document.getElementById('reply').value = '';",
         endpoint, request if isinstance(request, str) else json.dumps(request, indent=1 if len(str(request)) < 4096 else None), world_id)
-    before = d.execute_script("return document.getElementById('reply').value")
     d.find_element(By.ID, "send").click()
     deadline = time.time() + 15
     while time.time() < deadline:
         st = d.execute_script("return [window.impViewer.endpoint, window.impViewer.httpStatus,"
                               " document.getElementById('reply').value]")
-        if st[0] == endpoint and st[1] and st[2] != before:
+        if st[0] == endpoint and st[1] and st[2]:
             time.sleep(0.05)
             return json.loads(st[2]) if st[2] else None
         time.sleep(0.05)
