@@ -120,6 +120,13 @@ SIMULATE = {"bodies": [
      "position": [0, 0], "static": True}],
     "horizon": 2, "gravity": [0, -9.81]}
 
+SETTLE = {"bodies": [
+    {"id": "box", "shape": {"type": "box", "half_extents": [0.5, 0.25]}, "position": [0, 2],
+     "velocity": [1, 0], "restitution": 0.5},
+    {"id": "floor", "shape": {"type": "halfspace", "normal": [0, 1], "offset": 0},
+     "position": [0, 0], "static": True}],
+    "horizon": 2, "gravity": [0, -9.81]}
+
 VALIDATE = {"body": {"radius": 0.5, "position": [0, 0]}, "to": [6, 1], "dt": 0.1,
             "world": [{"id": "wall-2", "shape": {"type": "box", "half_extents": [0.5, 3]},
                        "position": [3, 0], "static": True}], "max_speed": 100}
@@ -218,6 +225,12 @@ def main():
         check(view(d, "selected") == 1, "simulate: and then to the second")
         body_drawn(d, 0, "simulate at event 2")
         shot(d, "simulate")
+        # a box that comes to rest on the floor: the rest is in no event; its last path is fitted
+        rp = replay(d, "scenes/simulate", SETTLE)
+        end = view(d, "simEnd(0)")
+        check(rp["stats"]["rests"] == 1 and view(d, "simFitted") == 1 and
+              max(abs(end[k] - rp["bodies"][0]["position"][k]) for k in range(2)) < 1e-9,
+              "simulate: a resting box's path ends at the reply's position %s (%s)" % (rp["bodies"][0]["position"], end))
 
         # validate: the violation listed, the body drawn at its start
         rp = replay(d, "validate", VALIDATE)
