@@ -8,7 +8,8 @@
  * document: .incbin at build time.
  * Why: the page must work offline against the daemon that served it, with
  * nothing fetched from elsewhere at run time and no data file to find at
- * run time. It is plain JavaScript on Canvas 2D, so nothing else is embedded.
+ * run time. It is plain JavaScript on Canvas 2D and WebGL, so nothing else is
+ * embedded.
  */
 #include "api/api.h"
 #include "api/embed.h"
