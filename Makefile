@@ -2,7 +2,7 @@
 #
 #   make                 build the daemon, the libraries and the test binaries
 #   make deps            install missing build dependencies (apt; no network when none is missing)
-#   make deps-test       the same, plus what the tests need (nginx)
+#   make deps-test       the same, plus what the tests need (nginx, clang, chromium, selenium)
 #   make run             deps + build, then run build/impactd in the foreground (ARGS="--port 9000")
 #   make test            deps + build; unit then integration tests; then the same again under
 #                        SANITIZE=address,undefined in build/san; ends with "N passed, M failed"
@@ -55,8 +55,10 @@ DEPS_PACKAGES := libmicrohttpd-dev libjansson-dev zlib1g-dev libcurl4-openssl-de
                  libhiredis-dev libassimp-dev libgmp-dev pkg-config gcc make
 # What the tests need besides: nginx is the load balancer of tests/integration/test_lb.c,
 # clang builds the fuzz targets (libFuzzer) of the smoke run, clang-format checks the layout,
-# redis-server is the shared world store tests/integration/test_store.c starts and kills.
-TEST_PACKAGES := nginx clang clang-format redis-server
+# redis-server is the shared world store tests/integration/test_store.c starts and kills;
+# chromium, chromium-driver and python3-selenium run the viewer page (GET /viewer) in a
+# headless browser (tests/integration/test_viewer.c and .py).
+TEST_PACKAGES := nginx clang clang-format redis-server chromium chromium-driver python3-selenium
 
 CFLAGS := -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
           -Werror -O2 -g -D_POSIX_C_SOURCE=200809L
@@ -145,6 +147,8 @@ $(BUILD)/obj/api/%.o: api/%.c
 # The OpenAPI document is assembled into the api library (.incbin), which the
 # compiler's dependency files do not see.
 $(BUILD)/obj/api/openapi.o: api/openapi.yaml
+# The same for the viewer page (GET /viewer).
+$(BUILD)/obj/api/viewer.o: viewer/index.html
 
 $(BUILD)/obj/server/%.o: server/%.c
 	@mkdir -p $(@D)

@@ -70,7 +70,8 @@ typedef enum imp_route {
     IMP_ROUTE_HEALTHZ, /* the operations routes, answered by the server */
     IMP_ROUTE_READYZ,
     IMP_ROUTE_METRICS,
-    IMP_ROUTE_OPENAPI
+    IMP_ROUTE_OPENAPI,
+    IMP_ROUTE_VIEWER /* the browser viewer page (viewer/index.html) */
 } imp_route;
 
 typedef enum imp_endpoint_flag {
@@ -147,6 +148,9 @@ void imp_api_problem(int code, const char *detail, const char *pointer, imp_api_
 /* The OpenAPI document (api/openapi.yaml, built into the library):
  * static, NUL-terminated, `*len` bytes. */
 const char *imp_api_openapi(size_t *len);
+/* The viewer page (viewer/index.html, built into the library the same way):
+ * *len bytes, NUL-terminated, static. */
+const char *imp_api_viewer(size_t *len);
 
 /* Frees out->body (unless static) and resets *out. Accepts NULL. */
 void imp_api_response_free(imp_api_response *out);

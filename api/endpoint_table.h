@@ -62,6 +62,7 @@
     X("/healthz", IMP_ROUTE_HEALTHZ, "liveness: 200 while the process serves")                     \
     X("/readyz", IMP_ROUTE_READYZ, "readiness: 503 from the moment SIGTERM arrives")               \
     X("/metrics", IMP_ROUTE_METRICS, "Prometheus metrics")                                         \
-    X("/openapi.yaml", IMP_ROUTE_OPENAPI, "this API as OpenAPI 3")
+    X("/openapi.yaml", IMP_ROUTE_OPENAPI, "this API as OpenAPI 3")                                 \
+    X("/viewer", IMP_ROUTE_VIEWER, "a page that replays requests and draws the answers")
 
 #endif

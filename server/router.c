@@ -8,6 +8,7 @@
  *   GET|HEAD /readyz        -> 200 {"status":"ready"}, or 503 while draining
  *   GET|HEAD /metrics       -> Prometheus text from the daemon's hook
  *   GET|HEAD /openapi.yaml  -> api/openapi.yaml, built into the binary
+ *   GET|HEAD /viewer        -> viewer/index.html, built into the binary
  *   POST /v1/<op>           -> imp_api_handle_route(row, NULL, body)
  *   GET|HEAD|DELETE /v1/worlds/{id}, POST /v1/worlds/{id}/<query>
  *                           -> imp_api_handle_route(row, id, body)
@@ -111,6 +112,12 @@ static void get_route(const imp_router *r, imp_route which, imp_reply *out) {
         size_t len;
         const char *doc = imp_api_openapi(&len);
         reply_copy(200, "application/yaml", doc, len, out);
+        return;
+    }
+    case IMP_ROUTE_VIEWER: {
+        size_t len;
+        const char *page = imp_api_viewer(&len);
+        reply_copy(200, "text/html; charset=utf-8", page, len, out);
         return;
     }
     case IMP_ROUTE_API: problem(IMP_E_INTERNAL, "unrouted path", out); return;
