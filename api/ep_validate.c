@@ -167,6 +167,24 @@ static json_t *enc_violation(const imp_move_violation *v, const obstacles *obs, 
     return o;
 }
 
+/* The corrected path: each leg's start time, position and velocity (empty when blocked: the
+ * body stays at the start). */
+static json_t *enc_path(const imp_move_result *r, int dim) {
+    json_t *legs = json_array();
+    for (int k = 0; legs && k < r->n_legs; ++k) {
+        json_t *leg = json_object();
+        int ok = leg != NULL;
+        imp_put_real(leg, "time", r->legs[k].t0, &ok);
+        imp_put(leg, "position", imp_enc_vec(r->legs[k].start, dim), &ok);
+        imp_put(leg, "velocity", imp_enc_vec(r->legs[k].v, dim), &ok);
+        if (!ok || json_array_append_new(legs, leg) != 0) {
+            json_decref(legs);
+            return NULL;
+        }
+    }
+    return legs;
+}
+
 static int vec_finite(imp_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
 
 /* Every number the response would carry is finite. Each input is at most
@@ -296,6 +314,7 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
         imp_put(o, "velocity", imp_enc_vec(r->velocity, dim), &ok);
         imp_put(o, "iterations", json_integer(r->iterations), &ok);
         imp_put(o, "blocked", json_boolean(r->blocked), &ok);
+        imp_put(o, "path", enc_path(r, dim), &ok);
     }
     json_decref(list);
     imp_move_result_free(r);

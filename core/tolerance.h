@@ -334,6 +334,12 @@
  */
 #define IMP_WORLD_EDGE_REL 1e-9
 
+/* A contact normal on a primitive's edge or vertex that differs from its face normal by at
+ * most this (each component of two unit vectors: a few ulps, far below any real edge angle)
+ * is the face normal: a ball landing on the shared edge of a flat floor gets the floor's
+ * normal exactly, as it does anywhere else on it. */
+#define IMP_WORLD_FACE_SNAP 1e-14
+
 /* Where on a primitive a contact lies (dimensionless, a barycentric
  * coordinate, or a segment's parameter): within this of an edge (of an
  * end) is on it. Contact points of grazing contacts are good to about the

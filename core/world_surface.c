@@ -222,6 +222,8 @@ imp_vec3 imp_world_surface_normal(const imp_world *w, size_t i, imp_vec3 point, 
     q.at = point;
     feature_at(w, pr, point, &q);
     if (q.nf == 0) return side; /* the face itself: its own normal */
+    /* on an edge or vertex but along the face's normal to rounding: the face's, exactly */
+    if (imp_max_abs(imp_sub(n, side)) <= IMP_WORLD_FACE_SNAP) return side;
     imp_vec3 lo = q.f[0], hi = q.f[0];
     if (q.nf == 2) {
         lo = imp_v3(fmin(lo.x, q.f[1].x), fmin(lo.y, q.f[1].y), fmin(lo.z, q.f[1].z));

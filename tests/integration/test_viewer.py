@@ -238,6 +238,8 @@ def main():
         check(not rp["valid"] and view(d, "contacts.length") == len(timed) > 0,
               "validate: %d violations on the timeline" % len(timed))
         check(view(d, "timelineLength") == VALIDATE["dt"], "validate: timeline is dt")
+        check(view(d, "slidesDrawn") == len(rp["path"]) - 1 >= 1,
+              "validate: the corrected path's %d slides drawn" % (len(rp["path"]) - 1))
         body_drawn(d, 0, "validate at the start")
         shot(d, "validate")
 

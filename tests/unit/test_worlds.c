@@ -615,6 +615,34 @@ static void test_simulate_with_world(void **state) {
     json_decref(call_ok("worlds/delete", id, "", 204));
 }
 
+/* A validation's reply carries the corrected path: a ball dropping onto the ground slides on
+ * from its first contact; each leg's start time, position and velocity. */
+static void test_validate_path(void **state) {
+    (void)state;
+    char id[IMP_WORLD_ID_LEN + 1];
+    upload(GROUND, 201, id);
+    json_t *r = call_ok("worlds/validate", id,
+                        "{\"body\": {\"radius\": 0.5, \"position\": [1, 4, 5]}, \"to\": [9, 2, 5], "
+                        "\"dt\": 1}",
+                        200);
+    const json_t *path = json_object_get(r, "path");
+    assert_int_equal(json_array_size(path), 2);
+    const json_t *l0 = json_array_get(path, 0), *l1 = json_array_get(path, 1);
+    assert_true(json_real_value(json_object_get(l0, "time")) == 0.0);
+    assert_true(json_real_value(json_array_get(json_object_get(l0, "velocity"), 1)) == -2.0);
+    /* the ball (radius 0.5) reaches the ground (y = 2) at t = 0.75, at x = 7 */
+    assert_true(fabs(json_real_value(json_object_get(l1, "time")) - 0.75) < 1e-9);
+    const json_t *p1 = json_object_get(l1, "position"), *v1 = json_object_get(l1, "velocity");
+    assert_true(fabs(json_real_value(json_array_get(p1, 0)) - 7.0) < 1e-8);
+    assert_true(fabs(json_real_value(json_array_get(p1, 1)) - 2.5) < 1e-8);
+    assert_true(json_real_value(json_array_get(v1, 0)) == 8.0);
+    assert_true(json_real_value(json_array_get(v1, 1)) == 0.0);
+    const json_t *pos = json_object_get(r, "position");
+    assert_true(fabs(json_real_value(json_array_get(pos, 0)) - 9.0) < 1e-8);
+    json_decref(r);
+    json_decref(call_ok("worlds/delete", id, "", 204));
+}
+
 /* ---- the store -------------------------------------------------------------------------- */
 
 static imp_world_entry *entry(const char *hex_digit, size_t bytes) {
@@ -943,6 +971,7 @@ int main(void) {
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_scene_predict_with_world),
         cmocka_unit_test(test_simulate_with_world),
+        cmocka_unit_test(test_validate_path),
         cmocka_unit_test(test_store_eviction_and_holds),
         cmocka_unit_test(test_store_single_flight),
         cmocka_unit_test(test_store_world_larger_than_cache),
