@@ -55,7 +55,7 @@ typedef struct outcome {
     _Atomic long ok;     /* 200 with the right body (read while the client runs) */
     long draining;       /* 503 draining with Retry-After */
     long refused;        /* no connection: listener closed */
-    long bad;            /* anything else: the test fails */
+    _Atomic long bad;    /* anything else: the test fails (read while the client runs) */
     long ok_after_ready; /* 200s that completed after /readyz was seen at 503 */
     char first_bad[256];
 } outcome;
@@ -213,7 +213,7 @@ static long status_of(const char *url) {
 static void print_outcome(const char *name, const outcome *o) {
     print_message(
         "%-12s ok %ld (after readyz 503: %ld), 503 draining %ld, refused %ld, bad %ld%s%s\n", name,
-        (long)o->ok, o->ok_after_ready, o->draining, o->refused, o->bad, o->bad ? ": " : "",
+        (long)o->ok, o->ok_after_ready, o->draining, o->refused, (long)o->bad, o->bad ? ": " : "",
         o->first_bad);
 }
 
