@@ -123,3 +123,15 @@ int imp_dec_scene_world(imp_dec *d, const json_t *req, const imp_world_entry **o
         return imp_dec_fail_at(d, "world", IMP_E_TYPE, "must be a world id (a string)");
     return imp_dec_world_ref(d, v, out);
 }
+
+int imp_scene_bodies(imp_dec *d, const imp_scene_in *s, imp_scene_body **scene) {
+    *scene = malloc((s->n ? s->n : 1) * sizeof **scene);
+    if (!*scene) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < s->n; ++i) {
+        const imp_body *b = &s->bodies[i];
+        (*scene)[i] = (imp_scene_body){b->m, b->shape.radius, b->is_static,
+                                       b->shape.type == IMP_SHAPE_SPHERE ? NULL : &b->shape,
+                                       imp_filter_is_default(&b->filter) ? NULL : &b->filter};
+    }
+    return 0;
+}

@@ -13,6 +13,7 @@
 #include "api/decode.h"
 #include "api/endpoints.h"
 #include "api/world_store.h"
+#include "core/scene.h"
 
 /* A scene request decoded as far as its bodies. */
 typedef struct imp_scene_in {
@@ -36,6 +37,11 @@ int imp_dec_scene(imp_dec *d, const imp_api_in *in, imp_scene_in *s);
 
 /* Frees what *s holds; accepts a zeroed one. */
 void imp_scene_in_free(imp_scene_in *s);
+
+/* The core view of the decoded bodies (malloc'd into *scene; shapes and filters point into
+ * s->bodies): spheres by radius, every other shape by pointer. 0, or -1 (out of memory) with
+ * the error in `d`. */
+int imp_scene_bodies(imp_dec *d, const imp_scene_in *s, imp_scene_body **scene);
 
 /* A scene's optional `world`: the id of a stored world, held in *out (NULL when absent;
  * release it with imp_world_store_release). 404 unknown-world at /world when no world is

@@ -99,19 +99,6 @@ static int dec_count(imp_dec *d, const json_t *req, const char *key, size_t *out
     return 0;
 }
 
-/* The core view of the decoded bodies (malloc'd; shapes point into s->bodies). */
-static int scene_bodies(imp_dec *d, const imp_scene_in *s, imp_scene_body **scene) {
-    *scene = malloc((s->n ? s->n : 1) * sizeof **scene);
-    if (!*scene) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < s->n; ++i) {
-        const imp_body *b = &s->bodies[i];
-        (*scene)[i] = (imp_scene_body){b->m, b->shape.radius, b->is_static,
-                                       b->shape.type == IMP_SHAPE_SPHERE ? NULL : &b->shape,
-                                       imp_filter_is_default(&b->filter) ? NULL : &b->filter};
-    }
-    return 0;
-}
-
 /* Contacts written per chunk of the text encoding (one chunk per worker task). */
 #define CONTACTS_PER_CHUNK 512
 
@@ -215,7 +202,7 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
              imp_dec_number(d, s.req, "horizon", 1, 0.0, 1, INFINITY, "must be a finite number > 0",
                             &horizon) ||
              dec_kind(d, s.req, &kind) || dec_count(d, s.req, "max_results", &max_results) ||
-             dec_report(d, s.req, &first_per_body) || scene_bodies(d, &s, &scene) ||
+             dec_report(d, s.req, &first_per_body) || imp_scene_bodies(d, &s, &scene) ||
              imp_dec_scene_world(d, s.req, &world);
     if (rc) {
         imp_scene_in_free(&s);

@@ -150,6 +150,85 @@ static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, s
     return o;
 }
 
+/* Candidate pairs the start check may examine (8 bytes each, as for /v1/scenes/predict); a
+ * scene whose bodies' boxes overlap more than this gets no interpenetration warnings. */
+#define WARN_MAX_PAIRS ((size_t)8000000)
+
+/* The window of the start check's scene (seconds): only the pairs already interpenetrating
+ * at t = 0 are read from it, so it is short, to keep the broadphase's boxes near the bodies. */
+#define WARN_WINDOW 1e-9
+
+/* The reply's warnings about the start: pairs of bodies (and a body and a world collider)
+ * interpenetrating at t = 0, by a, then b; static halfspaces with every moving body on their
+ * solid side (an inside-out wall). NULL when out of memory; an empty array when all is well. */
+static json_t *start_warnings(imp_dec *d, const imp_scene_in *s, const imp_world_entry *world,
+                              int dim, double horizon) {
+    json_t *list = json_array();
+    if (!list) return NULL;
+    int ok = 1;
+    imp_scene_body *scene = NULL;
+    if (imp_scene_bodies(d, s, &scene) != 0) {
+        json_decref(list);
+        return NULL;
+    }
+    imp_scene_input in = {scene,
+                          s->n,
+                          dim,
+                          fmin(horizon, WARN_WINDOW),
+                          IMP_BROAD_AUTO,
+                          WARN_MAX_PAIRS,
+                          &d->ctx->parallel,
+                          world ? world->world : NULL};
+    imp_scene_output out;
+    if (imp_scene_predict(&in, &out, NULL) == IMP_SCENE_OK) {
+        for (size_t k = 0; ok && k < out.n_overlapping; ++k) {
+            const imp_scene_contact *c = &out.overlapping[k];
+            json_t *w = json_object();
+            if (!w) {
+                ok = 0;
+                break;
+            }
+            imp_put(w, "kind", json_string("interpenetrating"), &ok);
+            imp_put(w, "a", imp_enc_id(&s->bodies[c->a]), &ok);
+            if (c->world)
+                imp_ep_world_put_prim(w, world, "b", c->b, c->index, c->kind, &ok);
+            else
+                imp_put(w, "b", imp_enc_id(&s->bodies[c->b]), &ok);
+            imp_put_real(w, "depth", c->depth, &ok);
+            if (json_array_append_new(list, w) != 0) ok = 0;
+        }
+        imp_scene_output_free(&out);
+    }
+    free(scene);
+    /* a static halfspace {x : n . x <= offset} that holds every moving body's position */
+    size_t moving = 0;
+    for (size_t i = 0; i < s->n; ++i)
+        moving += !s->bodies[i].is_static;
+    for (size_t h = 0; ok && moving > 0 && h < s->n; ++h) {
+        const imp_body *hb = &s->bodies[h];
+        if (!hb->is_static || hb->shape.type != IMP_SHAPE_HALFSPACE) continue;
+        size_t inside = 0;
+        for (size_t i = 0; i < s->n; ++i)
+            inside += !s->bodies[i].is_static &&
+                      imp_dot(hb->shape.normal, s->bodies[i].m.p) <= hb->shape.offset;
+        if (inside < moving) continue;
+        json_t *w = json_object();
+        if (!w) {
+            ok = 0;
+            break;
+        }
+        imp_put(w, "kind", json_string("inside_out_halfspace"), &ok);
+        imp_put(w, "halfspace", imp_enc_id(hb), &ok);
+        imp_put(w, "bodies", json_integer((json_int_t)moving), &ok);
+        if (json_array_append_new(list, w) != 0) ok = 0;
+    }
+    if (!ok) {
+        json_decref(list);
+        return NULL;
+    }
+    return list;
+}
+
 /* Runs the decoded simulation and encodes its reply (the caller frees s and the world). */
 static int simulate(imp_dec *d, imp_scene_in *s, const imp_world_entry *world, double horizon,
                     imp_vec3 gravity, size_t max_events, int record, imp_api_out *out) {
@@ -195,6 +274,16 @@ static int simulate(imp_dec *d, imp_scene_in *s, const imp_world_entry *world, d
     json_t *o = enc_response(&sout, bodies, n, world, dim, record, imp_enc_elapsed_ms(&t0, &t1));
     imp_sim_output_free(&sout);
     if (!o) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    json_t *warnings = start_warnings(d, s, world, dim, horizon);
+    int ok = warnings != NULL;
+    if (ok && json_array_size(warnings) > 0)
+        imp_put(o, "warnings", warnings, &ok);
+    else
+        json_decref(warnings);
+    if (!ok) {
+        json_decref(o);
+        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    }
     out->doc = o;
     return 0;
 }

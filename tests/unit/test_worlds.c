@@ -643,6 +643,54 @@ static void test_validate_path(void **state) {
     json_decref(call_ok("worlds/delete", id, "", 204));
 }
 
+/* A simulation's start is checked: bodies already interpenetrating (each other, or a world
+ * collider) and static halfspaces with every moving body on their solid side are listed in
+ * `warnings`, with ids and depth; a clean start has no `warnings`. */
+static void test_simulate_warnings(void **state) {
+    (void)state;
+    char id[IMP_WORLD_ID_LEN + 1], req[768];
+    upload(GROUND, 201, id);
+    /* balls a and b overlap by 0.5; ball c sits 0.25 into the ground (y = 2); the floor
+     * {y <= -10} holds no one, the inside-out wall {x <= 100} every moving body */
+    snprintf(req, sizeof req,
+             "{\"bodies\": [{\"id\": \"a\", \"radius\": 1, \"position\": [1, 5, 1]}, {\"id\": "
+             "\"b\", \"radius\": 1, \"position\": [2.5, 5, 1]}, {\"id\": \"c\", \"radius\": 1, "
+             "\"position\": [8, 2.75, 8]}, {\"id\": \"floor\", \"shape\": {\"type\": "
+             "\"halfspace\", \"normal\": [0, 1, 0], \"offset\": -10}, \"position\": [0, 0, 0], "
+             "\"static\": true}, {\"id\": \"inside-out\", \"shape\": {\"type\": \"halfspace\", "
+             "\"normal\": [1, 0, 0], \"offset\": 100}, \"position\": [0, 0, 0], \"static\": "
+             "true}], \"horizon\": 0.5, \"record\": \"none\", \"world\": \"%s\"}",
+             id);
+    json_t *r = call_ok("scenes/simulate", NULL, req, 200);
+    /* by a, then b (bodies before colliders): a-b, each ball inside the inside-out wall
+     * (its depth: the distance to the plane plus the radius), c-ground; then the wall */
+    const json_t *w = json_object_get(r, "warnings");
+    static const char *const A[] = {"a", "a", "b", "c", "c"};
+    static const char *const B[] = {"b", "inside-out", "inside-out", "inside-out", "ground"};
+    static const double DEPTH[] = {0.5, 100.0, 98.5, 93.0, 0.25};
+    assert_int_equal(json_array_size(w), 6);
+    for (size_t k = 0; k < 5; ++k) {
+        const json_t *x = json_array_get(w, k);
+        assert_string_equal(json_string_value(json_object_get(x, "kind")), "interpenetrating");
+        assert_string_equal(json_string_value(json_object_get(x, "a")), A[k]);
+        assert_string_equal(json_string_value(json_object_get(x, "b")), B[k]);
+        assert_true(fabs(json_real_value(json_object_get(x, "depth")) - DEPTH[k]) < 1e-12);
+        assert_int_equal(json_object_get(x, "triangle") != NULL, k == 4);
+    }
+    const json_t *w5 = json_array_get(w, 5);
+    assert_string_equal(json_string_value(json_object_get(w5, "kind")), "inside_out_halfspace");
+    assert_string_equal(json_string_value(json_object_get(w5, "halfspace")), "inside-out");
+    assert_int_equal(json_integer_value(json_object_get(w5, "bodies")), 3);
+    json_decref(r);
+    r = call_ok("scenes/simulate", NULL,
+                "{\"bodies\": [{\"radius\": 1, \"position\": [0, 5]}, {\"radius\": 1, "
+                "\"position\": [3, 5]}], \"horizon\": 1}",
+                200);
+    assert_null(json_object_get(r, "warnings"));
+    json_decref(r);
+    json_decref(call_ok("worlds/delete", id, "", 204));
+}
+
 /* ---- the store -------------------------------------------------------------------------- */
 
 static imp_world_entry *entry(const char *hex_digit, size_t bytes) {
@@ -972,6 +1020,7 @@ int main(void) {
         cmocka_unit_test(test_scene_predict_with_world),
         cmocka_unit_test(test_simulate_with_world),
         cmocka_unit_test(test_validate_path),
+        cmocka_unit_test(test_simulate_warnings),
         cmocka_unit_test(test_store_eviction_and_holds),
         cmocka_unit_test(test_store_single_flight),
         cmocka_unit_test(test_store_world_larger_than_cache),
