@@ -7,7 +7,8 @@
  * where it stands, each triangle, segment and convex collider it overlaps,
  * with the depth and the unit normal along which moving the body by the
  * depth separates them.
- * How: the static overlap of core/overlap.h for every pair. A triangle is
+ * How: the static overlap of core/overlap.h for every pair, through
+ * imp_world_prim_overlap (world_surface.c, shared with the move checker). A triangle is
  * a flat convex polytope (imp_ov_poly_triangle: its two faces, its three
  * edges with their directions), so the body and the triangle go through
  * the same GJK distance and SAT depth as two polyhedra
@@ -30,7 +31,6 @@
 #include <string.h>
 
 #include "overlap.h"
-#include "overlap_impl.h"
 #include "tolerance.h"
 #include "world_impl.h"
 
@@ -55,7 +55,6 @@ int imp_world_overlap_prim(const imp_world *w, const imp_world_overlap_prep *p, 
                            imp_world_contact *c, imp_failure *why) {
     assert(i < w->n_prims);
     const world_prim *pr = &w->prims[i];
-    const world_collider *col = &w->colliders[pr->collider];
     memset(c, 0, sizeof *c);
     if (!world_prim_touches(w, pr, p->filter)) return 0;
     if (i < w->n_bvh) {
@@ -65,32 +64,14 @@ int imp_world_overlap_prim(const imp_world *w, const imp_world_overlap_prep *p, 
         double ql[3] = {p->lo.x, p->lo.y, p->lo.z}, qh[3] = {p->hi.x, p->hi.y, p->hi.z};
         if (!world_boxes_meet(a, b, ql, qh)) return 0;
     }
-    imp_overlap_result r;
-    if (col->kind == IMP_WORLD_SHAPE) {
-        r = imp_overlap(p->shape, p->position, &col->shape, col->position, w->dim);
-    } else if (col->kind == IMP_WORLD_CHAIN) {
-        imp_shape seg = {.type = IMP_SHAPE_SEGMENT, .a = pr->v[0], .b = pr->v[1]};
-        r = imp_overlap(p->shape, p->position, &seg, imp_v3(0, 0, 0), w->dim);
-    } else {
-        imp_ov_poly A, B;
-        imp_hull_status st = imp_ov_poly_make(p->shape, p->position, &A);
-        if (st != IMP_HULL_OK) {
-            imp_ov_poly_free(&A);
-            *why = st == IMP_HULL_NOMEM ? IMP_FAILURE_NOMEM : IMP_FAILURE_DEGENERATE;
-            return -1;
-        }
-        imp_ov_poly_triangle(pr->v, &B);
-        r = imp_ov_poly_overlap(&A, &B);
-        imp_ov_poly_free(&A);
-    }
+    /* the pair as imp_overlap answers it, a one-sided primitive met from its back apart */
+    imp_overlap_result r = imp_world_prim_overlap(w, p->shape, p->position, i);
     if (r.state == IMP_OVERLAP_FAILED) {
         *why = r.failure;
         return -1;
     }
     if (r.state != IMP_OVERLAP_OVERLAPPING) return 0;
     imp_vec3 n = imp_neg(r.normal); /* r's runs from the body to the primitive */
-    if (col->one_sided && col->kind != IMP_WORLD_SHAPE && imp_dot(world_prim_front(w, pr), n) < 0.0)
-        return 0;
     c->collider = pr->collider;
     c->index = pr->index;
     c->kind = (uint32_t)world_prim_kind(w, pr);
