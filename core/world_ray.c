@@ -44,7 +44,11 @@
  * loop's, bit for bit, in the order t, collider, index. The walk visits
  * the nearest child of a node first and keeps the others' entry t on its
  * stack, asking for their lines at once (a prefetch: the misses of
- * several children overlap instead of following each other).
+ * several children overlap instead of following each other); a node
+ * with a single such child (most, deep in the tree) goes straight to it.
+ * In a leaf a triangle is first asked whether the ray enters its padded
+ * box before the best t so far (nine corner coordinates and three slabs),
+ * and only then the exact line test, once.
  * Why: exact decisions where a closed mesh must not leak, and floating
  * point everywhere else: the double-double t costs a few hundred flops per
  * triangle whose line test passes, a handful per ray.
@@ -153,8 +157,40 @@ static inline unsigned children_span(const imp_world_ray_prep *p, const world_no
     return in;
 }
 
+/* One axis of span for the box of the corners a, b, c on axis k (a
+ * segment passes its second corner twice), the box taken as
+ * world_corner_box takes it (so, for the same corners, the same numbers). */
+static inline void corner_slab(const imp_world_ray_prep *p, int k, double a, double b, double c,
+                               double *t0, double *t1) {
+    double lo = b < a ? b : a, hi = b > a ? b : a;
+    lo = c < lo ? c : lo;
+    hi = c > hi ? c : hi;
+    double bn = p->neg[k] ? hi : lo, bf = p->neg[k] ? lo : hi;
+    double tn = (bn - p->onear[k]) * p->inv[k], tf = (bf - p->ofar[k]) * p->inv[k];
+    *t0 = tn > *t0 ? tn : *t0;
+    *t1 = tf < *t1 ? tf : *t1;
+}
+
+/* span for the padded box of a triangle (nv 3) or segment (nv 2): the same
+ * arithmetic, written out for the three axes. */
+static inline int corner_span(const imp_world_ray_prep *p, const world_prim *pr, int nv,
+                              double tmax, double *t0, double *t1) {
+    const imp_vec3 *v = pr->v, *c = &v[nv - 1];
+    *t0 = 0.0;
+    *t1 = tmax;
+    corner_slab(p, 0, v[0].x, v[1].x, c->x, t0, t1);
+    corner_slab(p, 1, v[0].y, v[1].y, c->y, t0, t1);
+    corner_slab(p, 2, v[0].z, v[1].z, c->z, t0, t1);
+    return *t0 <= *t1;
+}
+
+/* The span of primitive pr's padded box (a triangle's or segment's from its
+ * corners). */
 static int prim_span(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
                      double tmax, double *t0, double *t1) {
+    imp_world_collider_kind kind = w->colliders[pr->collider].kind;
+    if (kind != IMP_WORLD_SHAPE)
+        return corner_span(p, pr, kind == IMP_WORLD_CHAIN ? 2 : 3, tmax, t0, t1);
     imp_vec3 lo, hi;
     world_prim_bounds(w, pr, &lo, &hi);
     double l[3] = {lo.x, lo.y, lo.z}, h[3] = {hi.x, hi.y, hi.z};
@@ -250,11 +286,16 @@ static int segment_t(const imp_world_ray_prep *p, const imp_vec3 v[2], dd *num, 
     return den->hi != 0.0;
 }
 
-/* A triangle or segment primitive: 1 with *hit filled, else 0. */
+/* A triangle or segment primitive: 1 with *hit filled, else 0. Missed at
+ * once when the ray's span through its padded box is empty or starts
+ * after tbound (at most max_t: a caller that needs only hits up to tbound,
+ * as every t answered lies in that span). */
 static int flat_hit(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
-                    imp_world_hit *hit) {
+                    double tbound, imp_world_hit *hit) {
     const world_collider *c = &w->colliders[pr->collider];
     int seg = c->kind == IMP_WORLD_CHAIN;
+    double t0, t1;
+    if (!corner_span(p, pr, seg ? 2 : 3, p->ray.max_t, &t0, &t1) || t0 > tbound) return 0;
     dd num, den;
     imp_vec3 n;
     if (seg) {
@@ -264,10 +305,9 @@ static int flat_hit(const imp_world *w, const imp_world_ray_prep *p, const world
     }
     int back = den.hi > 0.0;
     if (back && c->one_sided) return 0;
-    double t = dd_div(num, den) + 0.0, t0, t1;
+    double t = dd_div(num, den) + 0.0;
     if (!(t >= 0.0 && t <= p->ray.max_t)) return 0;
-    if (!prim_span(w, p, pr, p->ray.max_t, &t0, &t1)) return 0;
-    t = t < t0 ? t0 : t > t1 ? t1 : t;
+    t = (t < t0 ? t0 : t > t1 ? t1 : t) + 0.0;
     imp_vec3 unit;
     if (imp_unit_scaled(n, &unit, NULL) != 0) return 0;
     hit->t = t;
@@ -324,7 +364,7 @@ int imp_world_ray_prim(const imp_world *w, const imp_world_ray_prep *p, size_t i
     memset(hit, 0, sizeof *hit);
     if (!world_prim_touches(w, pr, p->ray.filter)) return 0;
     if (w->colliders[pr->collider].kind == IMP_WORLD_SHAPE) return shape_hit(w, p, pr, hit, why);
-    return flat_hit(w, p, pr, hit);
+    return flat_hit(w, p, pr, p->ray.max_t, hit);
 }
 
 int imp_world_ray_reaches(const imp_world *w, const imp_world_ray_prep *p, size_t i, double t) {
@@ -385,34 +425,22 @@ static int keep(ray_query *q, const imp_world_hit *h) {
     return q->mode == IMP_WORLD_RAY_ANY;
 }
 
-/* Whether triangle pr, of a collider of that kind, need not be tested:
- * its line test fails (imp_world_ray_prim would answer 0 after the same
- * test), or, for the closest hit, the ray enters its padded box only
- * after the best t so far (imp_world_ray_prim keeps every t it answers
- * inside that same span, so its hit could only come later, and it answers
- * no failure for a triangle); both without the double-double t. */
-static int triangle_skips(const ray_query *q, imp_world_collider_kind kind, const world_prim *pr) {
-    if (kind != IMP_WORLD_MESH && kind != IMP_WORLD_HEIGHTFIELD) return 0;
-    if (!line_through_triangle(&q->p, pr->v)) return 1;
-    double t0, t1;
-    return q->mode == IMP_WORLD_RAY_CLOSEST && q->have &&
-           !(prim_span(q->w, &q->p, pr, q->p.ray.max_t, &t0, &t1) && t0 <= q->best.t);
-}
-
 /* Tests primitives [first, first + count); 1 ends the walk (any: hit; out
- * of memory; stopped). */
+ * of memory; stopped). A triangle or segment is asked only for hits up to
+ * the bound (flat_hit misses it at once when the ray enters its padded box
+ * after that, where imp_world_ray_prim's hit could only come later: it
+ * keeps every t inside that span, and answers no failure for it). */
 static int test_prims(ray_query *q, size_t first, size_t count) {
     for (size_t i = first; i < first + count; ++i) {
         imp_world_hit h;
         imp_failure why = IMP_FAILURE_NONE;
         const world_prim *pr = &q->w->prims[i];
-        imp_world_collider_kind kind = q->w->colliders[pr->collider].kind;
-        int shape = kind == IMP_WORLD_SHAPE;
-        if (triangle_skips(q, kind, pr)) {
-            if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return 1;
-            continue;
-        }
-        int rc = imp_world_ray_prim(q->w, &q->p, i, &h, &why);
+        int rc, shape = !world_prim_is_flat(q->w, pr);
+        if (shape)
+            rc = imp_world_ray_prim(q->w, &q->p, i, &h, &why);
+        else
+            rc = world_prim_touches(q->w, pr, q->p.ray.filter) &&
+                 flat_hit(q->w, &q->p, pr, bound(q), &h);
         if (rc < 0 && world_fails_push(&q->fails, i, why) != 0) q->nomem = 1;
         if (rc > 0 && keep(q, &h)) return 1;
         if (q->nomem) return 1;
@@ -421,10 +449,14 @@ static int test_prims(ray_query *q, size_t first, size_t count) {
     return 0;
 }
 
+/* The lowest set bit of a 4-bit child mask (0 for none). */
+static const unsigned char first_bit[16] = {0, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0};
+
 /* The ordered walk: of a node's children whose span starts within the
  * bound, the nearest is taken at once and the others pushed farthest
  * first, each with its entry t, compared again with the bound when
- * popped. */
+ * popped (a node with one such child, the common case deep in the tree,
+ * goes to it without the ordering). */
 static void walk(ray_query *q) {
     const imp_world *w = q->w;
     if (w->n_nodes == 0) return;
@@ -436,27 +468,34 @@ static void walk(ray_query *q) {
     uint32_t at = 0;
     for (;;) {
         const world_node *n = &w->nodes[at];
-        struct item in[IMP_WORLD_WIDTH];
-        int m = 0;
         double tk[IMP_WORLD_WIDTH];
         unsigned hit = children_span(&q->p, n, bound(q), tk);
-        for (int k = 0; k < IMP_WORLD_WIDTH; ++k) {
-            if (!(hit >> k & 1u)) continue;
-            double t = tk[k];
-            int j = m++; /* insertion by entry t, ties in stored order */
-            while (j > 0 && in[j - 1].t > t) {
-                in[j] = in[j - 1];
-                --j;
-            }
-            in[j] = (struct item){n->child[k], n->count[k], t};
-        }
         if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
-        for (int j = 0; j < m; ++j)
-            world_prefetch_child(w, in[j].child, in[j].count);
-        for (int j = m - 1; j >= 1; --j)
-            stack[sp++] = in[j];
-        struct item next = in[0];
-        int have = m > 0;
+        struct item next = {0, 0, 0.0};
+        int have = hit != 0;
+        if (have && (hit & (hit - 1)) == 0) { /* one child: taken at once, nothing to order */
+            int k = first_bit[hit];
+            next = (struct item){n->child[k], n->count[k], tk[k]};
+            world_prefetch_child(w, next.child, next.count);
+        } else if (have) {
+            struct item in[IMP_WORLD_WIDTH];
+            int m = 0;
+            for (; hit != 0; hit &= hit - 1) {
+                int k = first_bit[hit];
+                double t = tk[k];
+                int j = m++; /* insertion by entry t, ties in stored order */
+                while (j > 0 && in[j - 1].t > t) {
+                    in[j] = in[j - 1];
+                    --j;
+                }
+                in[j] = (struct item){n->child[k], n->count[k], t};
+            }
+            for (int j = 0; j < m; ++j)
+                world_prefetch_child(w, in[j].child, in[j].count);
+            for (int j = m - 1; j >= 1; --j)
+                stack[sp++] = in[j];
+            next = in[0];
+        }
         for (;;) {
             if (!have) {
                 do {
