@@ -197,9 +197,10 @@ static int prim_span(const imp_world *w, const imp_world_ray_prep *p, const worl
     return span(p, l, h, tmax, t0, t1);
 }
 
-imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray *ray) {
+/* imp_world_ray_prepare into *out, every field written (a ray's setup is a
+ * good part of a short ray's cost: no clearing, no copy). */
+static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_prep *out) {
     imp_world_ray_prep p;
-    memset(&p, 0, sizeof p);
     p.ray = *ray;
     p.dim = w->dim;
     double d[3] = {ray->dir.x, ray->dir.y, ray->dir.z},
@@ -218,7 +219,7 @@ imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray
     p.sx = d[kx] / d[kz];
     p.sy = d[ky] / d[kz];
     double pad = IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(ray->origin));
-    pad = fmax(pad, DBL_MIN);
+    pad = pad > DBL_MIN ? pad : DBL_MIN; /* fmax, without the call */
     for (int k = 0; k < 3; ++k) {
         p.inv[k] = 1.0 / d[k];
         p.neg[k] = signbit(d[k]) != 0;
@@ -226,6 +227,12 @@ imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray
         p.onear[k] = p.neg[k] ? o[k] - pad : o[k] + pad;
         p.ofar[k] = p.neg[k] ? o[k] + pad : o[k] - pad;
     }
+    *out = p;
+}
+
+imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray *ray) {
+    imp_world_ray_prep p;
+    prepare(w, ray, &p);
     return p;
 }
 
@@ -523,12 +530,18 @@ imp_world_ray_result imp_world_raycast(const imp_world *w, const imp_world_ray *
     assert(w && ray && ray->max_t > 0.0);
     imp_world_ray_result res;
     memset(&res, 0, sizeof res);
-    ray_query q;
-    memset(&q, 0, sizeof q);
+    ray_query q; /* every field set (a memset of it costs a short ray more than a leaf) */
     q.w = w;
-    q.p = imp_world_ray_prepare(w, ray);
+    prepare(w, ray, &q.p);
     q.mode = mode;
-    q.poll.stop = stop;
+    q.poll = (world_poll){stop, 0};
+    q.stopped_by = 0;
+    q.have = 0;
+    memset(&q.best, 0, sizeof q.best);
+    q.all = NULL;
+    q.n_all = q.cap_all = 0;
+    q.nomem = 0;
+    q.fails = (world_fails){NULL, 0, 0};
     /* halfspaces first: an early best t prunes the walk */
     if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh)) walk(&q);
     if (q.stopped_by || q.nomem) {
