@@ -314,63 +314,83 @@ typedef struct fast_root {
     double x, rad;
 } fast_root;
 
+/* Two lanes of doubles (GCC/Clang generic vectors: SSE2 on x86-64, plain
+ * code elsewhere); four candidates are evaluated in two of them. */
+typedef double v2d __attribute__((vector_size(16)));
+typedef long long v2i __attribute__((vector_size(16)));
+
+static v2d vabs(v2d a) {
+    const v2i mask = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+    return (v2d)((v2i)a & mask);
+}
+
 /* Veltkamp's split and Dekker's product (Dekker, "A floating-point
- * technique for extending the available precision", 1971): p + e == a * b
- * exactly for |a|, |b| below 2^996, barring underflow, in plain operations,
- * so that four evaluations can run side by side without a call to fma. */
-static void split(double a, double *hi, double *lo) {
-    double c = 134217729.0 * a; /* 2^27 + 1 */
+ * technique for extending the available precision", Numer. Math. 18,
+ * 1971): p + e == a * b exactly for |a|, |b| below 2^996, barring
+ * underflow, in plain operations, so that the candidates are evaluated side
+ * by side without a call to fma. */
+static void vsplit(v2d a, v2d *hi, v2d *lo) {
+    v2d c = a * 134217729.0; /* 2^27 + 1 */
     *hi = c - (c - a);
     *lo = a - *hi;
 }
 
-/* The certified disc about each real x[k] (k < 4): n (|p(x)| + bound) /
+/* The certified disc about each real x[k] (k < nx <= 4): 4 (|p(x)| + bound) /
  * (|p'(x)| - bound), with p(x) by compensated Horner, and the Newton step
  * at x; rad[k] is NAN where p'(x) is too small to certify anything. */
-static void fast_eval4(const poly *p, const double *x, double *step, double *rad, int *done) {
+static void fast_eval4(const poly *p, int nx, const double *x, double *step, double *rad,
+                       int *done) {
     const double u = IMP_UNIT_ROUNDOFF;
-    double s[4], err[4], d[4], dd[4], m[4], md[4], ax[4], xh[4], xl[4];
-    for (int k = 0; k < 4; ++k) {
-        s[k] = p->c[4];
-        m[k] = fabs(s[k]);
-        err[k] = d[k] = dd[k] = md[k] = 0.0;
-        ax[k] = fabs(x[k]);
-        split(x[k], &xh[k], &xl[k]);
-    }
-    for (int i = 3; i >= 0; --i) {
-        double ci = p->c[i], aci = fabs(ci);
-        for (int k = 0; k < 4; ++k) {
-            dd[k] = dd[k] * x[k] + d[k];
-            d[k] = d[k] * x[k] + s[k];
-            md[k] = md[k] * ax[k] + m[k];
-            double sh, sl;
-            split(s[k], &sh, &sl);
-            double pr = s[k] * x[k];
-            double pe = sl * xl[k] - (((pr - sh * xh[k]) - sl * xh[k]) - sh * xl[k]);
-            double se;
-            s[k] = imp_two_sum(pr, ci, &se);
-            err[k] = err[k] * x[k] + (pe + se);
-            m[k] = m[k] * ax[k] + aci;
+    double fo[4], dout[4], ddo[4], mo[4], mdo[4];
+    for (int h = 0; h < 2; ++h) {
+        if (2 * h >= nx) break;
+        v2d X = {x[2 * h], x[2 * h + 1]}, AX = vabs(X), XH, XL;
+        vsplit(X, &XH, &XL);
+        v2d S = {p->c[4], p->c[4]}, M = vabs(S), zero = {0.0, 0.0};
+        v2d E = zero, D = zero, DD = zero, MD = zero;
+        for (int i = 3; i >= 0; --i) {
+            v2d C = {p->c[i], p->c[i]};
+            DD = DD * X + D;
+            D = D * X + S;
+            MD = MD * AX + M;
+            v2d SH, SL;
+            vsplit(S, &SH, &SL);
+            v2d PR = S * X;
+            v2d PE = SL * XL - (((PR - SH * XH) - SL * XH) - SH * XL);
+            /* TwoSum(PR, C) */
+            v2d SN = PR + C, Z = SN - PR;
+            v2d SE = (PR - (SN - Z)) + (C - Z);
+            S = SN;
+            E = E * X + (PE + SE);
+            M = M * AX + vabs(C);
+        }
+        v2d F = S + E;
+        for (int l = 0; l < 2; ++l) {
+            fo[2 * h + l] = F[l];
+            dout[2 * h + l] = D[l];
+            ddo[2 * h + l] = DD[l];
+            mo[2 * h + l] = M[l];
+            mdo[2 * h + l] = MD[l];
         }
     }
-    for (int k = 0; k < 4; ++k) {
-        double f = s[k] + err[k];
+    for (int k = 0; k < nx; ++k) {
+        double f = fo[k], d = dout[k], m = mo[k], ax = fabs(x[k]);
         /* gamma_8^2 < 65 u^2 and gamma_6 < 6.1 u, doubled for the rounding
          * of the bounds themselves; DBL_MIN covers underflow in the
          * products. A magnitude beyond 2^900 (or an overflow) fails. */
-        double ef = 2.0 * u * fabs(f) + 130.0 * u * u * m[k] + 8.0 * DBL_MIN;
-        double ed = 13.0 * u * md[k] + 8.0 * DBL_MIN;
-        double ad = fabs(d[k]);
-        step[k] = f / d[k];
-        rad[k] = m[k] <= 0x1p900 && ad > 2.0 * ed && isfinite(f)
+        double ef = 2.0 * u * fabs(f) + 130.0 * u * u * m + 8.0 * DBL_MIN;
+        double ed = 13.0 * u * mdo[k] + 8.0 * DBL_MIN;
+        double ad = fabs(d);
+        step[k] = f / d;
+        rad[k] = m <= 0x1p900 && ad > 2.0 * ed && isfinite(f)
                      ? 4.0 * (1.0 + 8.0 * u) * (fabs(f) + ef) / (ad - ed)
                      : NAN;
         /* x - step is within an ulp of the root when the step is far below
          * the distance to the other roots (2^-20 of |x|) and the quadratic
          * term of Newton's error, (p''/2p') step^2, is below u/4 of |x|:
          * the last step of solve_bracket, without a further evaluation */
-        done[k] = fabs(step[k]) <= 0x1p-20 * ax[k] &&
-                  fabs(dd[k]) * step[k] * step[k] <= 0.25 * u * ax[k] * ad;
+        done[k] =
+            fabs(step[k]) <= 0x1p-20 * ax && fabs(ddo[k]) * step[k] * step[k] <= 0.25 * u * ax * ad;
     }
 }
 
@@ -485,14 +505,14 @@ static int quartic_fast(const poly *p, double *out) {
     /* polish the real candidates together: compensated Newton until the
      * step is below two ulps, as in solve_bracket */
     fast_root fr[4];
-    double x[4], step[4], rad[4];
+    double x[4] = {0.0, 0.0, 0.0, 0.0}, step[4], rad[4];
     int done[4];
-    for (int i = 0; i < 4; ++i)
-        x[i] = i < nr ? r[i] : 0.0;
+    for (int i = 0; i < nr; ++i)
+        x[i] = r[i];
     int todo = nr;
     for (int it = 0; todo > 0; ++it) {
         if (it == 4) return -1;
-        fast_eval4(p, x, step, rad, done);
+        fast_eval4(p, nr, x, step, rad, done);
         todo = 0;
         for (int i = 0; i < nr; ++i) {
             if (!(rad[i] < INFINITY)) return -1;
@@ -510,34 +530,40 @@ static int quartic_fast(const poly *p, double *out) {
         if (!fast_eval_complex(p, re[i], im[i], &crad[i])) return -1;
         if (!(crad[i] < im[i]) || !(im[i] > FAST_SEPARATION * fabs(re[i]))) return -1;
     }
-    /* sort the real ones (at most four: insertion) */
-    for (int i = 1; i < nr; ++i)
-        for (int j = i; j > 0 && fr[j].x < fr[j - 1].x; --j) {
-            fast_root tmp = fr[j];
-            fr[j] = fr[j - 1];
-            fr[j - 1] = tmp;
+    /* disjoint and separated: each pair of real discs (in any order), each
+     * real against each complex disc, and the two complex pairs (each disc
+     * against both of the other pair, hence the distance to the nearer
+     * conjugate); accumulated without branching on the data */
+    int ok = 1;
+    for (int i = 0; i < nr; ++i)
+        for (int j = i + 1; j < nr; ++j) {
+            double gap = fabs(fr[i].x - fr[j].x);
+            double big = fabs(fr[i].x) > fabs(fr[j].x) ? fabs(fr[i].x) : fabs(fr[j].x);
+            ok &= (gap > fr[i].rad + fr[j].rad) & (gap > FAST_SEPARATION * big);
         }
-    /* disjoint and separated: real neighbours, each real against each
-     * complex disc, and the two complex pairs (each disc against both of
-     * the other pair, hence the distance to the nearer conjugate) */
-    for (int i = 1; i < nr; ++i) {
-        double gap = fr[i].x - fr[i - 1].x;
-        if (!(gap > fr[i].rad + fr[i - 1].rad) ||
-            !(gap > FAST_SEPARATION * (fr[i].x > -fr[i - 1].x ? fabs(fr[i].x) : fabs(fr[i - 1].x))))
-            return -1;
-    }
     for (int j = 0; j < nc; ++j)
         for (int i = 0; i < nr; ++i)
-            if (!(cdist(fr[i].x - re[j], im[j]) > fr[i].rad + crad[j])) return -1;
+            ok &= cdist(fr[i].x - re[j], im[j]) > fr[i].rad + crad[j];
     if (nc == 2) {
         double dist = cdist(re[0] - re[1], im[0] - im[1]);
         double size = re[0] * re[0] + im[0] * im[0] > re[1] * re[1] + im[1] * im[1]
                           ? cdist(re[0], im[0])
                           : cdist(re[1], im[1]);
-        if (!(dist > crad[0] + crad[1]) || !(dist > FAST_SEPARATION * size)) return -1;
+        ok &= (dist > crad[0] + crad[1]) & (dist > FAST_SEPARATION * size);
+    }
+    if (!ok) return -1;
+    /* ascending: a sorting network on four, the missing ones +inf */
+    double v[4];
+    for (int i = 0; i < 4; ++i)
+        v[i] = i < nr ? fr[i].x : INFINITY;
+    static const int net[5][2] = {{0, 1}, {2, 3}, {0, 2}, {1, 3}, {1, 2}};
+    for (int q = 0; q < 5; ++q) {
+        double lo = v[net[q][0]], hi = v[net[q][1]];
+        v[net[q][0]] = lo < hi ? lo : hi;
+        v[net[q][1]] = lo < hi ? hi : lo;
     }
     for (int i = 0; i < nr; ++i)
-        out[i] = fr[i].x;
+        out[i] = v[i];
     return nr;
 }
 
