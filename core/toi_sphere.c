@@ -17,6 +17,12 @@
  * touching and overlapping. The roots come from imp_poly_roots, which
  * reports a graze (double root) as a touch. The first root after t = 0 is
  * the time of impact, since f > 0 until then.
+ * Most pairs miss: when the gap polynomial is certainly positive on
+ * [0, horizon] (surely_positive) the root solver is not called. For
+ * linear motion the coefficients come from the same Dot2 sums with
+ * Dekker's product kept in registers, and the closest approach is the
+ * one root of a linear f' in closed form; imp_toi_spheres_impact leaves
+ * the closest approach out for callers that need only the time of impact.
  * A pair touching at t = 0 (gap within IMP_CONTACT_REL of the scale) is
  * classified by the sign of the first non-vanishing derivative of f there:
  * approaching is a hit at 0; separating or sliding has the factor t
@@ -43,12 +49,9 @@ static double dot2v(imp_vec3 a, imp_vec3 b) {
     return imp_dot2(x, y, 3);
 }
 
-/* max(|x|, |y|, |z|) without a call to fmax (the inputs are finite). */
-static double max_abs3(imp_vec3 a) {
-    double x = fabs(a.x), y = fabs(a.y), z = fabs(a.z);
-    double m = x > y ? x : y;
-    return m > z ? m : z;
-}
+/* fmax and imp_max_abs without calls to fmax (the inputs are not NaN). */
+static double max2(double x, double y) { return x > y ? x : y; }
+static double max_abs3(imp_vec3 a) { return max2(max2(fabs(a.x), fabs(a.y)), fabs(a.z)); }
 
 /* x = 0 or 2^-480 <= |x| <= 2^480: the products of two such numbers and
  * their rounding errors are representable, so Dekker's product is exact. */
@@ -59,30 +62,10 @@ static int tame(double x) {
 
 static int tame3(imp_vec3 a) { return tame(a.x) & tame(a.y) & tame(a.z); }
 
-/* Dekker's product (Veltkamp's split; Dekker, Numer. Math. 18, 1971):
- * p + e == a * b exactly for tame a and b, as imp_two_prod, but in plain
- * operations the compiler keeps in registers instead of calls to fma. */
-static double two_prod_split(double a, double b, double *e) {
-    double ca = 134217729.0 * a, cb = 134217729.0 * b; /* 2^27 + 1 */
-    double ah = ca - (ca - a), al = a - ah, bh = cb - (cb - b), bl = b - bh;
-    double p = a * b;
-    *e = al * bl - (((p - ah * bh) - al * bh) - ah * bl);
-    return p;
-}
-
-/* imp_dot2 (Ogita, Rump & Oishi's Dot2) for tame operands: the same sums
- * of the same exact products and errors, so the same result. */
+/* imp_dot2 for tame operands with Dekker's product: the same sums of the
+ * same exact products and errors, so the same result, without fma calls. */
 static double dot2_tame(const double *x, const double *y, int n) {
-    double e;
-    double s = two_prod_split(x[0], y[0], &e);
-    double c = e;
-    for (int i = 1; i < n; ++i) {
-        double pe, se;
-        double p = two_prod_split(x[i], y[i], &pe);
-        s = imp_two_sum(s, p, &se);
-        c += pe + se;
-    }
-    return s + c;
+    return imp_dot2_by(x, y, n, imp_two_prod_split);
 }
 
 /* Ascending coefficients of f(t) = |d(t)|^2 - R^2 for linear motion (da =
@@ -180,7 +163,7 @@ static int surely_positive(const double c[5], int n, double h) {
 /* Magnitude of the coordinates involved, the scale of rounding errors in
  * positions and so of the contact tolerance. */
 static double coord_scale(const imp_toi_spheres_input *in) {
-    return fmax(fmax(imp_max_abs(in->a.p), imp_max_abs(in->b.p)), in->ra + in->rb);
+    return max2(max2(max_abs3(in->a.p), max_abs3(in->b.p)), in->ra + in->rb);
 }
 
 /* Fill the contact geometry of a touch at time t. */
@@ -193,7 +176,7 @@ static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result
      * relative velocity, so the normal from a to b points back along it. */
     imp_vec3 rel_v = imp_sub(imp_path_vel(in->b.v, in->b.a, t), imp_path_vel(in->a.v, in->a.a, t));
     imp_vec3 fallback = imp_normalize_or(imp_neg(rel_v), imp_v3(1, 0, 0));
-    double scale = fmax(coord_scale(in), fmax(imp_max_abs(out->pa), imp_max_abs(out->pb)));
+    double scale = max2(coord_scale(in), max2(max_abs3(out->pa), max_abs3(out->pb)));
     /* Centres closer than rounding noise give no direction of their own. */
     out->normal = imp_len(d) <= IMP_CONTACT_REL * scale ? fallback : imp_normalize_or(d, fallback);
     out->point = imp_madd(out->pa, out->normal, in->ra);
@@ -261,7 +244,7 @@ static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest)
      * covers that size in about unit time: lengths divided by lam, times by
      * ts, both powers of two (exact). Without this, |dv|^2 of a velocity of
      * 1e-165 underflows and the gap polynomial loses its leading term. */
-    double size = max_abs3(dp) > R ? max_abs3(dp) : R;
+    double size = max2(max_abs3(dp), R);
     double lam = size > 0.0 ? pow2_near(size) : 1.0;
     dp = imp_scale(dp, 1.0 / lam);
     dv = imp_scale(dv, 1.0 / lam);
