@@ -29,18 +29,39 @@ static inline double imp_two_prod(double a, double b, double *e) {
     return p;
 }
 
-/* sum_i x[i] * y[i] with Dot2 accuracy. */
-static inline double imp_dot2(const double *x, const double *y, int n) {
+/* p + e == a * b exactly as imp_two_prod, by Veltkamp's split and Dekker's
+ * product (Dekker, "A floating-point technique for extending the available
+ * precision", Numer. Math. 18, 1971) in plain operations, which stay in
+ * registers where fma is a library call; exact only for |a|, |b| in
+ * [2^-480, 2^480] or zero (no overflow in the split, no underflow in the
+ * error), which the caller checks. */
+static inline double imp_two_prod_split(double a, double b, double *e) {
+    double ca = 134217729.0 * a, cb = 134217729.0 * b; /* 2^27 + 1 */
+    double ah = ca - (ca - a), al = a - ah, bh = cb - (cb - b), bl = b - bh;
+    double p = a * b;
+    *e = al * bl - (((p - ah * bh) - al * bh) - ah * bl);
+    return p;
+}
+
+/* Dot2 with a given error-free product (both give the same result where
+ * both are exact). */
+static inline double imp_dot2_by(const double *x, const double *y, int n,
+                                 double (*prod)(double, double, double *)) {
     double e;
-    double s = imp_two_prod(x[0], y[0], &e);
+    double s = prod(x[0], y[0], &e);
     double c = e;
     for (int i = 1; i < n; ++i) {
         double pe, se;
-        double p = imp_two_prod(x[i], y[i], &pe);
+        double p = prod(x[i], y[i], &pe);
         s = imp_two_sum(s, p, &se);
         c += pe + se;
     }
     return s + c;
+}
+
+/* sum_i x[i] * y[i] with Dot2 accuracy. */
+static inline double imp_dot2(const double *x, const double *y, int n) {
+    return imp_dot2_by(x, y, n, imp_two_prod);
 }
 
 /*

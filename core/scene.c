@@ -129,7 +129,7 @@ static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chun
     imp_toi_result r;
     if (!a->shape && !b->shape) {
         imp_toi_spheres_input q = {a->m, b->m, a->radius, b->radius, in->horizon};
-        r = imp_toi_spheres(&q);
+        r = imp_toi_spheres_impact(&q);
     } else {
         imp_shape sa = {.type = IMP_SHAPE_SPHERE, .radius = a->radius};
         imp_shape sb = {.type = IMP_SHAPE_SPHERE, .radius = b->radius};

@@ -416,7 +416,7 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
         /* what imp_toi_shapes does for two spheres, without reading the shapes */
         mj = motion_at(s, j, s->now);
         imp_toi_spheres_input in = {*mi, mj, s->sb[i].radius, s->sb[j].radius, window};
-        r = imp_toi_spheres(&in);
+        r = imp_toi_spheres_impact(&in);
     } else {
         imp_shape tmp;
         const imp_shape *shj;

@@ -62,5 +62,8 @@ typedef struct imp_toi_spheres_input {
 /* Two spheres (circles in 2D: keep z = 0). Linear motion gives a quadratic
  * gap, accelerated motion a quartic; both solved by imp_poly_roots. */
 imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in);
+/* The same without the closest approach (has_closest 0): for callers that
+ * need only the time of impact, which skips its cubic. */
+imp_toi_result imp_toi_spheres_impact(const imp_toi_spheres_input *in);
 
 #endif

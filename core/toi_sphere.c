@@ -17,6 +17,12 @@
  * touching and overlapping. The roots come from imp_poly_roots, which
  * reports a graze (double root) as a touch. The first root after t = 0 is
  * the time of impact, since f > 0 until then.
+ * Most pairs miss: when the gap polynomial is certainly positive on
+ * [0, horizon] (surely_positive) the root solver is not called. For
+ * linear motion the coefficients come from the same Dot2 sums with
+ * Dekker's product kept in registers, and the closest approach is the
+ * one root of a linear f' in closed form; imp_toi_spheres_impact leaves
+ * the closest approach out for callers that need only the time of impact.
  * A pair touching at t = 0 (gap within IMP_CONTACT_REL of the scale) is
  * classified by the sign of the first non-vanishing derivative of f there:
  * approaching is a hit at 0; separating or sliding has the factor t
@@ -28,7 +34,10 @@
  * spheres is a polynomial, so its first root is the exact answer.
  */
 #include <assert.h>
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "eft.h"
 #include "roots.h"
@@ -38,6 +47,37 @@
 static double dot2v(imp_vec3 a, imp_vec3 b) {
     double x[3] = {a.x, a.y, a.z}, y[3] = {b.x, b.y, b.z};
     return imp_dot2(x, y, 3);
+}
+
+/* fmax and imp_max_abs without calls to fmax (the inputs are not NaN). */
+static double max2(double x, double y) { return x > y ? x : y; }
+static double max_abs3(imp_vec3 a) { return max2(max2(fabs(a.x), fabs(a.y)), fabs(a.z)); }
+
+/* x = 0 or 2^-480 <= |x| <= 2^480: the products of two such numbers and
+ * their rounding errors are representable, so Dekker's product is exact. */
+static int tame(double x) {
+    double a = fabs(x);
+    return a == 0.0 || (a >= 0x1p-480 && a <= 0x1p480);
+}
+
+static int tame3(imp_vec3 a) { return tame(a.x) & tame(a.y) & tame(a.z); }
+
+/* imp_dot2 for tame operands with Dekker's product: the same sums of the
+ * same exact products and errors, so the same result, without fma calls. */
+static double dot2_tame(const double *x, const double *y, int n) {
+    return imp_dot2_by(x, y, n, imp_two_prod_split);
+}
+
+/* Ascending coefficients of f(t) = |d(t)|^2 - R^2 for linear motion (da =
+ * 0), tame inputs: gap_poly's values (a Dot2 with zero products added is
+ * the same Dot2: their products and errors are exact zeros). */
+static void gap_poly_linear(imp_vec3 dp, imp_vec3 dv, double R, double c[5]) {
+    double x0[4] = {dp.x, dp.y, dp.z, R}, y0[4] = {dp.x, dp.y, dp.z, -R};
+    double p3[3] = {dp.x, dp.y, dp.z}, v3[3] = {dv.x, dv.y, dv.z};
+    c[0] = dot2_tame(x0, y0, 4);
+    c[1] = 2.0 * dot2_tame(p3, v3, 3);
+    c[2] = dot2_tame(v3, v3, 3);
+    c[3] = c[4] = 0.0;
 }
 
 /* Ascending coefficients of f(t) = |d(t)|^2 - R^2. */
@@ -58,7 +98,17 @@ static void closest_approach(imp_vec3 dp, imp_vec3 dv, imp_vec3 da, double R, do
                              const double c[5], imp_toi_result *out) {
     double g[4] = {0.5 * c[1], c[2], 1.5 * c[3], 2.0 * c[4]};
     double cand[5];
-    int nc = imp_poly_roots(g, 3, 0.0, h, cand);
+    int nc = 0;
+    if (g[3] == 0.0 && g[2] == 0.0) {
+        /* linear motion: f'/2 = g0 + g1 t, the one root imp_poly_roots
+         * gives (-g0 / g1, or an exact 0 when g0 is 0) in closed form */
+        if (g[1] != 0.0) {
+            double r = g[0] == 0.0 ? 0.0 : -g[0] / g[1];
+            if (r >= 0.0 && r <= h && isfinite(r)) cand[nc++] = r;
+        }
+    } else {
+        nc = imp_poly_roots(g, 3, 0.0, h, cand);
+    }
     cand[nc++] = 0.0;
     if (isfinite(h)) cand[nc++] = h;
     double best_t = 0.0, best_d = INFINITY;
@@ -74,10 +124,46 @@ static void closest_approach(imp_vec3 dp, imp_vec3 dv, imp_vec3 da, double R, do
     out->closest_distance = best_d - R;
 }
 
+/*
+ * 1 when the gap polynomial f (degree n, f(0) = c[0] > 0) certainly stays
+ * above zero on [0, h], so that imp_poly_roots would find no root there:
+ * the common miss, decided in a few operations. Two sufficient tests:
+ *  - on [0, h] (h finite) the Bernstein coefficients of f are all
+ *    positive, with a margin of 16 u sum_i |c_i| h^i: f is a convex
+ *    combination of them (Farouki & Rajan, "On the numerical condition of
+ *    polynomials in Bernstein form", CAGD 4, 1987), and the margin covers
+ *    both their rounding (at most 12 u of that sum) and the multiple-root
+ *    rule of imp_poly_roots (0.42 u of sum_i |c_i| |t|^i);
+ *  - for a quadratic, a discriminant c1^2 - 4 c0 c2 negative by more than
+ *    1e-12 of c1^2 + 4 c0 c2 (its rounding is a few u of that): then f at
+ *    its vertex exceeds 1e-12 / 3 of sum |c_i||t|^i there, far above the
+ *    multiple-root rule, and f has no real root at all.
+ */
+static int surely_positive(const double c[5], int n, double h) {
+    const double u = IMP_UNIT_ROUNDOFF;
+    if (n == 2) {
+        double q = c[1] * c[1], r = 4.0 * c[0] * c[2];
+        if (q - r < -1e-12 * (q + r)) return 1;
+    }
+    if (!isfinite(h)) return 0;
+    double a[5], mag = 0.0, hp = 1.0;
+    for (int i = 0; i <= n; ++i) {
+        a[i] = c[i] * hp;
+        mag += fabs(a[i]);
+        hp *= h;
+    }
+    double margin = 16.0 * u * mag;
+    if (!(a[0] > margin)) return 0;
+    if (n == 2) return a[0] + 0.5 * a[1] > margin && a[0] + a[1] + a[2] > margin;
+    return a[0] + 0.25 * a[1] > margin && a[0] + 0.5 * a[1] + a[2] / 6.0 > margin &&
+           a[0] + 0.75 * a[1] + 0.5 * a[2] + 0.25 * a[3] > margin &&
+           a[0] + a[1] + a[2] + a[3] + a[4] > margin;
+}
+
 /* Magnitude of the coordinates involved, the scale of rounding errors in
  * positions and so of the contact tolerance. */
 static double coord_scale(const imp_toi_spheres_input *in) {
-    return fmax(fmax(imp_max_abs(in->a.p), imp_max_abs(in->b.p)), in->ra + in->rb);
+    return max2(max2(max_abs3(in->a.p), max_abs3(in->b.p)), in->ra + in->rb);
 }
 
 /* Fill the contact geometry of a touch at time t. */
@@ -90,7 +176,7 @@ static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result
      * relative velocity, so the normal from a to b points back along it. */
     imp_vec3 rel_v = imp_sub(imp_path_vel(in->b.v, in->b.a, t), imp_path_vel(in->a.v, in->a.a, t));
     imp_vec3 fallback = imp_normalize_or(imp_neg(rel_v), imp_v3(1, 0, 0));
-    double scale = fmax(coord_scale(in), fmax(imp_max_abs(out->pa), imp_max_abs(out->pb)));
+    double scale = max2(coord_scale(in), max2(max_abs3(out->pa), max_abs3(out->pb)));
     /* Centres closer than rounding noise give no direction of their own. */
     out->normal = imp_len(d) <= IMP_CONTACT_REL * scale ? fallback : imp_normalize_or(d, fallback);
     out->point = imp_madd(out->pa, out->normal, in->ra);
@@ -100,6 +186,16 @@ static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result
  * 2^IMP_SPHERE_SCALE_MAX_EXP. */
 static double pow2_near(double x) {
     int e;
+    _Static_assert(IMP_SPHERE_SCALE_MAX_EXP >= 999, "the clamp is inactive on this range");
+    if (x >= 0x1p-999 && x < 0x1p999) {
+        /* the power of two frexp would give, from the exponent bits */
+        uint64_t b;
+        memcpy(&b, &x, sizeof b);
+        b = ((b >> 52) + 1) << 52;
+        double r;
+        memcpy(&r, &b, sizeof r);
+        return r;
+    }
     frexp(x, &e);
     if (e > IMP_SPHERE_SCALE_MAX_EXP) e = IMP_SPHERE_SCALE_MAX_EXP;
     if (e < -IMP_SPHERE_SCALE_MAX_EXP) e = -IMP_SPHERE_SCALE_MAX_EXP;
@@ -134,7 +230,7 @@ static double points_meet(imp_vec3 p, imp_vec3 v, imp_vec3 a, double h, double t
     return NAN;
 }
 
-imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
+static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest) {
     assert(in->ra >= 0.0 && in->rb >= 0.0);
     assert(in->horizon > 0.0);
     imp_toi_result out = {0};
@@ -148,14 +244,14 @@ imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
      * covers that size in about unit time: lengths divided by lam, times by
      * ts, both powers of two (exact). Without this, |dv|^2 of a velocity of
      * 1e-165 underflows and the gap polynomial loses its leading term. */
-    double size = fmax(imp_max_abs(dp), R);
+    double size = max2(max_abs3(dp), R);
     double lam = size > 0.0 ? pow2_near(size) : 1.0;
     dp = imp_scale(dp, 1.0 / lam);
     dv = imp_scale(dv, 1.0 / lam);
     da = imp_scale(da, 1.0 / lam);
     R /= lam;
     /* max-abs, not the length: |dv|^2 itself may underflow */
-    double speed = imp_max_abs(dv), accel = imp_max_abs(da), tchar = INFINITY;
+    double speed = max_abs3(dv), accel = max_abs3(da), tchar = INFINITY;
     if (speed > 0.0) tchar = 1.0 / speed;
     if (accel > 0.0) tchar = fmin(tchar, sqrt(2.0 / accel));
     double ts = isfinite(tchar) ? pow2_near(tchar) : 1.0;
@@ -164,10 +260,16 @@ imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
     double h = in->horizon / ts;
 
     double c[5];
-    gap_poly(dp, dv, da, R, c);
-    closest_approach(dp, dv, da, R, h, c, &out);
-    out.closest_time *= ts;
-    out.closest_distance *= lam;
+    int linear = da.x == 0.0 && da.y == 0.0 && da.z == 0.0;
+    if (linear && tame3(dp) && tame3(dv) && tame(R))
+        gap_poly_linear(dp, dv, R, c);
+    else
+        gap_poly(dp, dv, da, R, c);
+    if (want_closest) {
+        closest_approach(dp, dv, da, R, h, c, &out);
+        out.closest_time *= ts;
+        out.closest_distance *= lam;
+    }
 
     double dist0 = imp_len(dp);
     double scale = coord_scale(in) / lam;
@@ -192,7 +294,7 @@ imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
         t = points_meet(dp, dv, da, h, tol, dist0 <= tol);
     } else if (gap0 > tol) {
         double r[IMP_POLY_MAX_DEGREE];
-        if (imp_poly_roots(c, 4, 0.0, h, r) > 0) t = r[0];
+        if (!surely_positive(c, linear ? 2 : 4, h) && imp_poly_roots(c, 4, 0.0, h, r) > 0) t = r[0];
     } else {
         /* Touching: with c0 taken as 0, f = t q(t) exactly. */
         double q[4] = {c[1], c[2], c[3], c[4]};
@@ -223,3 +325,7 @@ imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) {
     }
     return out;
 }
+
+imp_toi_result imp_toi_spheres(const imp_toi_spheres_input *in) { return spheres(in, 1); }
+
+imp_toi_result imp_toi_spheres_impact(const imp_toi_spheres_input *in) { return spheres(in, 0); }
