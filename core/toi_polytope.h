@@ -57,6 +57,16 @@ typedef struct imp_toi_swept_input {
     double horizon;
 } imp_toi_swept_input;
 
+/* One candidate axis of the swept test: the band [lo, hi] of b's shift
+ * f(t) = c1 t + c2 t^2 along the unit axis n (in a's frame) in which the
+ * projections overlap; the band's sides are +-INFINITY when only one side
+ * can bind. */
+typedef struct imp_toi_band {
+    imp_vec3 n;
+    double lo, hi;
+    double c1, c2;
+} imp_toi_band;
+
 /* The swept separating axis test (toi_polytope.c's DESIGN): HIT, OVERLAPPING
  * or NONE as imp_toi_polygons, FAILED (NOMEM) when scratch memory runs out,
  * with
@@ -64,6 +74,11 @@ typedef struct imp_toi_swept_input {
  * HIT or OVERLAPPING result the caller finds it from the features within
  * *feature_tol (a length) of touching along the normal. */
 imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol);
+
+/* The same over bands the caller built (in->axes, in->n_axes count them;
+ * in->va, in->vb give only the scale): no allocation. */
+imp_toi_result imp_toi_swept_bands(const imp_toi_swept_input *in, const imp_toi_band *bands,
+                                   double *feature_tol);
 
 /* Projection interval [*lo, *hi] of the vertices v[0..n), displaced by off,
  * on axis. */
