@@ -15,13 +15,12 @@
  * lo = min_a - max_b and hi = max_a - min_b at t = 0. The set of such t
  * in the window is a union of at most three intervals, bounded by the
  * roots of the quadratics f(t) - lo and f(t) - hi (imp_quadratic_roots)
- * and classified at their midpoints. The polytopes touch exactly on the
- * intersection of these sets over all axes; the first interval of it in
- * which the penetration (the least overlap over the axes) becomes positive
- * starts the contact. An interval along which the penetration stays zero
- * is sliding or grazing: no contact, per the contract. The contact normal
- * is the axis whose overlap is the binding (least) one at the contact,
- * oriented from a to b.
+ * and classified at their midpoints (under linear motion the band holds
+ * on the one interval between lo / c1 and hi / c1, the same roots). The polytopes touch exactly on
+ * the intersection of these sets over all axes; the first interval of it in which the penetration
+ * (the least overlap over the axes) becomes positive starts the contact. An interval along which
+ * the penetration stays zero is sliding or grazing: no contact, per the contract. The contact
+ * normal is the axis whose overlap is the binding (least) one at the contact, oriented from a to b.
  * Why: exact: every contact time is a root of a quadratic in the input,
  * found to the accuracy the coefficients allow, with no iteration to a
  * tolerance (conservative advancement stops within its tolerance). Cost
@@ -35,18 +34,12 @@
 #include "roots.h"
 #include "tolerance.h"
 
-#define MAX_INTERVALS 32
 /* bands kept on the stack up to this many axes (malloc beyond) */
 #define STACK_BANDS 128
 
-typedef struct span {
-    double lo, hi;
-} span;
-
-typedef struct span_set {
-    span s[MAX_INTERVALS];
-    int n;
-} span_set;
+typedef imp_toi_span span;
+typedef imp_toi_sweep span_set;
+#define MAX_INTERVALS IMP_TOI_MAX_SPANS
 
 static double shift(const imp_toi_band *b, double t) { return (b->c2 * t + b->c1) * t; }
 
@@ -120,21 +113,45 @@ static void band_spans(const imp_toi_band *b, double h, span_set *out) {
 }
 
 static void intersect(span_set *acc, const span_set *b) {
-    span_set r = {.n = 0};
+    span r[MAX_INTERVALS];
+    int n = 0;
     for (int i = 0; i < acc->n; ++i)
         for (int j = 0; j < b->n; ++j) {
             double lo = fmax(acc->s[i].lo, b->s[j].lo), hi = fmin(acc->s[i].hi, b->s[j].hi);
-            if (lo <= hi && r.n < MAX_INTERVALS) r.s[r.n++] = (span){lo, hi};
+            if (lo <= hi && n < MAX_INTERVALS) r[n++] = (span){lo, hi};
         }
-    *acc = r;
+    for (int i = 0; i < n; ++i)
+        acc->s[i] = r[i];
+    acc->n = n;
 }
 
-/* acc = acc and the t at which band b holds; 0 when that leaves nothing */
+/* acc = acc and the t at which band b holds; 0 when that leaves nothing.
+ * A linear band (c2 = 0) holds on one interval, [lo / c1, hi / c1] or
+ * reversed: its ends are the roots band_spans would find (the same
+ * quotients), so it narrows acc in place without the case analysis. */
 static int narrow(span_set *acc, const imp_toi_band *b, double h) {
-    span_set s;
-    band_spans(b, h, &s);
-    intersect(acc, &s);
-    return acc->n > 0;
+    if (b->c2 != 0.0) {
+        span_set s;
+        band_spans(b, h, &s);
+        intersect(acc, &s);
+        return acc->n > 0;
+    }
+    double t0 = -INFINITY, t1 = INFINITY;
+    if (b->c1 != 0.0) {
+        double u = b->lo / b->c1 + 0.0, w = b->hi / b->c1 + 0.0;
+        t0 = b->c1 > 0.0 ? u : w;
+        t1 = b->c1 > 0.0 ? w : u;
+    } else if (!(b->lo <= 0.0 && b->hi >= 0.0)) {
+        acc->n = 0;
+    }
+    int n = 0;
+    for (int i = 0; i < acc->n; ++i) {
+        double lo = acc->s[i].lo > t0 ? acc->s[i].lo : t0;
+        double hi = acc->s[i].hi < t1 ? acc->s[i].hi : t1;
+        if (lo <= hi) acc->s[n++] = (span){lo, hi};
+    }
+    acc->n = n;
+    return n > 0;
 }
 
 /* least penetration over the axes at t, and the axis index and side giving it */
@@ -205,12 +222,30 @@ static imp_toi_result resolve(const imp_toi_swept_input *in, const imp_toi_band 
     return r;
 }
 
-imp_toi_result imp_toi_swept_bands(const imp_toi_swept_input *in, const imp_toi_band *bands,
-                                   double *feature_tol) {
-    span_set acc = {.s = {{0.0, in->horizon}}, .n = 1};
-    for (size_t i = 0; i < in->n_axes; ++i)
-        if (!narrow(&acc, &bands[i], in->horizon)) return (imp_toi_result){.state = IMP_TOI_NONE};
-    return resolve(in, bands, in->n_axes, &acc, feature_tol);
+void imp_toi_sweep_init(imp_toi_sweep *acc, double horizon) {
+    acc->s[0] = (span){0.0, horizon};
+    acc->n = 1;
+}
+
+int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horizon) {
+    return narrow(acc, b, horizon);
+}
+
+imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,
+                                     const imp_toi_sweep *acc, double *feature_tol) {
+    return resolve(in, bands, in->n_axes, acc, feature_tol);
+}
+
+int imp_toi_bounds_miss(const imp_motion *a, double ra, const imp_motion *b, double rb,
+                        double horizon) {
+    if (imp_dot(a->a, a->a) != 0.0 || imp_dot(b->a, b->a) != 0.0) return 0;
+    imp_vec3 dp = imp_sub(b->p, a->p), dv = imp_sub(b->v, a->v);
+    double vv = imp_dot(dv, dv), t = vv > 0.0 ? -imp_dot(dp, dv) / vv : 0.0;
+    t = t > horizon ? horizon : t > 0.0 ? t : 0.0;
+    imp_vec3 step = imp_scale(dv, t), d = imp_add(dp, step);
+    /* the rounding of d, the radii and the square, with room to spare */
+    double m = (ra + rb) * (1.0 + 1e-9) + 1e-9 * (max_abs(dp) + max_abs(step));
+    return isfinite(m) && imp_dot(d, d) > m * m;
 }
 
 imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol) {
@@ -221,7 +256,8 @@ imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol)
     if (nb > STACK_BANDS && !(bands = malloc(nb * sizeof *bands)))
         return imp_toi_failed(IMP_FAILURE_NOMEM);
     /* each band as it is needed: a separating axis ends the search */
-    span_set acc = {.s = {{0.0, in->horizon}}, .n = 1};
+    span_set acc;
+    imp_toi_sweep_init(&acc, in->horizon);
     imp_toi_result r = {.state = IMP_TOI_NONE};
     size_t i = 0;
     for (; i < nb; ++i) {

@@ -7,9 +7,10 @@
  * dimension; toi_polytope_2d.c the polygons' axes and contact point;
  * toi_polytope_3d.c the 3D polytopes'.
  *
- * Thread-safety: pure and reentrant; allocates scratch memory (an axis per
- * polygon edge; in 3D a polyhedron's hull and the candidate axes), freed
- * before returning.
+ * Thread-safety: pure and reentrant; allocates scratch memory only for
+ * large inputs (polygons of more than 64 edges in all, more than 128 axes)
+ * and, in 3D, for a polyhedron's hull and the candidate axes, freed before
+ * returning.
  */
 #ifndef IMP_TOI_POLYTOPE_H
 #define IMP_TOI_POLYTOPE_H
@@ -75,10 +76,32 @@ typedef struct imp_toi_band {
  * *feature_tol (a length) of touching along the normal. */
 imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol);
 
-/* The same over bands the caller built (in->axes, in->n_axes count them;
- * in->va, in->vb give only the scale): no allocation. */
-imp_toi_result imp_toi_swept_bands(const imp_toi_swept_input *in, const imp_toi_band *bands,
-                                   double *feature_tol);
+/* The swept test one band at a time, for callers that build their own
+ * bands (no allocation): the set of t in [0, horizon] at which every band
+ * so far holds, as at most IMP_TOI_MAX_SPANS intervals. */
+#define IMP_TOI_MAX_SPANS 32
+typedef struct imp_toi_span {
+    double lo, hi;
+} imp_toi_span;
+typedef struct imp_toi_sweep {
+    imp_toi_span s[IMP_TOI_MAX_SPANS];
+    int n;
+} imp_toi_sweep;
+
+void imp_toi_sweep_init(imp_toi_sweep *acc, double horizon);
+/* Narrows acc to the t at which band b holds too; 0 when nothing is left
+ * (NONE: b's axis separates them over the whole window). */
+int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horizon);
+/* The answer of imp_toi_swept once every band (in->n_axes of them) has
+ * narrowed acc; in->va and in->vb give the pair's scale. */
+imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,
+                                     const imp_toi_sweep *acc, double *feature_tol);
+
+/* 1 when the spheres of radius ra about a's position and rb about b's stay
+ * apart over [0, horizon], by a margin above rounding: a certain miss for
+ * shapes inside them. Linear motion only (0 when either accelerates). */
+int imp_toi_bounds_miss(const imp_motion *a, double ra, const imp_motion *b, double rb,
+                        double horizon);
 
 /* Projection interval [*lo, *hi] of the vertices v[0..n), displaced by off,
  * on axis. */
