@@ -62,11 +62,8 @@ void imp_toi_project(const imp_vec3 *v, size_t n, imp_vec3 off, imp_vec3 axis, d
     *hi = h;
 }
 
-/* imp_quadratic_roots(c2, c1, c0, 0, h) with the linear case (c2 = 0) in
- * line: the one root -c0 / c1 (exactly 0 when c0 is), as imp_poly_roots
- * gives it. */
-static int band_roots(double c2, double c1, double c0, double h, double r[2]) {
-    if (!isfinite(c0)) return 0; /* an open side of the band */
+int imp_toi_quadratic_roots(double c2, double c1, double c0, double h, double r[2]) {
+    if (!isfinite(c0)) return 0; /* an open side of a band */
     if (c2 != 0.0) return imp_quadratic_roots(c2, c1, c0, 0.0, h, r);
     if (c1 == 0.0) return 0;
     r[0] = c0 == 0.0 ? 0.0 : -c0 / c1;
@@ -79,10 +76,10 @@ static void band_spans(const imp_toi_band *b, double h, span_set *out) {
     int nc = 0;
     cut[nc++] = 0.0;
     double r[2];
-    int k = band_roots(b->c2, b->c1, -b->lo, h, r);
+    int k = imp_toi_quadratic_roots(b->c2, b->c1, -b->lo, h, r);
     for (int i = 0; i < k; ++i)
         cut[nc++] = r[i];
-    k = band_roots(b->c2, b->c1, -b->hi, h, r);
+    k = imp_toi_quadratic_roots(b->c2, b->c1, -b->hi, h, r);
     for (int i = 0; i < k; ++i)
         cut[nc++] = r[i];
     cut[nc++] = h;
@@ -234,6 +231,15 @@ int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horiz
 imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,
                                      const imp_toi_sweep *acc, double *feature_tol) {
     return resolve(in, bands, in->n_axes, acc, feature_tol);
+}
+
+double imp_toi_reach(const imp_vec3 *v, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        double d = imp_dot(v[i], v[i]);
+        m = d > m ? d : m;
+    }
+    return sqrt(m);
 }
 
 int imp_toi_bounds_miss(const imp_motion *a, double ra, const imp_motion *b, double rb,

@@ -97,6 +97,15 @@ int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horiz
 imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,
                                      const imp_toi_sweep *acc, double *feature_tol);
 
+/* imp_quadratic_roots(c2, c1, c0, 0, h, r) with the linear case (c2 = 0)
+ * in line: the one root -c0 / c1 (exactly 0 when c0 is), as imp_poly_roots
+ * computes it; no root when c0 is infinite (an open side of a band). */
+int imp_toi_quadratic_roots(double c2, double c1, double c0, double h, double r[2]);
+
+/* The distance of the farthest of v[0..n) from the origin (a shape's
+ * reach about its reference point). */
+double imp_toi_reach(const imp_vec3 *v, size_t n);
+
 /* 1 when the spheres of radius ra about a's position and rb about b's stay
  * apart over [0, horizon], by a margin above rounding: a certain miss for
  * shapes inside them. Linear motion only (0 when either accelerates). */

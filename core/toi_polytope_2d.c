@@ -128,22 +128,12 @@ static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp
     return 1;
 }
 
-/* the distance of the farthest vertex from the reference point */
-static double reach(const imp_vec3 *v, size_t n) {
-    double m = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-        double d = dot2(v[i], v[i]);
-        m = d > m ? d : m;
-    }
-    return sqrt(m);
-}
-
 #define STACK_EDGES 64
 
 imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
     assert(in->na >= 3 && in->nb >= 3 && in->horizon > 0.0);
-    if (imp_toi_bounds_miss(&in->a, reach(in->va, in->na), &in->b, reach(in->vb, in->nb),
-                            in->horizon))
+    if (imp_toi_bounds_miss(&in->a, imp_toi_reach(in->va, in->na), &in->b,
+                            imp_toi_reach(in->vb, in->nb), in->horizon))
         return (imp_toi_result){.state = IMP_TOI_NONE};
     size_t n = in->na + in->nb;
     imp_toi_band stack[STACK_EDGES], *bands = stack;
