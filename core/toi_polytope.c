@@ -265,10 +265,16 @@ imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol)
     span_set acc;
     imp_toi_sweep_init(&acc, in->horizon);
     imp_toi_result r = {.state = IMP_TOI_NONE};
-    size_t i = 0;
+    size_t i = 0, kept = 0;
     for (; i < nb; ++i) {
-        imp_toi_band *b = &bands[i];
-        b->n = in->axes[i];
+        /* an axis that is the previous one reversed gives the same band mirrored (the
+         * projections are exact negations), which the previous one already holds */
+        imp_vec3 n = in->axes[i];
+        if (kept > 0 && n.x == -bands[kept - 1].n.x && n.y == -bands[kept - 1].n.y &&
+            n.z == -bands[kept - 1].n.z)
+            continue;
+        imp_toi_band *b = &bands[kept++];
+        b->n = n;
         double a0, a1, b0, b1;
         imp_toi_project(in->va, in->na, imp_v3(0, 0, 0), b->n, &a0, &a1);
         imp_toi_project(in->vb, in->nb, dp, b->n, &b0, &b1);
@@ -278,7 +284,7 @@ imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol)
         b->c2 = 0.5 * imp_dot(b->n, da);
         if (!narrow(&acc, b, in->horizon)) break;
     }
-    if (i == nb) r = resolve(in, bands, nb, &acc, feature_tol);
+    if (i == nb) r = resolve(in, bands, kept, &acc, feature_tol);
     if (bands != stack) free(bands);
     return r;
 }
