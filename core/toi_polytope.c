@@ -135,9 +135,12 @@ static int narrow(span_set *acc, const imp_toi_band *b, double h) {
     }
     double t0 = -INFINITY, t1 = INFINITY;
     if (b->c1 != 0.0) {
-        double u = b->lo / b->c1 + 0.0, w = b->hi / b->c1 + 0.0;
-        t0 = b->c1 > 0.0 ? u : w;
-        t1 = b->c1 > 0.0 ? w : u;
+        /* an open side stays open (no division by c1 there) */
+        double c1 = b->c1, inf = c1 > 0.0 ? INFINITY : -INFINITY;
+        double u = b->lo == -INFINITY ? -inf : b->lo / c1 + 0.0;
+        double w = b->hi == INFINITY ? inf : b->hi / c1 + 0.0;
+        t0 = c1 > 0.0 ? u : w;
+        t1 = c1 > 0.0 ? w : u;
     } else if (!(b->lo <= 0.0 && b->hi >= 0.0)) {
         acc->n = 0;
     }

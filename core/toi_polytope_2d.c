@@ -55,12 +55,6 @@ static imp_vec3 contact_point(const imp_toi_swept_input *in, imp_vec3 pa, imp_ve
     return imp_add(imp_scale(n, 0.5 * (ha + hb)), imp_scale(u, mid));
 }
 
-/* outward unit normal of edge k of a counter-clockwise polygon */
-static imp_vec3 edge_normal(const imp_vec3 *v, size_t n, size_t k) {
-    imp_vec3 e = imp_sub(v[k + 1 == n ? 0 : k + 1], v[k]);
-    return imp_normalize_or(imp_v3(e.y, -e.x, 0), imp_v3(1, 0, 0));
-}
-
 static double dot2(imp_vec3 a, imp_vec3 b) { return a.x * b.x + a.y * b.y; }
 
 /* The vertex of the convex polygon v least along axis: from vertex j
@@ -108,11 +102,14 @@ static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp
         size_t j = 0;
         for (size_t k = 0; k < n_own; ++k) {
             imp_toi_band *b = &out[k];
-            b->n = edge_normal(own, n_own, k);
+            imp_vec3 e0 = own[k], e1 = own[k + 1 == n_own ? 0 : k + 1];
+            /* the least vertex along the edge's unnormalised normal: the walk need not
+             * wait for the square root */
+            imp_vec3 perp = imp_v3(e1.y - e0.y, e0.x - e1.x, 0);
+            j = k == 0 ? least_scan(other, n_other, perp) : least_from(other, n_other, perp, j);
+            b->n = imp_normalize_or(perp, imp_v3(1, 0, 0));
             b->c1 = imp_dot(b->n, dv);
             b->c2 = 0.5 * imp_dot(b->n, da);
-            j = k == 0 ? least_scan(other, n_other, b->n) : least_from(other, n_other, b->n, j);
-            imp_vec3 e0 = own[k], e1 = own[k + 1 == n_own ? 0 : k + 1];
             if (side == 0) { /* a's edge, b's least vertex */
                 double a0 = imp_dot(e0, b->n), a1 = imp_dot(e1, b->n);
                 b->hi = (a0 > a1 ? a0 : a1) - imp_dot(imp_add(dp, other[j]), b->n);
