@@ -265,6 +265,11 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
                     double t = roots[i];
                     if (!(t > 0.0 && t < best)) continue;
                     imp_vec3 x = imp_motion_at(&q, t);
+                    /* under linear motion a root where the path clearly leaves the
+                     * vertex's circle cannot be entering: a normal accepted there is
+                     * within 1e-4 rad of the radial direction (the gap band), so it
+                     * would face the motion too */
+                    if (linear && imp_dot(q.v, imp_sub(x, p0)) > 1e-3 * imp_len(q.v) * R) continue;
                     feature g;
                     imp_vec3 gn;
                     double gap = signed_distance(d, ed, n, x, tol, &g, &gn) - R;
