@@ -43,11 +43,15 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
  * polyhedron's hull vertices) and every candidate separating axis of the
  * pair (unit; face normals and the edge-direction crosses that are faces
  * of the Minkowski difference, which translation does not change). */
+#define IMP_POLYTOPE_PAIR_INLINE 96 /* vertices and axes kept in the pair itself */
 typedef struct imp_polytope_pair {
     imp_vec3 *va, *vb;
     size_t na, nb;
     imp_vec3 *axes;
     size_t n_axes;
+    /* storage for small pairs (two boxes need no allocation); the pointers
+     * may point here, so a built pair is not to be copied */
+    imp_vec3 store[IMP_POLYTOPE_PAIR_INLINE];
 } imp_polytope_pair;
 
 /* Builds the pair of two 3D boxes or polyhedra (asserted). Returns

@@ -30,6 +30,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,7 +243,7 @@ int imp_ov_sat_depth_3d(const imp_ov_poly *A, const imp_ov_poly *B, double *dept
 /* ---- the pair for the swept test ------------------------------------------------------- */
 
 typedef struct collect_ctx {
-    imp_vec3 *axes;
+    imp_vec3 *axes, *store; /* axes starts in store (cap of them) and moves to the heap */
     size_t n, cap;
     int nomem;
 } collect_ctx;
@@ -251,50 +252,73 @@ static void collect(void *ctx, imp_vec3 n) {
     collect_ctx *c = ctx;
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 64;
-        imp_vec3 *a = realloc(c->axes, cap * sizeof *a);
+        imp_vec3 *a =
+            c->axes == c->store ? malloc(cap * sizeof *a) : realloc(c->axes, cap * sizeof *a);
         if (!a) {
             c->nomem = 1;
             return;
         }
+        if (c->axes == c->store)
+            for (size_t i = 0; i < c->n; ++i)
+                a[i] = c->store[i];
         c->axes = a;
         c->cap = cap;
     }
     c->axes[c->n++] = n;
 }
 
-static imp_vec3 *copy_points(const imp_ov_poly *p) {
-    imp_vec3 *v = malloc((p->n ? p->n : 1) * sizeof *v);
+/* p's points, into *room (advancing it past them) when they fit in left */
+static imp_vec3 *copy_points(const imp_ov_poly *p, imp_vec3 **room, size_t *left) {
+    imp_vec3 *v;
+    if (p->n <= *left) {
+        v = *room;
+        *room += p->n;
+        *left -= p->n;
+    } else {
+        v = malloc((p->n ? p->n : 1) * sizeof *v);
+    }
     if (v)
         for (size_t i = 0; i < p->n; ++i)
             v[i] = p->local[i];
     return v;
 }
 
+static int in_store(const imp_polytope_pair *p, const imp_vec3 *x) {
+    uintptr_t u = (uintptr_t)x, s = (uintptr_t)p->store;
+    return u >= s && u < s + sizeof p->store;
+}
+
 static int is_polytope_3d(const imp_shape *s) {
     return s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYHEDRON;
 }
 
-/* The vertices and candidate axes of polytopes A and B into *out. */
+/* The vertices and candidate axes of polytopes A and B into *out: the
+ * vertices first in out->store, the axes in what is left of it, each moving
+ * to the heap when it does not fit. */
 static imp_hull_status fill_pair(const imp_ov_poly *A, const imp_ov_poly *B,
                                  imp_polytope_pair *out) {
-    collect_ctx c = {0};
+    imp_vec3 *room = out->store;
+    size_t left = IMP_POLYTOPE_PAIR_INLINE;
+    out->va = copy_points(A, &room, &left);
+    out->vb = copy_points(B, &room, &left);
+    out->na = A->n;
+    out->nb = B->n;
+    if (!out->va || !out->vb) return IMP_HULL_NOMEM;
+    collect_ctx c = {.axes = room, .store = room, .cap = left};
     if (sat_axes_3d(A, B, collect, &c) != 0 || c.nomem) {
-        free(c.axes);
+        if (c.axes != c.store) free(c.axes);
         return IMP_HULL_NOMEM;
     }
     out->axes = c.axes;
     out->n_axes = c.n;
-    out->va = copy_points(A);
-    out->vb = copy_points(B);
-    out->na = A->n;
-    out->nb = B->n;
-    return out->va && out->vb ? IMP_HULL_OK : IMP_HULL_NOMEM;
+    return IMP_HULL_OK;
 }
 
 imp_hull_status imp_polytope_pair_build(const imp_shape *a, const imp_shape *b,
                                         imp_polytope_pair *out, imp_error *err) {
     assert(is_polytope_3d(a) && is_polytope_3d(b));
-    memset(out, 0, sizeof *out);
+    out->va = out->vb = out->axes = NULL;
+    out->na = out->nb = out->n_axes = 0;
     imp_ov_poly A, B;
     imp_hull_status st = imp_ov_poly_make(a, imp_v3(0, 0, 0), &A);
     if (st == IMP_HULL_OK) {
@@ -312,8 +336,9 @@ imp_hull_status imp_polytope_pair_build(const imp_shape *a, const imp_shape *b,
 
 void imp_polytope_pair_free(imp_polytope_pair *p) {
     if (!p) return;
-    free(p->va);
-    free(p->vb);
-    free(p->axes);
-    memset(p, 0, sizeof *p);
+    if (!in_store(p, p->va)) free(p->va);
+    if (!in_store(p, p->vb)) free(p->vb);
+    if (!in_store(p, p->axes)) free(p->axes);
+    p->va = p->vb = p->axes = NULL;
+    p->na = p->nb = p->n_axes = 0;
 }

@@ -15,13 +15,12 @@
  * lo = min_a - max_b and hi = max_a - min_b at t = 0. The set of such t
  * in the window is a union of at most three intervals, bounded by the
  * roots of the quadratics f(t) - lo and f(t) - hi (imp_quadratic_roots)
- * and classified at their midpoints. The polytopes touch exactly on the
- * intersection of these sets over all axes; the first interval of it in
- * which the penetration (the least overlap over the axes) becomes positive
- * starts the contact. An interval along which the penetration stays zero
- * is sliding or grazing: no contact, per the contract. The contact normal
- * is the axis whose overlap is the binding (least) one at the contact,
- * oriented from a to b.
+ * and classified at their midpoints (under linear motion the band holds
+ * on the one interval between lo / c1 and hi / c1, the same roots). The polytopes touch exactly on
+ * the intersection of these sets over all axes; the first interval of it in which the penetration
+ * (the least overlap over the axes) becomes positive starts the contact. An interval along which
+ * the penetration stays zero is sliding or grazing: no contact, per the contract. The contact
+ * normal is the axis whose overlap is the binding (least) one at the contact, oriented from a to b.
  * Why: exact: every contact time is a root of a quadratic in the input,
  * found to the accuracy the coefficients allow, with no iteration to a
  * tolerance (conservative advancement stops within its tolerance). Cost
@@ -35,53 +34,52 @@
 #include "roots.h"
 #include "tolerance.h"
 
-#define MAX_INTERVALS 32
+/* bands kept on the stack up to this many axes (malloc beyond) */
+#define STACK_BANDS 128
 
-typedef struct span {
-    double lo, hi;
-} span;
+typedef imp_toi_span span;
+typedef imp_toi_sweep span_set;
+#define MAX_INTERVALS IMP_TOI_MAX_SPANS
 
-typedef struct span_set {
-    span s[MAX_INTERVALS];
-    int n;
-} span_set;
-
-typedef struct axis_band {
-    imp_vec3 n;    /* unit axis */
-    double lo, hi; /* band of the shift f at which the projections overlap */
-    double c1, c2; /* f(t) = c1 t + c2 t^2 */
-} axis_band;
-
-static double shift(const axis_band *b, double t) { return (b->c2 * t + b->c1) * t; }
+static double shift(const imp_toi_band *b, double t) { return (b->c2 * t + b->c1) * t; }
 
 /* penetration on the axis at t: how far b must move along +n or -n to separate */
-static double pen(const axis_band *b, double t, int *plus) {
+static double pen(const imp_toi_band *b, double t, int *plus) {
     double f = shift(b, t), up = b->hi - f, down = f - b->lo;
     *plus = up <= down;
-    return fmin(up, down);
+    return up < down ? up : down;
 }
 
 void imp_toi_project(const imp_vec3 *v, size_t n, imp_vec3 off, imp_vec3 axis, double *lo,
                      double *hi) {
-    *lo = INFINITY;
-    *hi = -INFINITY;
+    double l = INFINITY, h = -INFINITY;
     for (size_t i = 0; i < n; ++i) {
         double x = imp_dot(imp_add(off, v[i]), axis);
-        *lo = fmin(*lo, x);
-        *hi = fmax(*hi, x);
+        l = x < l ? x : l;
+        h = x > h ? x : h;
     }
+    *lo = l;
+    *hi = h;
+}
+
+int imp_toi_quadratic_roots(double c2, double c1, double c0, double h, double r[2]) {
+    if (!isfinite(c0)) return 0; /* an open side of a band */
+    if (c2 != 0.0) return imp_quadratic_roots(c2, c1, c0, 0.0, h, r);
+    if (c1 == 0.0) return 0;
+    r[0] = c0 == 0.0 ? 0.0 : -c0 / c1;
+    return r[0] >= 0.0 && r[0] <= h && isfinite(r[0]);
 }
 
 /* The t in [0, h] at which the band holds, as intervals. */
-static void band_spans(const axis_band *b, double h, span_set *out) {
+static void band_spans(const imp_toi_band *b, double h, span_set *out) {
     double cut[6];
     int nc = 0;
     cut[nc++] = 0.0;
     double r[2];
-    int k = imp_quadratic_roots(b->c2, b->c1, -b->lo, 0.0, h, r);
+    int k = imp_toi_quadratic_roots(b->c2, b->c1, -b->lo, h, r);
     for (int i = 0; i < k; ++i)
         cut[nc++] = r[i];
-    k = imp_quadratic_roots(b->c2, b->c1, -b->hi, 0.0, h, r);
+    k = imp_toi_quadratic_roots(b->c2, b->c1, -b->hi, h, r);
     for (int i = 0; i < k; ++i)
         cut[nc++] = r[i];
     cut[nc++] = h;
@@ -112,17 +110,52 @@ static void band_spans(const axis_band *b, double h, span_set *out) {
 }
 
 static void intersect(span_set *acc, const span_set *b) {
-    span_set r = {.n = 0};
+    span r[MAX_INTERVALS];
+    int n = 0;
     for (int i = 0; i < acc->n; ++i)
         for (int j = 0; j < b->n; ++j) {
             double lo = fmax(acc->s[i].lo, b->s[j].lo), hi = fmin(acc->s[i].hi, b->s[j].hi);
-            if (lo <= hi && r.n < MAX_INTERVALS) r.s[r.n++] = (span){lo, hi};
+            if (lo <= hi && n < MAX_INTERVALS) r[n++] = (span){lo, hi};
         }
-    *acc = r;
+    for (int i = 0; i < n; ++i)
+        acc->s[i] = r[i];
+    acc->n = n;
+}
+
+/* acc = acc and the t at which band b holds; 0 when that leaves nothing.
+ * A linear band (c2 = 0) holds on one interval, [lo / c1, hi / c1] or
+ * reversed: its ends are the roots band_spans would find (the same
+ * quotients), so it narrows acc in place without the case analysis. */
+static int narrow(span_set *acc, const imp_toi_band *b, double h) {
+    if (b->c2 != 0.0) {
+        span_set s;
+        band_spans(b, h, &s);
+        intersect(acc, &s);
+        return acc->n > 0;
+    }
+    double t0 = -INFINITY, t1 = INFINITY;
+    if (b->c1 != 0.0) {
+        /* an open side stays open (no division by c1 there) */
+        double c1 = b->c1, inf = c1 > 0.0 ? INFINITY : -INFINITY;
+        double u = b->lo == -INFINITY ? -inf : b->lo / c1 + 0.0;
+        double w = b->hi == INFINITY ? inf : b->hi / c1 + 0.0;
+        t0 = c1 > 0.0 ? u : w;
+        t1 = c1 > 0.0 ? w : u;
+    } else if (!(b->lo <= 0.0 && b->hi >= 0.0)) {
+        acc->n = 0;
+    }
+    int n = 0;
+    for (int i = 0; i < acc->n; ++i) {
+        double lo = acc->s[i].lo > t0 ? acc->s[i].lo : t0;
+        double hi = acc->s[i].hi < t1 ? acc->s[i].hi : t1;
+        if (lo <= hi) acc->s[n++] = (span){lo, hi};
+    }
+    acc->n = n;
+    return n > 0;
 }
 
 /* least penetration over the axes at t, and the axis index and side giving it */
-static double least_pen(const axis_band *bands, size_t nb, double t, size_t *which, int *plus) {
+static double least_pen(const imp_toi_band *bands, size_t nb, double t, size_t *which, int *plus) {
     double best = INFINITY;
     for (size_t i = 0; i < nb; ++i) {
         int p;
@@ -136,43 +169,36 @@ static double least_pen(const axis_band *bands, size_t nb, double t, size_t *whi
     return best;
 }
 
-imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol) {
-    imp_toi_result r = {.state = IMP_TOI_NONE};
-    imp_vec3 dp = imp_sub(in->b.p, in->a.p), dv = imp_sub(in->b.v, in->a.v);
-    imp_vec3 da = imp_sub(in->b.a, in->a.a);
+static double max_abs(imp_vec3 v) {
+    double x = fabs(v.x), y = fabs(v.y), z = fabs(v.z);
+    double m = x > y ? x : y;
+    return m > z ? m : z;
+}
+
+/* the pair's scale: the largest coordinate of a's vertices and of b's
+ * relative to a's position */
+static double pair_scale(const imp_toi_swept_input *in, imp_vec3 dp) {
     double scale = 0.0;
-    for (size_t i = 0; i < in->na; ++i)
-        scale = fmax(scale, imp_max_abs(in->va[i]));
-    for (size_t i = 0; i < in->nb; ++i)
-        scale = fmax(scale, imp_max_abs(imp_add(dp, in->vb[i])));
-    const double tol = IMP_CONTACT_REL * scale;
-
-    size_t nb = in->n_axes;
-    axis_band *bands = malloc((nb ? nb : 1) * sizeof *bands);
-    if (!bands) return imp_toi_failed(IMP_FAILURE_NOMEM);
-    for (size_t i = 0; i < nb; ++i) {
-        axis_band *b = &bands[i];
-        b->n = in->axes[i];
-        double a0, a1, b0, b1;
-        imp_toi_project(in->va, in->na, imp_v3(0, 0, 0), b->n, &a0, &a1);
-        imp_toi_project(in->vb, in->nb, dp, b->n, &b0, &b1);
-        b->lo = a0 - b1;
-        b->hi = a1 - b0;
-        b->c1 = imp_dot(b->n, dv);
-        b->c2 = 0.5 * imp_dot(b->n, da);
+    for (size_t i = 0; i < in->na; ++i) {
+        double m = max_abs(in->va[i]);
+        scale = m > scale ? m : scale;
     }
-
-    span_set acc = {.s = {{0.0, in->horizon}}, .n = 1};
-    for (size_t i = 0; i < nb && acc.n > 0; ++i) {
-        span_set s;
-        band_spans(&bands[i], in->horizon, &s);
-        intersect(&acc, &s);
+    for (size_t i = 0; i < in->nb; ++i) {
+        double m = max_abs(imp_add(dp, in->vb[i]));
+        scale = m > scale ? m : scale;
     }
+    return scale;
+}
 
-    for (int k = 0; k < acc.n; ++k) {
-        double t0 = acc.s[k].lo, t1 = acc.s[k].hi;
-        size_t which;
-        int plus;
+/* The first interval of acc in which the penetration becomes positive. */
+static imp_toi_result resolve(const imp_toi_swept_input *in, const imp_toi_band *bands, size_t nb,
+                              const span_set *acc, double *feature_tol) {
+    imp_toi_result r = {.state = IMP_TOI_NONE};
+    const double tol = IMP_CONTACT_REL * pair_scale(in, imp_sub(in->b.p, in->a.p));
+    for (int k = 0; k < acc->n; ++k) {
+        double t0 = acc->s[k].lo, t1 = acc->s[k].hi;
+        size_t which = 0;
+        int plus = 1;
         double p0 = least_pen(bands, nb, t0, &which, &plus);
         if (t0 == 0.0 && p0 > tol) {
             r.state = IMP_TOI_OVERLAPPING;
@@ -193,6 +219,75 @@ imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol)
         *feature_tol = fmax(tol, r.depth);
         break;
     }
-    free(bands);
+    return r;
+}
+
+void imp_toi_sweep_init(imp_toi_sweep *acc, double horizon) {
+    acc->s[0] = (span){0.0, horizon};
+    acc->n = 1;
+}
+
+int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horizon) {
+    return narrow(acc, b, horizon);
+}
+
+imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,
+                                     const imp_toi_sweep *acc, double *feature_tol) {
+    return resolve(in, bands, in->n_axes, acc, feature_tol);
+}
+
+double imp_toi_reach(const imp_vec3 *v, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        double d = imp_dot(v[i], v[i]);
+        m = d > m ? d : m;
+    }
+    return sqrt(m);
+}
+
+int imp_toi_bounds_miss(const imp_motion *a, double ra, const imp_motion *b, double rb,
+                        double horizon) {
+    if (imp_dot(a->a, a->a) != 0.0 || imp_dot(b->a, b->a) != 0.0) return 0;
+    imp_vec3 dp = imp_sub(b->p, a->p), dv = imp_sub(b->v, a->v);
+    double vv = imp_dot(dv, dv), t = vv > 0.0 ? -imp_dot(dp, dv) / vv : 0.0;
+    t = t > horizon ? horizon : t > 0.0 ? t : 0.0;
+    imp_vec3 step = imp_scale(dv, t), d = imp_add(dp, step);
+    /* the rounding of d, the radii and the square, with room to spare */
+    double m = (ra + rb) * (1.0 + 1e-9) + 1e-9 * (max_abs(dp) + max_abs(step));
+    return isfinite(m) && imp_dot(d, d) > m * m;
+}
+
+imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol) {
+    imp_vec3 dp = imp_sub(in->b.p, in->a.p), dv = imp_sub(in->b.v, in->a.v);
+    imp_vec3 da = imp_sub(in->b.a, in->a.a);
+    size_t nb = in->n_axes;
+    imp_toi_band stack[STACK_BANDS], *bands = stack;
+    if (nb > STACK_BANDS && !(bands = malloc(nb * sizeof *bands)))
+        return imp_toi_failed(IMP_FAILURE_NOMEM);
+    /* each band as it is needed: a separating axis ends the search */
+    span_set acc;
+    imp_toi_sweep_init(&acc, in->horizon);
+    imp_toi_result r = {.state = IMP_TOI_NONE};
+    size_t i = 0, kept = 0;
+    for (; i < nb; ++i) {
+        /* an axis that is the previous one reversed gives the same band mirrored (the
+         * projections are exact negations), which the previous one already holds */
+        imp_vec3 n = in->axes[i];
+        if (kept > 0 && n.x == -bands[kept - 1].n.x && n.y == -bands[kept - 1].n.y &&
+            n.z == -bands[kept - 1].n.z)
+            continue;
+        imp_toi_band *b = &bands[kept++];
+        b->n = n;
+        double a0, a1, b0, b1;
+        imp_toi_project(in->va, in->na, imp_v3(0, 0, 0), b->n, &a0, &a1);
+        imp_toi_project(in->vb, in->nb, dp, b->n, &b0, &b1);
+        b->lo = a0 - b1;
+        b->hi = a1 - b0;
+        b->c1 = imp_dot(b->n, dv);
+        b->c2 = 0.5 * imp_dot(b->n, da);
+        if (!narrow(&acc, b, in->horizon)) break;
+    }
+    if (i == nb) r = resolve(in, bands, kept, &acc, feature_tol);
+    if (bands != stack) free(bands);
     return r;
 }

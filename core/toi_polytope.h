@@ -7,9 +7,10 @@
  * dimension; toi_polytope_2d.c the polygons' axes and contact point;
  * toi_polytope_3d.c the 3D polytopes'.
  *
- * Thread-safety: pure and reentrant; allocates scratch memory (an axis per
- * polygon edge; in 3D a polyhedron's hull and the candidate axes), freed
- * before returning.
+ * Thread-safety: pure and reentrant; allocates scratch memory only for
+ * large inputs (polygons of more than 64 edges in all, more than 128 axes)
+ * and, in 3D, for a polyhedron's hull and the candidate axes, freed before
+ * returning.
  */
 #ifndef IMP_TOI_POLYTOPE_H
 #define IMP_TOI_POLYTOPE_H
@@ -57,6 +58,16 @@ typedef struct imp_toi_swept_input {
     double horizon;
 } imp_toi_swept_input;
 
+/* One candidate axis of the swept test: the band [lo, hi] of b's shift
+ * f(t) = c1 t + c2 t^2 along the unit axis n (in a's frame) in which the
+ * projections overlap; the band's sides are +-INFINITY when only one side
+ * can bind. */
+typedef struct imp_toi_band {
+    imp_vec3 n;
+    double lo, hi;
+    double c1, c2;
+} imp_toi_band;
+
 /* The swept separating axis test (toi_polytope.c's DESIGN): HIT, OVERLAPPING
  * or NONE as imp_toi_polygons, FAILED (NOMEM) when scratch memory runs out,
  * with
@@ -64,6 +75,42 @@ typedef struct imp_toi_swept_input {
  * HIT or OVERLAPPING result the caller finds it from the features within
  * *feature_tol (a length) of touching along the normal. */
 imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol);
+
+/* The swept test one band at a time, for callers that build their own
+ * bands (no allocation): the set of t in [0, horizon] at which every band
+ * so far holds, as at most IMP_TOI_MAX_SPANS intervals. */
+#define IMP_TOI_MAX_SPANS 32
+typedef struct imp_toi_span {
+    double lo, hi;
+} imp_toi_span;
+typedef struct imp_toi_sweep {
+    imp_toi_span s[IMP_TOI_MAX_SPANS];
+    int n;
+} imp_toi_sweep;
+
+void imp_toi_sweep_init(imp_toi_sweep *acc, double horizon);
+/* Narrows acc to the t at which band b holds too; 0 when nothing is left
+ * (NONE: b's axis separates them over the whole window). */
+int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horizon);
+/* The answer of imp_toi_swept once every band (in->n_axes of them) has
+ * narrowed acc; in->va and in->vb give the pair's scale. */
+imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,
+                                     const imp_toi_sweep *acc, double *feature_tol);
+
+/* imp_quadratic_roots(c2, c1, c0, 0, h, r) with the linear case (c2 = 0)
+ * in line: the one root -c0 / c1 (exactly 0 when c0 is), as imp_poly_roots
+ * computes it; no root when c0 is infinite (an open side of a band). */
+int imp_toi_quadratic_roots(double c2, double c1, double c0, double h, double r[2]);
+
+/* The distance of the farthest of v[0..n) from the origin (a shape's
+ * reach about its reference point). */
+double imp_toi_reach(const imp_vec3 *v, size_t n);
+
+/* 1 when the spheres of radius ra about a's position and rb about b's stay
+ * apart over [0, horizon], by a margin above rounding: a certain miss for
+ * shapes inside them. Linear motion only (0 when either accelerates). */
+int imp_toi_bounds_miss(const imp_motion *a, double ra, const imp_motion *b, double rb,
+                        double horizon);
 
 /* Projection interval [*lo, *hi] of the vertices v[0..n), displaced by off,
  * on axis. */

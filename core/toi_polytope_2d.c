@@ -7,10 +7,18 @@
  * paths, its point and normal, or their overlap at t = 0, or none.
  * How: the swept separating axis test of toi_polytope.c over the edge
  * normals of both polygons (for two convex polygons the only candidate
- * axes). The contact point is the middle of the overlap of the two
- * touching features (a vertex or an edge each) along the contact line.
- * Why: exact (see toi_polytope.c); O((n + m)^2) per query for polygons of
- * n and m vertices.
+ * axes), one side each: the faces of their Minkowski difference, whose
+ * halfplanes imply the other sides. Along a's edge normals the least
+ * vertex of b, and along b's that of a, come from rotating calipers
+ * (O(n + m) in all, no projection of every vertex on every axis). Each
+ * band narrows the set of candidate times as it is built, so a separating
+ * axis ends the query; before any, a pair whose bounding circles (about
+ * the reference points) never meet over the window is a miss
+ * (imp_toi_bounds_miss). The contact point is the middle of the overlap of
+ * the two touching features (a vertex or an edge each) along the contact
+ * line.
+ * Why: exact (see toi_polytope.c); O(n + m) per query for polygons of n
+ * and m vertices, and no allocation up to 64 edges in all.
  */
 #include <assert.h>
 #include <math.h>
@@ -47,22 +55,98 @@ static imp_vec3 contact_point(const imp_toi_swept_input *in, imp_vec3 pa, imp_ve
     return imp_add(imp_scale(n, 0.5 * (ha + hb)), imp_scale(u, mid));
 }
 
+static double dot2(imp_vec3 a, imp_vec3 b) { return a.x * b.x + a.y * b.y; }
+
+/* The vertex of the convex polygon v least along axis: from vertex j
+ * forward while the projection falls (rotating calipers: for axes turning
+ * counter-clockwise the least vertex only moves forward). */
+static size_t least_from(const imp_vec3 *v, size_t n, imp_vec3 axis, size_t j) {
+    double d = dot2(v[j], axis);
+    for (size_t s = 0; s < n; ++s) {
+        size_t k = j + 1 == n ? 0 : j + 1;
+        double e = dot2(v[k], axis);
+        if (!(e < d)) break;
+        j = k;
+        d = e;
+    }
+    return j;
+}
+
+static size_t least_scan(const imp_vec3 *v, size_t n, imp_vec3 axis) {
+    size_t j = 0;
+    double d = dot2(v[0], axis);
+    for (size_t k = 1; k < n; ++k) {
+        double e = dot2(v[k], axis);
+        if (e < d) j = k, d = e;
+    }
+    return j;
+}
+
+/* The faces of the Minkowski difference of two counter-clockwise polygons
+ * as one-sided bands: along a's outward edge normal n, b's least vertex
+ * may not pass a's edge (the band's hi; its lo is open); along b's, a's
+ * least vertex may not pass b's edge (lo; hi open). The other sides of
+ * these axes are implied by the faces (the Minkowski difference is the
+ * intersection of its faces' halfplanes), so the swept test over these
+ * bands gives the same contact set as over both sides of every axis.
+ * O(n + m): the least vertices come from rotating calipers. Each band
+ * narrows acc as it is built; 0 as soon as one separates the pair over the
+ * whole window. */
+static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp_toi_sweep *acc) {
+    imp_vec3 dp = imp_sub(in->b.p, in->a.p), dv = imp_sub(in->b.v, in->a.v);
+    imp_vec3 da = imp_sub(in->b.a, in->a.a);
+    for (int side = 0; side < 2; ++side) {
+        const imp_vec3 *own = side ? in->vb : in->va, *other = side ? in->va : in->vb;
+        size_t n_own = side ? in->nb : in->na, n_other = side ? in->na : in->nb;
+        imp_toi_band *out = side ? bands + in->na : bands;
+        size_t j = 0;
+        for (size_t k = 0; k < n_own; ++k) {
+            imp_toi_band *b = &out[k];
+            imp_vec3 e0 = own[k], e1 = own[k + 1 == n_own ? 0 : k + 1];
+            /* the least vertex along the edge's unnormalised normal: the walk need not
+             * wait for the square root */
+            imp_vec3 perp = imp_v3(e1.y - e0.y, e0.x - e1.x, 0);
+            j = k == 0 ? least_scan(other, n_other, perp) : least_from(other, n_other, perp, j);
+            b->n = imp_normalize_or(perp, imp_v3(1, 0, 0));
+            b->c1 = imp_dot(b->n, dv);
+            b->c2 = 0.5 * imp_dot(b->n, da);
+            if (side == 0) { /* a's edge, b's least vertex */
+                double a0 = imp_dot(e0, b->n), a1 = imp_dot(e1, b->n);
+                b->hi = (a0 > a1 ? a0 : a1) - imp_dot(imp_add(dp, other[j]), b->n);
+                b->lo = -INFINITY;
+            } else { /* b's edge, a's least vertex */
+                double b0 = imp_dot(imp_add(dp, e0), b->n), b1 = imp_dot(imp_add(dp, e1), b->n);
+                b->lo = imp_dot(other[j], b->n) - (b0 > b1 ? b0 : b1);
+                b->hi = INFINITY;
+            }
+            if (!imp_toi_sweep_narrow(acc, b, in->horizon)) return 0;
+        }
+    }
+    return 1;
+}
+
+#define STACK_EDGES 64
+
 imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
     assert(in->na >= 3 && in->nb >= 3 && in->horizon > 0.0);
+    if (imp_toi_bounds_miss(&in->a, imp_toi_reach(in->va, in->na), &in->b,
+                            imp_toi_reach(in->vb, in->nb), in->horizon))
+        return (imp_toi_result){.state = IMP_TOI_NONE};
     size_t n = in->na + in->nb;
-    imp_vec3 *axes = malloc(n * sizeof *axes);
-    if (!axes) return imp_toi_failed(IMP_FAILURE_NOMEM);
-    for (size_t i = 0; i < n; ++i) { /* the edge normals of both */
-        const imp_vec3 *v = i < in->na ? in->va : in->vb;
-        size_t m = i < in->na ? in->na : in->nb, k = i < in->na ? i : i - in->na;
-        imp_vec3 e = imp_sub(v[(k + 1) % m], v[k]);
-        axes[i] = imp_normalize_or(imp_v3(e.y, -e.x, 0), imp_v3(1, 0, 0));
+    imp_toi_band stack[STACK_EDGES], *bands = stack;
+    if (n > STACK_EDGES && !(bands = malloc(n * sizeof *bands)))
+        return imp_toi_failed(IMP_FAILURE_NOMEM);
+    imp_toi_result r = {.state = IMP_TOI_NONE};
+    imp_toi_sweep acc;
+    imp_toi_sweep_init(&acc, in->horizon);
+    if (face_bands(in, bands, &acc)) {
+        imp_toi_swept_input s = {in->a,  in->b, in->va, in->vb,     in->na,
+                                 in->nb, NULL,  n,      in->horizon};
+        double ftol;
+        r = imp_toi_sweep_resolve(&s, bands, &acc, &ftol);
+        if (r.state == IMP_TOI_HIT || r.state == IMP_TOI_OVERLAPPING)
+            r.point = contact_point(&s, r.pa, r.pb, r.normal, ftol);
     }
-    imp_toi_swept_input s = {in->a, in->b, in->va, in->vb, in->na, in->nb, axes, n, in->horizon};
-    double ftol;
-    imp_toi_result r = imp_toi_swept(&s, &ftol);
-    if (r.state == IMP_TOI_HIT || r.state == IMP_TOI_OVERLAPPING)
-        r.point = contact_point(&s, r.pa, r.pb, r.normal, ftol);
-    free(axes);
+    if (bands != stack) free(bands);
     return r;
 }

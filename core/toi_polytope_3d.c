@@ -15,6 +15,10 @@
  * two edges where they cross (the midpoint of their closest points,
  * imp_closest_segments); otherwise (a face involved) the centroid of the
  * smaller feature, moved to the middle plane.
+ * Speed: a pair whose bounding spheres never meet over the window is a
+ * miss before any hull or axis is built (imp_toi_bounds_miss); two boxes
+ * need no allocation (the pair's own storage); an axis that is the
+ * previous one reversed (a box's faces, every edge cross) is swept once.
  * Why: exact (see toi_polytope.c); the axes are built once per query, and
  * the swept test is the same code as in 2D.
  */
@@ -26,6 +30,12 @@
 
 static int is_polytope(const imp_shape *s) {
     return s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYHEDRON;
+}
+
+/* the distance of the shape's farthest point from its position (a
+ * polyhedron's points include its hull's vertices) */
+static double reach(const imp_shape *s) {
+    return s->type == IMP_SHAPE_BOX ? imp_len(s->half) : imp_toi_reach(s->verts, s->n_verts);
 }
 
 /* The contact point in 3D: the touching features are a's vertices at its
@@ -70,6 +80,8 @@ imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, co
                                     const imp_motion *mb, double horizon) {
     assert(horizon > 0.0);
     if (!is_polytope(a) || !is_polytope(b)) return imp_toi_failed(IMP_FAILURE_UNSUPPORTED);
+    if (imp_toi_bounds_miss(ma, reach(a), mb, reach(b), horizon))
+        return (imp_toi_result){.state = IMP_TOI_NONE};
     imp_polytope_pair pair;
     imp_hull_status st = imp_polytope_pair_build(a, b, &pair, NULL);
     if (st != IMP_HULL_OK)

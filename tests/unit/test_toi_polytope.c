@@ -9,7 +9,8 @@
  * at a reported hit the polygons touch to within 1e-9 of the scene scale,
  * and at no sampled earlier time do they interpenetrate by more; a reported
  * `none` never interpenetrates at any sampled time; `overlapping` agrees
- * with the static depth.
+ * with the static depth. The same on polygons of 33 to 60 vertices (the
+ * heap path), and the bounding-circle cull checked by sampling.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -84,11 +85,12 @@ static void test_known_answers(void **state) {
     assert_int_equal(r.state, IMP_TOI_NONE);
 }
 
-static imp_shape random_polygon(uint64_t *rng, imp_vec3 *vbuf) {
+/* A box (40%) or a polygon of n_min to n_min + n_span - 1 jittered vertices. */
+static imp_shape random_polygon_n(uint64_t *rng, imp_vec3 *vbuf, size_t n_min, double n_span) {
     double size = imp_rng_uniform(rng, 0.3, 2);
     if (imp_rng_unit(rng) < 0.4)
         return box2(size, imp_rng_uniform(rng, 0.3, 2), imp_rng_uniform(rng, -PI, PI));
-    size_t n = 3 + (size_t)(imp_rng_unit(rng) * 6);
+    size_t n = n_min + (size_t)(imp_rng_unit(rng) * n_span);
     double a0 = imp_rng_uniform(rng, 0, 2 * PI);
     for (size_t i = 0; i < n; ++i) {
         double a = a0 + 2 * PI * ((double)i + imp_rng_uniform(rng, -0.3, 0.3)) / (double)n;
@@ -98,15 +100,18 @@ static imp_shape random_polygon(uint64_t *rng, imp_vec3 *vbuf) {
     return s;
 }
 
-static void test_random_against_static_overlap(void **state) {
-    (void)state;
-    const uint64_t seed = 0x7011F;
+/* `cases` random polygon pairs (n_min to n_min + n_span - 1 vertices, or
+ * boxes), half of them accelerating, each answer checked against the
+ * static overlap test; counts[] gets hits, nones and overlaps. */
+static void random_pairs_against_static_overlap(uint64_t seed, int cases, size_t n_min,
+                                                double n_span, int counts[3]) {
     uint64_t rng = seed;
-    int hits = 0, nones = 0, overlaps = 0;
     const double horizon = 5.0;
-    for (int k = 0; k < 20000; ++k) {
-        imp_vec3 va[16], vb[16];
-        imp_shape a = random_polygon(&rng, va), b = random_polygon(&rng, vb);
+    counts[0] = counts[1] = counts[2] = 0;
+    for (int k = 0; k < cases; ++k) {
+        imp_vec3 va[64], vb[64];
+        imp_shape a = random_polygon_n(&rng, va, n_min, n_span),
+                  b = random_polygon_n(&rng, vb, n_min, n_span);
         int accel = k % 2;
         imp_motion ma = motion2(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
                                 imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2),
@@ -121,12 +126,68 @@ static void test_random_against_static_overlap(void **state) {
         const char *bad =
             imp_test_toi_check(&a, &ma, &b, &mb, 2, horizon, &r, 1e-9 * 20, 1e-12 * 20, 100);
         if (bad) fail_msg("seed %#llx case %d: %s", (unsigned long long)seed, k, bad);
-        hits += r.state == IMP_TOI_HIT;
-        nones += r.state == IMP_TOI_NONE;
-        overlaps += r.state == IMP_TOI_OVERLAPPING;
+        counts[0] += r.state == IMP_TOI_HIT;
+        counts[1] += r.state == IMP_TOI_NONE;
+        counts[2] += r.state == IMP_TOI_OVERLAPPING;
     }
-    print_message("hits %d, none %d, overlapping %d\n", hits, nones, overlaps);
-    assert_true(hits > 1000 && nones > 1000 && overlaps > 100);
+    print_message("seed %#llx: hits %d, none %d, overlapping %d\n", (unsigned long long)seed,
+                  counts[0], counts[1], counts[2]);
+}
+
+static void test_random_against_static_overlap(void **state) {
+    (void)state;
+    int c[3];
+    random_pairs_against_static_overlap(0x7011F, 20000, 3, 6, c);
+    assert_true(c[0] > 1000 && c[1] > 1000 && c[2] > 100);
+}
+
+/* Polygons of 33 to 60 vertices: more than 64 edges in a pair take the
+ * solver's heap path, and the calipers walk long chains. */
+static void test_many_edges_against_static_overlap(void **state) {
+    (void)state;
+    int c[3];
+    random_pairs_against_static_overlap(0x7011E, 2000, 33, 28, c);
+    assert_true(c[0] > 100 && c[1] > 100 && c[2] > 10);
+}
+
+/* imp_toi_bounds_miss only ever certifies a miss: wherever it does, the
+ * bounding circles stay apart at every sampled time; it certifies most
+ * far misses, and never a pair that accelerates or touches. */
+static void test_bounds_miss_is_certain(void **state) {
+    (void)state;
+    const uint64_t seed = 0xB0D5;
+    uint64_t rng = seed;
+    int culled = 0;
+    for (int k = 0; k < 20000; ++k) {
+        imp_motion ma = motion2(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
+                                imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2), 0, 0);
+        imp_motion mb = motion2(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
+                                imp_rng_uniform(&rng, -2, 2), imp_rng_uniform(&rng, -2, 2), 0, 0);
+        double ra = imp_rng_uniform(&rng, 0.1, 2), rb = imp_rng_uniform(&rng, 0.1, 2);
+        double h = k % 3 ? 2.0 : INFINITY;
+        if (!imp_toi_bounds_miss(&ma, ra, &mb, rb, h)) continue;
+        ++culled;
+        double end = h == INFINITY ? 1e3 : h;
+        for (int i = 0; i <= 2000; ++i) {
+            double t = end * i / 2000.0;
+            double d = imp_len(
+                imp_sub(imp_path_at(mb.p, mb.v, mb.a, t), imp_path_at(ma.p, ma.v, ma.a, t)));
+            if (!(d > ra + rb))
+                fail_msg("seed %#llx case %d: culled, but %.17g apart at t = %g (radii %g)",
+                         (unsigned long long)seed, k, d, t, ra + rb);
+        }
+    }
+    print_message("seed %#llx: %d of 20000 culled\n", (unsigned long long)seed, culled);
+    assert_true(culled > 5000);
+    /* head-on, touching at t = 2 exactly: not culled, nor just grazing */
+    imp_motion a = motion2(0, 0, 0, 0, 0, 0), b = motion2(6, 0, -1, 0, 0, 0);
+    assert_false(imp_toi_bounds_miss(&a, 1, &b, 3, 2.0));
+    b = motion2(6, 4, -1, 0, 0, 0); /* passes at distance 4 = the radii's sum */
+    assert_false(imp_toi_bounds_miss(&a, 1, &b, 3, 10.0));
+    b = motion2(6, 4.001, -1, 0, 0, 0);
+    assert_true(imp_toi_bounds_miss(&a, 1, &b, 3, 10.0));
+    b = motion2(60, 0, 0, 0, -1, 0); /* far, but accelerating towards a */
+    assert_false(imp_toi_bounds_miss(&a, 1, &b, 3, 10.0));
 }
 
 /* ---- 3D boxes and polyhedra ------------------------------------------------------------ */
@@ -263,6 +324,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_answers),
         cmocka_unit_test(test_random_against_static_overlap),
+        cmocka_unit_test(test_many_edges_against_static_overlap),
+        cmocka_unit_test(test_bounds_miss_is_certain),
         cmocka_unit_test(test_known_answers_3d),
         cmocka_unit_test(test_random_3d_against_static_overlap),
         cmocka_unit_test(test_swept_sat_agrees_with_advancement),
