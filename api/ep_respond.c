@@ -112,6 +112,7 @@ static contact_status contact(const imp_body *a, const imp_body *b, int dim, imp
 }
 
 int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    d->inertia_refused = 1; /* translational response only, for now */
     static const char *const MEMBERS[] = {"a", "b", "normal", "point", NULL};
     const json_t *req = in->json;
     imp_body a, b;

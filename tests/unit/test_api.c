@@ -145,10 +145,19 @@ static void test_typo_is_unknown_field(void **state) {
 
 static void test_contract_members_not_served_yet(void **state) {
     (void)state;
-    expect_problem("toi",
+    /* a spinning body where the endpoint cannot honour the spin: never ignored */
+    expect_problem("respond",
                    "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"angular_velocity\": 1}, " BALL_B
                    "}",
                    422, "unsupported-field", "/a/angular_velocity", "not served");
+    expect_problem("scenes/predict",
+                   "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [0, 0]}, "
+                   "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, \"position\": "
+                   "[5, 0], \"angular_velocity\": 2}]}",
+                   422, "unsupported-field", "/bodies/1/angular_velocity", "sphere");
+    expect_problem("respond",
+                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], \"inertia\": 2}}",
+                   422, "unsupported-field", "/b/inertia", "not served");
     expect_problem("scenes/simulate", "{\"bodies\": [], \"horizon\": 1, \"world\": \"ab\"}", 404,
                    "unknown-world", "/world", NULL);
     /* a world id that is not one (32 hex digits) */
@@ -165,6 +174,94 @@ static void test_contract_members_not_served_yet(void **state) {
                    "{\"a\": {\"radius\": 5, \"shape\": {\"type\": \"sphere\", \"radius\": 1}, "
                    "\"position\": [0, 0]}, " BALL_B "}",
                    422, "invalid-field", "/a/radius", NULL);
+}
+
+/* orientation, angular_velocity and inertia: forms per dimension, ranges, pointers */
+static void test_rotation_fields(void **state) {
+    (void)state;
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"orientation\": [0, 0, 0, "
+                   "0]}, \"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   422, "invalid-geometry", "/a/orientation", "all zero");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"orientation\": 0.5}, "
+                   "\"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   400, "mixed-dimensions", "/a/orientation", "quaternion");
+    expect_problem("toi",
+                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], "
+                   "\"orientation\": [1, 0, 0, 0]}}",
+                   400, "mixed-dimensions", "/b/orientation", "angle");
+    expect_problem("toi",
+                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], "
+                   "\"angular_velocity\": [0, 0, 1]}}",
+                   400, "mixed-dimensions", "/b/angular_velocity", "number in 2D");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"angular_velocity\": 1}, "
+                   "\"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   400, "mixed-dimensions", "/a/angular_velocity", "Vec in 3D");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"angular_velocity\": [1, "
+                   "2]}, \"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   400, "mixed-dimensions", "/a/angular_velocity", NULL);
+    expect_problem("toi",
+                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], "
+                   "\"inertia\": 0}}",
+                   422, "invalid-field", "/b/inertia", "> 0");
+    expect_problem("toi",
+                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], "
+                   "\"inertia\": \"1\"}}",
+                   400, "wrong-type", "/b/inertia", "> 0");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"inertia\": [1, 0, 1]}, "
+                   "\"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   422, "invalid-field", "/a/inertia/1", "> 0");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"orientation\": [1, 0, "
+                   "\"x\", 0]}, \"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   400, "wrong-type", "/a/orientation/2", NULL);
+    expect_problem("toi",
+                   "{\"a\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], "
+                   "\"offset\": 0}, \"static\": true, \"position\": [0, 0], "
+                   "\"angular_velocity\": 1}, " BALL_B "}",
+                   422, "invalid-geometry", "/a/angular_velocity", "halfspace");
+
+    /* the orientation turns the shape about its position: a unit square turned by pi/4
+     * reaches sqrt(2) along x, the same square unturned only 1 */
+    const char *fmt = "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, "
+                      "\"position\": [0, 0]%s}, \"b\": {\"radius\": 0.1, \"position\": [1.3, "
+                      "0]}}";
+    char body[512];
+    snprintf(body, sizeof body, fmt, ", \"orientation\": 0.7853981633974483");
+    json_t *r = ok("overlap", body);
+    assert_true(json_is_true(json_object_get(r, "overlap")));
+    assert_true(fabs(json_number_value(json_object_get(r, "depth")) - (1.1 - 1.3 / sqrt(2.0))) <
+                1e-12);
+    json_decref(r);
+    snprintf(body, sizeof body, fmt, "");
+    r = ok("overlap", body);
+    assert_true(json_is_false(json_object_get(r, "overlap")));
+    json_decref(r);
+    /* a quaternion is normalised: [2, 0, 0, 0] is the identity, [0, 0, 0, 3] a half turn
+     * about z, which takes the box's corner (1, 2, 3) to (-1, -2, 3) */
+    const char *fmt3 = "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 2, 3]}, "
+                       "\"position\": [0, 0, 0], \"orientation\": %s}, \"b\": {\"radius\": 0.5, "
+                       "\"position\": [1.25, 0, 0]}}";
+    snprintf(body, sizeof body, fmt3, "[2, 0, 0, 0]");
+    r = ok("overlap", body);
+    assert_true(fabs(json_number_value(json_object_get(r, "depth")) - 0.25) < 1e-12);
+    json_decref(r);
+    snprintf(body, sizeof body, fmt3, "[0, 0, 0, 3]");
+    r = ok("overlap", body);
+    assert_true(fabs(json_number_value(json_object_get(r, "depth")) - 0.25) < 1e-12);
+    json_decref(r);
+    /* a spinning sphere moves no point of itself: geometry-only endpoints take it */
+    r = ok("scenes/predict", "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": "
+                             "[0, 0], \"angular_velocity\": 7}, {\"radius\": 1, \"position\": "
+                             "[3, 0], \"velocity\": [-2, 0]}]}");
+    assert_true(fabs(json_number_value(json_object_get(
+                         json_array_get(json_object_get(r, "collisions"), 0), "time")) -
+                     0.5) < 1e-15);
+    json_decref(r);
 }
 
 static void test_duplicate_ids(void **state) {
@@ -713,6 +810,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_typo_is_unknown_field),
         cmocka_unit_test(test_contract_members_not_served_yet),
+        cmocka_unit_test(test_rotation_fields),
         cmocka_unit_test(test_duplicate_ids),
         cmocka_unit_test(test_duplicate_ids_against_brute_force),
         cmocka_unit_test(test_ids_and_details),
