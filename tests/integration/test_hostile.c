@@ -1758,6 +1758,10 @@ static const json_case GEOMETRY[] = {
      "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,0]},\"position\":[0,0]},"
      "\"b\":" SPHERE2("3") "}",
      422, "/a/shape/half_extents/1", 0},
+    {"spin past what doubles place", "/v1/toi",
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0],"
+     "\"velocity\":[1,0],\"angular_velocity\":1e60},\"b\":" SPHERE2("6") ",\"horizon\":10}",
+     422, "/a/angular_velocity", 0},
     {"all-zero orientation", "/v1/overlap",
      "{\"a\":{\"radius\":1,\"position\":[0,0,0],\"orientation\":[0,0,0,0]},\"b\":" SPHERE3("3") "}",
      422, "/a/orientation", 0},
@@ -2182,7 +2186,8 @@ static const base_request BASES[] = {
     {"toi 2D box/polygon", "toi",
      "{\"a\": {\"id\": \"ship-7\", \"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.25],"
      " \"rotation\": 0.3}, \"position\": [0, 0], \"velocity\": [1, 0], \"acceleration\": [0, -0.5],"
-     " \"mass\": 2, \"static\": false, \"restitution\": 0.9, \"tangential\": 0.8},"
+     " \"mass\": 2, \"static\": false, \"restitution\": 0.9, \"tangential\": 0.8,"
+     " \"orientation\": 0.1, \"angular_velocity\": 2, \"inertia\": 1},"
      " \"b\": {\"id\": 3, \"shape\": {\"type\": \"polygon\", \"vertices\": [[0, 0], [1, 0], [0, "
      "1]]},"
      " \"position\": [4, 0], \"velocity\": [-1, 0],"
@@ -2192,7 +2197,8 @@ static const base_request BASES[] = {
      "0],"
      " [0, 0, 1]]}, \"position\": [0, 0, 0], \"velocity\": [1, 0, 0]},"
      " \"b\": {\"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.5, 0.5],"
-     " \"rotation\": [1, 0, 0, 0]}, \"position\": [5, 0, 0]}, \"horizon\": 20}"},
+     " \"rotation\": [1, 0, 0, 0]}, \"position\": [5, 0, 0], \"orientation\": [1, 0, 0, 1],"
+     " \"angular_velocity\": [0, 0, 3], \"inertia\": [1, 1, 1]}, \"horizon\": 20}"},
     {"toi 2D capsule/halfspace", "toi",
      "{\"a\": {\"shape\": {\"type\": \"capsule\", \"a\": [-1, 0], \"b\": [1, 0], \"radius\": 0.25},"
      " \"position\": [0, 5], \"velocity\": [0, -1]},"

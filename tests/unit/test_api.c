@@ -264,6 +264,65 @@ static void test_rotation_fields(void **state) {
     json_decref(r);
 }
 
+/* /v1/toi with turning bodies: a spinning sphere is answered exactly as the same sphere
+ * still; a turning bar gets a certified time, its tolerance and the orientations then */
+static void test_toi_rotating_reply(void **state) {
+    (void)state;
+    static const char *const PAIRS[][2] = {
+        {"{\"radius\": 0.5, \"position\": [0, 0], \"velocity\": [1, 0.2]%s}",
+         "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.5], \"rotation\": 0.3}, "
+         "\"position\": [4, 0]}"},
+        {"{\"radius\": 0.5, \"position\": [0, 0, 0], \"acceleration\": [1, 0, 0]%s}",
+         "{\"radius\": 0.25, \"position\": [3, 0.1, 0], \"velocity\": [-1, 0, 0]}"},
+    };
+    static const char *const SPIN[2] = {", \"angular_velocity\": 40", ", \"angular_velocity\": [3, "
+                                                                      "-40, 7]"};
+    for (int k = 0; k < 2; ++k) {
+        char a1[256], a0[256], body[768];
+        snprintf(a1, sizeof a1, PAIRS[k][0], SPIN[k]);
+        snprintf(a0, sizeof a0, PAIRS[k][0], "");
+        snprintf(body, sizeof body, "{\"a\": %s, \"b\": %s}", a1, PAIRS[k][1]);
+        json_t *spun = ok("toi", body);
+        snprintf(body, sizeof body, "{\"a\": %s, \"b\": %s}", a0, PAIRS[k][1]);
+        json_t *still = ok("toi", body);
+        assert_true(json_is_true(json_object_get(spun, "hit")));
+        static const char *const SAME[] = {"status", "time",       "point",
+                                           "normal", "a_position", "b_position"};
+        for (size_t i = 0; i < sizeof SAME / sizeof SAME[0]; ++i)
+            if (!json_equal(json_object_get(spun, SAME[i]), json_object_get(still, SAME[i])))
+                fail_msg("pair %d: %s differs with the sphere spinning", k, SAME[i]);
+        assert_null(json_object_get(spun, "tolerance"));
+        assert_non_null(json_object_get(spun, "a_orientation"));
+        json_decref(spun);
+        json_decref(still);
+    }
+    /* a 4 x 0.2 bar at 1 rad/s meets a ball of radius 0.1 at (0, 1) at t = acos(0.2) */
+    json_t *r =
+        ok("toi", "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [2, 0.1]}, "
+                  "\"position\": [0, 0], \"angular_velocity\": 1}, \"b\": {\"radius\": 0.1, "
+                  "\"position\": [0, 1]}}");
+    double t = json_number_value(json_object_get(r, "time"));
+    double tol = json_number_value(json_object_get(r, "tolerance"));
+    assert_true(tol > 0.0 && tol <= 1e-9 && t <= acos(0.2) && acos(0.2) <= t + tol);
+    assert_true(fabs(json_number_value(json_object_get(r, "a_orientation")) - t) < 1e-15);
+    assert_true(json_number_value(json_object_get(r, "b_orientation")) == 0.0);
+    json_decref(r);
+    /* 3D: orientation [w, x, y, z] at time, w >= 0: a quarter turn about z from [0, 0, 0, 1]
+     * (a half turn) is [cos(3 pi / 4), 0, 0, sin(3 pi / 4)] = -[-0.707.., 0, 0, ..] */
+    r = ok("toi", "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [2, 0.1, 0.1]}, "
+                  "\"position\": [0, 0, 0], \"orientation\": [0, 0, 0, 1], \"angular_velocity\": "
+                  "[0, 0, 1]}, \"b\": {\"radius\": 0.1, \"position\": [0, 1, 0]}}");
+    t = json_number_value(json_object_get(r, "time"));
+    assert_true(t <= acos(0.2) &&
+                acos(0.2) <= t + json_number_value(json_object_get(r, "tolerance")));
+    const json_t *q = json_object_get(r, "a_orientation");
+    double h = 0.5 * (3.14159265358979323846 + t);
+    assert_true(fabs(json_number_value(json_array_get(q, 0)) + cos(h)) < 1e-12);
+    assert_true(fabs(json_number_value(json_array_get(q, 3)) + sin(h)) < 1e-12);
+    assert_true(json_number_value(json_array_get(q, 0)) >= 0.0);
+    json_decref(r);
+}
+
 static void test_duplicate_ids(void **state) {
     (void)state;
     /* the first body that repeats an earlier id is named, with the earlier one */
@@ -811,6 +870,7 @@ int main(void) {
         cmocka_unit_test(test_typo_is_unknown_field),
         cmocka_unit_test(test_contract_members_not_served_yet),
         cmocka_unit_test(test_rotation_fields),
+        cmocka_unit_test(test_toi_rotating_reply),
         cmocka_unit_test(test_duplicate_ids),
         cmocka_unit_test(test_duplicate_ids_against_brute_force),
         cmocka_unit_test(test_ids_and_details),
