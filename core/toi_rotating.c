@@ -74,9 +74,12 @@ typedef struct rbody {
     const imp_shape *s;
     imp_motion m;
     imp_vec3 w;
-    double wlen;  /* |w| (0 for a sphere: its turn moves nothing) */
-    double reach; /* largest distance of a core point from the position */
-    double full;  /* reach + rounding radius: the bounding sphere */
+    double wlen;       /* |w| (0 for a sphere: its turn moves nothing) */
+    double reach;      /* largest distance of a core point from the position */
+    double full;       /* reach + rounding radius: the bounding sphere */
+    imp_vec3 axis;     /* spinning: w / |w| */
+    double axlo, axhi; /* spinning: least and largest axis . x over the shape (radius included),
+                          which turning about the axis does not change */
     imp_vec3 *verts;
     int plane; /* a halfspace */
 } rbody;
@@ -133,6 +136,15 @@ static int body_init(rbody *r, const imp_shape *s, const imp_motion *m, imp_vec3
         r->reach = fmax(r->reach, imp_len(pts[i]));
     r->reach *= 1.0 + 8.0 * UNIT_ROUNDOFF;
     r->full = r->reach + rad;
+    if (r->wlen > 0.0) {
+        r->axis = imp_scale(r->w, 1.0 / r->wlen);
+        r->axlo = INFINITY;
+        r->axhi = -INFINITY;
+        for (size_t i = 0; i < n; ++i) {
+            r->axlo = fmin(r->axlo, imp_dot(r->axis, pts[i]) - rad);
+            r->axhi = fmax(r->axhi, imp_dot(r->axis, pts[i]) + rad);
+        }
+    }
     if ((s->type == IMP_SHAPE_POLYGON || s->type == IMP_SHAPE_POLYHEDRON) && r->wlen > 0.0) {
         r->verts = malloc(s->n_verts * sizeof *r->verts);
         if (!r->verts) return -1;
@@ -253,9 +265,35 @@ static double motion_step(double g, double B, double A) {
     return den > 0.0 ? 2.0 * g / den : INFINITY;
 }
 
-/* The bounding spheres' (or the plane's) gap at t and its Taylor coefficients in s:
- * gap(t + s) >= c[0] + c[1] s + c[2] s^2 for the bound that turning cannot change. With
- * `never` set when the gap provably stays positive for all s >= 0. */
+/* A lower bound of the gap along a fixed direction, g + g1 s + g2 s^2 for all s >= 0 (the
+ * rounding already taken off): the step it keeps positive, with *never set when it never
+ * closes. */
+static double line_step(double g, double g1, double g2, int *never) {
+    if (!(g > 0.0)) return 0.0;
+    if (g1 >= 0.0 && g2 >= 0.0) *never = 1;
+    return first_root(g, g1, g2);
+}
+
+/* The gap between the slab that body x sweeps turning about its own axis (its extent along
+ * the axis does not change) and the bounding sphere of body y, at frame positions qx and
+ * qy, with y's velocity V and acceleration A relative to x. */
+static double slab_step(const rbody *x, const rbody *y, imp_vec3 qx, imp_vec3 qy, imp_vec3 V,
+                        imp_vec3 A, double err, int *never) {
+    if (x->wlen == 0.0 || y->plane) return 0.0;
+    const double eps = 8.0 * UNIT_ROUNDOFF;
+    double h = imp_dot(x->axis, imp_sub(qy, qx)), up = h - x->axhi, down = x->axlo - h;
+    double sg = up >= down ? 1.0 : -1.0;
+    double g = fmax(up, down) - y->full - err - eps * (fabs(h) + x->full);
+    return line_step(g, sg * imp_dot(x->axis, V) - eps * imp_len(V),
+                     0.5 * sg * imp_dot(x->axis, A) - eps * imp_len(A), never);
+}
+
+/*
+ * The longest step from t that bounds which turning cannot move prove free: the bounding
+ * spheres' gap, or against a halfspace the other body's bounding sphere above its plane,
+ * and for a spinning body the slab it sweeps against the other's bounding sphere. `never`
+ * set when one of them provably stays positive for all later times.
+ */
 static double free_step(const pair *P, double t, double err, int *never) {
     imp_vec3 qa, qb;
     frame(P, t, &qa, &qb);
@@ -269,22 +307,21 @@ static double free_step(const pair *P, double t, double err, int *never) {
         imp_vec3 n = h->s->normal;
         imp_vec3 qo = P->a.plane ? qb : qa;
         double g = imp_dot(n, qo) - h->s->offset - o->full - err;
-        double g1 = sg * imp_dot(n, V), g2 = 0.5 * sg * imp_dot(n, A);
-        double e1 = eps * imp_len(V), e2 = eps * imp_len(A);
-        if (!(g > 0.0)) return 0.0;
-        if (g1 >= e1 && g2 >= e2) *never = 1;
-        return first_root(g, g1 - e1, g2 - e2);
+        return line_step(g, sg * imp_dot(n, V) - eps * imp_len(V),
+                         0.5 * sg * imp_dot(n, A) - eps * imp_len(A), never);
     }
+    double best = fmax(slab_step(&P->a, &P->b, qa, qb, V, A, err, never),
+                       slab_step(&P->b, &P->a, qb, qa, imp_neg(V), imp_neg(A), err, never));
     imp_vec3 D = imp_sub(qb, qa);
     double R = (P->a.full + P->b.full) * (1.0 + eps) + err;
     double dl = imp_len(D), vl = imp_len(V), al = imp_len(A);
     double g = dl * (1.0 - eps) - R;
-    if (!(g > 0.0)) return 0.0;
-    /* |D + V s + A s^2/2|^2 - R^2: coefficients P.P - R^2, 2 P.V, V.V + P.A, V.A, A.A / 4 */
+    if (!(g > 0.0)) return best;
+    /* |D + V s + A s^2/2|^2 - R^2: coefficients D.D - R^2, 2 D.V, V.V + D.A, V.A, A.A / 4 */
     double c1 = 2.0 * imp_dot(D, V), c2 = imp_dot(V, V) + imp_dot(D, A), c3 = imp_dot(V, A);
     if (c1 >= 2.0 * eps * dl * vl && c2 >= eps * (vl * vl + dl * al) && c3 >= eps * vl * al)
         *never = 1;
-    return motion_step(g, vl, al);
+    return fmax(best, motion_step(g, vl, al));
 }
 
 /* The step that keeps d > 0 from the placement q with lo > 0: the larger of the Lipschitz

@@ -294,6 +294,29 @@ static void test_same_accuracy_far_away(void **state) {
     }
 }
 
+/* A blade turning about z at 1000 rad/s with a ball above its plane, inside its bounding
+ * sphere but never touching: with no horizon the answer must be a proof of none (the slab
+ * the blade sweeps), not a search over a million radians; the ball drifting up keeps it
+ * none, drifting down onto the blade's plane makes it a hit. */
+static void test_blade_beside_ball(void **state) {
+    (void)state;
+    tbody a = {.s = box3(1, 0.1, 0.02, (imp_quat){1, 0, 0, 0}),
+               .m = motion3(ZERO, ZERO, ZERO),
+               .w = {0, 0, 1000}};
+    tbody b = {.s = sphere(0.1), .m = motion3(imp_v3(0.5, 0, 0.3), ZERO, ZERO), .w = ZERO};
+    imp_toi_result r = solve(&a, &b, 3, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_NONE);
+    b.m.v = imp_v3(0, 0, 0.1);
+    r = solve(&a, &b, 3, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_NONE);
+    b.m.v = imp_v3(0, 0, -0.1); /* reaches z = 0.12 at t = 1.8 */
+    r = solve(&a, &b, 3, INFINITY);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    assert_true(r.time >= 1.8 - 1e-9);
+    stats st = {0};
+    check(&a, &b, 3, 3.0, &r, 1.0, "blade", &st, 1);
+}
+
 /* Property test: n random pairs in `dim` (seed printed), every kind against every kind. */
 static void random_pairs(int dim, long n, uint64_t seed) {
     uint64_t rng = seed;
@@ -355,6 +378,7 @@ int main(void) {
         cmocka_unit_test(test_fast_bodies_crossing),
         cmocka_unit_test(test_cuboids_meet_mid_turn),
         cmocka_unit_test(test_same_accuracy_far_away),
+        cmocka_unit_test(test_blade_beside_ball),
         cmocka_unit_test(test_random_pairs_2d),
         cmocka_unit_test(test_random_pairs_3d),
     };
