@@ -33,7 +33,9 @@
  * is a lower bound of d for any unit n, and GJK's distance, which exceeds
  * the true one by at most IMP_GJK_EXCESS_REL of it, raises it when larger;
  * then the rounding margin err(t) (IMP_ROT_ROUND_ULPS unit roundoffs of
- * the magnitudes involved) is taken off.
+ * the magnitudes placed, IMP_ROT_TURN_ULPS of the turned arcs) is taken
+ * off. The margin only makes contact confirmation more eager; the depth a
+ * skipped graze can have (below) does not depend on it.
  * Refinement and confirmation: where the step is shorter than
  * w(t) = min(IMP_ROT_TIME_REL max(1, t), delta / L) (delta =
  * IMP_ROT_DEPTH_REL of the pair's scale), the shapes are placed at
@@ -183,17 +185,18 @@ static void frame(const pair *P, double t, imp_vec3 *qa, imp_vec3 *qb) {
     }
 }
 
-/* The rounding margin of a placement at t (IMP_ROT_ROUND_ULPS). */
+/* The rounding margin of a placement at t (IMP_ROT_ROUND_ULPS of the magnitudes placed,
+ * IMP_ROT_TURN_ULPS of the turned arcs). */
 static double margin(const pair *P, double t) {
     const rbody *bs[2] = {&P->a, &P->b};
-    double e = 0.0;
+    double e = 0.0, turn = 0.0;
     for (int k = 0; k < 2; ++k) {
         const rbody *r = bs[k];
-        e += imp_len(r->m.p) + imp_len(r->m.v) * t + 0.5 * imp_len(r->m.a) * t * t + r->full +
-             r->wlen * r->reach * t;
+        e += imp_len(r->m.p) + imp_len(r->m.v) * t + 0.5 * imp_len(r->m.a) * t * t + r->full;
         if (r->plane) e += fabs(r->s->offset);
+        turn += r->wlen * t * r->reach;
     }
-    return IMP_ROT_ROUND_ULPS * UNIT_ROUNDOFF * e;
+    return UNIT_ROUNDOFF * (IMP_ROT_ROUND_ULPS * e + IMP_ROT_TURN_ULPS * turn);
 }
 
 /* The point of a placed shape (relative to its position) farthest along n, its radius

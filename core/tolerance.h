@@ -361,19 +361,23 @@
 #define IMP_ROT_DEPTH_REL 0.5e-9
 
 /* Rounding margin of a posed distance (unit roundoffs, times the sum of the
- * magnitudes that enter it: positions, path terms, shape extents and turned
- * arcs). Placing a point p + v t + a t^2 / 2 + R(t) x costs a few roundoffs of
- * each term, the quaternion of an angle |w| t a few of the angle (the angle's
- * own rounding is |w| t u), a dot product with a unit normal a few more; 64
- * covers them with room. */
+ * magnitudes that enter it: positions, path terms and shape extents; the turned
+ * arcs have IMP_ROT_TURN_ULPS). Placing a point p + v t + a t^2 / 2 + R(t) x
+ * costs a few roundoffs of each term, the rotation of x by a quaternion a few
+ * of |x|, a dot product with a unit normal a few more; 64 covers them with
+ * room. */
 #define IMP_ROT_ROUND_ULPS 64.0
 
-/* Largest turn (radians, |w| t) at which a rotating pair is still placed: the
- * angle |w| t itself carries a rounding of |w| t u, which at 1e6 rad is 1.1e-10
- * rad, a displacement of 1.1e-10 of the shape's reach, within IMP_ROT_DEPTH_REL
- * together with the other roundings; past it a double cannot place the shapes
- * to the contract's accuracy, and the solver answers "undecided" rather than
- * guess (about 160,000 turns). */
+/* Rounding margin of a turned point (unit roundoffs, times |w| t and the shape's reach): the
+ * angle |w| t is computed with a relative error of about 2.5 u (|w t| from rounded
+ * products and a square root); sine and cosine of it are correctly reduced, so their own
+ * error does not grow with the angle (it is in IMP_ROT_ROUND_ULPS). 8 covers it. */
+#define IMP_ROT_TURN_ULPS 8.0
+
+/* Largest turn (radians, |w| t) at which a rotating pair is still placed: there the turn's
+ * rounding margin (IMP_ROT_TURN_ULPS u |w| t) is 8.9e-10 of the shape's reach, within the
+ * contract's 1e-9 of the scale; past it a double cannot place the shapes to that accuracy,
+ * and the solver answers "undecided" rather than guess (about 160,000 turns). */
 #define IMP_ROT_MAX_ANGLE 1e6
 
 /* Distance queries between two polls of the stop check (count). */
