@@ -146,18 +146,24 @@ static void test_typo_is_unknown_field(void **state) {
 static void test_contract_members_not_served_yet(void **state) {
     (void)state;
     /* a spinning body where the endpoint cannot honour the spin: never ignored */
-    expect_problem("respond",
-                   "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"angular_velocity\": 1}, " BALL_B
-                   "}",
-                   422, "unsupported-field", "/a/angular_velocity", "not served");
+    expect_problem("scenes/simulate",
+                   "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [0, 0], "
+                   "\"angular_velocity\": 1}]}",
+                   422, "unsupported-field", "/bodies/0/angular_velocity", "not served");
     expect_problem("scenes/predict",
                    "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [0, 0]}, "
                    "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, \"position\": "
                    "[5, 0], \"angular_velocity\": 2}]}",
                    422, "unsupported-field", "/bodies/1/angular_velocity", "sphere");
+    expect_problem("scenes/simulate",
+                   "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [3, 0], "
+                   "\"inertia\": 2}]}",
+                   422, "unsupported-field", "/bodies/0/inertia", "not served");
+    /* respond serves both; a body with no volume needs its inertia given */
     expect_problem("respond",
-                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], \"inertia\": 2}}",
-                   422, "unsupported-field", "/b/inertia", "not served");
+                   "{\"a\": {\"radius\": 0, \"position\": [0, 0], \"angular_velocity\": 1}, " BALL_B
+                   "}",
+                   422, "invalid-geometry", "/a/inertia", "no volume");
     expect_problem("scenes/simulate", "{\"bodies\": [], \"horizon\": 1, \"world\": \"ab\"}", 404,
                    "unknown-world", "/world", NULL);
     /* a world id that is not one (32 hex digits) */
