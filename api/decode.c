@@ -610,11 +610,11 @@ static int dec_rotation(imp_dec *d, const json_t *body, imp_body *out) {
         return imp_dec_fail_at(d, "angular_velocity", IMP_E_UNSUPPORTED,
                                d->spin == IMP_DEC_SPIN_REFUSED
                                    ? "is not served by this endpoint yet: it would change the "
-                                     "response (only /v1/toi and /v1/overlap take rotating "
-                                     "bodies)"
+                                     "response (only /v1/toi, /v1/overlap and /v1/respond take "
+                                     "rotating bodies)"
                                    : "is not served by this endpoint yet for a shape other than "
-                                     "a sphere (only /v1/toi and /v1/overlap take rotating "
-                                     "bodies)");
+                                     "a sphere (only /v1/toi, /v1/overlap and /v1/respond take "
+                                     "rotating bodies)");
     if (d->inertia_refused && json_object_get(body, "inertia"))
         return imp_dec_fail_at(d, "inertia", IMP_E_UNSUPPORTED,
                                "is not served by this endpoint yet: its response moves bodies "

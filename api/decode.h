@@ -37,7 +37,7 @@ struct imp_dec_world_shape;
 
 /* Which bodies may have a non-zero angular_velocity in an endpoint's request. */
 typedef enum imp_dec_spin {
-    IMP_DEC_SPIN_REFUSED = 0, /* none (the default: response and simulation, not yet served) */
+    IMP_DEC_SPIN_REFUSED = 0, /* none (the default: simulation, not yet served) */
     IMP_DEC_SPIN_SPHERES,     /* spheres only: their spin moves no point of the shape, so an
                                  endpoint that answers from geometry alone honours it */
     IMP_DEC_SPIN_SERVED       /* every shape but a halfspace (/v1/toi, /v1/overlap) */
