@@ -143,6 +143,8 @@ static int body_turn(imp_dec *d, const json_t *req, const char *key, const imp_b
                 imp_mat3_principal(b->orientation, imp_v3(1.0 / mo.x, 1.0 / mo.y, 1.0 / mo.z));
         }
         if (isfinite(t->inv_inertia.m[8]) && isfinite(t->inv_inertia.m[0])) return 0;
+    } else if (b->shape.type == IMP_SHAPE_SPHERE && b->shape.radius == 0.0) {
+        return 0; /* a point: no moment, and no lever about its own centre; it never turns */
     } else {
         imp_inertia_status st = imp_inertia_shape(&b->shape, d->dim, b->mass, &t->inertia);
         if (st == IMP_INERTIA_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
@@ -151,8 +153,8 @@ static int body_turn(imp_dec *d, const json_t *req, const char *key, const imp_b
     }
     size_t saved = imp_dec_push_key(d, key);
     imp_dec_fail_at(d, "inertia", IMP_E_GEOMETRY,
-                    "is required for this body: its shape has no volume (a point, or a thin rod "
-                    "in 3D) or its moments are too far apart to invert, so a uniform solid "
+                    "is required for this body: its shape has no volume (a thin rod in 3D) or its "
+                    "moments are too far apart to invert, so a uniform solid "
                     "gives no usable inertia");
     imp_dec_pop(d, saved);
     return -1;

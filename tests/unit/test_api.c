@@ -160,10 +160,12 @@ static void test_contract_members_not_served_yet(void **state) {
                    "\"inertia\": 2}]}",
                    422, "unsupported-field", "/bodies/0/inertia", "not served");
     /* respond serves both; a body with no volume needs its inertia given */
-    expect_problem("respond",
-                   "{\"a\": {\"radius\": 0, \"position\": [0, 0], \"angular_velocity\": 1}, " BALL_B
-                   "}",
-                   422, "invalid-geometry", "/a/inertia", "no volume");
+    expect_problem(
+        "respond",
+        "{\"a\": {\"shape\": {\"type\": \"segment\", \"a\": [-1, 0, 0], \"b\": [1, 0, 0]}, "
+        "\"position\": [0, 0, 0], \"angular_velocity\": [0, 0, 1]}, "
+        "\"b\": {\"radius\": 1, \"position\": [0, 3, 0]}}",
+        422, "invalid-geometry", "/a/inertia", "no volume");
     expect_problem("scenes/simulate", "{\"bodies\": [], \"horizon\": 1, \"world\": \"ab\"}", 404,
                    "unknown-world", "/world", NULL);
     /* a world id that is not one (32 hex digits) */
