@@ -335,6 +335,43 @@ static const char *const *shape_members(imp_shape_type t) {
 /* Shape types of the contract that only world colliders take (api/decode_world.c). */
 static const char *const WORLD_SHAPE_TYPES[] = {"mesh", "heightfield", "chain", NULL};
 
+/*
+ * Member `key` of obj as a rotation into *out (identity when absent): 2D an
+ * angle in radians, 3D a quaternion [w, x, y, z], normalised (all zero is
+ * 422). The other dimension's form (a number in 3D, an array in 2D) is 400:
+ * mixed-dimensions when `mixed` (a body's orientation), wrong type otherwise.
+ */
+static int dec_turn(imp_dec *d, const json_t *obj, const char *key, int mixed, imp_quat *out) {
+    *out = (imp_quat){1.0, 0.0, 0.0, 0.0};
+    const json_t *r = json_object_get(obj, key);
+    if (!r) return 0;
+    if (d->dim == 2 && !(mixed && json_is_array(r))) {
+        double angle = 0.0;
+        if (imp_dec_number(d, obj, key, 1, -INFINITY, 0, INFINITY, "must be an angle in radians",
+                           &angle))
+            return -1;
+        *out = imp_quat_from_angle(angle);
+        return 0;
+    }
+    size_t saved = imp_dec_push_key(d, key);
+    double q[4] = {0.0, 0.0, 0.0, 0.0};
+    int rc;
+    if (d->dim == 2)
+        rc = imp_dec_fail(d, IMP_E_DIMENSION,
+                          "must be an angle in radians in 2D (a quaternion is 3D)");
+    else if (mixed && json_is_number(r))
+        rc = imp_dec_fail(d, IMP_E_DIMENSION,
+                          "must be a quaternion [w, x, y, z] in 3D (an angle is 2D)");
+    else if (!json_is_array(r) || json_array_size(r) != 4)
+        rc = imp_dec_fail(d, IMP_E_TYPE, "must be a quaternion [w, x, y, z] in 3D");
+    else
+        rc = dec_numbers(d, r, 4, q);
+    if (rc == 0 && imp_quat_normalize((imp_quat){q[0], q[1], q[2], q[3]}, out) != 0)
+        rc = imp_dec_fail(d, IMP_E_GEOMETRY, "must not be all zero");
+    imp_dec_pop(d, saved);
+    return rc;
+}
+
 /* box: half_extents (each > 0) and an optional rotation: an angle in 2D, a
  * quaternion [w, x, y, z] in 3D (normalised; all zero is 422). */
 static int dec_box(imp_dec *d, const json_t *shape, imp_shape *out) {
@@ -350,28 +387,7 @@ static int dec_box(imp_dec *d, const json_t *shape, imp_shape *out) {
             return -1;
         }
     }
-    out->rot = (imp_quat){1.0, 0.0, 0.0, 0.0};
-    const json_t *r = json_object_get(shape, "rotation");
-    if (!r) return 0;
-    if (d->dim == 2) {
-        double angle = 0.0;
-        if (imp_dec_number(d, shape, "rotation", 1, -INFINITY, 0, INFINITY,
-                           "must be an angle in radians", &angle))
-            return -1;
-        out->rot = imp_quat_from_angle(angle);
-        return 0;
-    }
-    size_t saved = imp_dec_push_key(d, "rotation");
-    double q[4];
-    int rc;
-    if (!json_is_array(r) || json_array_size(r) != 4)
-        rc = imp_dec_fail(d, IMP_E_TYPE, "must be a quaternion [w, x, y, z] in 3D");
-    else
-        rc = dec_numbers(d, r, 4, q);
-    if (rc == 0 && imp_quat_normalize((imp_quat){q[0], q[1], q[2], q[3]}, &out->rot) != 0)
-        rc = imp_dec_fail(d, IMP_E_GEOMETRY, "must not be all zero");
-    imp_dec_pop(d, saved);
-    return rc;
+    return dec_turn(d, shape, "rotation", 0, &out->rot);
 }
 
 int imp_dec_vertices(imp_dec *d, const json_t *obj, size_t min, size_t max, const char *few,
@@ -531,11 +547,92 @@ int imp_dec_body(imp_dec *d, const json_t *obj, const char *key, size_t index, i
     return rc;
 }
 
-static const char *const BODY_MEMBERS[] = {"id",          "shape",        "radius", "position",
-                                           "velocity",    "acceleration", "mass",   "static",
-                                           "restitution", "tangential",   "filter", NULL};
-/* the contract's rotation members (issues to come) */
-static const char *const BODY_UNSUPPORTED[] = {"orientation", "angular_velocity", "inertia", NULL};
+static const char *const BODY_MEMBERS[] = {
+    "id",           "shape",       "radius",           "position",    "velocity",
+    "acceleration", "mass",        "static",           "restitution", "tangential",
+    "filter",       "orientation", "angular_velocity", "inertia",     NULL};
+
+/*
+ * A body's angular_velocity (2D a number, 3D a Vec; rad/s) or inertia (2D a
+ * number > 0, 3D a Vec of moments each > 0) into *out (2D: its z; absent:
+ * unchanged). The other dimension's form is 400 mixed-dimensions.
+ */
+static int dec_axial(imp_dec *d, const json_t *body, const char *key, int positive, imp_vec3 *out) {
+    static const char ANY_MSG[] = "must be a finite number";
+    static const char POS_MSG[] = "must be a finite number > 0";
+    const char *msg = positive ? POS_MSG : ANY_MSG;
+    const json_t *v = json_object_get(body, key);
+    if (!v) return 0;
+    size_t saved = imp_dec_push_key(d, key);
+    int rc = 0;
+    if (d->dim == 2) {
+        double x = 0.0;
+        if (json_is_array(v))
+            rc = imp_dec_fail(d, IMP_E_DIMENSION, "must be a number in 2D (a Vec is 3D)");
+        else if (!json_is_number(v))
+            rc = imp_dec_fail(d, IMP_E_TYPE, msg);
+        else if (!isfinite(x = json_number_value(v)) || (positive && !(x > 0.0)))
+            rc = imp_dec_fail(d, isfinite(x) ? IMP_E_VALUE : IMP_E_TYPE, msg);
+        else
+            *out = imp_v3(0.0, 0.0, x);
+    } else if (json_is_number(v)) {
+        rc = imp_dec_fail(d, IMP_E_DIMENSION, "must be a Vec in 3D (a number is 2D)");
+    } else if ((rc = imp_dec_vec_value(d, v, out)) == 0 && positive) {
+        double c[3] = {out->x, out->y, out->z};
+        for (size_t i = 0; i < 3 && rc == 0; ++i)
+            if (!(c[i] > 0.0)) {
+                size_t s2 = imp_dec_push_index(d, i);
+                rc = imp_dec_fail(d, IMP_E_VALUE, "must be > 0");
+                imp_dec_pop(d, s2);
+            }
+    }
+    imp_dec_pop(d, saved);
+    return rc;
+}
+
+/* A body's orientation, angular_velocity and inertia (after its shape and position), the
+ * shape turned by the orientation, and the endpoint's rule on spin and inertia. */
+static int dec_rotation(imp_dec *d, const json_t *body, imp_body *out) {
+    if (dec_turn(d, body, "orientation", 1, &out->orientation) ||
+        dec_axial(d, body, "angular_velocity", 0, &out->omega) ||
+        dec_axial(d, body, "inertia", 1, &out->inertia))
+        return -1;
+    int spins = !(out->omega.x == 0.0 && out->omega.y == 0.0 && out->omega.z == 0.0);
+    if (spins && out->shape.type == IMP_SHAPE_HALFSPACE)
+        return imp_dec_fail_at(d, "angular_velocity", IMP_E_GEOMETRY,
+                               "must be absent or zero for a halfspace: it has no position to "
+                               "turn about");
+    if (spins && d->world)
+        return imp_dec_fail_at(d, "angular_velocity", IMP_E_GEOMETRY,
+                               "must be absent or zero: a world collider does not move");
+    if (spins && (d->spin == IMP_DEC_SPIN_REFUSED ||
+                  (d->spin == IMP_DEC_SPIN_SPHERES && out->shape.type != IMP_SHAPE_SPHERE)))
+        return imp_dec_fail_at(d, "angular_velocity", IMP_E_UNSUPPORTED,
+                               d->spin == IMP_DEC_SPIN_REFUSED
+                                   ? "is not served by this endpoint yet: it would change the "
+                                     "response (only /v1/toi, /v1/overlap and /v1/respond take "
+                                     "rotating bodies)"
+                                   : "is not served by this endpoint yet for a shape other than "
+                                     "a sphere (only /v1/toi, /v1/overlap and /v1/respond take "
+                                     "rotating bodies)");
+    if (d->inertia_refused && json_object_get(body, "inertia"))
+        return imp_dec_fail_at(d, "inertia", IMP_E_UNSUPPORTED,
+                               "is not served by this endpoint yet: its response moves bodies "
+                               "by translation only");
+    imp_quat q = out->orientation;
+    if (d->world && d->world->kind != IMP_WORLD_SHAPE) {
+        if (q.w == 1.0) return 0; /* the identity: what a normalised quaternion gives for it */
+        if (d->world->kind == IMP_WORLD_HEIGHTFIELD)
+            return imp_dec_fail_at(d, "orientation", IMP_E_UNSUPPORTED,
+                                   "is not served for a heightfield yet: its grid is "
+                                   "axis-aligned");
+        for (size_t i = 0; i < d->world->n_verts; ++i) /* a mesh's or chain's vertices */
+            d->world->verts[i] = imp_quat_rotate(q, d->world->verts[i]);
+        return 0;
+    }
+    imp_shape_rotate(&out->shape, q);
+    return 0;
+}
 
 /* Member `key` of a filter as an integer in [min, max] (absent: *out unchanged). */
 static int dec_filter_int(imp_dec *d, const json_t *f, const char *key, double min, double max,
@@ -573,9 +670,10 @@ int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *o
     out->restitution = 1.0;
     out->tangential = 1.0;
     out->filter = IMP_FILTER_DEFAULT;
+    out->orientation = (imp_quat){1.0, 0.0, 0.0, 0.0};
     if (!body) {
         rc = imp_dec_fail(d, IMP_E_MISSING, "is required");
-    } else if ((rc = imp_dec_strict_object(d, body, BODY_MEMBERS, BODY_UNSUPPORTED)) == 0) {
+    } else if ((rc = imp_dec_strict_object(d, body, BODY_MEMBERS, NULL)) == 0) {
         if (dec_id(d, body, out) || dec_shape(d, body, &out->shape) ||
             imp_dec_vec(d, body, "position", 1, &out->m.p) ||
             imp_dec_vec(d, body, "velocity", 0, &out->m.v) ||
@@ -587,7 +685,7 @@ int imp_dec_body_value(imp_dec *d, const json_t *body, size_t index, imp_body *o
                            &out->restitution) ||
             imp_dec_number(d, body, "tangential", 0, 0.0, 0, 1.0, "must be a number in [0, 1]",
                            &out->tangential) ||
-            imp_dec_filter(d, body, &out->filter))
+            imp_dec_filter(d, body, &out->filter) || dec_rotation(d, body, out))
             rc = -1;
         else if (out->shape.type == IMP_SHAPE_HALFSPACE && !out->is_static)
             rc = imp_dec_fail_at(d, "static", IMP_E_GEOMETRY, "must be true for a halfspace");

@@ -35,6 +35,14 @@ struct imp_body;
 struct imp_budget;
 struct imp_dec_world_shape;
 
+/* Which bodies may have a non-zero angular_velocity in an endpoint's request. */
+typedef enum imp_dec_spin {
+    IMP_DEC_SPIN_REFUSED = 0, /* none (the default: simulation, not yet served) */
+    IMP_DEC_SPIN_SPHERES,     /* spheres only: their spin moves no point of the shape, so an
+                                 endpoint that answers from geometry alone honours it */
+    IMP_DEC_SPIN_SERVED       /* every shape but a halfspace (/v1/toi, /v1/overlap) */
+} imp_dec_spin;
+
 typedef struct imp_dec {
     const imp_api_ctx *ctx;
     struct imp_budget *budget; /* the request's time budget (api/budget.h); NULL: none */
@@ -49,6 +57,11 @@ typedef struct imp_dec {
     /* set while decoding a world's colliders: a body's mesh, heightfield or chain shape is
      * decoded here (api/decode_world.h) instead of being 422 unsupported-field */
     struct imp_dec_world_shape *world;
+    /* what the endpoint does with a body's rotation (the contract's "Rotating bodies"): a
+     * non-zero angular_velocity it cannot honour is 422 unsupported-field, never ignored */
+    imp_dec_spin spin;
+    int inertia_refused; /* 1: a body's inertia is 422 unsupported-field (an endpoint that
+                            would use it for response but does not yet) */
 } imp_dec;
 
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx);
@@ -154,6 +167,13 @@ typedef struct imp_body {
     int is_static;
     double restitution, tangential;
     imp_filter filter; /* IMP_FILTER_DEFAULT unless the body has a `filter` */
+    /* rotation (the contract's orientation, angular_velocity, inertia): */
+    imp_quat orientation; /* unit (2D: about z); identity by default; `shape` is already
+                             turned by it (imp_shape_rotate), so solvers see the shape at t = 0 */
+    imp_vec3 omega;       /* angular velocity about world axes, rad/s (2D: z only); a sphere's
+                             is kept, though it moves no point of the shape */
+    imp_vec3 inertia;     /* principal moments in the body frame (2D: z only); all 0 when
+                             absent (the default: a uniform solid of the shape and mass) */
 } imp_body;
 
 /* Member `key` as a Body (required). On failure nothing is left to free. */

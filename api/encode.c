@@ -3,12 +3,27 @@
  */
 #include "api/encode.h"
 
+#include <math.h>
+
 void imp_put(json_t *obj, const char *key, json_t *val, int *ok) {
     if (!val || json_object_set_new(obj, key, val) != 0) *ok = 0;
 }
 
 void imp_put_real(json_t *obj, const char *key, double x, int *ok) {
     imp_put(obj, key, json_real(x), ok);
+}
+
+json_t *imp_enc_turn(imp_quat q, int dim) {
+    if (dim == 2) return json_real(atan2(2.0 * q.w * q.z, q.w * q.w - q.z * q.z));
+    double s = q.w < 0.0 ? -1.0 : 1.0;
+    json_t *a = json_array();
+    double c[4] = {s * q.w, s * q.x, s * q.y, s * q.z};
+    for (int i = 0; a && i < 4; ++i)
+        if (json_array_append_new(a, json_real(c[i] + 0.0)) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    return a;
 }
 
 json_t *imp_enc_vec(imp_vec3 v, int dim) {

@@ -23,6 +23,9 @@ void imp_put(json_t *obj, const char *key, json_t *val, int *ok);
 void imp_put_real(json_t *obj, const char *key, double x, int *ok);
 /* A Vec of `dim` (2 or 3) components. */
 json_t *imp_enc_vec(imp_vec3 v, int dim);
+/* An orientation (unit quaternion; 2D: about z) in the contract's form: 2D the angle in
+ * radians in (-pi, pi], 3D [w, x, y, z] with w >= 0 (q and -q are one rotation). */
+json_t *imp_enc_turn(imp_quat q, int dim);
 /* The body's id as given, or its index. */
 json_t *imp_enc_id(const imp_body *b);
 

@@ -19,10 +19,12 @@
  * Why: the centre-to-centre direction is right for two spheres only; for
  * a box corner or a floor it answers a different collision.
  */
+#include <math.h>
 #include <string.h>
 
 #include "api/encode.h"
 #include "api/endpoints.h"
+#include "core/inertia.h"
 #include "core/overlap.h"
 #include "core/respond.h"
 
@@ -39,10 +41,12 @@ static imp_respond_body core_body(const imp_body *b) {
     return r;
 }
 
-static json_t *velocity_obj(imp_vec3 v, int dim) {
+static json_t *velocity_obj(imp_vec3 v, imp_vec3 w, int dim) {
     json_t *o = json_object();
     int ok = o != NULL;
     if (ok) imp_put(o, "velocity", imp_enc_vec(v, dim), &ok);
+    if (ok && dim == 2) imp_put_real(o, "angular_velocity", w.z, &ok);
+    if (ok && dim == 3) imp_put(o, "angular_velocity", imp_enc_vec(w, dim), &ok);
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -111,7 +115,53 @@ static contact_status contact(const imp_body *a, const imp_body *b, int dim, imp
     return CONTACT_OK;
 }
 
+static int finite3(imp_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+
+/* Whether body `key` of the request names its rotation (angular_velocity or inertia). */
+static int names_rotation(const json_t *req, const char *key) {
+    const json_t *b = json_object_get(req, key);
+    return json_object_get(b, "angular_velocity") != NULL || json_object_get(b, "inertia") != NULL;
+}
+
+/* Body b's rotation for core: its inertia is the client's principal moments turned by its
+ * orientation, or else that of a uniform solid of its shape and mass (core/inertia.h).
+ * 0, or -1 with a problem at /key/inertia. */
+static int body_turn(imp_dec *d, const json_t *req, const char *key, const imp_body *b,
+                     imp_respond_turn *t) {
+    memset(t, 0, sizeof *t);
+    t->position = b->m.p;
+    t->omega = b->omega;
+    if (b->is_static) return 0; /* infinite inertia: never turned by the impulse */
+    imp_vec3 mo = b->inertia;
+    if (json_object_get(json_object_get(req, key), "inertia")) {
+        if (d->dim == 2) {
+            t->inertia.m[8] = mo.z;
+            t->inv_inertia.m[8] = 1.0 / mo.z;
+        } else {
+            t->inertia = imp_mat3_principal(b->orientation, mo);
+            t->inv_inertia =
+                imp_mat3_principal(b->orientation, imp_v3(1.0 / mo.x, 1.0 / mo.y, 1.0 / mo.z));
+        }
+        if (isfinite(t->inv_inertia.m[8]) && isfinite(t->inv_inertia.m[0])) return 0;
+    } else if (b->shape.type == IMP_SHAPE_SPHERE && b->shape.radius == 0.0) {
+        return 0; /* a point: no moment, and no lever about its own centre; it never turns */
+    } else {
+        imp_inertia_status st = imp_inertia_shape(&b->shape, d->dim, b->mass, &t->inertia);
+        if (st == IMP_INERTIA_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+        if (st == IMP_INERTIA_OK && imp_mat3_inverse_spd(&t->inertia, d->dim, &t->inv_inertia) == 0)
+            return 0;
+    }
+    size_t saved = imp_dec_push_key(d, key);
+    imp_dec_fail_at(d, "inertia", IMP_E_GEOMETRY,
+                    "is required for this body: its shape has no volume (a thin rod in 3D) or its "
+                    "moments are too far apart to invert, so a uniform solid "
+                    "gives no usable inertia");
+    imp_dec_pop(d, saved);
+    return -1;
+}
+
 int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    d->spin = IMP_DEC_SPIN_SERVED; /* the impulse turns bodies: core/respond.c */
     static const char *const MEMBERS[] = {"a", "b", "normal", "point", NULL};
     const json_t *req = in->json;
     imp_body a, b;
@@ -128,7 +178,15 @@ int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     if (!bad && (has_point = json_object_get(req, "point") != NULL))
         bad = imp_dec_vec(d, req, "point", 1, &point);
     contact_status cs = CONTACT_NONE;
-    if (!bad && (!has_normal || !has_point)) cs = contact(&a, &b, d->dim, &cn, &point);
+    imp_vec3 cp = point; /* the shapes' contact point: used only when none is given */
+    if (!bad && (!has_normal || !has_point)) cs = contact(&a, &b, d->dim, &cn, &cp);
+    if (!has_point) point = cp;
+    /* a request that names neither body's rotation is answered by translation alone, as
+     * before rotation was served; otherwise the impulse acts at the point */
+    int turning = !bad && (names_rotation(req, "a") || names_rotation(req, "b"));
+    imp_respond_turn ta, tb;
+    if (turning && cs != CONTACT_NOMEM)
+        bad = body_turn(d, req, "a", &a, &ta) || body_turn(d, req, "b", &b, &tb);
     imp_body_free(&a); /* what follows needs velocities and masses, not shapes */
     imp_body_free(&b);
     if (bad) return -1;
@@ -144,14 +202,21 @@ int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     has_point = has_point || cs == CONTACT_OK;
 
     imp_respond_input rin = {core_body(&a), core_body(&b), normal};
-    imp_respond_result r = imp_respond_resolve(&rin);
+    if (turning && !has_point) point = imp_scale(imp_add(a.m.p, b.m.p), 0.5); /* two statics */
+    imp_respond_result r =
+        turning ? imp_respond_resolve_turning(&rin, &ta, &tb, point) : imp_respond_resolve(&rin);
 
+    if (turning && !(finite3(r.va) && finite3(r.vb) && finite3(r.wa) && finite3(r.wb) &&
+                     finite3(r.impulse) && isfinite(r.ke_before) && isfinite(r.ke_after)))
+        return imp_dec_fail_at(d, names_rotation(req, "a") ? "a" : "b", IMP_E_VALUE,
+                               "has a rotation (angular_velocity, inertia) that makes the "
+                               "response overflow double precision");
     int ok = 1, dim = d->dim;
     json_t *o = json_object();
     if (!o) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     imp_put(o, "status", json_string(state_name(r.state)), &ok);
-    imp_put(o, "a", velocity_obj(r.va, dim), &ok);
-    imp_put(o, "b", velocity_obj(r.vb, dim), &ok);
+    imp_put(o, "a", velocity_obj(r.va, r.wa, dim), &ok);
+    imp_put(o, "b", velocity_obj(r.vb, r.wb, dim), &ok);
     imp_put(o, "impulse", imp_enc_vec(r.impulse, dim), &ok);
     imp_put(o, "normal", imp_enc_vec(r.normal, dim), &ok);
     if (has_point) imp_put(o, "point", imp_enc_vec(point, dim), &ok);

@@ -189,6 +189,7 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
 }
 
 int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    d->spin = IMP_DEC_SPIN_SPHERES;
     static const char *const MEMBERS[] = {"bodies", "broadphase", "horizon", "max_results",
                                           "report", "world",      NULL};
     imp_scene_in s;

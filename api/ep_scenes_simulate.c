@@ -289,6 +289,7 @@ static int simulate(imp_dec *d, imp_scene_in *s, const imp_world_entry *world, d
 }
 
 int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    d->inertia_refused = 1; /* translational response only, for now */
     static const char *const MEMBERS[] = {"bodies", "horizon", "gravity", "max_events",
                                           "record", "world",   NULL};
     imp_scene_in s;

@@ -8,7 +8,9 @@
 
 #include "api/encode.h"
 #include "api/endpoints.h"
+#include "core/toi_rotating.h"
 #include "core/toi_shapes.h"
+#include "core/tolerance.h"
 
 static const char *state_name(imp_toi_state s) {
     switch (s) {
@@ -37,6 +39,7 @@ static int supported(imp_dec *d, const imp_body *a, const imp_body *b) {
 }
 
 int imp_ep_toi(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    d->spin = IMP_DEC_SPIN_SERVED; /* core/toi_rotating.c */
     const json_t *req = in->json;
     imp_body a, b;
     double horizon = INFINITY;
@@ -52,9 +55,35 @@ int imp_ep_toi(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         imp_body_free(&b);
         return -1;
     }
-    imp_toi_result r = imp_toi_shapes(&a.shape, &a.m, &b.shape, &b.m, d->dim, horizon);
+    /* orientations are reported when a body has one or turns (spheres included) */
+    int turned = a.orientation.w != 1.0 || b.orientation.w != 1.0 || imp_max_abs(a.omega) > 0.0 ||
+                 imp_max_abs(b.omega) > 0.0;
+    int rotating = imp_toi_rotating_needed(&a.shape, a.omega, &b.shape, b.omega), stopped = 0;
+    imp_toi_result r;
+    if (rotating) {
+        imp_toi_rotating_input ri = {&a.shape, &b.shape, a.m,
+                                     b.m,      a.omega,  b.omega,
+                                     d->dim,   horizon,  &d->ctx->parallel.stop};
+        r = imp_toi_rotating(&ri, &stopped);
+    } else {
+        r = imp_toi_shapes(&a.shape, &a.m, &b.shape, &b.m, d->dim, horizon);
+    }
     imp_body_free(&a);
     imp_body_free(&b);
+    if (stopped) return imp_dec_stopped(d, stopped, "the rotating pair was not decided");
+    if (rotating && r.state == IMP_TOI_FAILED && r.failure == IMP_FAILURE_UNDECIDED) {
+        snprintf(d->detail, sizeof d->detail,
+                 "a body would turn more than %.0f radians before the pair is decided, past "
+                 "which a double cannot place it to 1e-9 of the scale",
+                 IMP_ROT_MAX_ANGLE);
+        /* at the faster spinner's angular_velocity */
+        int a_faster = imp_max_abs(a.omega) >= imp_max_abs(b.omega);
+        size_t saved = imp_dec_push_key(d, a_faster ? "a" : "b");
+        imp_dec_fail_at(d, "angular_velocity", IMP_E_GEOMETRY,
+                        "is too fast for a certified contact time within the search");
+        imp_dec_pop(d, saved);
+        return -1;
+    }
     if (r.state == IMP_TOI_FAILED && r.failure == IMP_FAILURE_UNDECIDED) {
         /* conservative advancement could not settle it within its step budget */
         snprintf(d->detail, sizeof d->detail,
@@ -77,6 +106,12 @@ int imp_ep_toi(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         imp_put(o, "a_position", imp_enc_vec(r.pa, dim), &ok);
         imp_put(o, "b_position", imp_enc_vec(r.pb, dim), &ok);
         if (r.state == IMP_TOI_OVERLAPPING) imp_put_real(o, "depth", r.depth, &ok);
+        if (turned) {
+            imp_put(o, "a_orientation",
+                    imp_enc_turn(imp_spin_at(a.orientation, a.omega, r.time), dim), &ok);
+            imp_put(o, "b_orientation",
+                    imp_enc_turn(imp_spin_at(b.orientation, b.omega, r.time), dim), &ok);
+        }
     }
     if (r.tolerance > 0.0) imp_put_real(o, "tolerance", r.tolerance, &ok);
     if (r.has_closest) {

@@ -328,6 +328,7 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
 }
 
 int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    d->spin = IMP_DEC_SPIN_SPHERES;
     obstacles obs = {NULL, 0, NULL};
     int rc = validate(in, d, out, &obs);
     obstacles_free(d, &obs);
@@ -335,6 +336,7 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 }
 
 int imp_ep_worlds_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    d->spin = IMP_DEC_SPIN_SPHERES;
     obstacles obs = {NULL, 0, imp_ep_world_take(in, d, out)};
     if (!obs.held) return out->doc ? 0 : -1;
     int rc = validate(in, d, out, &obs);

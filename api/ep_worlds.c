@@ -617,6 +617,7 @@ static int cast_one(imp_dec *d, const imp_world_entry *e, const json_t *item, si
 }
 
 int imp_ep_worlds_shapecast(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    d->spin = IMP_DEC_SPIN_SPHERES;
     static const char *const MEMBERS[] = {"bodies", "horizon", NULL};
     const imp_world_entry *e = imp_ep_world_take(in, d, out);
     if (!e) return out->doc ? 0 : -1;
@@ -633,6 +634,7 @@ int imp_ep_worlds_shapecast(const imp_api_in *in, imp_dec *d, imp_api_out *out) 
 }
 
 int imp_ep_worlds_overlap(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
+    d->spin = IMP_DEC_SPIN_SERVED; /* a static test: velocities are ignored */
     static const char *const MEMBERS[] = {"body", NULL};
     const imp_world_entry *e = imp_ep_world_take(in, d, out);
     if (!e) return out->doc ? 0 : -1;

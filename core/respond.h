@@ -17,6 +17,7 @@
 #ifndef IMP_RESPOND_H
 #define IMP_RESPOND_H
 
+#include "inertia.h"
 #include "vec.h"
 
 typedef enum imp_respond_state {
@@ -46,9 +47,36 @@ typedef struct imp_respond_result {
     double e, k;      /* the pair's restitution and tangential efficiency */
     double ke_before; /* 0.5 m |v|^2 summed over the non-static bodies */
     double ke_after;  /* the same after the contact */
+    /* with imp_respond_resolve_turning only (else zero): */
+    imp_vec3 wa, wb; /* angular velocities after the contact (world axes; 2D: z) */
+    int clamped;     /* 1: the tangential impulse was cut short so as not to add energy */
 } imp_respond_result;
+
+/* A body's rotation for imp_respond_resolve_turning (unused for a static body). */
+typedef struct imp_respond_turn {
+    imp_vec3 position;    /* the centre of mass */
+    imp_vec3 omega;       /* angular velocity, world axes (2D: z only) */
+    imp_mat3 inertia;     /* world-frame inertia tensor about `position` (2D: m[8] only) */
+    imp_mat3 inv_inertia; /* its inverse (2D: m[8] only) */
+} imp_respond_turn;
 
 /* Resolves one contact (impulse-based, with the pair's reduced mass). */
 imp_respond_result imp_respond_resolve(const imp_respond_input *in);
+
+/*
+ * Resolves one contact of two bodies that may turn: the impulse J on b (-J
+ * on a) acts at `point` and changes the angular velocities through the
+ * inverse inertias. J = jn n + Jt with Jt in the contact plane: the
+ * relative normal velocity at the point becomes exactly -e times what it
+ * was, and the relative tangential velocity at the point becomes k times
+ * what a frictionless impulse (Jt = 0, the answer for k = 1) would leave,
+ * unless that would add energy over the frictionless answer, where Jt is
+ * cut short (r.clamped). Linear and angular momentum are conserved; kinetic
+ * energy (linear + rotational) exactly when e = k = 1, never increased
+ * otherwise. dim is 2 or 3 (2D: z components and inertia m[8] only).
+ */
+imp_respond_result imp_respond_resolve_turning(const imp_respond_input *in,
+                                               const imp_respond_turn *ta,
+                                               const imp_respond_turn *tb, imp_vec3 point);
 
 #endif

@@ -73,6 +73,40 @@ imp_vec3 imp_quat_rotate(imp_quat q, imp_vec3 v) {
     return imp_add(imp_add(v, imp_scale(t, q.w)), imp_cross(u, t));
 }
 
+imp_quat imp_quat_mul(imp_quat p, imp_quat q) {
+    imp_quat r = {p.w * q.w - p.x * q.x - p.y * q.y - p.z * q.z,
+                  p.w * q.x + p.x * q.w + p.y * q.z - p.z * q.y,
+                  p.w * q.y - p.x * q.z + p.y * q.w + p.z * q.x,
+                  p.w * q.z + p.x * q.y - p.y * q.x + p.z * q.w};
+    return r;
+}
+
+imp_quat imp_quat_from_rotvec(imp_vec3 w) {
+    double angle = imp_len(w);
+    if (!(angle > 0.0)) return (imp_quat){1.0, 0.0, 0.0, 0.0};
+    double s = sin(0.5 * angle) / angle;
+    imp_quat q = {cos(0.5 * angle), w.x * s, w.y * s, w.z * s};
+    return q;
+}
+
+void imp_shape_rotate(imp_shape *s, imp_quat q) {
+    switch (s->type) {
+    case IMP_SHAPE_SPHERE: break;
+    case IMP_SHAPE_BOX: s->rot = imp_quat_mul(q, s->rot); break;
+    case IMP_SHAPE_POLYGON:
+    case IMP_SHAPE_POLYHEDRON:
+        for (size_t i = 0; i < s->n_verts; ++i)
+            s->verts[i] = imp_quat_rotate(q, s->verts[i]);
+        break;
+    case IMP_SHAPE_CAPSULE:
+    case IMP_SHAPE_SEGMENT:
+        s->a = imp_quat_rotate(q, s->a);
+        s->b = imp_quat_rotate(q, s->b);
+        break;
+    case IMP_SHAPE_HALFSPACE: s->normal = imp_quat_rotate(q, s->normal); break;
+    }
+}
+
 size_t imp_shape_polygon_vertices(const imp_shape *s, imp_vec3 box_buf[4], const imp_vec3 **out) {
     if (s->type == IMP_SHAPE_POLYGON) {
         *out = s->verts;

@@ -67,6 +67,19 @@ int imp_quat_normalize(imp_quat q, imp_quat *out);
 /* v rotated by the unit quaternion q. */
 imp_vec3 imp_quat_rotate(imp_quat q, imp_vec3 v);
 
+/* The rotation p after q (p q, Hamilton product). */
+imp_quat imp_quat_mul(imp_quat p, imp_quat q);
+
+/* The rotation by the rotation vector w (axis w / |w|, angle |w| radians). */
+imp_quat imp_quat_from_rotvec(imp_vec3 w);
+
+/* Turns shape s about its body's position by the unit quaternion q (2D: a
+ * rotation about z): a box's rotation becomes q after it, vertices and a
+ * capsule's or segment's ends are rotated, a halfspace's normal too (its
+ * offset stays: a halfspace has no position to turn about). A sphere is
+ * unchanged. Vertices are rotated in place. */
+void imp_shape_rotate(imp_shape *s, imp_quat q);
+
 /* A 2D box's or polygon's counter-clockwise vertices, relative to the
  * body: a box's four are written to box_buf, a polygon's are its own
  * array. Returns the count (*out set), or 0 for other types. */

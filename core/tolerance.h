@@ -348,4 +348,39 @@
  * the neighbours' planes and keeps (nearly) the face normal either way. */
 #define IMP_WORLD_FEATURE_REL 1e-6
 
+/* ---- rotating bodies (core/toi_rotating.c) ------------------------------------------------ */
+
+/* Time tolerance of a rotating pair's contact time (dimensionless, relative to
+ * max(1, time)): the contract's bound, `tolerance <= 1e-9 * max(1, time)`. */
+#define IMP_ROT_TIME_REL 1e-9
+
+/* Depth below which a grazing contact of a rotating pair may be passed over
+ * (dimensionless, relative to the pair's scale: positions and shape sizes). Half
+ * the contract's 1e-9, so that this depth plus the rounding margin of the
+ * distance (IMP_ROT_ROUND_ULPS) stays within it. */
+#define IMP_ROT_DEPTH_REL 0.5e-9
+
+/* Rounding margin of a posed distance (unit roundoffs, times the sum of the
+ * magnitudes that enter it: positions, path terms and shape extents; the turned
+ * arcs have IMP_ROT_TURN_ULPS). Placing a point p + v t + a t^2 / 2 + R(t) x
+ * costs a few roundoffs of each term, the rotation of x by a quaternion a few
+ * of |x|, a dot product with a unit normal a few more; 64 covers them with
+ * room. */
+#define IMP_ROT_ROUND_ULPS 64.0
+
+/* Rounding margin of a turned point (unit roundoffs, times |w| t and the shape's reach): the
+ * angle |w| t is computed with a relative error of about 2.5 u (|w t| from rounded
+ * products and a square root); sine and cosine of it are correctly reduced, so their own
+ * error does not grow with the angle (it is in IMP_ROT_ROUND_ULPS). 8 covers it. */
+#define IMP_ROT_TURN_ULPS 8.0
+
+/* Largest turn (radians, |w| t) at which a rotating pair is still placed: there the turn's
+ * rounding margin (IMP_ROT_TURN_ULPS u |w| t) is 8.9e-10 of the shape's reach, within the
+ * contract's 1e-9 of the scale; past it a double cannot place the shapes to that accuracy,
+ * and the solver answers "undecided" rather than guess (about 160,000 turns). */
+#define IMP_ROT_MAX_ANGLE 1e6
+
+/* Distance queries between two polls of the stop check (count). */
+#define IMP_ROT_POLL_STEPS 64
+
 #endif

@@ -1758,6 +1758,79 @@ static const json_case GEOMETRY[] = {
      "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,0]},\"position\":[0,0]},"
      "\"b\":" SPHERE2("3") "}",
      422, "/a/shape/half_extents/1", 0},
+    {"spin past what doubles place", "/v1/toi",
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0],"
+     "\"velocity\":[1,0],\"angular_velocity\":1e60},\"b\":" SPHERE2("6") ",\"horizon\":10}",
+     422, "/a/angular_velocity", 0},
+    {"all-zero orientation", "/v1/overlap",
+     "{\"a\":{\"radius\":1,\"position\":[0,0,0],\"orientation\":[0,0,0,0]},\"b\":" SPHERE3("3") "}",
+     422, "/a/orientation", 0},
+    {"orientation quaternion in 2D", "/v1/overlap",
+     "{\"a\":" SPHERE2("0") ",\"b\":{\"radius\":1,\"position\":[3,0],\"orientation\":[1,0,0,0]}}",
+     400, "/b/orientation", 0},
+    {"orientation angle in 3D", "/v1/overlap",
+     "{\"a\":{\"radius\":1,\"position\":[0,0,0],\"orientation\":0.5},\"b\":" SPHERE3("3") "}", 400,
+     "/a/orientation", 0},
+    {"orientation of 5 components", "/v1/overlap",
+     "{\"a\":{\"radius\":1,\"position\":[0,0,0],\"orientation\":[1,0,0,0,0]},\"b\":" SPHERE3(
+         "3") "}",
+     400, "/a/orientation", 0},
+    {"angular velocity Vec in 2D", "/v1/overlap",
+     "{\"a\":{\"radius\":1,\"position\":[0,0],\"angular_velocity\":[0,0,1]},\"b\":" SPHERE2(
+         "3") "}",
+     400, "/a/angular_velocity", 0},
+    {"angular velocity number in 3D", "/v1/overlap",
+     "{\"a\":{\"radius\":1,\"position\":[0,0,0],\"angular_velocity\":1},\"b\":" SPHERE3("3") "}",
+     400, "/a/angular_velocity", 0},
+    {"inertia zero", "/v1/overlap",
+     "{\"a\":{\"radius\":1,\"position\":[0,0],\"inertia\":0},\"b\":" SPHERE2("3") "}", 422,
+     "/a/inertia", 0},
+    {"inertia moment negative", "/v1/overlap",
+     "{\"a\":{\"radius\":1,\"position\":[0,0,0],\"inertia\":[1,-1,1]},\"b\":" SPHERE3("3") "}", 422,
+     "/a/inertia/1", 0},
+    {"inertia number in 3D", "/v1/overlap",
+     "{\"a\":{\"radius\":1,\"position\":[0,0,0],\"inertia\":2},\"b\":" SPHERE3("3") "}", 400,
+     "/a/inertia", 0},
+    {"spinning halfspace", "/v1/overlap",
+     "{\"a\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1],\"offset\":0},\"static\":true,"
+     "\"position\":[0,0],\"angular_velocity\":1},\"b\":" SPHERE2("3") "}",
+     422, "/a/angular_velocity", 0},
+    {"spin in simulate (not served yet)", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0],\"angular_velocity\":1}]}", 422,
+     "/bodies/0/angular_velocity", 0},
+    {"inertia in simulate (not served yet)", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[2,0],\"inertia\":1}]}", 422,
+     "/bodies/0/inertia", 0},
+    {"respond: spinning point without inertia (it never turns)", "/v1/respond",
+     "{\"a\":{\"radius\":0,\"position\":[0,0],\"angular_velocity\":1},\"b\":" SPHERE2("2") "}", 200,
+     NULL, 0},
+    {"respond: 3D rod without inertia", "/v1/respond",
+     "{\"a\":{\"shape\":{\"type\":\"segment\",\"a\":[-1,0,0],\"b\":[1,0,0]},\"position\":[0,0,0],"
+     "\"angular_velocity\":[0,0,1]},\"b\":" SPHERE3("3") "}",
+     422, "/a/inertia", 0},
+    {"respond: inertia with a huge spread", "/v1/respond",
+     "{\"a\":{\"radius\":1,\"position\":[0,0,0],\"inertia\":[1e-300,1,1e60],"
+     "\"velocity\":[1e60,1e60,1e60],\"angular_velocity\":[1e60,1e60,1e60]},\"b\":" SPHERE3("2") "}",
+     200, NULL, 0},
+    {"respond: tiny inertia, large spin", "/v1/respond",
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0],"
+     "\"inertia\":1e-300,\"velocity\":[1,0],\"angular_velocity\":1e60},\"b\":" SPHERE2("2") "}",
+     200, NULL, 0},
+    {"respond: inertia of the wrong form", "/v1/respond",
+     "{\"a\":{\"radius\":1,\"position\":[0,0],\"inertia\":[1,1,1]},\"b\":" SPHERE2("2") "}", 400,
+     "/a/inertia", 0},
+    {"respond: spinning halfspace", "/v1/respond",
+     "{\"a\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1],\"offset\":0},\"static\":true,"
+     "\"position\":[0,0],\"angular_velocity\":1},\"b\":" SPHERE2("3") "}",
+     422, "/a/angular_velocity", 0},
+    {"spinning box in a scene (not served yet)", "/v1/scenes/predict",
+     "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},"
+     "\"position\":[0,0],\"angular_velocity\":1}]}",
+     422, "/bodies/0/angular_velocity", 0},
+    {"spinning world collider", "/v1/worlds",
+     "{\"colliders\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0],"
+     "\"static\":true,\"angular_velocity\":1}]}",
+     422, "/colliders/0/angular_velocity", 0},
     {"all-zero quaternion", "/v1/overlap",
      "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1],\"rotation\":[0,0,0,0]},"
      "\"position\":[0,0,0]},\"b\":" SPHERE3("3") "}",
@@ -2135,7 +2208,8 @@ static const base_request BASES[] = {
     {"toi 2D box/polygon", "toi",
      "{\"a\": {\"id\": \"ship-7\", \"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.25],"
      " \"rotation\": 0.3}, \"position\": [0, 0], \"velocity\": [1, 0], \"acceleration\": [0, -0.5],"
-     " \"mass\": 2, \"static\": false, \"restitution\": 0.9, \"tangential\": 0.8},"
+     " \"mass\": 2, \"static\": false, \"restitution\": 0.9, \"tangential\": 0.8,"
+     " \"orientation\": 0.1, \"angular_velocity\": 2, \"inertia\": 1},"
      " \"b\": {\"id\": 3, \"shape\": {\"type\": \"polygon\", \"vertices\": [[0, 0], [1, 0], [0, "
      "1]]},"
      " \"position\": [4, 0], \"velocity\": [-1, 0],"
@@ -2145,7 +2219,8 @@ static const base_request BASES[] = {
      "0],"
      " [0, 0, 1]]}, \"position\": [0, 0, 0], \"velocity\": [1, 0, 0]},"
      " \"b\": {\"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.5, 0.5],"
-     " \"rotation\": [1, 0, 0, 0]}, \"position\": [5, 0, 0]}, \"horizon\": 20}"},
+     " \"rotation\": [1, 0, 0, 0]}, \"position\": [5, 0, 0], \"orientation\": [1, 0, 0, 1],"
+     " \"angular_velocity\": [0, 0, 3], \"inertia\": [1, 1, 1]}, \"horizon\": 20}"},
     {"toi 2D capsule/halfspace", "toi",
      "{\"a\": {\"shape\": {\"type\": \"capsule\", \"a\": [-1, 0], \"b\": [1, 0], \"radius\": 0.25},"
      " \"position\": [0, 5], \"velocity\": [0, -1]},"
@@ -2153,7 +2228,7 @@ static const base_request BASES[] = {
      " \"position\": [0, 0], \"static\": true}}"},
     {"overlap 2D segment/sphere", "overlap",
      "{\"a\": {\"shape\": {\"type\": \"segment\", \"a\": [-1, 0], \"b\": [1, 0]}, \"position\": "
-     "[0, 0]},"
+     "[0, 0], \"orientation\": 0.5, \"angular_velocity\": -3, \"inertia\": 2},"
      " \"b\": {\"shape\": {\"type\": \"sphere\", \"radius\": 0.5}, \"position\": [0, 0.25]}}"},
     {"overlap 2D box/halfspace", "overlap",
      "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.5], \"rotation\": 0.5},"
@@ -2162,7 +2237,8 @@ static const base_request BASES[] = {
     {"overlap 3D polyhedron/capsule", "overlap",
      "{\"a\": {\"shape\": {\"type\": \"polyhedron\", \"vertices\": [[0, 0, 0], [1, 0, 0], [0, 1, "
      "0],"
-     " [0, 0, 1], [1, 1, 1]]}, \"position\": [0, 0, 0]},"
+     " [0, 0, 1], [1, 1, 1]]}, \"position\": [0, 0, 0], \"orientation\": [1, 0.5, 0, 0],"
+     " \"angular_velocity\": [0, 1, 2], \"inertia\": [1, 2, 3]},"
      " \"b\": {\"shape\": {\"type\": \"capsule\", \"a\": [0, 0, -1], \"b\": [0, 0, 1],"
      " \"radius\": 0.5}, \"position\": [3, 0, 0]}}"},
     {"toi 3D sphere/halfspace", "toi",
@@ -2234,9 +2310,9 @@ static const struct {
     {"ccd", {NULL}},
     {"batch", {NULL}},
 };
-static const char *const OPTIONAL_BODY[] = {"id",         "velocity", "acceleration",
-                                            "mass",       "static",   "restitution",
-                                            "tangential", "filter",   NULL};
+static const char *const OPTIONAL_BODY[] = {
+    "id",     "velocity",    "acceleration",     "mass",    "static", "restitution", "tangential",
+    "filter", "orientation", "angular_velocity", "inertia", NULL};
 
 static int in_list(const char *const *list, const char *key) {
     for (; *list; ++list)
@@ -2510,6 +2586,7 @@ static const range_rule RANGES[] = {
     {"max_results", 0, INT53, 0, 1, 422, 0}, {"max_events", 0, 1e6, 0, 1, 422, 1},
     {"max_iterations", 0, 64, 0, 1, 422, 0}, {"id", -INT53, INT53, 0, 1, 400, 1},
     {"half_extents", 0, 1e60, 1, 0, 422, 0}, /* each element */
+    {"inertia", 0, 1e60, 1, 0, 422, 0},      /* the number, or each element */
 };
 
 /* The expectation for number v at member `key` (NULL: a Vec element). */
@@ -2560,7 +2637,10 @@ static void extremes_walk(sweep *s, json_t *node, const char *key, char *ptr, si
         json_t *child = is_obj ? json_object_get(node, ck) : json_array_get(node, i);
         if (json_is_number(child)) {
             /* the rule's key: the member's own, or half_extents for its elements */
-            const char *rule = is_obj ? ck : key && strcmp(key, "half_extents") == 0 ? key : NULL;
+            const char *rule =
+                is_obj                                                                     ? ck
+                : key && (strcmp(key, "half_extents") == 0 || strcmp(key, "inertia") == 0) ? key
+                                                                                           : NULL;
             json_incref(child);
             for (size_t k = 0; k < sizeof EXTREMES / sizeof EXTREMES[0]; ++k) {
                 if (is_obj)

@@ -173,6 +173,70 @@ static void test_oblique_3d(void **state) {
     json_decref(r);
 }
 
+static void test_rotation(void **state) {
+    (void)state;
+    /* a rod (length 2, mass 1: the uniform solid's inertia 1/3) struck at its end by a ball
+     * falling at 1, e = 1: K = 1 + 1 + 1 / (1/3) = 5, jn = 2 / 5, w = -1 * jn / (1/3) */
+    json_t *r =
+        respond_ok("{\"a\": {\"shape\": {\"type\": \"segment\", \"a\": [-1, 0], \"b\": [1, 0]},"
+                   " \"position\": [0, 0], \"angular_velocity\": 0},"
+                   " \"b\": {\"radius\": 0.5, \"position\": [1, 0.5], \"velocity\": [0, -1]},"
+                   " \"point\": [1, 0]}");
+    VEC2("point", 1, 0, 0);
+    VEC2("normal", 0, 1, 0);
+    VEC2("a.velocity", 0, -0.4, 1e-15);
+    expect_real(r, "a.angular_velocity", -1.2, 1e-15);
+    VEC2("b.velocity", 0, -0.6, 1e-15);
+    expect_real(r, "b.angular_velocity", 0, 0);
+    VEC2("impulse", 0, 0.4, 1e-15);
+    expect_real(r, "kinetic_energy.before", 0.5, 0);
+    expect_real(r, "kinetic_energy.after", 0.5, 1e-15);
+    json_decref(r);
+    /* a disk (radius 1, mass 2, inertia 1) sliding at (3, -2) onto a floor, e = k = 0: the
+     * contact point stops, the disk rolls away at 2 with w = -2 */
+    r = respond_ok(
+        "{\"a\": {\"radius\": 1, \"position\": [0, 1], \"velocity\": [3, -2],"
+        " \"mass\": 2, \"restitution\": 0, \"tangential\": 0, \"angular_velocity\": 0},"
+        " \"b\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": 0},"
+        " \"position\": [0, 0], \"static\": true}, \"point\": [0, 0]}");
+    VEC2("normal", 0, -1, 0);
+    VEC2("a.velocity", 2, 0, 1e-15);
+    expect_real(r, "a.angular_velocity", -2, 1e-15);
+    expect_real(r, "kinetic_energy.before", 13, 0);
+    expect_real(r, "kinetic_energy.after", 6, 1e-14);
+    json_decref(r);
+    /* 3D: a thin box turned a quarter about z (its long axis along y), its inertia given in
+     * the body frame [0.02, 1.01, 1.01] (mass 3), struck at (0, 1, 0.1) along z: r x n =
+     * (1, 0, 0) meets the world moment Ixx = 1.01; the default inertia of the box is the
+     * same tensor, so leaving it out gives the same answer */
+    for (int given = 0; given < 2; ++given) {
+        char req[1024];
+        snprintf(req, sizeof req,
+                 "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.1, 0.1]},"
+                 " \"position\": [0, 0, 0], \"mass\": 3,"
+                 " \"orientation\": [0.7071067811865476, 0, 0, 0.7071067811865476], %s},"
+                 " \"b\": {\"radius\": 0.5, \"position\": [0, 1, 0.6], \"velocity\": [0, 0, -1]},"
+                 " \"normal\": [0, 0, 1], \"point\": [0, 1, 0.1]}",
+                 given ? "\"inertia\": [0.02, 1.01, 1.01]" : "\"angular_velocity\": [0, 0, 0]");
+        r = respond_ok(req);
+        double jn = 2.0 / (1.0 / 3.0 + 1.0 + 1.0 / 1.01);
+        VEC3("impulse", 0, 0, jn, 1e-15);
+        VEC3("a.velocity", 0, 0, -jn / 3.0, 1e-15);
+        VEC3("a.angular_velocity", -jn / 1.01, 0, 0, 1e-14);
+        VEC3("b.velocity", 0, 0, -1 + jn, 1e-15);
+        VEC3("b.angular_velocity", 0, 0, 0, 0);
+        expect_real(r, "kinetic_energy.after", 0.5, 1e-15);
+        json_decref(r);
+    }
+    /* no rotation named: the translational answer, angular velocities 0 */
+    r = respond_ok("{\"a\": {\"radius\": 0.5, \"position\": [0, 0], \"velocity\": [1, 0]},"
+                   " \"b\": {\"radius\": 0.5, \"position\": [1, 0], \"velocity\": [-1, 0],"
+                   " \"mass\": 3}}");
+    VEC2("a.velocity", -2, 0, 0);
+    expect_real(r, "a.angular_velocity", 0, 0);
+    json_decref(r);
+}
+
 static void test_unchanged(void **state) {
     (void)state;
     /* separating along the default normal */
@@ -319,6 +383,7 @@ int main(void) {
         cmocka_unit_test(test_inelastic_and_unequal_masses),
         cmocka_unit_test(test_wall_default_normal),
         cmocka_unit_test(test_oblique_3d),
+        cmocka_unit_test(test_rotation),
         cmocka_unit_test(test_unchanged),
         cmocka_unit_test(test_in_batch),
         cmocka_unit_test(test_errors_400),

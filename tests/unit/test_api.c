@@ -145,10 +145,27 @@ static void test_typo_is_unknown_field(void **state) {
 
 static void test_contract_members_not_served_yet(void **state) {
     (void)state;
-    expect_problem("toi",
-                   "{\"a\": {\"radius\": 1, \"position\": [0, 0], \"angular_velocity\": 1}, " BALL_B
-                   "}",
-                   422, "unsupported-field", "/a/angular_velocity", "not served");
+    /* a spinning body where the endpoint cannot honour the spin: never ignored */
+    expect_problem("scenes/simulate",
+                   "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [0, 0], "
+                   "\"angular_velocity\": 1}]}",
+                   422, "unsupported-field", "/bodies/0/angular_velocity", "not served");
+    expect_problem("scenes/predict",
+                   "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [0, 0]}, "
+                   "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, \"position\": "
+                   "[5, 0], \"angular_velocity\": 2}]}",
+                   422, "unsupported-field", "/bodies/1/angular_velocity", "sphere");
+    expect_problem("scenes/simulate",
+                   "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [3, 0], "
+                   "\"inertia\": 2}]}",
+                   422, "unsupported-field", "/bodies/0/inertia", "not served");
+    /* respond serves both; a body with no volume needs its inertia given */
+    expect_problem(
+        "respond",
+        "{\"a\": {\"shape\": {\"type\": \"segment\", \"a\": [-1, 0, 0], \"b\": [1, 0, 0]}, "
+        "\"position\": [0, 0, 0], \"angular_velocity\": [0, 0, 1]}, "
+        "\"b\": {\"radius\": 1, \"position\": [0, 3, 0]}}",
+        422, "invalid-geometry", "/a/inertia", "no volume");
     expect_problem("scenes/simulate", "{\"bodies\": [], \"horizon\": 1, \"world\": \"ab\"}", 404,
                    "unknown-world", "/world", NULL);
     /* a world id that is not one (32 hex digits) */
@@ -165,6 +182,153 @@ static void test_contract_members_not_served_yet(void **state) {
                    "{\"a\": {\"radius\": 5, \"shape\": {\"type\": \"sphere\", \"radius\": 1}, "
                    "\"position\": [0, 0]}, " BALL_B "}",
                    422, "invalid-field", "/a/radius", NULL);
+}
+
+/* orientation, angular_velocity and inertia: forms per dimension, ranges, pointers */
+static void test_rotation_fields(void **state) {
+    (void)state;
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"orientation\": [0, 0, 0, "
+                   "0]}, \"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   422, "invalid-geometry", "/a/orientation", "all zero");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"orientation\": 0.5}, "
+                   "\"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   400, "mixed-dimensions", "/a/orientation", "quaternion");
+    expect_problem("toi",
+                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], "
+                   "\"orientation\": [1, 0, 0, 0]}}",
+                   400, "mixed-dimensions", "/b/orientation", "angle");
+    expect_problem("toi",
+                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], "
+                   "\"angular_velocity\": [0, 0, 1]}}",
+                   400, "mixed-dimensions", "/b/angular_velocity", "number in 2D");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"angular_velocity\": 1}, "
+                   "\"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   400, "mixed-dimensions", "/a/angular_velocity", "Vec in 3D");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"angular_velocity\": [1, "
+                   "2]}, \"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   400, "mixed-dimensions", "/a/angular_velocity", NULL);
+    expect_problem("toi",
+                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], "
+                   "\"inertia\": 0}}",
+                   422, "invalid-field", "/b/inertia", "> 0");
+    expect_problem("toi",
+                   "{" BALL_A ", \"b\": {\"radius\": 1, \"position\": [3, 0], "
+                   "\"inertia\": \"1\"}}",
+                   400, "wrong-type", "/b/inertia", "> 0");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"inertia\": [1, 0, 1]}, "
+                   "\"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   422, "invalid-field", "/a/inertia/1", "> 0");
+    expect_problem("toi",
+                   "{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"orientation\": [1, 0, "
+                   "\"x\", 0]}, \"b\": {\"radius\": 1, \"position\": [3, 0, 0]}}",
+                   400, "wrong-type", "/a/orientation/2", NULL);
+    expect_problem("toi",
+                   "{\"a\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], "
+                   "\"offset\": 0}, \"static\": true, \"position\": [0, 0], "
+                   "\"angular_velocity\": 1}, " BALL_B "}",
+                   422, "invalid-geometry", "/a/angular_velocity", "halfspace");
+
+    /* the orientation turns the shape about its position: a unit square turned by pi/4
+     * reaches sqrt(2) along x, the same square unturned only 1 */
+    const char *fmt = "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, "
+                      "\"position\": [0, 0]%s}, \"b\": {\"radius\": 0.1, \"position\": [1.3, "
+                      "0]}}";
+    char body[512];
+    snprintf(body, sizeof body, fmt, ", \"orientation\": 0.7853981633974483");
+    json_t *r = ok("overlap", body);
+    assert_true(json_is_true(json_object_get(r, "overlap")));
+    assert_true(fabs(json_number_value(json_object_get(r, "depth")) - (1.1 - 1.3 / sqrt(2.0))) <
+                1e-12);
+    json_decref(r);
+    snprintf(body, sizeof body, fmt, "");
+    r = ok("overlap", body);
+    assert_true(json_is_false(json_object_get(r, "overlap")));
+    json_decref(r);
+    /* a quaternion is normalised: [2, 0, 0, 0] is the identity, [0, 0, 0, 3] a half turn
+     * about z, which takes the box's corner (1, 2, 3) to (-1, -2, 3) */
+    const char *fmt3 = "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 2, 3]}, "
+                       "\"position\": [0, 0, 0], \"orientation\": %s}, \"b\": {\"radius\": 0.5, "
+                       "\"position\": [1.25, 0, 0]}}";
+    snprintf(body, sizeof body, fmt3, "[2, 0, 0, 0]");
+    r = ok("overlap", body);
+    assert_true(fabs(json_number_value(json_object_get(r, "depth")) - 0.25) < 1e-12);
+    json_decref(r);
+    snprintf(body, sizeof body, fmt3, "[0, 0, 0, 3]");
+    r = ok("overlap", body);
+    assert_true(fabs(json_number_value(json_object_get(r, "depth")) - 0.25) < 1e-12);
+    json_decref(r);
+    /* a spinning sphere moves no point of itself: geometry-only endpoints take it */
+    r = ok("scenes/predict", "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": "
+                             "[0, 0], \"angular_velocity\": 7}, {\"radius\": 1, \"position\": "
+                             "[3, 0], \"velocity\": [-2, 0]}]}");
+    assert_true(fabs(json_number_value(json_object_get(
+                         json_array_get(json_object_get(r, "collisions"), 0), "time")) -
+                     0.5) < 1e-15);
+    json_decref(r);
+}
+
+/* /v1/toi with turning bodies: a spinning sphere is answered exactly as the same sphere
+ * still; a turning bar gets a certified time, its tolerance and the orientations then */
+static void test_toi_rotating_reply(void **state) {
+    (void)state;
+    static const char *const PAIRS[][2] = {
+        {"{\"radius\": 0.5, \"position\": [0, 0], \"velocity\": [1, 0.2]%s}",
+         "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.5], \"rotation\": 0.3}, "
+         "\"position\": [4, 0]}"},
+        {"{\"radius\": 0.5, \"position\": [0, 0, 0], \"acceleration\": [1, 0, 0]%s}",
+         "{\"radius\": 0.25, \"position\": [3, 0.1, 0], \"velocity\": [-1, 0, 0]}"},
+    };
+    static const char *const SPIN[2] = {", \"angular_velocity\": 40", ", \"angular_velocity\": [3, "
+                                                                      "-40, 7]"};
+    for (int k = 0; k < 2; ++k) {
+        char a1[256], a0[256], body[768];
+        snprintf(a1, sizeof a1, PAIRS[k][0], SPIN[k]);
+        snprintf(a0, sizeof a0, PAIRS[k][0], "");
+        snprintf(body, sizeof body, "{\"a\": %s, \"b\": %s}", a1, PAIRS[k][1]);
+        json_t *spun = ok("toi", body);
+        snprintf(body, sizeof body, "{\"a\": %s, \"b\": %s}", a0, PAIRS[k][1]);
+        json_t *still = ok("toi", body);
+        assert_true(json_is_true(json_object_get(spun, "hit")));
+        static const char *const SAME[] = {"status", "time",       "point",
+                                           "normal", "a_position", "b_position"};
+        for (size_t i = 0; i < sizeof SAME / sizeof SAME[0]; ++i)
+            if (!json_equal(json_object_get(spun, SAME[i]), json_object_get(still, SAME[i])))
+                fail_msg("pair %d: %s differs with the sphere spinning", k, SAME[i]);
+        assert_null(json_object_get(spun, "tolerance"));
+        assert_non_null(json_object_get(spun, "a_orientation"));
+        json_decref(spun);
+        json_decref(still);
+    }
+    /* a 4 x 0.2 bar at 1 rad/s meets a ball of radius 0.1 at (0, 1) at t = acos(0.2) */
+    json_t *r =
+        ok("toi", "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [2, 0.1]}, "
+                  "\"position\": [0, 0], \"angular_velocity\": 1}, \"b\": {\"radius\": 0.1, "
+                  "\"position\": [0, 1]}}");
+    double t = json_number_value(json_object_get(r, "time"));
+    double tol = json_number_value(json_object_get(r, "tolerance"));
+    assert_true(tol > 0.0 && tol <= 1e-9 && t <= acos(0.2) && acos(0.2) <= t + tol);
+    assert_true(fabs(json_number_value(json_object_get(r, "a_orientation")) - t) < 1e-15);
+    assert_true(json_number_value(json_object_get(r, "b_orientation")) == 0.0);
+    json_decref(r);
+    /* 3D: orientation [w, x, y, z] at time, w >= 0: a quarter turn about z from [0, 0, 0, 1]
+     * (a half turn) is [cos(3 pi / 4), 0, 0, sin(3 pi / 4)] = -[-0.707.., 0, 0, ..] */
+    r = ok("toi", "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [2, 0.1, 0.1]}, "
+                  "\"position\": [0, 0, 0], \"orientation\": [0, 0, 0, 1], \"angular_velocity\": "
+                  "[0, 0, 1]}, \"b\": {\"radius\": 0.1, \"position\": [0, 1, 0]}}");
+    t = json_number_value(json_object_get(r, "time"));
+    assert_true(t <= acos(0.2) &&
+                acos(0.2) <= t + json_number_value(json_object_get(r, "tolerance")));
+    const json_t *q = json_object_get(r, "a_orientation");
+    double h = 0.5 * (3.14159265358979323846 + t);
+    assert_true(fabs(json_number_value(json_array_get(q, 0)) + cos(h)) < 1e-12);
+    assert_true(fabs(json_number_value(json_array_get(q, 3)) + sin(h)) < 1e-12);
+    assert_true(json_number_value(json_array_get(q, 0)) >= 0.0);
+    json_decref(r);
 }
 
 static void test_duplicate_ids(void **state) {
@@ -713,6 +877,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_typo_is_unknown_field),
         cmocka_unit_test(test_contract_members_not_served_yet),
+        cmocka_unit_test(test_rotation_fields),
+        cmocka_unit_test(test_toi_rotating_reply),
         cmocka_unit_test(test_duplicate_ids),
         cmocka_unit_test(test_duplicate_ids_against_brute_force),
         cmocka_unit_test(test_ids_and_details),

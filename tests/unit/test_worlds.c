@@ -280,6 +280,31 @@ static double ray_tri(const double *o, const double *d, const tri *t, double *ma
     return tt >= 0 ? tt : -1;
 }
 
+/* A collider's orientation turns its mesh: a triangle in the x-z plane turned a quarter
+ * about x lies in the x-y plane, where a ray down z meets it at t = 5; a heightfield's grid
+ * cannot turn yet (422 at the orientation). */
+static void test_collider_orientation(void **state) {
+    (void)state;
+    char id[IMP_WORLD_ID_LEN + 1];
+    upload(
+        "{\"colliders\": [{\"shape\": {\"type\": \"mesh\", \"vertices\": [[-1, 0, -1], [1, 0, "
+        "-1], [0, 0, 1]], \"triangles\": [[0, 1, 2]]}, \"position\": [0, 0, 0], \"orientation\": "
+        "[1, 1, 0, 0]}]}",
+        201, id);
+    json_t *r = call_ok("worlds/raycast", id,
+                        "{\"rays\": [{\"origin\": [0, 0, 5], \"direction\": [0, 0, -1]}]}", 200);
+    const json_t *hit = json_array_get(json_object_get(r, "hits"), 0);
+    assert_true(json_is_true(json_object_get(hit, "hit")));
+    assert_true(fabs(json_number_value(json_object_get(hit, "t")) - 5.0) < 1e-12);
+    json_decref(r);
+    expect_problem(
+        "worlds", NULL,
+        "{\"colliders\": [{\"shape\": {\"type\": \"heightfield\", \"rows\": 2, "
+        "\"cols\": 2, \"spacing\": [1, 1], \"heights\": [0, 0, 0, 0]}, \"position\": [0, "
+        "0, 0], \"orientation\": [1, 1, 0, 0]}]}",
+        422, "unsupported-field", "/colliders/0/orientation");
+}
+
 static void test_raycast_against_brute_force(void **state) {
     (void)state;
     enum { NT = 300, NR = 400 };
@@ -1017,6 +1042,7 @@ int main(void) {
         cmocka_unit_test(test_raycast_against_brute_force),
         cmocka_unit_test(test_query_errors_and_casts),
         cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_collider_orientation),
         cmocka_unit_test(test_scene_predict_with_world),
         cmocka_unit_test(test_simulate_with_world),
         cmocka_unit_test(test_validate_path),
