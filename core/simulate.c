@@ -72,13 +72,13 @@
  *    keeps resting. Resting on anything but a still halfspace (stacks,
  *    static boxes) is not modelled: such a body is pushed back at each
  *    zero-time contact, bounded by (3);
- *    (3) max_events bounds the contacts processed; the run stops before the
- *    contact that would exceed it. The other queue entries (cell crossings,
- *    re-predictions of stale events) are bounded too, by
- *    IMP_SIM_WORK_PER_EVENT per allowed contact plus as many per body: a
- *    degenerate run (a body pinned to a cell boundary by enormous gravity,
- *    crossing back and forth without a contact) stops as max_events would
- *    rather than spin.
+ *    (3) max_events bounds the contacts processed and nothing else: the run
+ *    stops before the contact that would exceed it. Other queue entries (cell
+ *    crossings, re-predictions of stale events) are real work that is not a
+ *    contact, so they do not count against it: a body that slides a long way
+ *    crosses many cells without touching anything. Such a run is bounded by
+ *    the caller's stop check (the server's time budget), which reports it as
+ *    what it is.
  *  - Pairs found interpenetrating (by more than the solvers' contact
  *    tolerance) are resolved at once when approaching along the overlap
  *    normal and otherwise left to separate.
@@ -152,9 +152,8 @@ struct imp_sim {
     int dim;
     double horizon, now;
     size_t max_events;
-    size_t max_work; /* crossings + stale re-predictions allowed (guard 3) */
-    imp_stop stop;   /* the caller's stop check */
-    int stopped_by;  /* its reason, once it said stop */
+    imp_stop stop;  /* the caller's stop check */
+    int stopped_by; /* its reason, once it said stop */
     int record, failed;
     /* per body: what every prediction reads, together (see sbody); the rest, which only
      * the body's own events read, in arrays */
@@ -741,10 +740,6 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             contact(s, e.owner, partner, s->now);
         }
         if (s->failed) return IMP_SIM_STOP_FAILED;
-        if (s->st.crossings + s->st.stale > s->max_work) {
-            if (e.t > s->now) s->now = e.t;
-            return IMP_SIM_STOP_MAX_EVENTS;
-        }
     }
     if (until > s->now) s->now = until;
     return IMP_SIM_STOP_HORIZON;
@@ -1022,10 +1017,6 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     s->max_events = in->max_events;
     s->stop = in->stop;
     s->world = in->world;
-    /* saturating: max_events may be SIZE_MAX */
-    size_t per = IMP_SIM_WORK_PER_EVENT;
-    s->max_work =
-        in->max_events > (SIZE_MAX - per * in->n) / per ? SIZE_MAX : per * (in->max_events + in->n);
     s->record = in->record;
     double *radii = calloc(in->n > 0 ? in->n : 1, sizeof *radii);
     if (!radii || alloc_bodies(s) != 0) goto nomem;
