@@ -72,6 +72,26 @@
  *    keeps resting. Resting on anything but a still halfspace (stacks,
  *    static boxes) is not modelled: such a body is pushed back at each
  *    zero-time contact, bounded by (3);
+ *    (4) resting contacts (settle): a contact after which the body is too
+ *    slow, relative to the other, to rise IMP_SIM_REST_REL S, or a slow one
+ *    that follows the body's last contact within t_c (the TC criterion of
+ *    Luding and McNamara 1998, "How to handle the inelastic collapse of a
+ *    dissipative hard-sphere gas with the TC model", Granular Matter 1:
+ *    there, restitution 1 inside t_c; here, a lasting contact) is a resting
+ *    one. On a body that holds still (static and still, asleep, or
+ *    motionless on a still halfspace) the body falls asleep: velocity and
+ *    acceleration 0, never predicted against other still bodies; met
+ *    slowly it acts as a still static body, met faster it wakes, and so
+ *    does what rests on it (sleep_on, found in the cells around it). On a
+ *    moving body the two clusters merge in a perfectly inelastic
+ *    collision and move on the root's path (the root is the body resting
+ *    on a halfspace when there is one: its acceleration has the floor's
+ *    force in it); a rider met faster leaves, and every rider leaves when
+ *    the root's path changes. This ends inelastic collapse and the
+ *    zero-time contacts of a body pressed on another by gravity; energy
+ *    only goes down (speeds below the threshold removed, inelastic merges).
+ *    A body asleep on a curved support stays where it fell asleep, as if
+ *    held by friction. A cluster costs its size per merge or release.
  *    (3) max_events bounds the contacts processed and nothing else: the run
  *    stops before the contact that would exceed it. Other queue entries (cell
  *    crossings, re-predictions of stale events) are real work that is not a
@@ -127,7 +147,16 @@ typedef struct qev {
     uint32_t owner, seq; /* the owner's pending event while seq is the owner's seq */
 } qev;
 
-enum { F_STATIC = 1, F_HALFSPACE = 2, F_STILL = 4, F_GLOBAL = 8, F_OWNER = 16, F_SPHERE = 32 };
+enum {
+    F_STATIC = 1,
+    F_HALFSPACE = 2,
+    F_STILL = 4,
+    F_GLOBAL = 8,
+    F_OWNER = 16,
+    F_SPHERE = 32,
+    F_ASLEEP = 64, /* resting (guard 4): velocity and acceleration 0 until woken */
+    F_RIDER = 128  /* carried (guard 4): on the path of the root of its cluster */
+};
 
 /* What a prediction reads of a body and of each of its neighbours, in one record of two
  * cache lines: with the fields in separate arrays a neighbour cost a cache miss per
@@ -168,6 +197,14 @@ struct imp_sim {
     const imp_world *world;           /* static obstacles beside the bodies, or NULL */
     uint8_t *ev_axis;
     int8_t *ev_dir;
+    /* resting contacts (guard 4) */
+    uint32_t *sleep_on;      /* an asleep body: the body it came to rest on (NONE: a static one) */
+    double *last_t;          /* the time of the body's last contact (-INFINITY: none) */
+    uint32_t *wake_stack;    /* bodies being woken */
+    uint32_t *root;          /* F_RIDER: the root of its cluster; else NONE */
+    uint32_t *rnext, *rprev; /* a root's riders, a doubly linked list from rhead */
+    uint32_t *rhead;
+    double *cmass; /* a root: the mass of its cluster (its own and its riders') */
     /* grid */
     double L;
     uint32_t *prev, *head;
@@ -339,6 +376,25 @@ static void body_at(const imp_sim *s, uint32_t i, double t, imp_shape *tmp, cons
 
 /* ---- prediction ------------------------------------------------------------------------- */
 
+/* Neither moves: a still static body or an asleep one. */
+static int frozen(uint8_t f) {
+    return (f & F_ASLEEP) || (f & (F_STATIC | F_STILL)) == (F_STATIC | F_STILL);
+}
+
+/* The k-th of the 3^dim cells around cell c (k < 9 in 2D, < 27 in 3D; the last axis
+ * fastest). */
+static void near_cell(int dim, const int32_t c[3], int k, int32_t nc[3]) {
+    if (dim == 3) {
+        nc[0] = c[0] + k / 9 - 1;
+        nc[1] = c[1] + k / 3 % 3 - 1;
+        nc[2] = c[2] + k % 3 - 1;
+    } else {
+        nc[0] = c[0] + k / 3 - 1;
+        nc[1] = c[1] + k % 3 - 1;
+        nc[2] = c[2];
+    }
+}
+
 typedef struct best_ev {
     double t;
     uint32_t partner;
@@ -404,6 +460,11 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
     if (i == j) return;
     uint8_t fi = s->sb[i].flags, fj = s->sb[j].flags;
     if ((fi & F_STATIC) && (fj & F_STATIC)) return;
+    if (frozen(fi) && frozen(fj)) return;
+    if ((fi | fj) & F_RIDER) { /* one cluster moves as one */
+        uint32_t ri = s->root[i] == NONE ? i : s->root[i], rj = s->root[j] == NONE ? j : s->root[j];
+        if (ri == rj) return;
+    }
     if (s->sb[i].support == j || s->sb[j].support == i) return;
     if (!imp_filter_touch(s->b[s->orig[i]].filter, s->b[s->orig[j]].filter)) return;
     double window = fmin(be->t, s->horizon) - s->now;
@@ -430,8 +491,16 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
     if (r.state == IMP_TOI_HIT) {
         t = s->now + r.time;
     } else if (r.state == IMP_TOI_OVERLAPPING) {
-        if (!(imp_dot(imp_sub(mj.v, mi->v), r.normal) < 0)) return;
-        t = s->now;
+        /* approaching: now; separating but accelerating together (a body pressed on
+         * another): when the separation stops */
+        double vn = imp_dot(imp_sub(mj.v, mi->v), r.normal);
+        double an = imp_dot(imp_sub(mj.a, mi->a), r.normal);
+        if (vn < 0 || (vn == 0 && an < 0))
+            t = s->now;
+        else if (vn > 0 && an < 0)
+            t = s->now + vn / -an;
+        else
+            return;
     } else {
         return;
     }
@@ -496,28 +565,26 @@ static void predict(imp_sim *s, uint32_t i) {
          * a time of impact between them would make each wait for the last. Same order. */
         uint32_t near[GATHER];
         size_t nn = 0;
-        const int32_t *c = s->sb[i].cell;
-        int zr = s->dim == 3 ? 1 : 0;
-        for (int dx = -1; dx <= 1; ++dx)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dz = -zr; dz <= zr; ++dz) {
-                    int32_t nc[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
-                    for (uint32_t j = s->head[bucket_of(s, nc)]; j != NONE; j = s->sb[j].next) {
-                        const int32_t *cj = s->sb[j].cell;
-                        if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
-                        near[nn++] = j;
-                        if (nn < GATHER) continue;
-                        for (size_t k = 0; k < nn; ++k)
-                            predict_pair(s, i, near[k], shi, &mi, &be);
-                        nn = 0;
-                    }
-                }
+        int ncells = s->dim == 3 ? 27 : 9;
+        for (int q = 0; q < ncells; ++q) {
+            int32_t nc[3];
+            near_cell(s->dim, s->sb[i].cell, q, nc);
+            for (uint32_t j = s->head[bucket_of(s, nc)]; j != NONE; j = s->sb[j].next) {
+                const int32_t *cj = s->sb[j].cell;
+                if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
+                near[nn++] = j;
+                if (nn < GATHER) continue;
+                for (size_t k = 0; k < nn; ++k)
+                    predict_pair(s, i, near[k], shi, &mi, &be);
+                nn = 0;
+            }
+        }
         for (size_t k = 0; k < nn; ++k)
             predict_pair(s, i, near[k], shi, &mi, &be);
         for (size_t g = 0; g < s->n_globals; ++g)
             predict_pair(s, i, s->globals[g], shi, &mi, &be);
     }
-    if (s->world && !(fi & (F_STATIC | F_HALFSPACE))) predict_world(s, i, shi, &mi, &be);
+    if (s->world && !(fi & (F_STATIC | F_HALFSPACE | F_ASLEEP))) predict_world(s, i, shi, &mi, &be);
     if (be.partner == NONE || !(be.t <= s->horizon)) return;
     if (be.partner == WORLD) {
         s->ev_collider[i] = be.collider;
@@ -549,6 +616,15 @@ static double rest_speed2(const imp_sim *s, uint32_t i, imp_vec3 n) {
     return an < 0 ? -2.0 * an * s->h_rest : -1.0;
 }
 
+/* Body i's acceleration while awake: the full one, less its normal part while it rests on a
+ * halfspace (that halfspace's normal force). */
+static imp_vec3 awake_accel(const imp_sim *s, uint32_t i) {
+    uint32_t h = s->sb[i].support;
+    if (h == NONE) return s->a_full[i];
+    imp_vec3 n = s->b[s->orig[h]].shape->normal;
+    return imp_madd(s->a_full[i], n, -imp_dot(s->a_full[i], n));
+}
+
 /* After a contact of non-static body i with `other` (normals unit, out of the halfspace when
  * other is one): rest, keep resting, or lift off. Returns 1 when i's acceleration changed. */
 static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
@@ -560,7 +636,7 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
         if (!(w2 >= 0) || w * w > w2) return 0;
         s->sb[i].support = other;
         s->sb[i].v = imp_madd(s->sb[i].v, n, -w);
-        s->sb[i].a = imp_madd(s->a_full[i], n, -imp_dot(s->a_full[i], n));
+        s->sb[i].a = awake_accel(s, i);
         s->st.rests++;
         return 1;
     }
@@ -573,6 +649,209 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
     s->sb[i].support = NONE;
     s->sb[i].a = s->a_full[i];
     return 1;
+}
+
+/* ---- resting contacts (guard 4) ---------------------------------------------------------- */
+
+/* Squared speed below which non-static body i is at rest: too slow to rise IMP_SIM_REST_REL S
+ * against its acceleration (0 without one, and for static bodies). */
+static double still_speed2(const imp_sim *s, uint32_t i) {
+    if (s->sb[i].flags & F_STATIC) return 0;
+    return 2.0 * imp_len(s->a_full[i]) * s->h_rest;
+}
+
+/* Every rider of root r leaves its cluster at time t: each keeps its position and velocity
+ * there, takes its awake acceleration back and is predicted again. */
+static void release_cluster(imp_sim *s, uint32_t r, double t) {
+    for (uint32_t m = s->rhead[r], next; m != NONE; m = next) {
+        next = s->rnext[m];
+        move_to(s, m, t);
+        s->sb[m].flags &= (uint8_t)~F_RIDER;
+        s->root[m] = NONE;
+        s->sb[m].a = awake_accel(s, m);
+        s->sb[m].traj++;
+        s->st.wakes++;
+        predict(s, m);
+    }
+    s->rhead[r] = NONE;
+    s->cmass[r] = s->b[s->orig[r]].mass;
+}
+
+/* Body i's path changes at time t (the caller predicts it): what its cluster carried is
+ * released. */
+static void path_changed(imp_sim *s, uint32_t i, double t) {
+    s->sb[i].traj++;
+    if (s->rhead[i] != NONE) release_cluster(s, i, t);
+}
+
+/* Rider i leaves its cluster at time t (it is met by another body): its path there goes on
+ * with its awake acceleration. */
+static void leave_cluster(imp_sim *s, uint32_t i, double t) {
+    uint32_t r = s->root[i];
+    move_to(s, i, t);
+    if (s->rprev[i] != NONE)
+        s->rnext[s->rprev[i]] = s->rnext[i];
+    else
+        s->rhead[r] = s->rnext[i];
+    if (s->rnext[i] != NONE) s->rprev[s->rnext[i]] = s->rprev[i];
+    s->cmass[r] -= s->b[s->orig[i]].mass;
+    s->root[i] = NONE;
+    s->sb[i].flags &= (uint8_t)~F_RIDER;
+    s->sb[i].a = awake_accel(s, i);
+    s->st.wakes++;
+}
+
+/* Body i falls asleep at the current time (its path is referenced there), resting on `on`. */
+static void fall_asleep(imp_sim *s, uint32_t i, uint32_t on, double t) {
+    path_changed(s, i, t);
+    s->sb[i].v = imp_v3(0, 0, 0);
+    s->sb[i].a = imp_v3(0, 0, 0);
+    s->sb[i].flags |= F_ASLEEP;
+    s->sleep_on[i] = on;
+    s->st.sleeps++;
+}
+
+/* Whether y (a body or WORLD) holds still for a body that comes to rest on it: static and
+ * still, asleep, or a body resting motionless on a still halfspace (which then falls asleep
+ * on it, so that it does not slide away from under what rests on it). */
+static int grounded(imp_sim *s, uint32_t y, double t) {
+    if (y == WORLD || frozen(s->sb[y].flags)) return 1;
+    if ((s->sb[y].flags & (F_STATIC | F_RIDER)) || s->sb[y].support == NONE) return 0;
+    if (imp_max_abs(s->sb[y].a) != 0 || imp_dot(s->sb[y].v, s->sb[y].v) > still_speed2(s, y))
+        return 0;
+    move_to(s, y, t);
+    fall_asleep(s, y, s->sb[y].support, t);
+    predict(s, y);
+    return 1;
+}
+
+/* Awake root x and its riders join the cluster of root r at time t: all take the velocity
+ * of a perfectly inelastic collision of the two clusters (momentum kept, kinetic energy
+ * lost; when r rests on a halfspace, less the part into it, which the halfspace takes) and
+ * r's acceleration, and are predicted again (x too). */
+static void join_cluster(imp_sim *s, uint32_t x, uint32_t r, double t) {
+    double mx = s->cmass[x], mr = s->cmass[r];
+    imp_vec3 vr = motion_at(s, r, t).v, vx = motion_at(s, x, t).v;
+    imp_vec3 v = imp_scale(imp_add(imp_scale(vx, mx), imp_scale(vr, mr)), 1.0 / (mx + mr));
+    if (s->sb[r].support != NONE) { /* the halfspace r rests on takes what would push into it */
+        imp_vec3 n = s->b[s->orig[s->sb[r].support]].shape->normal;
+        v = imp_madd(v, n, -fmin(0.0, imp_dot(v, n)));
+    }
+    /* x's riders, then x, move to r's list */
+    uint32_t m = s->rhead[x];
+    s->rhead[x] = NONE;
+    s->cmass[x] = s->b[s->orig[x]].mass;
+    for (uint32_t next; m != NONE; m = next) {
+        next = s->rnext[m];
+        s->root[m] = r;
+        s->rprev[m] = NONE;
+        s->rnext[m] = s->rhead[r];
+        if (s->rhead[r] != NONE) s->rprev[s->rhead[r]] = m;
+        s->rhead[r] = m;
+    }
+    s->root[x] = r;
+    s->sb[x].flags |= F_RIDER;
+    s->rprev[x] = NONE;
+    s->rnext[x] = s->rhead[r];
+    if (s->rhead[r] != NONE) s->rprev[s->rhead[r]] = x;
+    s->rhead[r] = x;
+    s->cmass[r] = mx + mr;
+    imp_vec3 a = s->sb[r].a;
+    for (uint32_t k = r; k != NONE; k = k == r ? s->rhead[r] : s->rnext[k]) {
+        move_to(s, k, t);
+        s->sb[k].v = v;
+        if (k != r) s->sb[k].a = a;
+        s->sb[k].traj++;
+        predict(s, k);
+    }
+    s->st.sleeps++;
+}
+
+/* After a contact at time t of awake non-static body x with y (a body or WORLD), x
+ * approaching at normal speed u before it. The contact is a resting one when x is now too
+ * slow relative to y to rise IMP_SIM_REST_REL S against its acceleration (still_speed2), or
+ * when it is slow and follows x's previous contact (with anything) within t_c, the time x
+ * takes to fall that height from rest: the TC criterion of Luding and McNamara 1998 ("How to
+ * handle the inelastic collapse of a dissipative hard-sphere gas with the TC model",
+ * Granular Matter 1), under which a contact that follows a particle's last one within t_c
+ * is part of a lasting contact, not a collision. A resting contact ends the chain of ever faster
+ * contacts (inelastic collapse, or zero-time contacts of a body pressed on another):
+ *  - on y that holds still (grounded), x falls asleep (velocity and acceleration 0) until
+ *    it is met faster than that, or y wakes;
+ *  - on a moving body, x (with what it carries) joins y's cluster: a perfectly inelastic
+ *    collision, after which the cluster moves on its root's path (the root is what rests on
+ *    a halfspace, when one of them does) until the root's path changes.
+ * Returns 1 when x's path changed. */
+static int settle(imp_sim *s, uint32_t x, uint32_t y, double u, double t) {
+    double v2 = still_speed2(s, x);
+    double since = t - s->last_t[x];
+    int repeat = since * since * imp_len(s->a_full[x]) <= 2.0 * s->h_rest;
+    s->last_t[x] = t;
+    if (!(v2 > 0) || (s->sb[x].flags & F_ASLEEP)) return 0;
+    /* resting on a tilted halfspace it slides, exactly (guard 2) */
+    if (s->sb[x].support == y && imp_max_abs(s->sb[x].a) != 0) return 0;
+    imp_vec3 vy = imp_v3(0, 0, 0);
+    if (y != WORLD && !(s->sb[y].flags & F_HALFSPACE)) vy = motion_at(s, y, t).v;
+    imp_vec3 w = imp_sub(s->sb[x].v, vy);
+    if (!(imp_dot(w, w) <= v2 || (repeat && u * u <= v2))) return 0;
+    if (grounded(s, y, t)) {
+        if (s->sb[x].flags & F_RIDER) leave_cluster(s, x, t);
+        fall_asleep(s, x, y == WORLD || (s->sb[y].flags & F_STATIC) ? NONE : y, t);
+        return 1;
+    }
+    if (s->sb[y].flags & (F_STATIC | F_ASLEEP)) return 0;
+    uint32_t X = s->root[x] == NONE ? x : s->root[x], r = s->root[y] == NONE ? y : s->root[y];
+    if (r == X) return 0;
+    uint32_t sx = s->sb[X].support, sr = s->sb[r].support;
+    if (sx != NONE && sx != sr) {
+        if (sr != NONE) return 0;
+        /* x's cluster rests on a halfspace, y's is free: y's joins x's */
+        join_cluster(s, r, X, t);
+        return 1;
+    }
+    join_cluster(s, X, r, t);
+    return 1;
+}
+
+/* Pushes m on the wake stack when it is asleep on k. */
+static void wake_if_on(imp_sim *s, uint32_t m, uint32_t k, size_t *top) {
+    if ((s->sb[m].flags & F_ASLEEP) && s->sleep_on[m] == k) {
+        s->sb[m].flags &= (uint8_t)~F_ASLEEP;
+        s->wake_stack[(*top)++] = m;
+    }
+}
+
+/* Wakes asleep body j at time t and, transitively, every asleep body resting on it (sleep_on;
+ * they are in the cells around it, or global): each takes its awake acceleration back with
+ * zero velocity. Those resting on j are predicted here; j is its caller's. */
+static void wake(imp_sim *s, uint32_t j, double t) {
+    size_t top = 0;
+    s->wake_stack[top++] = j;
+    s->sb[j].flags &= (uint8_t)~F_ASLEEP;
+    while (top > 0) {
+        uint32_t k = s->wake_stack[--top];
+        s->sb[k].tref = t; /* its path is constant: p is its position at t */
+        s->sb[k].a = awake_accel(s, k);
+        s->st.wakes++;
+        if (s->sb[k].flags & F_GLOBAL) {
+            for (uint32_t m = 0; m < (uint32_t)s->n; ++m)
+                wake_if_on(s, m, k, &top);
+        } else {
+            int ncells = s->dim == 3 ? 27 : 9;
+            for (int q = 0; q < ncells; ++q) {
+                int32_t nc[3];
+                near_cell(s->dim, s->sb[k].cell, q, nc);
+                for (uint32_t m = s->head[bucket_of(s, nc)]; m != NONE; m = s->sb[m].next)
+                    wake_if_on(s, m, k, &top);
+            }
+            for (size_t g = 0; g < s->n_globals; ++g)
+                wake_if_on(s, s->globals[g], k, &top);
+        }
+        if (k != j) {
+            s->sb[k].traj++;
+            predict(s, k);
+        }
+    }
 }
 
 /* The next recorded event's slot (the record grows by doubling); NULL out of memory (the
@@ -600,19 +879,42 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     imp_motion mi, mj;
     body_at(s, i, t, &tmp, &sh, &mi);
     body_at(s, j, t, &tmp, &sh, &mj);
+    double u = -imp_dot(imp_sub(mj.v, mi.v), s->ev_normal[i]);
+    /* guard 4: an asleep body met slowly holds still (a still static body for this contact);
+     * met faster it wakes, with what rests on it; a carried one leaves its cluster */
+    int slow = !(u > 0) || u * u <= fmax(still_speed2(s, i), still_speed2(s, j));
+    int woke_i = 0, woke_j = 0;
+    /* met slowly, a carried body takes no impulse when the two clusters merge (settle);
+     * otherwise it leaves its cluster and the contact is resolved as any other */
+    int merged = 0, tried = slow && ((s->sb[i].flags | s->sb[j].flags) & F_RIDER);
+    if (tried) merged = settle(s, i, j, u, t) || settle(s, j, i, u, t);
+    if (!merged && (s->sb[i].flags & F_RIDER)) woke_i = 1, leave_cluster(s, i, t);
+    if (!merged && (s->sb[j].flags & F_RIDER)) woke_j = 1, leave_cluster(s, j, t);
+    if (s->sb[i].flags & F_ASLEEP) {
+        if (slow)
+            si = 1;
+        else
+            woke_i = 1, wake(s, i, t);
+    }
+    if (s->sb[j].flags & F_ASLEEP) {
+        if (slow)
+            sj = 1;
+        else
+            woke_j = 1, wake(s, j, t);
+    }
     const imp_sim_body *bi = &s->b[s->orig[i]], *bj = &s->b[s->orig[j]];
     imp_respond_input in = {
         {mi.v, bi->mass, si, bi->restitution, bi->tangential},
         {mj.v, bj->mass, sj, bj->restitution, bj->tangential},
         s->ev_normal[i],
     };
-    double u = -imp_dot(imp_sub(mj.v, mi.v), s->ev_normal[i]);
     if (u < s->u_slow && in.a.restitution * in.b.restitution > 0) {
         in.a.restitution = 0;
         s->st.slow_contacts++;
     }
-    imp_respond_result r = imp_respond_resolve(&in);
-    int changed_i = 0, changed_j = 0;
+    imp_respond_result r = {.state = IMP_RESPOND_SEPARATING};
+    if (!merged) r = imp_respond_resolve(&in);
+    int changed_i = woke_i, changed_j = woke_j;
     if (r.state == IMP_RESPOND_RESOLVED) {
         if (!si) {
             s->sb[i].v = r.va;
@@ -623,8 +925,12 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
             changed_j = 1;
         }
     }
-    if (!si) changed_i |= update_support(s, i, j);
-    if (!sj) changed_j |= update_support(s, j, i);
+    if (!si && !(s->sb[i].flags & (F_ASLEEP | F_RIDER))) changed_i |= update_support(s, i, j);
+    if (!sj && !(s->sb[j].flags & (F_ASLEEP | F_RIDER))) changed_j |= update_support(s, j, i);
+    if (changed_i) path_changed(s, i, t);
+    if (changed_j) path_changed(s, j, t);
+    if (!tried && !si && settle(s, i, j, u, t)) changed_i = 1;
+    if (!tried && !sj && settle(s, j, i, u, t)) changed_j = 1;
     s->st.events++;
     if (s->record) {
         imp_sim_event *e = record_slot(s);
@@ -645,8 +951,6 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
             e->impulse = imp_neg(r.impulse);
         }
     }
-    if (changed_i) s->sb[i].traj++;
-    if (changed_j) s->sb[j].traj++;
     predict(s, i);
     if (changed_j && (s->sb[j].flags & F_OWNER)) predict(s, j);
 }
@@ -654,6 +958,7 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
 /* Body i meets the world's collider of its pending event at time t: a contact with a
  * static body of infinite mass, efficiencies 1 on the world's side. */
 static void contact_world(imp_sim *s, uint32_t i, double t) {
+    if (s->sb[i].flags & F_RIDER) leave_cluster(s, i, t);
     move_to(s, i, t);
     const imp_sim_body *bi = &s->b[s->orig[i]];
     imp_respond_input in = {
@@ -668,6 +973,8 @@ static void contact_world(imp_sim *s, uint32_t i, double t) {
     }
     imp_respond_result r = imp_respond_resolve(&in);
     if (r.state == IMP_RESPOND_RESOLVED) s->sb[i].v = r.va;
+    path_changed(s, i, t);
+    settle(s, i, WORLD, u, t);
     s->st.events++;
     if (s->record) {
         imp_sim_event *e = record_slot(s);
@@ -682,7 +989,6 @@ static void contact_world(imp_sim *s, uint32_t i, double t) {
                              .index = s->ev_index[i],
                              .kind = s->ev_kind[i]};
     }
-    s->sb[i].traj++;
     predict(s, i);
 }
 
@@ -860,6 +1166,18 @@ static int alloc_bodies(imp_sim *s) {
     ALLOC(s->ev_dir, n);
     ALLOC(s->prev, n);
     ALLOC(s->globals, n);
+    ALLOC(s->sleep_on, n);
+    ALLOC(s->last_t, n);
+    ALLOC(s->wake_stack, n);
+    ALLOC(s->root, n);
+    ALLOC(s->rnext, n);
+    ALLOC(s->rprev, n);
+    ALLOC(s->rhead, n);
+    ALLOC(s->cmass, n);
+    for (size_t i = 0; i < n; ++i) {
+        s->root[i] = s->rhead[i] = NONE;
+        s->last_t[i] = -INFINITY;
+    }
     return 0;
 }
 
@@ -1028,6 +1346,8 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     size_t n_grid = mark_globals(s, in->no_grid, r_cut, &lo, &hi);
     if (build_grid(s, n_grid, r_cut, lo, hi) != 0 || reorder(s) != 0) goto nomem;
     fill_grid(s);
+    for (size_t i = 0; i < s->n; ++i)
+        s->cmass[i] = s->b[s->orig[i]].mass;
     for (size_t i = 0; i < s->n; ++i) /* every body's first event */
         if (s->sb[i].flags & F_OWNER) predict(s, (uint32_t)i);
     if (s->failed) goto nomem;
@@ -1058,6 +1378,14 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->prev);
     free(s->head);
     free(s->globals);
+    free(s->sleep_on);
+    free(s->last_t);
+    free(s->wake_stack);
+    free(s->root);
+    free(s->rnext);
+    free(s->rprev);
+    free(s->rhead);
+    free(s->cmass);
     free(s->heap);
     free(s->rec);
     free(s);
