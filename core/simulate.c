@@ -626,7 +626,7 @@ static imp_vec3 awake_accel(const imp_sim *s, uint32_t i) {
 }
 
 /* After a contact of non-static body i with `other` (normals unit, out of the halfspace when
- * other is one): rest, keep resting, or lift off. Returns 1 when i's acceleration changed. */
+ * other is one): rest, keep resting, or lift off. Returns 1 when i's path changed. */
 static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
     uint32_t h = s->sb[i].support;
     if (h == NONE) {
@@ -644,7 +644,7 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
     double w = imp_dot(s->sb[i].v, n), w2 = rest_speed2(s, i, n);
     if (w * w <= w2) {
         s->sb[i].v = imp_madd(s->sb[i].v, n, -w);
-        return 0;
+        return w != 0;
     }
     s->sb[i].support = NONE;
     s->sb[i].a = s->a_full[i];
