@@ -30,6 +30,12 @@
  *    that time. This is enough: a partner whose path changed was predicted
  *    against everything near it, so any earlier contact with the owner is
  *    in the queue as the partner's own event or found before it happens.
+ *  - Sphere pairs are first culled (spheres_apart): when the closest approach of the
+ *    linear part of their relative path within the window, less the most the relative
+ *    acceleration can close (|da| w^2 / 2), exceeds the sum of radii by a margin far
+ *    above rounding, the solver would find no root and is not asked. In a gas most
+ *    neighbours within a window as short as a cell crossing are such pairs, so this
+ *    halves the time per contact at 10k spheres (bench_simulate).
  *  - After a contact only the two bodies whose paths changed are predicted
  *    again (a static partner's path does not change).
  *  - Grid: a uniform grid of cubic cells of edge L >= the largest diameter
@@ -172,6 +178,7 @@ typedef struct sbody {
     uint32_t next;   /* next body in the cell's hash bucket */
     uint32_t seq, traj, support;
     uint8_t flags;
+    uint8_t default_filter; /* the caller's filter touches what the default does */
 } sbody;
 _Static_assert(sizeof(sbody) == 128, "a body's record is two cache lines");
 
@@ -455,6 +462,27 @@ static void predict_crossing(const imp_sim *s, uint32_t i, best_ev *be) {
     }
 }
 
+/* Relative margin of the cull below: far above rounding, so a pair it drops is one whose
+ * gap polynomial has no root near the window (the solver finds none either). */
+#define CULL_REL 1e-6
+
+/* 1 when two spheres (sum of radii R) certainly stay apart during [0, window]: the
+ * closest approach of the linear part of their relative path, less the most the
+ * relative acceleration can bring them closer (|da| window^2 / 2), exceeds R by a
+ * margin. A cheap test that drops most neighbour pairs of a gas before the exact
+ * solver (imp_toi_spheres) is asked; any doubt (non-finite values, near misses)
+ * answers 0 and the solver decides, so the contacts found are the same. */
+static int spheres_apart(const imp_motion *a, const imp_motion *b, double R, double window) {
+    imp_vec3 d = imp_sub(b->p, a->p), w = imp_sub(b->v, a->v), da = imp_sub(b->a, a->a);
+    double ww = imp_dot(w, w), dw = imp_dot(d, w);
+    double t = ww > 0 && dw < 0 ? fmin(-dw / ww, window) : 0.0;
+    double m = imp_len(imp_madd(d, w, t));
+    double pull = 0.5 * imp_len(da) * window * window;
+    double scale =
+        fmax(imp_max_abs(a->p), imp_max_abs(b->p)) + R + imp_len(d) + sqrt(ww) * window + pull;
+    return m - pull > R + CULL_REL * scale;
+}
+
 static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *shi,
                          const imp_motion *mi, best_ev *be) {
     if (i == j) return;
@@ -466,21 +494,26 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
         if (ri == rj) return;
     }
     if (s->sb[i].support == j || s->sb[j].support == i) return;
-    if (!imp_filter_touch(s->b[s->orig[i]].filter, s->b[s->orig[j]].filter)) return;
+    /* two default filters touch: no load of the caller's bodies */
+    if (!(s->sb[i].default_filter & s->sb[j].default_filter) &&
+        !imp_filter_touch(s->b[s->orig[i]].filter, s->b[s->orig[j]].filter))
+        return;
     double window = fmin(be->t, s->horizon) - s->now;
     if (!(window > 0)) return;
     imp_motion mj;
     imp_toi_result r;
-    s->st.predictions++;
     if (fi & fj & F_SPHERE) {
         /* what imp_toi_shapes does for two spheres, without reading the shapes */
         mj = motion_at(s, j, s->now);
+        if (spheres_apart(mi, &mj, s->sb[i].radius + s->sb[j].radius, window)) return;
+        s->st.predictions++;
         imp_toi_spheres_input in = {*mi, mj, s->sb[i].radius, s->sb[j].radius, window};
         r = imp_toi_spheres(&in);
     } else {
         imp_shape tmp;
         const imp_shape *shj;
         body_at(s, j, s->now, &tmp, &shj, &mj);
+        s->st.predictions++;
         r = imp_toi_shapes(shi, mi, shj, &mj, s->dim, window);
     }
     double t;
@@ -1210,6 +1243,7 @@ static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
             s->sb[i].radius = b->shape->radius;
         }
         s->sb[i].flags = f;
+        s->sb[i].default_filter = (uint8_t)imp_filter_is_default(b->filter);
         if (hs) {
             S = fmax(S, fabs(b->shape->offset));
         } else {
