@@ -17,16 +17,18 @@
  *  - Prediction of body i at time `now` asks imp_toi_shapes for the first
  *    contact of i with each body near it (window [now, min(best, horizon)]),
  *    and, for a body in the grid, for the time it leaves its cell; the
- *    earliest of these is i's one pending event, pushed on a 4-ary heap
+ *    earliest of these is i's one pending event, kept on a 4-ary heap
  *    ordered by (time, owner). Its partner, contact point and normal are
  *    kept with the body, so a heap entry is 16 bytes (time, owner, seq) and
- *    an entry's four children share a cache line or two.
- *  - Lazy invalidation: body i has two counters: seq (bumped at every
+ *    an entry's four children share a cache line or two. The heap is
+ *    indexed (each body knows its slot): a new prediction replaces the
+ *    owner's entry in place, so the heap holds at most one entry per body
+ *    and no stale ones (with lazy deletion it held up to four stale entries
+ *    per live one, and popping them was a sixth of the time per contact).
+ *  - Invalidation: body i has two counters: seq (bumped at every
  *    prediction of i) and traj (bumped whenever i's path changes). An
- *    event holds its owner's seq (in the heap) and its partner's traj (with
- *    the owner: only the event with the owner's current seq is live). Popped with a
- *    stale seq it is dropped (the owner has a newer event); with a current
- *    seq but a stale partner it is dropped and its owner predicted again at
+ *    event holds its partner's traj (with the owner); popped with a stale
+ *    partner it is dropped and its owner predicted again at
  *    that time. This is enough: a partner whose path changed was predicted
  *    against everything near it, so any earlier contact with the owner is
  *    in the queue as the partner's own event or found before it happens.
@@ -118,7 +120,7 @@
  *    the time per event 2.5-3x that at 1k (now 1.6-2x; see bench_simulate).
  * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
  * times are the exact roots the pairwise solvers give (no step error), and
- * the heap's stale entries are compacted when they outnumber live ones 4:1.
+ * the heap stays at one entry per body with an event.
  */
 #include "simulate.h"
 
@@ -221,9 +223,10 @@ struct imp_sim {
     size_t n_dense; /* dn[0] dn[1] dn[2] slots, then mask + 1 hash buckets */
     uint32_t *globals;
     size_t n_globals;
-    /* queue */
+    /* queue: an indexed heap, at most one entry per body */
     qev *heap;
-    size_t hn, hcap;
+    size_t hn;
+    uint32_t *hpos; /* a body's slot in the heap, NONE when it has no pending event */
     /* record */
     imp_sim_event *rec;
     size_t nrec, rcap;
@@ -241,66 +244,70 @@ static int qless(const qev *x, const qev *y) {
  * adjacent, so a sift-down misses the cache about half as often once the queue outgrows it. */
 #define HEAP_ARITY 4
 
-/* A full heap is compacted (its stale entries dropped) before it grows when it holds more
- * than this many entries per body plus HEAP_COMPACT_MIN (counts): at most one entry per
- * body is live, so more than three in four are stale then and compacting (one pass and a
- * heapify) frees most of the heap; the floor keeps small scenes from compacting often. */
-#define HEAP_COMPACT_PER_BODY 4
-#define HEAP_COMPACT_MIN 1024
-
-static void sift_down(qev *h, size_t n, size_t i) {
-    for (;;) {
-        size_t first = HEAP_ARITY * i + 1, m = i;
-        for (size_t c = first; c < first + HEAP_ARITY && c < n; ++c)
-            if (qless(&h[c], &h[m])) m = c;
-        if (m == i) return;
-        qev tmp = h[i];
-        h[i] = h[m];
-        h[m] = tmp;
-        i = m;
-    }
-}
-
-static void compact(imp_sim *s) {
-    size_t k = 0;
-    for (size_t i = 0; i < s->hn; ++i)
-        if (s->heap[i].seq == s->sb[s->heap[i].owner].seq) s->heap[k++] = s->heap[i];
-    s->st.stale += s->hn - k;
-    s->hn = k;
-    for (size_t i = k / HEAP_ARITY + 1; i-- > 0;)
-        sift_down(s->heap, k, i);
-}
-
-static void push(imp_sim *s, qev e) {
-    if (s->hn == s->hcap) {
-        if (s->hn > HEAP_COMPACT_PER_BODY * s->n + HEAP_COMPACT_MIN) compact(s);
-        if (s->hn == s->hcap) {
-            size_t cap = s->hcap ? 2 * s->hcap : 1024;
-            qev *h = realloc(s->heap, cap * sizeof *h);
-            if (!h) {
-                s->failed = 1;
-                return;
-            }
-            s->heap = h;
-            s->hcap = cap;
-        }
-    }
-    size_t i = s->hn++;
+/* Moves entry e to slot i, keeping its owner's slot. */
+static void heap_place(imp_sim *s, size_t i, qev e) {
     s->heap[i] = e;
+    s->hpos[e.owner] = (uint32_t)i;
+}
+
+static void sift_up(imp_sim *s, size_t i) {
+    qev e = s->heap[i];
     while (i > 0) {
         size_t up = (i - 1) / HEAP_ARITY;
-        if (!qless(&s->heap[i], &s->heap[up])) break;
-        qev tmp = s->heap[i];
-        s->heap[i] = s->heap[up];
-        s->heap[up] = tmp;
+        if (!qless(&e, &s->heap[up])) break;
+        heap_place(s, i, s->heap[up]);
         i = up;
+    }
+    heap_place(s, i, e);
+}
+
+static void sift_down(imp_sim *s, size_t i) {
+    qev e = s->heap[i];
+    for (;;) {
+        size_t first = HEAP_ARITY * i + 1, m = first;
+        if (first >= s->hn) break;
+        for (size_t c = first + 1; c < first + HEAP_ARITY && c < s->hn; ++c)
+            if (qless(&s->heap[c], &s->heap[m])) m = c;
+        if (!qless(&s->heap[m], &e)) break;
+        heap_place(s, i, s->heap[m]);
+        i = m;
+    }
+    heap_place(s, i, e);
+}
+
+/* Entry at slot i replaced by e: up or down to its place. */
+static void heap_replace(imp_sim *s, size_t i, qev e) {
+    qev old = s->heap[i];
+    s->heap[i] = e;
+    if (qless(&e, &old))
+        sift_up(s, i);
+    else
+        sift_down(s, i);
+}
+
+/* The owner's pending event becomes e: the one it had (now invalid) is replaced in place, so
+ * the heap holds at most one entry per body and never a stale one. */
+static void push(imp_sim *s, qev e) {
+    uint32_t at = s->hpos[e.owner];
+    if (at == NONE) {
+        s->heap[s->hn] = e;
+        sift_up(s, s->hn++);
+    } else {
+        s->st.stale++;
+        heap_replace(s, at, e);
     }
 }
 
-static void pop(imp_sim *s) {
-    s->heap[0] = s->heap[--s->hn];
-    sift_down(s->heap, s->hn, 0);
+/* Body i has no pending event (any it had is dropped). */
+static void unqueue(imp_sim *s, uint32_t i) {
+    uint32_t at = s->hpos[i];
+    if (at == NONE) return;
+    s->hpos[i] = NONE;
+    qev last = s->heap[--s->hn];
+    if (at < s->hn) heap_replace(s, at, last);
 }
+
+static void pop(imp_sim *s) { unqueue(s, s->heap[0].owner); }
 
 /* ---- grid ------------------------------------------------------------------------------- */
 
@@ -618,7 +625,10 @@ static void predict(imp_sim *s, uint32_t i) {
             predict_pair(s, i, s->globals[g], shi, &mi, &be);
     }
     if (s->world && !(fi & (F_STATIC | F_HALFSPACE | F_ASLEEP))) predict_world(s, i, shi, &mi, &be);
-    if (be.partner == NONE || !(be.t <= s->horizon)) return;
+    if (be.partner == NONE || !(be.t <= s->horizon)) {
+        unqueue(s, i);
+        return;
+    }
     if (be.partner == WORLD) {
         s->ev_collider[i] = be.collider;
         s->ev_index[i] = be.index;
@@ -1046,11 +1056,7 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             if ((s->stopped_by = imp_stop_now(&s->stop)) != 0) return IMP_SIM_STOP_STOPPED;
         }
         qev e = s->heap[0];
-        if (e.seq != s->sb[e.owner].seq) {
-            pop(s);
-            s->st.stale++;
-            continue;
-        }
+        assert(e.seq == s->sb[e.owner].seq);
         uint32_t partner = s->ev_partner[e.owner];
         if (partner == WORLD) {
             if (s->st.events >= s->max_events) {
@@ -1061,10 +1067,8 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             if (e.t > s->now) s->now = e.t;
             contact_world(s, e.owner, s->now);
         } else if (partner != CROSS && s->ev_traj[e.owner] != s->sb[partner].traj) {
-            pop(s);
-            s->st.stale++;
             if (e.t > s->now) s->now = e.t;
-            predict(s, e.owner);
+            predict(s, e.owner); /* replaces the entry (counted stale there) */
         } else if (partner == CROSS) {
             pop(s);
             if (e.t > s->now) s->now = e.t;
@@ -1207,8 +1211,10 @@ static int alloc_bodies(imp_sim *s) {
     ALLOC(s->rprev, n);
     ALLOC(s->rhead, n);
     ALLOC(s->cmass, n);
+    ALLOC(s->heap, n);
+    ALLOC(s->hpos, n);
     for (size_t i = 0; i < n; ++i) {
-        s->root[i] = s->rhead[i] = NONE;
+        s->root[i] = s->rhead[i] = s->hpos[i] = NONE;
         s->last_t[i] = -INFINITY;
     }
     return 0;
@@ -1421,6 +1427,7 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->rhead);
     free(s->cmass);
     free(s->heap);
+    free(s->hpos);
     free(s->rec);
     free(s);
 }
