@@ -639,6 +639,9 @@ static void predict(imp_sim *s, uint32_t i) {
             for (uint32_t j = s->head[bucket_of(s, nc)]; j != NONE; j = s->sb[j].next) {
                 const int32_t *cj = s->sb[j].cell;
                 if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
+                /* the gathering read the record's second line (cell, next); ask for the
+                 * first (the path) now, so it arrives while the rest are gathered */
+                __builtin_prefetch(&s->sb[j].p);
                 near[nn++] = j;
                 if (nn < GATHER) continue;
                 for (size_t k = 0; k < nn; ++k)
