@@ -121,9 +121,8 @@
  *    neighbours are gathered before the pairs are solved, so a neighbour
  *    costs about one cache miss, not one per field: at 100k bodies the
  *    records outgrow the cache, and the separate arrays this replaced made
- *    the time per event 2.5-3x that at 1k (then 1.6-2x; with the culls, which make the work per
- contact small, about 2.2x; see
- *    bench_simulate).
+ *    the time per event 2.5-3x that at 1k (then 1.6-2x; with the culls,
+ *    which make the work per contact small, about 2.2x; see bench_simulate).
  * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
  * times are the exact roots the pairwise solvers give (no step error), and
  * the heap stays at one entry per body with an event.
