@@ -137,6 +137,8 @@ static json_t *enc_response(const imp_sim_output *out, const imp_body *bodies, s
         imp_put(stats, "cell_crossings", json_integer((json_int_t)out->stats.crossings), &ok);
         imp_put(stats, "slow_contacts", json_integer((json_int_t)out->stats.slow_contacts), &ok);
         imp_put(stats, "rests", json_integer((json_int_t)out->stats.rests), &ok);
+        imp_put(stats, "sleeps", json_integer((json_int_t)out->stats.sleeps), &ok);
+        imp_put(stats, "wakes", json_integer((json_int_t)out->stats.wakes), &ok);
         imp_put(o, "stats", stats, &ok);
         stats = NULL;
     }

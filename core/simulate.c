@@ -17,19 +17,30 @@
  *  - Prediction of body i at time `now` asks imp_toi_shapes for the first
  *    contact of i with each body near it (window [now, min(best, horizon)]),
  *    and, for a body in the grid, for the time it leaves its cell; the
- *    earliest of these is i's one pending event, pushed on a 4-ary heap
+ *    earliest of these is i's one pending event, kept on a 4-ary heap
  *    ordered by (time, owner). Its partner, contact point and normal are
  *    kept with the body, so a heap entry is 16 bytes (time, owner, seq) and
- *    an entry's four children share a cache line or two.
- *  - Lazy invalidation: body i has two counters: seq (bumped at every
+ *    an entry's four children share a cache line or two. The heap is
+ *    indexed (each body knows its slot): a new prediction replaces the
+ *    owner's entry in place, so the heap holds at most one entry per body
+ *    and no stale ones (with lazy deletion it held up to four stale entries
+ *    per live one, and popping them was a sixth of the time per contact).
+ *  - Invalidation: body i has two counters: seq (bumped at every
  *    prediction of i) and traj (bumped whenever i's path changes). An
- *    event holds its owner's seq (in the heap) and its partner's traj (with
- *    the owner: only the event with the owner's current seq is live). Popped with a
- *    stale seq it is dropped (the owner has a newer event); with a current
- *    seq but a stale partner it is dropped and its owner predicted again at
+ *    event holds its partner's traj (with the owner); popped with a stale
+ *    partner it is dropped and its owner predicted again at
  *    that time. This is enough: a partner whose path changed was predicted
  *    against everything near it, so any earlier contact with the owner is
  *    in the queue as the partner's own event or found before it happens.
+ *  - Sphere pairs are first culled (spheres_apart): when the closest approach of the
+ *    linear part of their relative path within the window, less the most the relative
+ *    acceleration can close (|da| w^2 / 2), exceeds the sum of radii by a margin far
+ *    above rounding, the solver would find no root and is not asked. In a gas most
+ *    neighbours within a window as short as a cell crossing are such pairs, so this
+ *    halves the time per contact at 10k spheres (bench_simulate). A sphere and a
+ *    still halfspace are culled likewise (gap to the surface less the most the
+ *    normal velocity and acceleration close in the window): solver calls per
+ *    contact went from 54 (2D) and 97 (3D) to about 4.
  *  - After a contact only the two bodies whose paths changed are predicted
  *    again (a static partner's path does not change).
  *  - Grid: a uniform grid of cubic cells of edge L >= the largest diameter
@@ -49,8 +60,9 @@
  *    or fewer larger bodies and all halfspaces are "global": kept out of
  *    the grid, every grid body is predicted against them and a moving
  *    global body against every body. A sparse scene gets larger cells, up
- *    to about one body per cell (extent / n^(1/dim), at most 4 times the
- *    minimum), which cuts crossings without crowding cells. Per event the
+ *    to 0.7 of the bodies' spacing (0.7 extent / n^(1/dim), at most 4 times
+ *    the minimum; SPARSE_EDGE_PER_SPACING), which cuts crossings without
+ *    crowding cells. Per event the
  *    work is then the bodies of 3^dim cells plus at most 64 globals (plus
  *    the halfspaces), independent of n.
  *  - Kinematic static bodies live in the grid like the rest (with crossing
@@ -72,13 +84,33 @@
  *    keeps resting. Resting on anything but a still halfspace (stacks,
  *    static boxes) is not modelled: such a body is pushed back at each
  *    zero-time contact, bounded by (3);
- *    (3) max_events bounds the contacts processed; the run stops before the
- *    contact that would exceed it. The other queue entries (cell crossings,
- *    re-predictions of stale events) are bounded too, by
- *    IMP_SIM_WORK_PER_EVENT per allowed contact plus as many per body: a
- *    degenerate run (a body pinned to a cell boundary by enormous gravity,
- *    crossing back and forth without a contact) stops as max_events would
- *    rather than spin.
+ *    (4) resting contacts (settle): a contact after which the body is too
+ *    slow, relative to the other, to rise IMP_SIM_REST_REL S, or a slow one
+ *    that follows the body's last contact within t_c (the TC criterion of
+ *    Luding and McNamara 1998, "How to handle the inelastic collapse of a
+ *    dissipative hard-sphere gas with the TC model", Granular Matter 1:
+ *    there, restitution 1 inside t_c; here, a lasting contact) is a resting
+ *    one. On a body that holds still (static and still, asleep, or
+ *    motionless on a still halfspace) the body falls asleep: velocity and
+ *    acceleration 0, never predicted against other still bodies; met
+ *    slowly it acts as a still static body, met faster it wakes, and so
+ *    does what rests on it (sleep_on, found in the cells around it). On a
+ *    moving body the two clusters merge in a perfectly inelastic
+ *    collision and move on the root's path (the root is the body resting
+ *    on a halfspace when there is one: its acceleration has the floor's
+ *    force in it); a rider met faster leaves, and every rider leaves when
+ *    the root's path changes. This ends inelastic collapse and the
+ *    zero-time contacts of a body pressed on another by gravity; energy
+ *    only goes down (speeds below the threshold removed, inelastic merges).
+ *    A body asleep on a curved support stays where it fell asleep, as if
+ *    held by friction. A cluster costs its size per merge or release.
+ *    (3) max_events bounds the contacts processed and nothing else: the run
+ *    stops before the contact that would exceed it. Other queue entries (cell
+ *    crossings, re-predictions of stale events) are real work that is not a
+ *    contact, so they do not count against it: a body that slides a long way
+ *    crosses many cells without touching anything. Such a run is bounded by
+ *    the caller's stop check (the server's time budget), which reports it as
+ *    what it is.
  *  - Pairs found interpenetrating (by more than the solvers' contact
  *    tolerance) are resolved at once when approaching along the overlap
  *    normal and otherwise left to separate.
@@ -89,10 +121,11 @@
  *    neighbours are gathered before the pairs are solved, so a neighbour
  *    costs about one cache miss, not one per field: at 100k bodies the
  *    records outgrow the cache, and the separate arrays this replaced made
- *    the time per event 2.5-3x that at 1k (now 1.6-2x; see bench_simulate).
+ *    the time per event 2.5-3x that at 1k (then 1.6-2x; with the culls,
+ *    which make the work per contact small, about 2.2x; see bench_simulate).
  * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
  * times are the exact roots the pairwise solvers give (no step error), and
- * the heap's stale entries are compacted when they outnumber live ones 4:1.
+ * the heap stays at one entry per body with an event.
  */
 #include "simulate.h"
 
@@ -119,6 +152,14 @@
 /* Largest dense box of grid cells, in cells per grid body (see bucket_of). */
 #define DENSE_MAX_PER_BODY 4
 
+/* A sparse scene's cells: a cell's edge is this fraction of the spacing of the bodies
+ * (1: about one body per cell). Measured (bench_simulate --case, phi 0.1, 10k and 100k
+ * spheres): 0.7 (about 0.5 bodies per cell in 2D, 0.35 in 3D) beats 1 by 1.1-1.45x: a
+ * prediction gathers fewer bodies from its 3^dim cells (each costs a record's cache
+ * lines and a cull), for about 1.4x the cell crossings; 0.5 and 0.8 are slower, and
+ * edges of 1.4 and 2 times the spacing are 1.3x to 3.7x slower than 1. */
+#define SPARSE_EDGE_PER_SPACING 0.7
+
 /* How much larger than the minimum a sparse scene's cells may grow. */
 #define SPARSE_CELL_MAX_FACTOR 4.0
 
@@ -127,7 +168,16 @@ typedef struct qev {
     uint32_t owner, seq; /* the owner's pending event while seq is the owner's seq */
 } qev;
 
-enum { F_STATIC = 1, F_HALFSPACE = 2, F_STILL = 4, F_GLOBAL = 8, F_OWNER = 16, F_SPHERE = 32 };
+enum {
+    F_STATIC = 1,
+    F_HALFSPACE = 2,
+    F_STILL = 4,
+    F_GLOBAL = 8,
+    F_OWNER = 16,
+    F_SPHERE = 32,
+    F_ASLEEP = 64, /* resting (guard 4): velocity and acceleration 0 until woken */
+    F_RIDER = 128  /* carried (guard 4): on the path of the root of its cluster */
+};
 
 /* What a prediction reads of a body and of each of its neighbours, in one record of two
  * cache lines: with the fields in separate arrays a neighbour cost a cache miss per
@@ -143,6 +193,7 @@ typedef struct sbody {
     uint32_t next;   /* next body in the cell's hash bucket */
     uint32_t seq, traj, support;
     uint8_t flags;
+    uint8_t default_filter; /* the caller's filter touches what the default does */
 } sbody;
 _Static_assert(sizeof(sbody) == 128, "a body's record is two cache lines");
 
@@ -152,9 +203,8 @@ struct imp_sim {
     int dim;
     double horizon, now;
     size_t max_events;
-    size_t max_work; /* crossings + stale re-predictions allowed (guard 3) */
-    imp_stop stop;   /* the caller's stop check */
-    int stopped_by;  /* its reason, once it said stop */
+    imp_stop stop;  /* the caller's stop check */
+    int stopped_by; /* its reason, once it said stop */
     int record, failed;
     /* per body: what every prediction reads, together (see sbody); the rest, which only
      * the body's own events read, in arrays */
@@ -169,6 +219,14 @@ struct imp_sim {
     const imp_world *world;           /* static obstacles beside the bodies, or NULL */
     uint8_t *ev_axis;
     int8_t *ev_dir;
+    /* resting contacts (guard 4) */
+    uint32_t *sleep_on;      /* an asleep body: the body it came to rest on (NONE: a static one) */
+    double *last_t;          /* the time of the body's last contact (-INFINITY: none) */
+    uint32_t *wake_stack;    /* bodies being woken */
+    uint32_t *root;          /* F_RIDER: the root of its cluster; else NONE */
+    uint32_t *rnext, *rprev; /* a root's riders, a doubly linked list from rhead */
+    uint32_t *rhead;
+    double *cmass; /* a root: the mass of its cluster (its own and its riders') */
     /* grid */
     double L;
     uint32_t *prev, *head;
@@ -178,9 +236,10 @@ struct imp_sim {
     size_t n_dense; /* dn[0] dn[1] dn[2] slots, then mask + 1 hash buckets */
     uint32_t *globals;
     size_t n_globals;
-    /* queue */
+    /* queue: an indexed heap, at most one entry per body */
     qev *heap;
-    size_t hn, hcap;
+    size_t hn;
+    uint32_t *hpos; /* a body's slot in the heap, NONE when it has no pending event */
     /* record */
     imp_sim_event *rec;
     size_t nrec, rcap;
@@ -198,66 +257,70 @@ static int qless(const qev *x, const qev *y) {
  * adjacent, so a sift-down misses the cache about half as often once the queue outgrows it. */
 #define HEAP_ARITY 4
 
-/* A full heap is compacted (its stale entries dropped) before it grows when it holds more
- * than this many entries per body plus HEAP_COMPACT_MIN (counts): at most one entry per
- * body is live, so more than three in four are stale then and compacting (one pass and a
- * heapify) frees most of the heap; the floor keeps small scenes from compacting often. */
-#define HEAP_COMPACT_PER_BODY 4
-#define HEAP_COMPACT_MIN 1024
-
-static void sift_down(qev *h, size_t n, size_t i) {
-    for (;;) {
-        size_t first = HEAP_ARITY * i + 1, m = i;
-        for (size_t c = first; c < first + HEAP_ARITY && c < n; ++c)
-            if (qless(&h[c], &h[m])) m = c;
-        if (m == i) return;
-        qev tmp = h[i];
-        h[i] = h[m];
-        h[m] = tmp;
-        i = m;
-    }
-}
-
-static void compact(imp_sim *s) {
-    size_t k = 0;
-    for (size_t i = 0; i < s->hn; ++i)
-        if (s->heap[i].seq == s->sb[s->heap[i].owner].seq) s->heap[k++] = s->heap[i];
-    s->st.stale += s->hn - k;
-    s->hn = k;
-    for (size_t i = k / HEAP_ARITY + 1; i-- > 0;)
-        sift_down(s->heap, k, i);
-}
-
-static void push(imp_sim *s, qev e) {
-    if (s->hn == s->hcap) {
-        if (s->hn > HEAP_COMPACT_PER_BODY * s->n + HEAP_COMPACT_MIN) compact(s);
-        if (s->hn == s->hcap) {
-            size_t cap = s->hcap ? 2 * s->hcap : 1024;
-            qev *h = realloc(s->heap, cap * sizeof *h);
-            if (!h) {
-                s->failed = 1;
-                return;
-            }
-            s->heap = h;
-            s->hcap = cap;
-        }
-    }
-    size_t i = s->hn++;
+/* Moves entry e to slot i, keeping its owner's slot. */
+static void heap_place(imp_sim *s, size_t i, qev e) {
     s->heap[i] = e;
+    s->hpos[e.owner] = (uint32_t)i;
+}
+
+static void sift_up(imp_sim *s, size_t i) {
+    qev e = s->heap[i];
     while (i > 0) {
         size_t up = (i - 1) / HEAP_ARITY;
-        if (!qless(&s->heap[i], &s->heap[up])) break;
-        qev tmp = s->heap[i];
-        s->heap[i] = s->heap[up];
-        s->heap[up] = tmp;
+        if (!qless(&e, &s->heap[up])) break;
+        heap_place(s, i, s->heap[up]);
         i = up;
+    }
+    heap_place(s, i, e);
+}
+
+static void sift_down(imp_sim *s, size_t i) {
+    qev e = s->heap[i];
+    for (;;) {
+        size_t first = HEAP_ARITY * i + 1, m = first;
+        if (first >= s->hn) break;
+        for (size_t c = first + 1; c < first + HEAP_ARITY && c < s->hn; ++c)
+            if (qless(&s->heap[c], &s->heap[m])) m = c;
+        if (!qless(&s->heap[m], &e)) break;
+        heap_place(s, i, s->heap[m]);
+        i = m;
+    }
+    heap_place(s, i, e);
+}
+
+/* Entry at slot i replaced by e: up or down to its place. */
+static void heap_replace(imp_sim *s, size_t i, qev e) {
+    qev old = s->heap[i];
+    s->heap[i] = e;
+    if (qless(&e, &old))
+        sift_up(s, i);
+    else
+        sift_down(s, i);
+}
+
+/* The owner's pending event becomes e: the one it had (now invalid) is replaced in place, so
+ * the heap holds at most one entry per body and never a stale one. */
+static void push(imp_sim *s, qev e) {
+    uint32_t at = s->hpos[e.owner];
+    if (at == NONE) {
+        s->heap[s->hn] = e;
+        sift_up(s, s->hn++);
+    } else {
+        s->st.stale++;
+        heap_replace(s, at, e);
     }
 }
 
-static void pop(imp_sim *s) {
-    s->heap[0] = s->heap[--s->hn];
-    sift_down(s->heap, s->hn, 0);
+/* Body i has no pending event (any it had is dropped). */
+static void unqueue(imp_sim *s, uint32_t i) {
+    uint32_t at = s->hpos[i];
+    if (at == NONE) return;
+    s->hpos[i] = NONE;
+    qev last = s->heap[--s->hn];
+    if (at < s->hn) heap_replace(s, at, last);
 }
+
+static void pop(imp_sim *s) { unqueue(s, s->heap[0].owner); }
 
 /* ---- grid ------------------------------------------------------------------------------- */
 
@@ -340,6 +403,25 @@ static void body_at(const imp_sim *s, uint32_t i, double t, imp_shape *tmp, cons
 
 /* ---- prediction ------------------------------------------------------------------------- */
 
+/* Neither moves: a still static body or an asleep one. */
+static int frozen(uint8_t f) {
+    return (f & F_ASLEEP) || (f & (F_STATIC | F_STILL)) == (F_STATIC | F_STILL);
+}
+
+/* The k-th of the 3^dim cells around cell c (k < 9 in 2D, < 27 in 3D; the last axis
+ * fastest). */
+static void near_cell(int dim, const int32_t c[3], int k, int32_t nc[3]) {
+    if (dim == 3) {
+        nc[0] = c[0] + k / 9 - 1;
+        nc[1] = c[1] + k / 3 % 3 - 1;
+        nc[2] = c[2] + k % 3 - 1;
+    } else {
+        nc[0] = c[0] + k / 3 - 1;
+        nc[1] = c[1] + k % 3 - 1;
+        nc[2] = c[2];
+    }
+}
+
 typedef struct best_ev {
     double t;
     uint32_t partner;
@@ -400,27 +482,73 @@ static void predict_crossing(const imp_sim *s, uint32_t i, best_ev *be) {
     }
 }
 
+/* Relative margin of the cull below: far above rounding, so a pair it drops is one whose
+ * gap polynomial has no root near the window (the solver finds none either). */
+#define CULL_REL 1e-6
+
+/* 1 when two spheres (sum of radii R) certainly stay apart during [0, window]: the
+ * closest approach of the linear part of their relative path, less the most the
+ * relative acceleration can bring them closer (|da| window^2 / 2), exceeds R by a
+ * margin. A cheap test that drops most neighbour pairs of a gas before the exact
+ * solver (imp_toi_spheres) is asked; any doubt (non-finite values, near misses)
+ * answers 0 and the solver decides, so the contacts found are the same. */
+static int spheres_apart(const imp_motion *a, const imp_motion *b, double R, double window) {
+    imp_vec3 d = imp_sub(b->p, a->p), w = imp_sub(b->v, a->v), da = imp_sub(b->a, a->a);
+    double ww = imp_dot(w, w), dw = imp_dot(d, w);
+    double t = ww > 0 && dw < 0 ? fmin(-dw / ww, window) : 0.0;
+    double m = imp_len(imp_madd(d, w, t));
+    double pull = 0.5 * imp_len(da) * window * window;
+    double scale =
+        fmax(imp_max_abs(a->p), imp_max_abs(b->p)) + R + imp_len(d) + sqrt(ww) * window + pull;
+    return m - pull > R + CULL_REL * scale;
+}
+
+/* The same for a sphere (radius r) and a still halfspace h: the sphere's gap to the
+ * surface, less the most its velocity and acceleration along the normal can close in the
+ * window, exceeds the margin. */
+static int halfspace_apart(const imp_motion *a, double r, const imp_shape *h, double window) {
+    double vn = imp_dot(h->normal, a->v), an = imp_dot(h->normal, a->a);
+    double close = fmin(0.0, vn * window) + fmin(0.0, 0.5 * an * window * window);
+    double gap = imp_dot(h->normal, a->p) - h->offset - r;
+    double scale = imp_max_abs(a->p) + fabs(h->offset) + r + fabs(vn) * window +
+                   fabs(0.5 * an) * window * window;
+    return gap + close > CULL_REL * scale;
+}
+
 static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *shi,
                          const imp_motion *mi, best_ev *be) {
     if (i == j) return;
     uint8_t fi = s->sb[i].flags, fj = s->sb[j].flags;
     if ((fi & F_STATIC) && (fj & F_STATIC)) return;
+    if (frozen(fi) && frozen(fj)) return;
+    if ((fi | fj) & F_RIDER) { /* one cluster moves as one */
+        uint32_t ri = s->root[i] == NONE ? i : s->root[i], rj = s->root[j] == NONE ? j : s->root[j];
+        if (ri == rj) return;
+    }
     if (s->sb[i].support == j || s->sb[j].support == i) return;
-    if (!imp_filter_touch(s->b[s->orig[i]].filter, s->b[s->orig[j]].filter)) return;
+    /* two default filters touch: no load of the caller's bodies */
+    if (!(s->sb[i].default_filter & s->sb[j].default_filter) &&
+        !imp_filter_touch(s->b[s->orig[i]].filter, s->b[s->orig[j]].filter))
+        return;
     double window = fmin(be->t, s->horizon) - s->now;
     if (!(window > 0)) return;
     imp_motion mj;
     imp_toi_result r;
-    s->st.predictions++;
     if (fi & fj & F_SPHERE) {
         /* what imp_toi_shapes does for two spheres, without reading the shapes */
         mj = motion_at(s, j, s->now);
+        if (spheres_apart(mi, &mj, s->sb[i].radius + s->sb[j].radius, window)) return;
+        s->st.predictions++;
         imp_toi_spheres_input in = {*mi, mj, s->sb[i].radius, s->sb[j].radius, window};
         r = imp_toi_spheres_impact(&in);
     } else {
+        if ((fi & F_SPHERE) && (fj & F_HALFSPACE) && (fj & F_STILL) &&
+            halfspace_apart(mi, s->sb[i].radius, s->b[s->orig[j]].shape, window))
+            return;
         imp_shape tmp;
         const imp_shape *shj;
         body_at(s, j, s->now, &tmp, &shj, &mj);
+        s->st.predictions++;
         r = imp_toi_shapes(shi, mi, shj, &mj, s->dim, window);
     }
     double t;
@@ -431,8 +559,16 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
     if (r.state == IMP_TOI_HIT) {
         t = s->now + r.time;
     } else if (r.state == IMP_TOI_OVERLAPPING) {
-        if (!(imp_dot(imp_sub(mj.v, mi->v), r.normal) < 0)) return;
-        t = s->now;
+        /* approaching: now; separating but accelerating together (a body pressed on
+         * another): when the separation stops */
+        double vn = imp_dot(imp_sub(mj.v, mi->v), r.normal);
+        double an = imp_dot(imp_sub(mj.a, mi->a), r.normal);
+        if (vn < 0 || (vn == 0 && an < 0))
+            t = s->now;
+        else if (vn > 0 && an < 0)
+            t = s->now + vn / -an;
+        else
+            return;
     } else {
         return;
     }
@@ -497,29 +633,33 @@ static void predict(imp_sim *s, uint32_t i) {
          * a time of impact between them would make each wait for the last. Same order. */
         uint32_t near[GATHER];
         size_t nn = 0;
-        const int32_t *c = s->sb[i].cell;
-        int zr = s->dim == 3 ? 1 : 0;
-        for (int dx = -1; dx <= 1; ++dx)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dz = -zr; dz <= zr; ++dz) {
-                    int32_t nc[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
-                    for (uint32_t j = s->head[bucket_of(s, nc)]; j != NONE; j = s->sb[j].next) {
-                        const int32_t *cj = s->sb[j].cell;
-                        if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
-                        near[nn++] = j;
-                        if (nn < GATHER) continue;
-                        for (size_t k = 0; k < nn; ++k)
-                            predict_pair(s, i, near[k], shi, &mi, &be);
-                        nn = 0;
-                    }
-                }
+        int ncells = s->dim == 3 ? 27 : 9;
+        for (int q = 0; q < ncells; ++q) {
+            int32_t nc[3];
+            near_cell(s->dim, s->sb[i].cell, q, nc);
+            for (uint32_t j = s->head[bucket_of(s, nc)]; j != NONE; j = s->sb[j].next) {
+                const int32_t *cj = s->sb[j].cell;
+                if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
+                /* the gathering read the record's second line (cell, next); ask for the
+                 * first (the path) now, so it arrives while the rest are gathered */
+                __builtin_prefetch(&s->sb[j].p);
+                near[nn++] = j;
+                if (nn < GATHER) continue;
+                for (size_t k = 0; k < nn; ++k)
+                    predict_pair(s, i, near[k], shi, &mi, &be);
+                nn = 0;
+            }
+        }
         for (size_t k = 0; k < nn; ++k)
             predict_pair(s, i, near[k], shi, &mi, &be);
         for (size_t g = 0; g < s->n_globals; ++g)
             predict_pair(s, i, s->globals[g], shi, &mi, &be);
     }
-    if (s->world && !(fi & (F_STATIC | F_HALFSPACE))) predict_world(s, i, shi, &mi, &be);
-    if (be.partner == NONE || !(be.t <= s->horizon)) return;
+    if (s->world && !(fi & (F_STATIC | F_HALFSPACE | F_ASLEEP))) predict_world(s, i, shi, &mi, &be);
+    if (be.partner == NONE || !(be.t <= s->horizon)) {
+        unqueue(s, i);
+        return;
+    }
     if (be.partner == WORLD) {
         s->ev_collider[i] = be.collider;
         s->ev_index[i] = be.index;
@@ -550,8 +690,17 @@ static double rest_speed2(const imp_sim *s, uint32_t i, imp_vec3 n) {
     return an < 0 ? -2.0 * an * s->h_rest : -1.0;
 }
 
+/* Body i's acceleration while awake: the full one, less its normal part while it rests on a
+ * halfspace (that halfspace's normal force). */
+static imp_vec3 awake_accel(const imp_sim *s, uint32_t i) {
+    uint32_t h = s->sb[i].support;
+    if (h == NONE) return s->a_full[i];
+    imp_vec3 n = s->b[s->orig[h]].shape->normal;
+    return imp_madd(s->a_full[i], n, -imp_dot(s->a_full[i], n));
+}
+
 /* After a contact of non-static body i with `other` (normals unit, out of the halfspace when
- * other is one): rest, keep resting, or lift off. Returns 1 when i's acceleration changed. */
+ * other is one): rest, keep resting, or lift off. Returns 1 when i's path changed. */
 static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
     uint32_t h = s->sb[i].support;
     if (h == NONE) {
@@ -561,7 +710,7 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
         if (!(w2 >= 0) || w * w > w2) return 0;
         s->sb[i].support = other;
         s->sb[i].v = imp_madd(s->sb[i].v, n, -w);
-        s->sb[i].a = imp_madd(s->a_full[i], n, -imp_dot(s->a_full[i], n));
+        s->sb[i].a = awake_accel(s, i);
         s->st.rests++;
         return 1;
     }
@@ -569,11 +718,214 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
     double w = imp_dot(s->sb[i].v, n), w2 = rest_speed2(s, i, n);
     if (w * w <= w2) {
         s->sb[i].v = imp_madd(s->sb[i].v, n, -w);
-        return 0;
+        return w != 0;
     }
     s->sb[i].support = NONE;
     s->sb[i].a = s->a_full[i];
     return 1;
+}
+
+/* ---- resting contacts (guard 4) ---------------------------------------------------------- */
+
+/* Squared speed below which non-static body i is at rest: too slow to rise IMP_SIM_REST_REL S
+ * against its acceleration (0 without one, and for static bodies). */
+static double still_speed2(const imp_sim *s, uint32_t i) {
+    if (s->sb[i].flags & F_STATIC) return 0;
+    return 2.0 * imp_len(s->a_full[i]) * s->h_rest;
+}
+
+/* Every rider of root r leaves its cluster at time t: each keeps its position and velocity
+ * there, takes its awake acceleration back and is predicted again. */
+static void release_cluster(imp_sim *s, uint32_t r, double t) {
+    for (uint32_t m = s->rhead[r], next; m != NONE; m = next) {
+        next = s->rnext[m];
+        move_to(s, m, t);
+        s->sb[m].flags &= (uint8_t)~F_RIDER;
+        s->root[m] = NONE;
+        s->sb[m].a = awake_accel(s, m);
+        s->sb[m].traj++;
+        s->st.wakes++;
+        predict(s, m);
+    }
+    s->rhead[r] = NONE;
+    s->cmass[r] = s->b[s->orig[r]].mass;
+}
+
+/* Body i's path changes at time t (the caller predicts it): what its cluster carried is
+ * released. */
+static void path_changed(imp_sim *s, uint32_t i, double t) {
+    s->sb[i].traj++;
+    if (s->rhead[i] != NONE) release_cluster(s, i, t);
+}
+
+/* Rider i leaves its cluster at time t (it is met by another body): its path there goes on
+ * with its awake acceleration. */
+static void leave_cluster(imp_sim *s, uint32_t i, double t) {
+    uint32_t r = s->root[i];
+    move_to(s, i, t);
+    if (s->rprev[i] != NONE)
+        s->rnext[s->rprev[i]] = s->rnext[i];
+    else
+        s->rhead[r] = s->rnext[i];
+    if (s->rnext[i] != NONE) s->rprev[s->rnext[i]] = s->rprev[i];
+    s->cmass[r] -= s->b[s->orig[i]].mass;
+    s->root[i] = NONE;
+    s->sb[i].flags &= (uint8_t)~F_RIDER;
+    s->sb[i].a = awake_accel(s, i);
+    s->st.wakes++;
+}
+
+/* Body i falls asleep at the current time (its path is referenced there), resting on `on`. */
+static void fall_asleep(imp_sim *s, uint32_t i, uint32_t on, double t) {
+    path_changed(s, i, t);
+    s->sb[i].v = imp_v3(0, 0, 0);
+    s->sb[i].a = imp_v3(0, 0, 0);
+    s->sb[i].flags |= F_ASLEEP;
+    s->sleep_on[i] = on;
+    s->st.sleeps++;
+}
+
+/* Whether y (a body or WORLD) holds still for a body that comes to rest on it: static and
+ * still, asleep, or a body resting motionless on a still halfspace (which then falls asleep
+ * on it, so that it does not slide away from under what rests on it). */
+static int grounded(imp_sim *s, uint32_t y, double t) {
+    if (y == WORLD || frozen(s->sb[y].flags)) return 1;
+    if ((s->sb[y].flags & (F_STATIC | F_RIDER)) || s->sb[y].support == NONE) return 0;
+    if (imp_max_abs(s->sb[y].a) != 0 || imp_dot(s->sb[y].v, s->sb[y].v) > still_speed2(s, y))
+        return 0;
+    move_to(s, y, t);
+    fall_asleep(s, y, s->sb[y].support, t);
+    predict(s, y);
+    return 1;
+}
+
+/* Awake root x and its riders join the cluster of root r at time t: all take the velocity
+ * of a perfectly inelastic collision of the two clusters (momentum kept, kinetic energy
+ * lost; when r rests on a halfspace, less the part into it, which the halfspace takes) and
+ * r's acceleration, and are predicted again (x too). */
+static void join_cluster(imp_sim *s, uint32_t x, uint32_t r, double t) {
+    double mx = s->cmass[x], mr = s->cmass[r];
+    imp_vec3 vr = motion_at(s, r, t).v, vx = motion_at(s, x, t).v;
+    imp_vec3 v = imp_scale(imp_add(imp_scale(vx, mx), imp_scale(vr, mr)), 1.0 / (mx + mr));
+    if (s->sb[r].support != NONE) { /* the halfspace r rests on takes what would push into it */
+        imp_vec3 n = s->b[s->orig[s->sb[r].support]].shape->normal;
+        v = imp_madd(v, n, -fmin(0.0, imp_dot(v, n)));
+    }
+    /* x's riders, then x, move to r's list */
+    uint32_t m = s->rhead[x];
+    s->rhead[x] = NONE;
+    s->cmass[x] = s->b[s->orig[x]].mass;
+    for (uint32_t next; m != NONE; m = next) {
+        next = s->rnext[m];
+        s->root[m] = r;
+        s->rprev[m] = NONE;
+        s->rnext[m] = s->rhead[r];
+        if (s->rhead[r] != NONE) s->rprev[s->rhead[r]] = m;
+        s->rhead[r] = m;
+    }
+    s->root[x] = r;
+    s->sb[x].flags |= F_RIDER;
+    s->rprev[x] = NONE;
+    s->rnext[x] = s->rhead[r];
+    if (s->rhead[r] != NONE) s->rprev[s->rhead[r]] = x;
+    s->rhead[r] = x;
+    s->cmass[r] = mx + mr;
+    imp_vec3 a = s->sb[r].a;
+    for (uint32_t k = r; k != NONE; k = k == r ? s->rhead[r] : s->rnext[k]) {
+        move_to(s, k, t);
+        s->sb[k].v = v;
+        if (k != r) s->sb[k].a = a;
+        s->sb[k].traj++;
+        predict(s, k);
+    }
+    s->st.sleeps++;
+}
+
+/* After a contact at time t of awake non-static body x with y (a body or WORLD), x
+ * approaching at normal speed u before it. The contact is a resting one when x is now too
+ * slow relative to y to rise IMP_SIM_REST_REL S against its acceleration (still_speed2), or
+ * when it is slow and follows x's previous contact (with anything) within t_c, the time x
+ * takes to fall that height from rest: the TC criterion of Luding and McNamara 1998 ("How to
+ * handle the inelastic collapse of a dissipative hard-sphere gas with the TC model",
+ * Granular Matter 1), under which a contact that follows a particle's last one within t_c
+ * is part of a lasting contact, not a collision. A resting contact ends the chain of ever faster
+ * contacts (inelastic collapse, or zero-time contacts of a body pressed on another):
+ *  - on y that holds still (grounded), x falls asleep (velocity and acceleration 0) until
+ *    it is met faster than that, or y wakes;
+ *  - on a moving body, x (with what it carries) joins y's cluster: a perfectly inelastic
+ *    collision, after which the cluster moves on its root's path (the root is what rests on
+ *    a halfspace, when one of them does) until the root's path changes.
+ * Returns 1 when x's path changed. */
+static int settle(imp_sim *s, uint32_t x, uint32_t y, double u, double t) {
+    double v2 = still_speed2(s, x);
+    double since = t - s->last_t[x];
+    int repeat = since * since * imp_len(s->a_full[x]) <= 2.0 * s->h_rest;
+    s->last_t[x] = t;
+    if (!(v2 > 0) || (s->sb[x].flags & F_ASLEEP)) return 0;
+    /* resting on a tilted halfspace it slides, exactly (guard 2) */
+    if (s->sb[x].support == y && imp_max_abs(s->sb[x].a) != 0) return 0;
+    imp_vec3 vy = imp_v3(0, 0, 0);
+    if (y != WORLD && !(s->sb[y].flags & F_HALFSPACE)) vy = motion_at(s, y, t).v;
+    imp_vec3 w = imp_sub(s->sb[x].v, vy);
+    if (!(imp_dot(w, w) <= v2 || (repeat && u * u <= v2))) return 0;
+    if (grounded(s, y, t)) {
+        if (s->sb[x].flags & F_RIDER) leave_cluster(s, x, t);
+        fall_asleep(s, x, y == WORLD || (s->sb[y].flags & F_STATIC) ? NONE : y, t);
+        return 1;
+    }
+    if (s->sb[y].flags & (F_STATIC | F_ASLEEP)) return 0;
+    uint32_t X = s->root[x] == NONE ? x : s->root[x], r = s->root[y] == NONE ? y : s->root[y];
+    if (r == X) return 0;
+    uint32_t sx = s->sb[X].support, sr = s->sb[r].support;
+    if (sx != NONE && sx != sr) {
+        if (sr != NONE) return 0;
+        /* x's cluster rests on a halfspace, y's is free: y's joins x's */
+        join_cluster(s, r, X, t);
+        return 1;
+    }
+    join_cluster(s, X, r, t);
+    return 1;
+}
+
+/* Pushes m on the wake stack when it is asleep on k. */
+static void wake_if_on(imp_sim *s, uint32_t m, uint32_t k, size_t *top) {
+    if ((s->sb[m].flags & F_ASLEEP) && s->sleep_on[m] == k) {
+        s->sb[m].flags &= (uint8_t)~F_ASLEEP;
+        s->wake_stack[(*top)++] = m;
+    }
+}
+
+/* Wakes asleep body j at time t and, transitively, every asleep body resting on it (sleep_on;
+ * they are in the cells around it, or global): each takes its awake acceleration back with
+ * zero velocity. Those resting on j are predicted here; j is its caller's. */
+static void wake(imp_sim *s, uint32_t j, double t) {
+    size_t top = 0;
+    s->wake_stack[top++] = j;
+    s->sb[j].flags &= (uint8_t)~F_ASLEEP;
+    while (top > 0) {
+        uint32_t k = s->wake_stack[--top];
+        s->sb[k].tref = t; /* its path is constant: p is its position at t */
+        s->sb[k].a = awake_accel(s, k);
+        s->st.wakes++;
+        if (s->sb[k].flags & F_GLOBAL) {
+            for (uint32_t m = 0; m < (uint32_t)s->n; ++m)
+                wake_if_on(s, m, k, &top);
+        } else {
+            int ncells = s->dim == 3 ? 27 : 9;
+            for (int q = 0; q < ncells; ++q) {
+                int32_t nc[3];
+                near_cell(s->dim, s->sb[k].cell, q, nc);
+                for (uint32_t m = s->head[bucket_of(s, nc)]; m != NONE; m = s->sb[m].next)
+                    wake_if_on(s, m, k, &top);
+            }
+            for (size_t g = 0; g < s->n_globals; ++g)
+                wake_if_on(s, s->globals[g], k, &top);
+        }
+        if (k != j) {
+            s->sb[k].traj++;
+            predict(s, k);
+        }
+    }
 }
 
 /* The next recorded event's slot (the record grows by doubling); NULL out of memory (the
@@ -601,19 +953,42 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     imp_motion mi, mj;
     body_at(s, i, t, &tmp, &sh, &mi);
     body_at(s, j, t, &tmp, &sh, &mj);
+    double u = -imp_dot(imp_sub(mj.v, mi.v), s->ev_normal[i]);
+    /* guard 4: an asleep body met slowly holds still (a still static body for this contact);
+     * met faster it wakes, with what rests on it; a carried one leaves its cluster */
+    int slow = !(u > 0) || u * u <= fmax(still_speed2(s, i), still_speed2(s, j));
+    int woke_i = 0, woke_j = 0;
+    /* met slowly, a carried body takes no impulse when the two clusters merge (settle);
+     * otherwise it leaves its cluster and the contact is resolved as any other */
+    int merged = 0, tried = slow && ((s->sb[i].flags | s->sb[j].flags) & F_RIDER);
+    if (tried) merged = settle(s, i, j, u, t) || settle(s, j, i, u, t);
+    if (!merged && (s->sb[i].flags & F_RIDER)) woke_i = 1, leave_cluster(s, i, t);
+    if (!merged && (s->sb[j].flags & F_RIDER)) woke_j = 1, leave_cluster(s, j, t);
+    if (s->sb[i].flags & F_ASLEEP) {
+        if (slow)
+            si = 1;
+        else
+            woke_i = 1, wake(s, i, t);
+    }
+    if (s->sb[j].flags & F_ASLEEP) {
+        if (slow)
+            sj = 1;
+        else
+            woke_j = 1, wake(s, j, t);
+    }
     const imp_sim_body *bi = &s->b[s->orig[i]], *bj = &s->b[s->orig[j]];
     imp_respond_input in = {
         {mi.v, bi->mass, si, bi->restitution, bi->tangential},
         {mj.v, bj->mass, sj, bj->restitution, bj->tangential},
         s->ev_normal[i],
     };
-    double u = -imp_dot(imp_sub(mj.v, mi.v), s->ev_normal[i]);
     if (u < s->u_slow && in.a.restitution * in.b.restitution > 0) {
         in.a.restitution = 0;
         s->st.slow_contacts++;
     }
-    imp_respond_result r = imp_respond_resolve(&in);
-    int changed_i = 0, changed_j = 0;
+    imp_respond_result r = {.state = IMP_RESPOND_SEPARATING};
+    if (!merged) r = imp_respond_resolve(&in);
+    int changed_i = woke_i, changed_j = woke_j;
     if (r.state == IMP_RESPOND_RESOLVED) {
         if (!si) {
             s->sb[i].v = r.va;
@@ -624,8 +999,12 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
             changed_j = 1;
         }
     }
-    if (!si) changed_i |= update_support(s, i, j);
-    if (!sj) changed_j |= update_support(s, j, i);
+    if (!si && !(s->sb[i].flags & (F_ASLEEP | F_RIDER))) changed_i |= update_support(s, i, j);
+    if (!sj && !(s->sb[j].flags & (F_ASLEEP | F_RIDER))) changed_j |= update_support(s, j, i);
+    if (changed_i) path_changed(s, i, t);
+    if (changed_j) path_changed(s, j, t);
+    if (!tried && !si && settle(s, i, j, u, t)) changed_i = 1;
+    if (!tried && !sj && settle(s, j, i, u, t)) changed_j = 1;
     s->st.events++;
     if (s->record) {
         imp_sim_event *e = record_slot(s);
@@ -646,8 +1025,6 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
             e->impulse = imp_neg(r.impulse);
         }
     }
-    if (changed_i) s->sb[i].traj++;
-    if (changed_j) s->sb[j].traj++;
     predict(s, i);
     if (changed_j && (s->sb[j].flags & F_OWNER)) predict(s, j);
 }
@@ -655,6 +1032,7 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
 /* Body i meets the world's collider of its pending event at time t: a contact with a
  * static body of infinite mass, efficiencies 1 on the world's side. */
 static void contact_world(imp_sim *s, uint32_t i, double t) {
+    if (s->sb[i].flags & F_RIDER) leave_cluster(s, i, t);
     move_to(s, i, t);
     const imp_sim_body *bi = &s->b[s->orig[i]];
     imp_respond_input in = {
@@ -669,6 +1047,8 @@ static void contact_world(imp_sim *s, uint32_t i, double t) {
     }
     imp_respond_result r = imp_respond_resolve(&in);
     if (r.state == IMP_RESPOND_RESOLVED) s->sb[i].v = r.va;
+    path_changed(s, i, t);
+    settle(s, i, WORLD, u, t);
     s->st.events++;
     if (s->record) {
         imp_sim_event *e = record_slot(s);
@@ -683,7 +1063,6 @@ static void contact_world(imp_sim *s, uint32_t i, double t) {
                              .index = s->ev_index[i],
                              .kind = s->ev_kind[i]};
     }
-    s->sb[i].traj++;
     predict(s, i);
 }
 
@@ -708,11 +1087,7 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             if ((s->stopped_by = imp_stop_now(&s->stop)) != 0) return IMP_SIM_STOP_STOPPED;
         }
         qev e = s->heap[0];
-        if (e.seq != s->sb[e.owner].seq) {
-            pop(s);
-            s->st.stale++;
-            continue;
-        }
+        assert(e.seq == s->sb[e.owner].seq);
         uint32_t partner = s->ev_partner[e.owner];
         if (partner == WORLD) {
             if (s->st.events >= s->max_events) {
@@ -723,10 +1098,8 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             if (e.t > s->now) s->now = e.t;
             contact_world(s, e.owner, s->now);
         } else if (partner != CROSS && s->ev_traj[e.owner] != s->sb[partner].traj) {
-            pop(s);
-            s->st.stale++;
             if (e.t > s->now) s->now = e.t;
-            predict(s, e.owner);
+            predict(s, e.owner); /* replaces the entry (counted stale there) */
         } else if (partner == CROSS) {
             pop(s);
             if (e.t > s->now) s->now = e.t;
@@ -741,10 +1114,6 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             contact(s, e.owner, partner, s->now);
         }
         if (s->failed) return IMP_SIM_STOP_FAILED;
-        if (s->st.crossings + s->st.stale > s->max_work) {
-            if (e.t > s->now) s->now = e.t;
-            return IMP_SIM_STOP_MAX_EVENTS;
-        }
     }
     if (until > s->now) s->now = until;
     return IMP_SIM_STOP_HORIZON;
@@ -865,6 +1234,20 @@ static int alloc_bodies(imp_sim *s) {
     ALLOC(s->ev_dir, n);
     ALLOC(s->prev, n);
     ALLOC(s->globals, n);
+    ALLOC(s->sleep_on, n);
+    ALLOC(s->last_t, n);
+    ALLOC(s->wake_stack, n);
+    ALLOC(s->root, n);
+    ALLOC(s->rnext, n);
+    ALLOC(s->rprev, n);
+    ALLOC(s->rhead, n);
+    ALLOC(s->cmass, n);
+    ALLOC(s->heap, n);
+    ALLOC(s->hpos, n);
+    for (size_t i = 0; i < n; ++i) {
+        s->root[i] = s->rhead[i] = s->hpos[i] = NONE;
+        s->last_t[i] = -INFINITY;
+    }
     return 0;
 }
 
@@ -897,6 +1280,7 @@ static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
             s->sb[i].radius = b->shape->radius;
         }
         s->sb[i].flags = f;
+        s->sb[i].default_filter = (uint8_t)imp_filter_is_default(b->filter);
         if (hs) {
             S = fmax(S, fabs(b->shape->offset));
         } else {
@@ -960,7 +1344,7 @@ static int build_grid(imp_sim *s, size_t n_grid, double r_cut, imp_vec3 lo, imp_
     double L = 2.0 * r_cut * (1.0 + IMP_SIM_CELL_SLACK);
     double ext = fmax(hi.x - lo.x, fmax(hi.y - lo.y, dim == 3 ? hi.z - lo.z : 0.0));
     double per_side = dim == 3 ? cbrt((double)n_grid) : sqrt((double)n_grid);
-    double sparse = ext / ceil(per_side);
+    double sparse = ext / ceil(per_side / SPARSE_EDGE_PER_SPACING);
     if (sparse > L) L = L > 0 ? fmin(sparse, SPARSE_CELL_MAX_FACTOR * L) : sparse;
     if (!(L > 0) || !isfinite(L)) L = L > 0 ? L : 1.0;
     s->L = L;
@@ -1022,10 +1406,6 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     s->max_events = in->max_events;
     s->stop = in->stop;
     s->world = in->world;
-    /* saturating: max_events may be SIZE_MAX */
-    size_t per = IMP_SIM_WORK_PER_EVENT;
-    s->max_work =
-        in->max_events > (SIZE_MAX - per * in->n) / per ? SIZE_MAX : per * (in->max_events + in->n);
     s->record = in->record;
     double *radii = calloc(in->n > 0 ? in->n : 1, sizeof *radii);
     if (!radii || alloc_bodies(s) != 0) goto nomem;
@@ -1037,6 +1417,8 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     size_t n_grid = mark_globals(s, in->no_grid, r_cut, &lo, &hi);
     if (build_grid(s, n_grid, r_cut, lo, hi) != 0 || reorder(s) != 0) goto nomem;
     fill_grid(s);
+    for (size_t i = 0; i < s->n; ++i)
+        s->cmass[i] = s->b[s->orig[i]].mass;
     for (size_t i = 0; i < s->n; ++i) /* every body's first event */
         if (s->sb[i].flags & F_OWNER) predict(s, (uint32_t)i);
     if (s->failed) goto nomem;
@@ -1067,7 +1449,16 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->prev);
     free(s->head);
     free(s->globals);
+    free(s->sleep_on);
+    free(s->last_t);
+    free(s->wake_stack);
+    free(s->root);
+    free(s->rnext);
+    free(s->rprev);
+    free(s->rhead);
+    free(s->cmass);
     free(s->heap);
+    free(s->hpos);
     free(s->rec);
     free(s);
 }

@@ -16,7 +16,13 @@
  *    than IMP_SIM_REST_REL of the scene scale against its acceleration rests
  *    on it: normal velocity and the normal part of its acceleration are
  *    removed until a later contact lifts it off;
- *  - max_events bounds the contacts processed.
+ *  - resting contacts: a body left too slow relative to what it touches,
+ *    or meeting it slowly within t_c of its last contact (Luding and McNamara's TC
+ *    criterion), falls asleep on it when that holds still, else rides on
+ *    its cluster's path; released when met faster or when the path it
+ *    rests on changes;
+ *  - max_events bounds the contacts processed, and nothing else does (the
+ *    stop check bounds the other work).
  *
  * Memory: imp_sim_create allocates everything the simulation needs (about
  * 200 bytes per body plus the event queue); imp_sim_destroy frees it and
@@ -102,6 +108,8 @@ typedef struct imp_sim_stats {
     size_t predictions;   /* pairwise time-of-impact calls */
     size_t slow_contacts; /* contacts resolved with e = 0 by the collapse guard */
     size_t rests;         /* times a body came to rest on a halfspace */
+    size_t sleeps;        /* times a body fell asleep (guard 4: resting contact) */
+    size_t wakes;         /* times an asleep body woke */
     size_t global;        /* bodies predicted against everyone (halfspaces, huge bodies) */
     double cell_size;     /* grid cell edge (0 without the grid) */
 } imp_sim_stats;

@@ -168,14 +168,6 @@
  * proves the rest of the window free. */
 #define IMP_ADVANCE_MAX_ITER 1000
 
-/* Queue entries other than contacts (cell crossings, re-predictions of
- * stale events) a simulation may process per allowed contact and per body
- * (count). A hard-sphere gas needs about 2 crossings and 1-3 stale entries
- * per contact (tests/bench/bench_simulate.c); 64 leaves a wide margin for
- * sparse, fast scenes and still bounds a degenerate run that crosses cell
- * boundaries without ever colliding. */
-#define IMP_SIM_WORK_PER_EVENT 64
-
 /* Flat GJK tetrahedron (dimensionless: its volume times 6 over the cube of
  * its longest edge). Below this the orientation tests that decide whether
  * the origin lies inside are rounding noise (each carries about 1e-16 of

@@ -1,0 +1,297 @@
+/*
+ * test_simulate_settle.c - the simulation under gravity (core/simulate.h):
+ * honest stop reasons, and stacks and columns that settle.
+ *
+ * DESIGN
+ * Many balls falling in a box: the run stops at the horizon, at the stop
+ * check, or with max_events exactly when that many contacts were processed
+ * (never earlier: no other budget may pass itself off as max_events).
+ * A stack and a column settle (simulated time reaches the horizon within a
+ * bounded number of contacts), kinetic plus potential energy never
+ * grows from one sample to the next, and no pair interpenetrates beyond
+ * 1e-9 of the scale (an independent static overlap test, all pairs, at
+ * sampled times). A ball bouncing to rest while sliding keeps exactly
+ * k^n of its sliding speed after n floor contacts (tangential efficiency
+ * k). Random scenes use fixed seeds, printed on failure.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/overlap.h"
+#include "core/simulate.h"
+#include "tests/countdown.h"
+#include "tests/rng.h"
+
+typedef struct scene {
+    imp_shape *shapes;
+    imp_sim_body *b;
+    size_t n, cap;
+    int dim;
+} scene;
+
+static scene scene_new(size_t cap, int dim) {
+    scene s = {calloc(cap, sizeof(imp_shape)), calloc(cap, sizeof(imp_sim_body)), 0, cap, dim};
+    assert_non_null(s.shapes);
+    assert_non_null(s.b);
+    return s;
+}
+
+static void scene_free(scene *s) {
+    free(s->shapes);
+    free(s->b);
+}
+
+static size_t add_ball(scene *s, double r, imp_vec3 p, imp_vec3 v, double e, double k) {
+    assert_true(s->n < s->cap);
+    size_t i = s->n++;
+    s->shapes[i] = (imp_shape){.type = IMP_SHAPE_SPHERE, .radius = r};
+    s->b[i] = (imp_sim_body){{p, v, imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 0, e, k, NULL};
+    return i;
+}
+
+/* The halfspace {x : n.x <= offset}, static, efficiencies 1. */
+static void add_wall(scene *s, imp_vec3 n, double offset) {
+    assert_true(s->n < s->cap);
+    size_t i = s->n++;
+    s->shapes[i] = (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = n, .offset = offset};
+    s->b[i] = (imp_sim_body){
+        {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &s->shapes[i], 1.0, 1, 1.0, 1.0, NULL};
+}
+
+/* Walls around [0, w]^dim; the floor is y = 0. */
+static void add_box(scene *s, double w) {
+    for (int k = 0; k < s->dim; ++k) {
+        imp_vec3 n = imp_v3(k == 0, k == 1, k == 2);
+        add_wall(s, n, 0);
+        add_wall(s, imp_neg(n), -w);
+    }
+}
+
+static imp_sim_input input(const scene *s, double horizon, double g) {
+    imp_sim_input in = {.bodies = s->b,
+                        .n = s->n,
+                        .dim = s->dim,
+                        .horizon = horizon,
+                        .gravity = imp_v3(0, -g, 0),
+                        .max_events = 1000000};
+    return in;
+}
+
+/* Kinetic plus potential energy (height y) of the moving bodies at time t. */
+static double energy(const imp_sim *sim, const scene *s, double t, double g) {
+    double E = 0;
+    for (size_t i = 0; i < s->n; ++i) {
+        if (s->b[i].is_static) continue;
+        imp_vec3 p, v;
+        imp_sim_body_state(sim, i, t, &p, &v);
+        E += s->b[i].mass * (0.5 * imp_dot(v, v) + g * p.y);
+    }
+    return E;
+}
+
+/* Largest interpenetration depth over all pairs at time t (independent static test). */
+static double max_depth(const imp_sim *sim, const scene *s, double t) {
+    double worst = 0;
+    imp_vec3 *p = malloc(s->n * sizeof *p);
+    assert_non_null(p);
+    for (size_t i = 0; i < s->n; ++i) {
+        imp_vec3 v;
+        imp_sim_body_state(sim, i, t, &p[i], &v);
+    }
+    for (size_t i = 0; i < s->n; ++i) {
+        for (size_t j = i + 1; j < s->n; ++j) {
+            if (s->b[i].is_static && s->b[j].is_static) continue;
+            if (s->shapes[i].type == IMP_SHAPE_SPHERE && s->shapes[j].type == IMP_SHAPE_SPHERE) {
+                double rr = s->shapes[i].radius + s->shapes[j].radius;
+                imp_vec3 d = imp_sub(p[j], p[i]);
+                if (imp_dot(d, d) >= rr * rr) continue;
+            }
+            imp_overlap_result r = imp_overlap(s->b[i].shape, p[i], s->b[j].shape, p[j], s->dim);
+            assert_int_not_equal(r.state, IMP_OVERLAP_FAILED);
+            if (r.state == IMP_OVERLAP_OVERLAPPING && r.depth > worst) worst = r.depth;
+        }
+    }
+    free(p);
+    return worst;
+}
+
+/* Runs to the horizon in `samples` steps, checking at each that the energy has not grown
+ * (beyond rounding, rel of its scale) and that nothing interpenetrates beyond 1e-9 of the
+ * scale; returns the simulation's stats at the end. */
+static imp_sim_stats run_checked(const scene *s, imp_sim_input in, int samples, double scale,
+                                 const char *what) {
+    imp_sim *sim;
+    assert_int_equal(imp_sim_create(&in, &sim, NULL), IMP_SIM_OK);
+    double g = -in.gravity.y, E0 = energy(sim, s, 0, g), prev = E0;
+    double Escale = fabs(E0) + 1;
+    for (int k = 1; k <= samples; ++k) {
+        double t = in.horizon * k / samples;
+        imp_sim_stop st = imp_sim_advance(sim, t);
+        if (st != IMP_SIM_STOP_HORIZON)
+            fail_msg("%s: stopped (%d) at t = %.17g after %zu contacts", what, (int)st,
+                     imp_sim_time(sim), imp_sim_get_stats(sim)->events);
+        double E = energy(sim, s, t, g);
+        if (E > prev + 1e-9 * Escale)
+            fail_msg("%s: energy grew from %.17g to %.17g at t = %g", what, prev, E, t);
+        prev = E;
+        double d = max_depth(sim, s, t);
+        if (d > 1e-9 * scale) fail_msg("%s: interpenetration %.3g at t = %g", what, d, t);
+    }
+    assert_true(imp_sim_time(sim) == in.horizon);
+    imp_sim_stats st = *imp_sim_get_stats(sim);
+    imp_sim_destroy(sim);
+    return st;
+}
+
+/* ---- stop reasons ------------------------------------------------------------------------ */
+
+/* 10,000 balls falling in a box with a long horizon: whatever stops the run, max_events is
+ * reported only when exactly max_events contacts were processed. Run with a small max_events
+ * (it must be reached, and reported as such) and with a large one (stopped by the stop check
+ * long before, reported as a stop, not as max_events). */
+static void test_stop_reasons_are_honest(void **state) {
+    (void)state;
+    const uint64_t seed = 0x5eed0019;
+    uint64_t rng = seed;
+    const double w = 40, r = 0.5;
+    scene s = scene_new(10000 + 6, 3);
+    for (int i = 0; s.n < 10000; ++i) {
+        int x = i % 25, z = (i / 25) % 25, y = i / 625;
+        imp_vec3 p = imp_v3(1 + 1.5 * x, 1 + 1.5 * y, 1 + 1.5 * z);
+        imp_vec3 v = imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
+                            imp_rng_uniform(&rng, -1, 1));
+        add_ball(&s, r, p, v, 0.5, 1.0);
+    }
+    add_box(&s, w);
+    imp_sim_input in = input(&s, 1000, 9.81);
+    in.record = 0;
+    in.max_events = 20000;
+    imp_sim_output out;
+    assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+    if (out.stopped != IMP_SIM_STOP_MAX_EVENTS || out.stats.events != 20000)
+        fail_msg("seed %#llx: stopped %d after %zu contacts", (unsigned long long)seed,
+                 (int)out.stopped, out.stats.events);
+    imp_sim_output_free(&out);
+
+    countdown c = {0, 2000}; /* 512,000 queue entries */
+    in.stop = (imp_stop){stop_after, &c};
+    in.max_events = 100000000;
+    assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+    if (out.stopped == IMP_SIM_STOP_MAX_EVENTS)
+        fail_msg("seed %#llx: max_events after %zu contacts", (unsigned long long)seed,
+                 out.stats.events);
+    assert_true(out.stats.events < in.max_events);
+    imp_sim_output_free(&out);
+    scene_free(&s);
+}
+
+/* ---- settling ---------------------------------------------------------------------------- */
+
+/* Two balls (e = 0.5) on a floor under gravity, the lower one resting on it, the upper one
+ * dropped from 0.5 above it: both come to rest, the upper exactly on the lower (same x, in a
+ * column: every contact normal is vertical), and the run reaches the horizon. */
+static void test_two_ball_stack(void **state) {
+    (void)state;
+    for (int dim = 2; dim <= 3; ++dim) {
+        scene s = scene_new(3, dim);
+        add_ball(&s, 0.5, imp_v3(0, 0.5, 0), imp_v3(0, 0, 0), 0.5, 1.0);
+        add_ball(&s, 0.5, imp_v3(0, 2.0, 0), imp_v3(0, 0, 0), 0.5, 1.0);
+        add_wall(&s, imp_v3(0, 1, 0), 0); /* the floor: the solid y <= 0 */
+        imp_sim_input in = input(&s, 10, 9.81);
+        imp_sim_stats st = run_checked(&s, in, 20, 2.5, "two-ball stack");
+        imp_sim_output out;
+        assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+        assert_int_equal(out.stopped, IMP_SIM_STOP_HORIZON);
+        assert_true(out.time == 10);
+
+        assert_true(st.events <= 50);
+        assert_true(fabs(out.bodies[0].p.y - 0.5) <= 1e-9 * 2.5);
+        assert_true(fabs(out.bodies[1].p.y - 1.5) <= 1e-9 * 2.5);
+        assert_true(out.bodies[0].p.x == 0 && out.bodies[1].p.x == 0);
+        for (int i = 0; i < 2; ++i)
+            assert_true(imp_len(out.bodies[i].v) <= 1e-4);
+        imp_sim_output_free(&out);
+        scene_free(&s);
+    }
+}
+
+/* Ten balls (e = 0.5) in a column with gaps of 0.2, dropped on a floor: they end stacked,
+ * ball k at height 0.5 + k, at rest, and the run reaches the horizon. */
+static void test_ten_ball_column(void **state) {
+    (void)state;
+    for (int dim = 2; dim <= 3; ++dim) {
+        scene s = scene_new(11, dim);
+        for (int k = 0; k < 10; ++k)
+            add_ball(&s, 0.5, imp_v3(0, 0.5 + 1.2 * k, 0), imp_v3(0, 0, 0), 0.5, 1.0);
+        add_wall(&s, imp_v3(0, 1, 0), 0);
+        imp_sim_input in = input(&s, 10, 9.81);
+        imp_sim_stats st = run_checked(&s, in, 20, 12.5, "ten-ball column");
+        imp_sim_output out;
+        assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+        assert_int_equal(out.stopped, IMP_SIM_STOP_HORIZON);
+        printf("ten-ball column %dD: %zu contacts, %zu sleeps, %zu wakes\n", dim, st.events,
+               st.sleeps, st.wakes);
+        assert_true(st.events <= 60000);
+        for (int k = 0; k < 10; ++k) {
+            if (fabs(out.bodies[k].p.y - (0.5 + k)) > 1e-9 * 12.5 || out.bodies[k].p.x != 0)
+                fail_msg("%dD ball %d ends at (%.17g, %.17g)", dim, k, out.bodies[k].p.x,
+                         out.bodies[k].p.y);
+            assert_true(imp_len(out.bodies[k].v) <= 1e-4);
+        }
+        imp_sim_output_free(&out);
+        scene_free(&s);
+    }
+}
+
+/* A ball dropped on a floor while sliding (e = 0.5, tangential efficiency k = 0.9): every
+ * floor contact multiplies its sliding speed by k exactly (the contract's response), and once
+ * it rests on the floor it slides on at the speed left, k^n times the first after n
+ * contacts. */
+static void test_sliding_ball_slows_by_k(void **state) {
+    (void)state;
+    for (int dim = 2; dim <= 3; ++dim) {
+        scene s = scene_new(2, dim);
+        add_ball(&s, 0.5, imp_v3(0, 1.5, 0), imp_v3(0.3, 0, 0), 0.5, 0.9);
+        add_wall(&s, imp_v3(0, 1, 0), 0);
+        imp_sim_input in = input(&s, 10, 9.81);
+        in.record = 1;
+        imp_sim_output out;
+        assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+        assert_int_equal(out.stopped, IMP_SIM_STOP_HORIZON);
+        size_t n = out.stats.events;
+        printf("sliding ball %dD: %zu contacts\n", dim, n);
+        assert_true(n >= 5 && n <= 100);
+        double expect = 0.3 * pow(0.9, (double)n);
+        if (fabs(out.bodies[0].v.x - expect) > 1e-12 * 0.3)
+            fail_msg("%dD: sliding speed %.17g after %zu contacts, k^n v0 = %.17g", dim,
+                     out.bodies[0].v.x, n, expect);
+        assert_true(fabs(out.bodies[0].p.y - 0.5) <= 1e-9 * 5);
+        assert_true(out.bodies[0].v.y == 0);
+        /* it slides on after its last contact: x grows linearly at that speed */
+        double x_last = out.events[n - 1].point.x;
+        double dx = out.bodies[0].p.x - x_last - expect * (10 - out.events[n - 1].time);
+        assert_true(fabs(dx) <= 1e-9 * 5);
+        assert_int_equal(out.stats.sleeps, 0);
+        imp_sim_output_free(&out);
+        scene_free(&s);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stop_reasons_are_honest),
+        cmocka_unit_test(test_two_ball_stack),
+        cmocka_unit_test(test_ten_ball_column),
+        cmocka_unit_test(test_sliding_ball_slows_by_k),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
