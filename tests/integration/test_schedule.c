@@ -48,14 +48,19 @@ static const char PREDICT[] =
 static const char TOI[] = "{\"a\": {\"radius\": 0.5, \"position\": [0, 0], \"velocity\": [1, 0]},"
                           " \"b\": {\"radius\": 0.5, \"position\": [3, 0], \"velocity\": [-1, 0]}}";
 
-/* A simulation that runs for many seconds: n balls falling in a box, bouncing forever. */
+/* A simulation that runs for many minutes: n balls falling in a box, bouncing forever, with
+ * room for HEAVY_EVENTS contacts (a few microseconds each); daemons that take it are started
+ * with --max-events HEAVY_EVENTS. */
+#define HEAVY_EVENTS "100000000"
 static imp_test_text heavy_simulation(int n, const char *budget) {
     imp_test_text t = {0};
-    imp_test_printf(
-        &t, "{\"horizon\": 1e6, \"gravity\": [0, -9.8], \"record\": \"none\", %s \"bodies\": [",
-        budget);
-    static const char *const walls[4] = {"[1, 0], \"offset\": 300", "[-1, 0], \"offset\": 0",
-                                         "[0, 1], \"offset\": 300", "[0, -1], \"offset\": 0"};
+    imp_test_printf(&t,
+                    "{\"horizon\": 1e6, \"gravity\": [0, -9.8], \"record\": \"none\", "
+                    "\"max_events\": " HEAVY_EVENTS ", %s \"bodies\": [",
+                    budget);
+    /* the box [0, 300]^2: each wall's solid side {x : normal . x <= offset} outside it */
+    static const char *const walls[4] = {"[-1, 0], \"offset\": -300", "[1, 0], \"offset\": 0",
+                                         "[0, -1], \"offset\": -300", "[0, 1], \"offset\": 0"};
     for (int w = 0; w < 4; ++w)
         imp_test_printf(
             &t,
@@ -169,7 +174,8 @@ static void test_light_beside_heavy_and_cancellation(void **state) {
     if (imp_test_under_valgrind()) {
         skip(); /* timing: memcheck slows the daemon tenfold and more */
     }
-    const char *const args[] = {"--threads", "2", "--io-threads", "2", NULL};
+    const char *const args[] = {"--threads",  "2", "--io-threads", "2", "--max-events",
+                                HEAVY_EVENTS, NULL};
     imp_test_daemon d;
     assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
     CURL *curl = curl_easy_init();
@@ -226,7 +232,8 @@ static void test_light_beside_heavy_and_cancellation(void **state) {
  * time-budget-exceeded; both are counted. */
 static void test_time_budget_over_http(void **state) {
     (void)state;
-    const char *const args[] = {"--threads", "2", "--time-budget-ms", "200", NULL};
+    const char *const args[] = {"--threads",  "2", "--time-budget-ms", "200", "--max-events",
+                                HEAVY_EVENTS, NULL};
     imp_test_daemon d;
     assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
     CURL *curl = curl_easy_init();
@@ -263,8 +270,9 @@ static void test_drain_ends_on_time(void **state) {
     if (imp_test_under_valgrind()) {
         skip(); /* timing: memcheck slows the daemon tenfold and more */
     }
-    const char *const args[] = {"--threads", "2", "--drain-grace-s", "0", "--drain-timeout-s",
-                                "1",         NULL};
+    const char *const args[] = {
+        "--threads",  "2", "--drain-grace-s", "0", "--drain-timeout-s", "1", "--max-events",
+        HEAVY_EVENTS, NULL};
     imp_test_daemon d;
     assert_int_equal(imp_test_daemon_start(&d, args, NULL, 0), 0);
     CURL *curl = curl_easy_init();
