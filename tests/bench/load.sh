@@ -16,6 +16,11 @@
 # duration) and the client shares the machine's cores with the server,
 # exactly alike for both. Figures from one run only compare with each other.
 #
+# A fair ceiling: nginx runs as many worker processes as impactd has
+# connection threads (both one per online core unless IMPACTD_ARGS says
+# --io-threads), keeps connections alive like impactd (no request cap, the
+# same idle timeout), and logs no requests, as impactd runs with --log off.
+#
 # Prints for each server: requests/s, p50 and p99 latency, statuses seen,
 # socket errors; for impactd also resident memory at start and end; and
 # finally the ratio. Exits 1 when impactd answered anything but 200 and
@@ -66,10 +71,13 @@ chmod 644 "$WORK/www/toi.json"
 # nginx on a port below Linux's ephemeral range (32768-60999), so no client
 # socket of the tests or of wrk can hold it; retried if something listens there.
 mkdir -p "$WORK/tmp" "$WORK/logs"
+NGINX_WORKERS=$(printf '%s\n' "${IMPACTD_ARGS:-}" |
+    sed -n 's/.*--io-threads[= ]\([0-9][0-9]*\).*/\1/p')
+[ -n "$NGINX_WORKERS" ] && [ "$NGINX_WORKERS" -gt 0 ] || NGINX_WORKERS=$(nproc)
 for try in $(seq 20); do
     NGINX_PORT=$(( 20000 + ($$ * 7 + try * 331) % 12000 ))
     cat >"$WORK/nginx.conf" <<EOF
-worker_processes auto;
+worker_processes $NGINX_WORKERS;
 pid $WORK/nginx.pid;
 error_log $WORK/nginx-error.log;
 events { worker_connections 4096; }
@@ -78,6 +86,7 @@ http {
     sendfile on;
     tcp_nopush on;
     keepalive_requests 1000000;
+    keepalive_timeout 30s;
     types { application/json json; }
     client_body_temp_path $WORK/tmp;
     proxy_temp_path $WORK/tmp;
@@ -111,7 +120,7 @@ pct() { # latency distribution line "50%  1.02ms"
     awk -v p="$2" '$1 == p {print $2}' "$WORK/$1.txt"
 }
 
-echo "wrk -t$THREADS -c$CONNS -d${DURATION}s on 127.0.0.1 ($(nproc) cores)"
+echo "wrk -t$THREADS -c$CONNS -d${DURATION}s on 127.0.0.1 ($(nproc) cores; nginx: $NGINX_WORKERS workers, no access log)"
 run impactd "$URL/v1/toi" tests/bench/toi.lua
 RSS_END=$(rss_kib "$IMPACTD_PID")
 run nginx "http://127.0.0.1:$NGINX_PORT/toi.json" tests/bench/status_counts.lua
