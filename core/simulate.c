@@ -53,8 +53,11 @@
  *    event moves it when its path reaches a cell face (per axis, the root of
  *    x(t) = face with the velocity pointing out of the cell: a quadratic
  *    under acceleration, whose root at the face just entered is excluded by
- *    that sign). Cell indices are clamped to +-2^30: the outermost cells
- *    reach to infinity, so far-flung bodies share them (correct, slower).
+ *    that sign). Cell indices are clamped to OUTER_CELLS cells beyond the box
+ *    the bodies start in (and to +-2^30): the outermost cells reach to
+ *    infinity, so far-flung bodies share them (correct, slower when many
+ *    do), and a body thrown away at 1e60 m/s crosses a few thousand cells
+ *    on its way out, not 2^30 (which took seconds of crossings).
  *  - Cell size: L = 2 r_cut (1 + slack), where r_cut is the bounding radius
  *    of the (K+1)-th largest body, K = min(IMP_SIM_MAX_GLOBAL, n/100); the K
  *    or fewer larger bodies and all halfspaces are "global": kept out of
@@ -143,6 +146,8 @@
 #define CROSS (UINT32_MAX - 1)
 #define WORLD (UINT32_MAX - 2)
 #define CELL_CLAMP ((int32_t)1 << 30)
+/* Cells per axis beyond the starting box before the outermost cell (see the header). */
+#define OUTER_CELLS 4096
 
 /* Neighbours gathered at a time by a prediction (count): more than the 3^dim cells
  * around a body hold at the densities the cell size allows, so a prediction usually
@@ -230,10 +235,11 @@ struct imp_sim {
     /* grid */
     double L;
     uint32_t *prev, *head;
-    size_t mask;    /* hash buckets - 1 */
-    int64_t dlo[3]; /* dense box: first cell */
-    uint64_t dn[3]; /* cells per axis (0: no dense box) */
-    size_t n_dense; /* dn[0] dn[1] dn[2] slots, then mask + 1 hash buckets */
+    size_t mask;              /* hash buckets - 1 */
+    int64_t dlo[3];           /* dense box: first cell */
+    int32_t cmin[3], cmax[3]; /* the outermost cells: each reaches to infinity */
+    uint64_t dn[3];           /* cells per axis (0: no dense box) */
+    size_t n_dense;           /* dn[0] dn[1] dn[2] slots, then mask + 1 hash buckets */
     uint32_t *globals;
     size_t n_globals;
     /* queue: an indexed heap, at most one entry per body */
@@ -461,7 +467,7 @@ static void predict_crossing(const imp_sim *s, uint32_t i, best_ev *be) {
     const int32_t *c = s->sb[i].cell;
     const double *x = &m.p.x, *v = &m.v.x, *a = &m.a.x;
     for (int k = 0; k < s->dim; ++k) {
-        if (c[k] < CELL_CLAMP) {
+        if (c[k] < s->cmax[k]) {
             double tau = face_time(x[k], v[k], a[k], (double)(c[k] + 1) * s->L, 1);
             if (s->now + tau < be->t) {
                 be->t = s->now + tau;
@@ -470,7 +476,7 @@ static void predict_crossing(const imp_sim *s, uint32_t i, best_ev *be) {
                 be->dir = 1;
             }
         }
-        if (c[k] > -CELL_CLAMP) {
+        if (c[k] > s->cmin[k]) {
             double tau = face_time(x[k], v[k], a[k], (double)c[k] * s->L, -1);
             if (s->now + tau < be->t) {
                 be->t = s->now + tau;
@@ -1363,6 +1369,12 @@ static int build_grid(imp_sim *s, size_t n_grid, double r_cut, imp_vec3 lo, imp_
         chi[k] = k < dim ? cell_index((&corner[1].x)[k], L) : 0;
         int margin = k < dim;
         s->dlo[k] = (int64_t)clo[k] - margin;
+        s->cmin[k] =
+            (int32_t)((int64_t)clo[k] - OUTER_CELLS > -CELL_CLAMP ? (int64_t)clo[k] - OUTER_CELLS
+                                                                  : -CELL_CLAMP);
+        s->cmax[k] =
+            (int32_t)((int64_t)chi[k] + OUTER_CELLS < CELL_CLAMP ? (int64_t)chi[k] + OUTER_CELLS
+                                                                 : CELL_CLAMP);
         s->dn[k] = (uint64_t)((int64_t)chi[k] - clo[k] + 1 + 2 * margin);
         cells = cells && s->dn[k] <= limit / cells ? cells * s->dn[k] : 0;
     }
