@@ -27,12 +27,14 @@
  * corners and two 32-bit indices) plus about 32 per primitive of nodes is
  * the memory of a world (docs/DESIGN.md states the measured figure).
  */
+#define _DEFAULT_SOURCE /* madvise, for world_move_large */
 #include "world.h"
 
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "eft.h"
 #include "world_impl.h"
@@ -256,6 +258,30 @@ void world_prim_bounds(const imp_world *w, const world_prim *p, imp_vec3 *lo, im
     }
 }
 
+/* Bytes from which an array is worth huge pages (one 2 MiB page). */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Moves the array `items` of `bytes` bytes into 2 MiB-aligned memory the kernel
+ * is asked to back with huge pages (MADV_HUGEPAGE, where the system has it):
+ * returns the new array (the old one freed), or `items` itself when it is
+ * smaller than a huge page or the memory is not there. A query over a large
+ * world visits a few lines in each of many pages; with 4 KiB pages nearly
+ * every visit also misses the TLB (bench_world_peers: rays on a 1M-triangle
+ * level took about 0.7x the time with this, at the cost of one copy per build).
+ * At least 64-byte aligned either way. */
+static void *world_move_large(void *items, size_t bytes) {
+    if (bytes < HUGE_PAGE) return items;
+    size_t cap = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    void *m = aligned_alloc(HUGE_PAGE, cap);
+    if (!m) return items;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(m, cap, MADV_HUGEPAGE); /* advice: no answer depends on it */
+#endif
+    memcpy(m, items, bytes);
+    free(items);
+    return m;
+}
+
 /* The bounds of everything bounded, and the coordinate scale. */
 static void world_bounds(imp_world *w) {
     imp_vec3 lo = imp_v3(INFINITY, INFINITY, INFINITY), hi = imp_neg(lo);
@@ -333,8 +359,21 @@ imp_world_status imp_world_build(const imp_world_input *in, imp_world **out, imp
         if (p) w->prims = p;
     }
     world_bounds(w);
+    w->triangles_only = 1;
+    for (size_t i = 0; i < w->n_bvh; ++i)
+        w->triangles_only =
+            w->triangles_only && world_prim_kind(w, &w->prims[i]) == IMP_WORLD_PRIM_TRIANGLE;
+    w->one_filter = 1;
+    for (size_t i = 1; i < w->n_colliders; ++i) {
+        const imp_filter *a = &w->colliders[0].filter, *b = &w->colliders[i].filter;
+        w->one_filter = w->one_filter && a->category == b->category && a->mask == b->mask &&
+                        a->group == b->group;
+    }
     imp_world_status st = world_bvh_build(w, &in->stop);
     if (st != IMP_WORLD_OK) return fail(w, NULL, st, err);
+    /* the arrays every query walks, where the kernel may back them with 2 MiB pages */
+    w->prims = world_move_large(w->prims, w->n_prims * sizeof *w->prims);
+    w->nodes = world_move_large(w->nodes, w->n_nodes * sizeof *w->nodes);
     w->info.colliders = w->n_colliders;
     w->info.prims = w->n_prims;
     w->info.nodes = w->n_nodes;

@@ -298,6 +298,10 @@ typedef struct imp_world_ray_prep {
     int neg[3];               /* dir's sign bit, per axis: which bound the ray meets first */
     double onear[3], ofar[3]; /* the origin moved by the bounds padding, for the bound met
                                  first and for the other one */
+    /* the node test in float (core/world_ray.c): onear and ofar rounded to float
+     * outwards, 1 / dir in float; fast 0 when the ray's numbers are out of its range */
+    float fnear[3], ffar[3], finv[3];
+    int fast;
 } imp_world_ray_prep;
 
 imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray *ray);

@@ -74,7 +74,9 @@ struct imp_world {
     size_t n_prims, n_bvh; /* [0, n_bvh) in the hierarchy; [n_bvh, n_prims) halfspaces */
     world_node *nodes;
     size_t n_nodes;
-    double scale; /* largest coordinate magnitude of the bounded primitives (0 when none) */
+    double scale;       /* largest coordinate magnitude of the bounded primitives (0 when none) */
+    int triangles_only; /* every bounded primitive is a triangle (a mesh's or heightfield's) */
+    int one_filter;     /* every collider has the filter of collider 0 */
     imp_world_info info;
 };
 
@@ -147,6 +149,14 @@ static inline void world_child_box(const world_node *n, int k, double lo[3], dou
 #define WORLD_PREFETCH(p) __builtin_prefetch(p)
 #else
 #define WORLD_PREFETCH(p) ((void)(p))
+#endif
+
+/* A function the compiler must keep out of line (a rare path whose inlining
+ * would make its caller's common path pay for its registers and stack). */
+#if defined(__GNUC__)
+#define WORLD_COLD __attribute__((noinline))
+#else
+#define WORLD_COLD
 #endif
 
 /* Asks for node i's two lines, or for the lines of count primitives from first. */

@@ -59,6 +59,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 #include "eft.h"
 #include "toi_shapes.h"
 #include "tolerance.h"
@@ -157,6 +161,76 @@ static inline unsigned children_span(const imp_world_ray_prep *p, const world_no
     return in;
 }
 
+/* The node test in float, four children at once (one SSE register per bound
+ * and axis where the compiler has SSE): a cheaper stand-in for children_span
+ * that never drops a child children_span keeps, so the walk visits a superset
+ * of the nodes and its answer is the same. Why it keeps every such child:
+ *  - fnear and ffar are onear and ofar rounded to float in the direction that
+ *    moves each bound's t the safe way (a near bound's t down, a far one's up),
+ *    so the exact differences bound - origin are on the safe side of the
+ *    double ones; a near t that is >= 0 in doubles is then at most the
+ *    double value times (1 + 2^-21) plus 2^-149 in float (three float
+ *    roundings, 2^-24 each, against two double ones; 2^-149 for a product
+ *    that underflows), one that is < 0 at most 2^-149; likewise a far t is at
+ *    least the double value less those, and >= 0 when the double one is;
+ *  - infinite and NaN terms: a bound at +-inf or 1 / dir infinite (dir
+ *    component zero) give infinities of the sign the double terms have, or a
+ *    NaN (a zero difference) where the double test has a NaN or an infinity
+ *    on the unsafe side; a NaN term is skipped (the comparisons below leave
+ *    the running t as it is), so it only widens the span;
+ *  - overflow: the ray's numbers are in range (prepare sets fast only when
+ *    every |dir| component is 0 or within [1e-30, 1e30] and the moved origin
+ *    and max_t within 1e30 in magnitude), so a term overflows to +inf only
+ *    when its double value exceeds 1e38 > max_t (the double span is empty)
+ *    and to -inf only where that is harmless;
+ *  - so when the double span is not empty (t0 <= t1, both >= 0), the float
+ *    t0 (1 - 2^-18) <= t1 (1 + 2^-18) + 2^-126 holds, which is the test.
+ * t0[k] receives the float span's start; float_start turns it into a lower
+ * bound, in doubles, of the double span's start. tmax is the bound rounded up
+ * (round_float). */
+#define FLOAT_REL 3.814697265625e-6      /* 2^-18 */
+#define FLOAT_ABS 1.1754943508222875e-38 /* 2^-126 */
+
+static inline unsigned children_span_float(const imp_world_ray_prep *p, const world_node *n,
+                                           float tm, float t0[IMP_WORLD_WIDTH]) {
+#if defined(__SSE__)
+    __m128 v0 = _mm_setzero_ps(), v1 = _mm_set1_ps(tm);
+    for (int a = 0; a < 3; ++a) {
+        const float *bn = p->neg[a] ? n->hi[a] : n->lo[a], *bf = p->neg[a] ? n->lo[a] : n->hi[a];
+        __m128 inv = _mm_set1_ps(p->finv[a]);
+        __m128 tn = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(bn), _mm_set1_ps(p->fnear[a])), inv);
+        __m128 tf = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(bf), _mm_set1_ps(p->ffar[a])), inv);
+        v0 = _mm_max_ps(tn, v0); /* a NaN tn keeps v0 */
+        v1 = _mm_min_ps(tf, v1);
+    }
+    __m128 l = _mm_mul_ps(v0, _mm_set1_ps((float)(1.0 - FLOAT_REL)));
+    __m128 r = _mm_add_ps(_mm_mul_ps(v1, _mm_set1_ps((float)(1.0 + FLOAT_REL))),
+                          _mm_set1_ps((float)FLOAT_ABS));
+    unsigned in = (unsigned)_mm_movemask_ps(_mm_cmple_ps(l, r));
+    _mm_storeu_ps(t0, v0);
+#else
+    float t1[IMP_WORLD_WIDTH];
+    for (int k = 0; k < IMP_WORLD_WIDTH; ++k)
+        t0[k] = 0.0f, t1[k] = tm;
+    for (int a = 0; a < 3; ++a) {
+        const float *bn = p->neg[a] ? n->hi[a] : n->lo[a], *bf = p->neg[a] ? n->lo[a] : n->hi[a];
+        for (int k = 0; k < IMP_WORLD_WIDTH; ++k) {
+            float tn = (bn[k] - p->fnear[a]) * p->finv[a], tf = (bf[k] - p->ffar[a]) * p->finv[a];
+            t0[k] = tn > t0[k] ? tn : t0[k];
+            t1[k] = tf < t1[k] ? tf : t1[k];
+        }
+    }
+    unsigned in = 0;
+    for (int k = 0; k < IMP_WORLD_WIDTH; ++k)
+        in |= (unsigned)(t0[k] * (float)(1.0 - FLOAT_REL) <=
+                         t1[k] * (float)(1.0 + FLOAT_REL) + (float)FLOAT_ABS)
+              << k;
+#endif
+    return in;
+}
+
+static inline double float_start(float t0) { return (double)t0 * (1.0 - FLOAT_REL) - FLOAT_ABS; }
+
 /* One axis of span for the box of the corners a, b, c on axis k (a
  * segment passes its second corner twice), the box taken as
  * world_corner_box takes it (so, for the same corners, the same numbers). */
@@ -197,17 +271,26 @@ static int prim_span(const imp_world *w, const imp_world_ray_prep *p, const worl
     return span(p, l, h, tmax, t0, t1);
 }
 
+/* x (|x| <= 1e30, else the result is unused) as a float above it (up 1) or below
+ * it (-1): rounded to nearest, then moved at least one float outwards by
+ * |f| 2^-23 (at least the spacing of the floats around f) plus the least
+ * subnormal (for f zero or subnormal); no branch and no libm call (a ray's
+ * setup runs once per ray). */
+static inline float round_float(double x, float up) {
+    float f = (float)x;
+    return f + up * (fabsf(f) * 0x1p-23f + 0x1p-149f);
+}
+
 /* imp_world_ray_prepare into *out, every field written (a ray's setup is a
- * good part of a short ray's cost: no clearing, no copy). */
-static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_prep *out) {
-    imp_world_ray_prep p;
-    p.ray = *ray;
-    p.dim = w->dim;
+ * good part of a short ray's cost: no clearing, no copy, few branches). */
+static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_prep *p) {
+    p->ray = *ray;
+    p->dim = w->dim;
     double d[3] = {ray->dir.x, ray->dir.y, ray->dir.z},
            o[3] = {ray->origin.x, ray->origin.y, ray->origin.z};
-    int kz = 0;
-    for (int k = 1; k < 3; ++k)
-        if (fabs(d[k]) > fabs(d[kz])) kz = k;
+    double a0 = fabs(d[0]), a1 = fabs(d[1]), a2 = fabs(d[2]);
+    int kz = a1 > a0 ? 1 : 0;
+    kz = a2 > (kz ? a1 : a0) ? 2 : kz;
     assert(d[kz] != 0.0);
     int kx = (kz + 1) % 3, ky = (kx + 1) % 3;
     if (d[kz] < 0.0) { /* keep the winding */
@@ -215,19 +298,29 @@ static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_
         kx = ky;
         ky = t;
     }
-    p.kx = kx, p.ky = ky, p.kz = kz;
-    p.sx = d[kx] / d[kz];
-    p.sy = d[ky] / d[kz];
+    p->kx = kx, p->ky = ky, p->kz = kz;
+    p->sx = d[kx] / d[kz];
+    p->sy = d[ky] / d[kz];
     double pad = IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(ray->origin));
     pad = pad > DBL_MIN ? pad : DBL_MIN; /* fmax, without the call */
+    /* the float node test (children_span_float) runs when every number is in its range */
+    int fast = ray->max_t <= 1e30;
     for (int k = 0; k < 3; ++k) {
-        p.inv[k] = 1.0 / d[k];
-        p.neg[k] = signbit(d[k]) != 0;
+        p->inv[k] = 1.0 / d[k];
+        p->neg[k] = signbit(d[k]) != 0;
         /* lower bounds are moved down by the padding (the origin up), upper ones up */
-        p.onear[k] = p.neg[k] ? o[k] - pad : o[k] + pad;
-        p.ofar[k] = p.neg[k] ? o[k] + pad : o[k] - pad;
+        p->onear[k] = p->neg[k] ? o[k] - pad : o[k] + pad;
+        p->ofar[k] = p->neg[k] ? o[k] + pad : o[k] - pad;
+        /* the float origins: the near one on the side that makes a near bound's t
+         * smaller (above onear when dir > 0), the far one the other way */
+        p->finv[k] = (float)p->inv[k];
+        p->fnear[k] = round_float(p->onear[k], p->neg[k] ? -1.0f : 1.0f);
+        p->ffar[k] = round_float(p->ofar[k], p->neg[k] ? 1.0f : -1.0f);
+        double ad = fabs(d[k]);
+        fast &= (ad == 0.0) | ((ad >= 1e-30) & (ad <= 1e30));
+        fast &= (fabs(p->onear[k]) <= 1e30) & (fabs(p->ofar[k]) <= 1e30);
     }
-    *out = p;
+    p->fast = fast;
 }
 
 imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray *ray) {
@@ -293,16 +386,14 @@ static int segment_t(const imp_world_ray_prep *p, const imp_vec3 v[2], dd *num, 
     return den->hi != 0.0;
 }
 
-/* A triangle or segment primitive: 1 with *hit filled, else 0. Missed at
- * once when the ray's span through its padded box is empty or starts
- * after tbound (at most max_t: a caller that needs only hits up to tbound,
- * as every t answered lies in that span). */
-static int flat_hit(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
-                    double tbound, imp_world_hit *hit) {
+/* The line test and t of a triangle or segment primitive whose padded box
+ * the ray crosses over [t0, t1]: 1 with *hit filled, else 0. Kept out of
+ * line (WORLD_COLD): most primitives a ray is asked about are missed by
+ * the box test in flat_hit, which then costs no more than that test. */
+WORLD_COLD static int flat_line_hit(const imp_world *w, const imp_world_ray_prep *p,
+                                    const world_prim *pr, int seg, double t0, double t1,
+                                    imp_world_hit *hit) {
     const world_collider *c = &w->colliders[pr->collider];
-    int seg = c->kind == IMP_WORLD_CHAIN;
-    double t0, t1;
-    if (!corner_span(p, pr, seg ? 2 : 3, p->ray.max_t, &t0, &t1) || t0 > tbound) return 0;
     dd num, den;
     imp_vec3 n;
     if (seg) {
@@ -326,6 +417,22 @@ static int flat_hit(const imp_world *w, const imp_world_ray_prep *p, const world
     hit->back_face = (uint32_t)back;
     hit->kind = seg ? IMP_WORLD_PRIM_SEGMENT : IMP_WORLD_PRIM_TRIANGLE;
     return 1;
+}
+
+/* A triangle or segment primitive: 1 with *hit filled, else 0. Missed at
+ * once when the ray's span through its padded box is empty or starts
+ * after tbound (at most max_t: a caller that needs only hits up to tbound,
+ * as every t answered lies in that span). */
+static inline int flat_hit_seg(const imp_world *w, const imp_world_ray_prep *p,
+                               const world_prim *pr, int seg, double tbound, imp_world_hit *hit) {
+    double t0, t1;
+    if (!corner_span(p, pr, seg ? 2 : 3, p->ray.max_t, &t0, &t1) || t0 > tbound) return 0;
+    return flat_line_hit(w, p, pr, seg, t0, t1, hit);
+}
+
+static inline int flat_hit(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
+                           double tbound, imp_world_hit *hit) {
+    return flat_hit_seg(w, p, pr, w->colliders[pr->collider].kind == IMP_WORLD_CHAIN, tbound, hit);
 }
 
 /* ---- shapes -------------------------------------------------------------------------------- */
@@ -401,6 +508,7 @@ typedef struct ray_query {
     imp_world_ray_prep p;
     imp_world_ray_mode mode;
     world_poll poll;
+    int plain; /* only triangles, and the filter allows them all (test_prims) */
     int stopped_by;
     int have;
     imp_world_hit best;
@@ -438,6 +546,15 @@ static int keep(ray_query *q, const imp_world_hit *h) {
  * after that, where imp_world_ray_prim's hit could only come later: it
  * keeps every t inside that span, and answers no failure for it). */
 static int test_prims(ray_query *q, size_t first, size_t count) {
+    if (q->plain) { /* triangles only, every one of them allowed by the filter */
+        for (size_t i = first; i < first + count; ++i) {
+            imp_world_hit h;
+            if (flat_hit_seg(q->w, &q->p, &q->w->prims[i], 0, bound(q), &h) && keep(q, &h))
+                return 1;
+            if (q->nomem) return 1;
+        }
+        return (q->stopped_by = world_poll_add(&q->poll, count)) != 0;
+    }
     for (size_t i = first; i < first + count; ++i) {
         imp_world_hit h;
         imp_failure why = IMP_FAILURE_NONE;
@@ -476,20 +593,23 @@ static void walk(ray_query *q) {
     for (;;) {
         const world_node *n = &w->nodes[at];
         double tk[IMP_WORLD_WIDTH];
-        unsigned hit = children_span(&q->p, n, bound(q), tk);
+        float tf[IMP_WORLD_WIDTH];
+        int fast = q->p.fast;
+        unsigned hit = fast ? children_span_float(&q->p, n, round_float(bound(q), 1.0f), tf)
+                            : children_span(&q->p, n, bound(q), tk);
         if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
         struct item next = {0, 0, 0.0};
         int have = hit != 0;
         if (have && (hit & (hit - 1)) == 0) { /* one child: taken at once, nothing to order */
             int k = first_bit[hit];
-            next = (struct item){n->child[k], n->count[k], tk[k]};
+            next = (struct item){n->child[k], n->count[k], 0.0}; /* t unused: not stacked */
             world_prefetch_child(w, next.child, next.count);
         } else if (have) {
             struct item in[IMP_WORLD_WIDTH];
             int m = 0;
             for (; hit != 0; hit &= hit - 1) {
                 int k = first_bit[hit];
-                double t = tk[k];
+                double t = fast ? float_start(tf[k]) : tk[k];
                 int j = m++; /* insertion by entry t, ties in stored order */
                 while (j > 0 && in[j - 1].t > t) {
                     in[j] = in[j - 1];
@@ -535,6 +655,8 @@ imp_world_ray_result imp_world_raycast(const imp_world *w, const imp_world_ray *
     prepare(w, ray, &q.p);
     q.mode = mode;
     q.poll = (world_poll){stop, 0};
+    q.plain = w->triangles_only && w->one_filter && w->n_colliders > 0 &&
+              imp_filter_touch(ray->filter, &w->colliders[0].filter);
     q.stopped_by = 0;
     q.have = 0;
     memset(&q.best, 0, sizeof q.best);

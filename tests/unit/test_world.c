@@ -515,6 +515,75 @@ static void test_rays_match_loop(void **state) {
     assert_true(hits > rays / 5 && hits < rays);
 }
 
+/* The ray walk tests node boxes in float (core/world_ray.c, children_span_float) and a
+ * triangles-only world's leaves without looking at colliders: neither may lose a hit the
+ * loop over primitives finds. Rays that stress the float test: origins and directions on
+ * the lattice of the triangles' corners (rays along faces, through edges and corners,
+ * starting on box faces), direction components exactly zero or on either side of the
+ * float test's range (1e-30), worlds scaled from 1e-20 to 1e29 (past which, with
+ * max_t beyond 1e30, the walk falls back to doubles), each against the loop in every
+ * mode. */
+static void test_rays_float_node_test_matches_loop(void **state) {
+    (void)state;
+    const uint64_t seed = 0x5eed00f10a7ull;
+    uint64_t rng = seed;
+    print_message("seed %#llx\n", (unsigned long long)seed);
+    static const double scales[] = {1e-20, 1e-3, 1.0, 7.0, 1e20, 1e29, 3e30};
+    static const double tiny[] = {0.0, 1e-31, 1e-30, 3e-30, 1e-29, 1e-12, 0.5};
+    size_t rays = 0, hits = 0;
+    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; ++si) {
+        double sc = scales[si];
+        /* a terrain-like grid of 8 x 8 cells (two triangles each) and a split box above it */
+        mesh grid = {0};
+        for (int i = 0; i <= 8; ++i)
+            for (int j = 0; j <= 8; ++j)
+                mesh_vert(&grid,
+                          imp_v3(i * sc, ((i * 7 + j * 3) % 5 == 0 ? 0.5 : 0.0) * sc, j * sc));
+        for (uint32_t i = 0; i < 8; ++i)
+            for (uint32_t j = 0; j < 8; ++j) {
+                uint32_t a = i * 9 + j, b = a + 9, c = a + 10, d = a + 1;
+                mesh_tri(&grid, a, d, c);
+                mesh_tri(&grid, a, c, b);
+            }
+        mesh box = split_box(imp_v3(sc, sc, sc), 3);
+        mesh_place(&box, (imp_quat){1.0, 0.0, 0.0, 0.0}, imp_v3(4 * sc, 3 * sc, 4 * sc));
+        imp_world_collider c[2] = {mesh_collider(&grid, imp_v3(0, 0, 0), 0),
+                                   mesh_collider(&box, imp_v3(0, 0, 0), 0)};
+        imp_world *w = build(3, c, 2);
+        for (int k = 0; k < 1500; ++k) {
+            /* origin: a lattice point (half steps), or a corner of a triangle exactly */
+            imp_vec3 o;
+            if (k % 3 == 0) {
+                o = grid.v[imp_rng_next(&rng) % grid.nv];
+                o.y += (double)(imp_rng_next(&rng) % 3) * sc;
+            } else {
+                o = imp_v3((double)(imp_rng_next(&rng) % 19) * 0.5 * sc,
+                           (double)(imp_rng_next(&rng) % 11) * 0.5 * sc - 0.5 * sc,
+                           (double)(imp_rng_next(&rng) % 19) * 0.5 * sc);
+            }
+            double d[3];
+            for (int a = 0; a < 3; ++a) {
+                uint64_t r = imp_rng_next(&rng);
+                double m = r % 3 == 0 ? tiny[(r >> 8) % (sizeof tiny / sizeof tiny[0])]
+                                      : imp_rng_uniform(&rng, 0.0, 1.0);
+                d[a] = (r >> 16) & 1 ? -m : m;
+            }
+            if (d[0] == 0 && d[1] == 0 && d[2] == 0) d[1] = -1.0;
+            imp_world_ray r = {o, imp_v3(d[0], d[1], d[2]), (k % 7 == 0 ? 1e31 : 40.0) * sc, NULL};
+            for (int m = 0; m < 3; ++m)
+                check_ray(w, &r, (imp_world_ray_mode)m, seed, (int)si * 10000 + k);
+            imp_world_ray_result res = imp_world_raycast(w, &r, IMP_WORLD_RAY_CLOSEST, NULL);
+            hits += res.state == IMP_WORLD_HIT;
+            ++rays;
+        }
+        imp_world_destroy(w);
+        mesh_free(&grid);
+        mesh_free(&box);
+    }
+    print_message("%zu rays, %zu hit\n", rays, hits);
+    assert_true(hits > rays / 4 && hits < rays);
+}
+
 /* ---- overlaps ------------------------------------------------------------------------------ */
 
 static int contact_sort(const void *pa, const void *pb) {
@@ -1156,6 +1225,7 @@ int main(void) {
         cmocka_unit_test(test_zero_area_triangles_skipped),
         cmocka_unit_test(test_heightfield_triangles),
         cmocka_unit_test(test_rays_match_loop),
+        cmocka_unit_test(test_rays_float_node_test_matches_loop),
         cmocka_unit_test(test_overlap_known),
         cmocka_unit_test(test_overlaps_match_loop),
         cmocka_unit_test(test_cast_known),
