@@ -29,6 +29,7 @@
 #include "core/overlap.h"
 #include "core/shape.h"
 #include "core/toi_shapes.h"
+#include "tests/bench/bench_args.h"
 #include "tests/bench/box2d/pairs.h"
 #include "tests/rng.h"
 
@@ -224,14 +225,7 @@ static row measure(kind k, const pair *p, size_t n) {
 
 int main(int argc, char **argv) {
     size_t n = DEFAULT_PAIRS;
-    if (argc > 1) {
-        long v = strtol(argv[1], NULL, 10);
-        if (v < 1) {
-            fprintf(stderr, "usage: %s [pairs_per_kind >= 1]\n", argv[0]);
-            return 2;
-        }
-        n = (size_t)v;
-    }
+    if (bench_count_arg(argc, argv, "pairs_per_kind", &n)) return 2;
     pair *p = malloc(n * sizeof *p);
     if (!p) {
         fprintf(stderr, "out of memory\n");

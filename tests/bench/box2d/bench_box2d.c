@@ -49,6 +49,7 @@
 #include "core/overlap.h"
 #include "core/shape.h"
 #include "core/toi_shapes.h"
+#include "tests/bench/bench_args.h"
 #include "tests/bench/box2d/box2d_toi.h"
 #include "tests/bench/box2d/pairs.h"
 #include "tests/rng.h"
@@ -297,14 +298,7 @@ static void run_scale(double s, spair *p, answer *ans, size_t n, double target, 
 
 int main(int argc, char **argv) {
     size_t n = DEFAULT_PAIRS;
-    if (argc > 1) {
-        long v = strtol(argv[1], NULL, 10);
-        if (v < 1) {
-            fprintf(stderr, "usage: %s [pairs >= 1]\n", argv[0]);
-            return 2;
-        }
-        n = (size_t)v;
-    }
+    if (bench_count_arg(argc, argv, "pairs", &n)) return 2;
     double slop, target, tol;
     int maxv;
     box2d_toi_constants(&slop, &target, &tol, &maxv);
