@@ -23,17 +23,12 @@
 #include "core/shape.h"
 #include "core/toi_rotating.h"
 #include "core/toi_shapes.h"
+#include "tests/bench/bench_util.h"
 #include "tests/bench/rotating_pairs.h"
 #include "tests/rng.h"
 
 #define DEFAULT_PAIRS 2048
 #define MIN_SECONDS 0.5
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     size_t n = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : DEFAULT_PAIRS;
@@ -58,7 +53,7 @@ int main(int argc, char **argv) {
         int dim = kinds[k].dim;
         rot_pairs_make(p, n, dim, kinds[k].lo, kinds[k].hi, &rng);
         size_t hits = 0, done = 0, failed = 0;
-        double tol = 0.0, t0 = now_s(), el;
+        double tol = 0.0, t0 = bench_now_s(), el;
         do {
             for (size_t i = 0; i < n; ++i, ++done) {
                 imp_toi_rotating_input in = {&p[i].a, &p[i].b, p[i].ma, p[i].mb, p[i].wa,
@@ -71,14 +66,14 @@ int main(int argc, char **argv) {
                     if (r.state == IMP_TOI_HIT) tol += r.tolerance;
                 }
             }
-        } while ((el = now_s() - t0) < MIN_SECONDS);
+        } while ((el = bench_now_s() - t0) < MIN_SECONDS);
         double rot = (double)done / el;
         size_t done2 = 0;
-        t0 = now_s();
+        t0 = bench_now_s();
         do {
             for (size_t i = 0; i < n; ++i, ++done2)
                 (void)imp_toi_shapes(&p[i].a, &p[i].ma, &p[i].b, &p[i].mb, dim, 1.0);
-        } while ((el = now_s() - t0) < MIN_SECONDS);
+        } while ((el = bench_now_s() - t0) < MIN_SECONDS);
         double tr = (double)done2 / el;
         printf("%-36s %12.0f %5.1f%% %10.2e %14.0f %8.1f%s\n", kinds[k].name, rot,
                100.0 * (double)hits / (double)n, hits ? tol / (double)hits : 0.0, tr, tr / rot,

@@ -1,12 +1,21 @@
 /*
- * bench_args.h - the count argument of the benchmarks (header-only).
+ * bench_util.h - what every benchmark needs (header-only): the count
+ * argument and the monotonic clock.
  */
-#ifndef IMP_BENCH_ARGS_H
-#define IMP_BENCH_ARGS_H
+#ifndef IMP_BENCH_UTIL_H
+#define IMP_BENCH_UTIL_H
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+
+/* Seconds on the monotonic clock. */
+static inline double bench_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* The optional first argument, a count >= 1 named `what` in the usage line,
  * into *n (left as it is when absent). Returns 0, or 2 (the exit status)
