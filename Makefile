@@ -19,6 +19,7 @@
 #   make bench-load      HTTP load test: impactd vs nginx with wrk (tests/bench/load.sh)
 #   make bench-box2d     8-gon time of impact against Box2D's b2TimeOfImpact (installs libbox2d-dev)
 #   make bench-world-peers  world rays and sweeps against Embree 3 and Bullet (installs them)
+#   make bench-rotating-peers  turning 8-gons and boxes against Box2D, Bullet and FCL (installs them)
 #   make bench-world-store  a 1M-triangle world through a shared Redis: cold replica, warm queries
 #   make format-check    clang-format dry run over every tracked .c/.h (part of make test); make format fixes
 #   make lint-openapi    redocly lint (recommended rules, zero warnings) of api/openapi.yaml; installs
@@ -230,7 +231,7 @@ $(BENCH_BINS): $(BUILD)/tests/bench/%: $(BUILD)/obj/tests/bench/%.o $(BENCH_HELP
 
 .PHONY: all deps deps-test run test format format-check test-lb docker-check fuzz fuzz-build fuzz-libs fuzz-smoke \
         check check-unit check-integration check-valgrind check-tsan check-tsan-run \
-        bench-build bench bench-box2d bench-world-peers bench-world-store bench-load soak lint-openapi clean
+        bench-build bench bench-box2d bench-world-peers bench-rotating-peers bench-world-store bench-load soak lint-openapi clean
 
 all: $(IMPACTD) $(IMPACT) $(LIBIMPACT) $(LIBIMPACTAPI) $(UNIT_BINS) $(INTEG_BINS)
 
@@ -508,6 +509,38 @@ bench-world-peers:
 	$(PEERS_BENCH) $(WORLD_PEERS_ARGS)
 
 -include $(PEERS_OBJS:.o=.d)
+
+# impactd's time of impact of turning bodies against Box2D 2.4.1 (rotating b2Sweep, 8-gons),
+# Bullet (btContinuousConvexCollision) and FCL (continuousCollide; boxes) on the same pairs: rates,
+# and the pairs each calls apart although they touch (tests/bench/rotating/; Box2D's glue is
+# tests/bench/box2d/box2d_toi.cpp). Benchmark-only dependencies, installed here when missing;
+# make test never needs them. ROT_PEERS_ARGS="512" sets the pairs per kind (default 2048).
+ROT_PEERS_PACKAGES := libbox2d-dev libbullet-dev libfcl-dev g++
+ROT_PEERS_BENCH := $(BUILD)/tests/bench/rotating/bench_rotating_peers
+ROT_PEERS_OBJS := $(BUILD)/obj/tests/bench/rotating/bench_rotating_peers.o \
+                  $(BUILD)/obj/tests/bench/rotating/peers3d.o \
+                  $(BUILD)/obj/tests/bench/box2d/box2d_toi.o
+# FCL's pkg-config file asks for -std=c++11 and Eigen's headers by -I: keep C++17, and let
+# Eigen's warnings be a system header's
+ROT_PEERS_CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -O2 -g $(SAN_FLAGS) $(call pkg_cflags,bullet) \
+                      $(patsubst -I%,-isystem %,$(filter-out -std=%,$(call pkg_cflags,fcl)))
+ROT_PEERS_LIBS := $(BOX2D_LIBS) $(call pkg_libs,bullet,-lBulletCollision -lLinearMath) \
+                  $(call pkg_libs,fcl,-lfcl -lccd)
+
+$(BUILD)/obj/tests/bench/rotating/%.o: tests/bench/rotating/%.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(ROT_PEERS_CXXFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(ROT_PEERS_BENCH): $(ROT_PEERS_OBJS) $(LIBIMPACT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(ROT_PEERS_OBJS) $(LIBIMPACT) $(ROT_PEERS_LIBS) -lstdc++ $(GMP_LIBS) -lm
+
+bench-rotating-peers:
+	$(call install_missing,$(ROT_PEERS_PACKAGES))
+	@$(MAKE) --no-print-directory $(ROT_PEERS_BENCH)
+	$(ROT_PEERS_BENCH) $(ROT_PEERS_ARGS)
+
+-include $(ROT_PEERS_OBJS:.o=.d)
 
 # The shared world store: a 1,000,000-triangle world uploaded to one replica, the first query
 # on a cold second replica (fetch from Redis + build) and warm queries (tests/bench/world_store.sh;

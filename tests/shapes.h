@@ -5,6 +5,9 @@
 #ifndef IMP_TEST_SHAPES_H
 #define IMP_TEST_SHAPES_H
 
+#include <math.h>
+#include <stddef.h>
+
 #include "core/shape.h"
 #include "core/toi.h"
 
@@ -44,6 +47,19 @@ static inline imp_motion motion3(imp_vec3 p, imp_vec3 v, imp_vec3 a) {
 
 static inline imp_motion motion2(double px, double py, double vx, double vy, double ax, double ay) {
     return motion3(imp_v3(px, py, 0), imp_v3(vx, vy, 0), imp_v3(ax, ay, 0));
+}
+
+/* The largest distance of a shape's points from its body's position (a
+ * halfspace: 0): the radius of the circle or sphere about the position
+ * that holds it, however it turns. */
+static inline double shape_reach(const imp_shape *s, int dim) {
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double rad, m = 0.0;
+    size_t n = imp_shape_points(s, dim, buf, &pts, &rad);
+    for (size_t i = 0; i < n; ++i)
+        m = fmax(m, imp_len(pts[i]));
+    return m + rad;
 }
 
 #endif

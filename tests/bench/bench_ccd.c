@@ -16,13 +16,8 @@
 #include <time.h>
 
 #include "core/ccd.h"
+#include "tests/bench/bench_util.h"
 #include "tests/ccd_data.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -39,10 +34,10 @@ static void bench_kind(const char *set_name, const ccd_set *s, int kind, int rep
     double best = 1e300;
     volatile int sink = 0;
     for (int r = 0; r < repeats; r++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (size_t i = 0; i < s->n; i++)
             if (kind < 0 || (int)s->q[i].kind == kind) sink += imp_ccd(&s->q[i]).hit;
-        double dt = now_s() - t0;
+        double dt = bench_now_s() - t0;
         if (dt < best) best = dt;
     }
     double *each = malloc(n * sizeof *each);
@@ -50,9 +45,9 @@ static void bench_kind(const char *set_name, const ccd_set *s, int kind, int rep
     size_t k = 0, exact = 0, fp = 0, fn = 0;
     for (size_t i = 0; i < s->n; i++) {
         if (kind >= 0 && (int)s->q[i].kind != kind) continue;
-        double t0 = now_s();
+        double t0 = bench_now_s();
         imp_ccd_result r = imp_ccd(&s->q[i]);
-        each[k++] = now_s() - t0;
+        each[k++] = bench_now_s() - t0;
         exact += (size_t)r.exact;
         fp += (size_t)(r.hit && !s->truth[i]);
         fn += (size_t)(!r.hit && s->truth[i]);

@@ -23,16 +23,11 @@
 #include <time.h>
 
 #include "api/numtext.h"
+#include "tests/bench/bench_util.h"
 #include "tests/rng.h"
 
 #define N 1000000
 #define RUNS 3
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct dataset {
     const char *name;
@@ -105,7 +100,7 @@ static void bench(const dataset *d) {
     double tp[RUNS], te[RUNS], ts[RUNS], tf[RUNS], tn[RUNS];
     char buf[64];
     for (int r = 0; r < RUNS; ++r) {
-        double acc = 0.0, t0 = now_s();
+        double acc = 0.0, t0 = bench_now_s();
         for (size_t i = 0; i < N; ++i) {
             const char *s = d->text + d->start[i];
             double v;
@@ -115,29 +110,29 @@ static void bench(const dataset *d) {
             }
             acc += v;
         }
-        tp[r] = now_s() - t0;
-        t0 = now_s();
+        tp[r] = bench_now_s() - t0;
+        t0 = bench_now_s();
         for (size_t i = 0; i < N; ++i) {
             const char *s = d->text + d->start[i];
             double v;
             imp_num_parse(s, s + d->len[i], &v, NULL);
             acc += v;
         }
-        te[r] = now_s() - t0;
-        t0 = now_s();
+        te[r] = bench_now_s() - t0;
+        t0 = bench_now_s();
         for (size_t i = 0; i < N; ++i)
             acc += strtod(d->text + d->start[i], NULL);
-        ts[r] = now_s() - t0;
+        ts[r] = bench_now_s() - t0;
         sink = acc;
         size_t total = 0;
-        t0 = now_s();
+        t0 = bench_now_s();
         for (size_t i = 0; i < N; ++i)
             total += imp_num_format(d->value[i], buf);
-        tf[r] = now_s() - t0;
-        t0 = now_s();
+        tf[r] = bench_now_s() - t0;
+        t0 = bench_now_s();
         for (size_t i = 0; i < N; ++i)
             total += (size_t)snprintf(buf, sizeof buf, "%.17g", d->value[i]);
-        tn[r] = now_s() - t0;
+        tn[r] = bench_now_s() - t0;
         sink_len = total;
     }
     /* every parse agreed with strtod, and every format reads back */

@@ -15,13 +15,8 @@
 
 #include "core/roots.h"
 #include "core/toi.h"
+#include "tests/bench/bench_util.h"
 #include "tests/rng.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 static double urand(void) { return imp_rng_unit(&rng); }
@@ -143,18 +138,18 @@ int main(void) {
         coef[k][4] = p1 * p2;
     }
     double out[8], sink = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int k = 0; k < NQ; ++k) {
         int n = imp_quartic_roots(coef[k][0], coef[k][1], coef[k][2], coef[k][3], coef[k][4],
                                   -INFINITY, INFINITY, out);
         sink += n ? out[0] : 0;
     }
-    double t1 = now_s();
+    double t1 = bench_now_s();
     for (int k = 0; k < NQ; ++k) {
         int n = ferrari(coef[k][0], coef[k][1], coef[k][2], coef[k][3], coef[k][4], out);
         sink += n ? out[0] : 0;
     }
-    double t2 = now_s();
+    double t2 = bench_now_s();
     double rate_imp = NQ / (t1 - t0), rate_fer = NQ / (t2 - t1);
     printf("quartic solves/s: impactd %.3g, textbook ferrari %.3g, cost ratio %.2fx\n", rate_imp,
            rate_fer, rate_fer / rate_imp);
@@ -178,13 +173,13 @@ int main(void) {
     for (int acc = 0; acc < 2; ++acc) {
         for (int k = 0; k < NQ; ++k)
             if (acc) in[k].a.a = imp_v3(0, -9.81, 0), in[k].b.a = imp_v3(0.5, 0, 0);
-        double t3 = now_s();
+        double t3 = bench_now_s();
         for (int k = 0; k < NQ; ++k)
             sink += imp_toi_spheres(&in[k]).time;
-        double t4 = now_s();
+        double t4 = bench_now_s();
         for (int k = 0; k < NQ; ++k)
             sink += imp_toi_spheres_impact(&in[k]).time;
-        double t5 = now_s();
+        double t5 = bench_now_s();
         rate[acc][0] = NQ / (t4 - t3);
         rate[acc][1] = NQ / (t5 - t4);
     }

@@ -29,6 +29,7 @@
 #include "core/overlap.h"
 #include "core/shape.h"
 #include "core/toi_shapes.h"
+#include "tests/bench/bench_util.h"
 #include "tests/bench/box2d/pairs.h"
 #include "tests/rng.h"
 
@@ -56,12 +57,6 @@ typedef struct pair {
     imp_motion ma, mb;                               /* the TOI query */
     imp_vec3 oa, ob;                                 /* the overlap query's positions */
 } pair;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static imp_quat random_rotation(uint64_t *rng) {
     for (;;) {
@@ -168,7 +163,7 @@ static row measure(kind k, const pair *p, size_t n) {
 
     /* overlap: the first pass counts the states, later ones only time */
     size_t calls = 0;
-    double t0 = now_s(), el;
+    double t0 = bench_now_s(), el;
     do {
         for (size_t i = 0; i < n; ++i) {
             imp_overlap_result o = imp_overlap(&p[i].a, p[i].oa, &p[i].b, p[i].ob, dim);
@@ -180,7 +175,7 @@ static row measure(kind k, const pair *p, size_t n) {
             sink += o.depth + o.distance;
             ++calls;
         }
-        el = now_s() - t0;
+        el = bench_now_s() - t0;
     } while (el < MIN_SECONDS);
     r.overlap_rate = (double)calls / el;
 
@@ -191,7 +186,7 @@ static row measure(kind k, const pair *p, size_t n) {
         exit(1);
     }
     calls = 0;
-    t0 = now_s();
+    t0 = bench_now_s();
     do {
         for (size_t i = 0; i < n; ++i) {
             imp_toi_result t = imp_toi_shapes(&p[i].a, &p[i].ma, &p[i].b, &p[i].mb, dim, 1.0);
@@ -199,7 +194,7 @@ static row measure(kind k, const pair *p, size_t n) {
             sink += t.time;
             ++calls;
         }
-        el = now_s() - t0;
+        el = bench_now_s() - t0;
     } while (el < MIN_SECONDS);
     r.toi_rate = (double)calls / el;
 
@@ -224,14 +219,7 @@ static row measure(kind k, const pair *p, size_t n) {
 
 int main(int argc, char **argv) {
     size_t n = DEFAULT_PAIRS;
-    if (argc > 1) {
-        long v = strtol(argv[1], NULL, 10);
-        if (v < 1) {
-            fprintf(stderr, "usage: %s [pairs_per_kind >= 1]\n", argv[0]);
-            return 2;
-        }
-        n = (size_t)v;
-    }
+    if (bench_count_arg(argc, argv, "pairs_per_kind", &n)) return 2;
     pair *p = malloc(n * sizeof *p);
     if (!p) {
         fprintf(stderr, "out of memory\n");

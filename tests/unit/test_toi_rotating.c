@@ -119,16 +119,6 @@ static imp_toi_result solve(tbody *a, tbody *b, int dim, double horizon) {
     return r;
 }
 
-static double reach(const imp_shape *s, int dim) {
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double rad, m = 0.0;
-    size_t n = imp_shape_points(s, dim, buf, &pts, &rad);
-    for (size_t i = 0; i < n; ++i)
-        m = fmax(m, imp_len(pts[i]));
-    return m + rad;
-}
-
 typedef struct stats {
     long hits, nones, overlapping, undecided, refined;
 } stats;
@@ -355,7 +345,7 @@ static void random_pairs(int dim, long n, uint64_t seed) {
         for (int k = 0; k < 2; ++k)
             scale = fmax(scale, bs[k]->s.type == IMP_SHAPE_HALFSPACE
                                     ? fabs(bs[k]->s.offset)
-                                    : imp_max_abs(bs[k]->m.p) + reach(&bs[k]->s, dim));
+                                    : imp_max_abs(bs[k]->m.p) + shape_reach(&bs[k]->s, dim));
         imp_toi_result r = solve(&a, &b, dim, horizon);
         char what[96];
         snprintf(what, sizeof what, "%dD pair %ld (kinds %d, %d; seed 0x%llx)", dim, i, ka, kb,

@@ -49,6 +49,7 @@
 #include "core/overlap.h"
 #include "core/shape.h"
 #include "core/toi_shapes.h"
+#include "tests/bench/bench_util.h"
 #include "tests/bench/box2d/box2d_toi.h"
 #include "tests/bench/box2d/pairs.h"
 #include "tests/rng.h"
@@ -75,12 +76,6 @@ typedef struct answer {
     box2d_toi_state b2;
     double t_b2;
 } answer;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_d(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
@@ -187,7 +182,7 @@ static void run_scale(double s, spair *p, answer *ans, size_t n, double target, 
     double sink = 0;
 
     size_t calls = 0;
-    double t0 = now_s(), el;
+    double t0 = bench_now_s(), el;
     do {
         for (size_t i = 0; i < n; ++i) {
             imp_toi_result r = ours(&p[i], HORIZON);
@@ -195,12 +190,12 @@ static void run_scale(double s, spair *p, answer *ans, size_t n, double target, 
             sink += r.time;
             ++calls;
         }
-        el = now_s() - t0;
+        el = bench_now_s() - t0;
     } while (el < MIN_SECONDS);
     st->rate_ours = (double)calls / el;
 
     calls = 0;
-    t0 = now_s();
+    t0 = bench_now_s();
     do {
         for (size_t i = 0; i < n; ++i) {
             double t;
@@ -209,7 +204,7 @@ static void run_scale(double s, spair *p, answer *ans, size_t n, double target, 
             sink += t;
             ++calls;
         }
-        el = now_s() - t0;
+        el = bench_now_s() - t0;
     } while (el < MIN_SECONDS);
     st->rate_b2 = (double)calls / el;
 
@@ -297,14 +292,7 @@ static void run_scale(double s, spair *p, answer *ans, size_t n, double target, 
 
 int main(int argc, char **argv) {
     size_t n = DEFAULT_PAIRS;
-    if (argc > 1) {
-        long v = strtol(argv[1], NULL, 10);
-        if (v < 1) {
-            fprintf(stderr, "usage: %s [pairs >= 1]\n", argv[0]);
-            return 2;
-        }
-        n = (size_t)v;
-    }
+    if (bench_count_arg(argc, argv, "pairs", &n)) return 2;
     double slop, target, tol;
     int maxv;
     box2d_toi_constants(&slop, &target, &tol, &maxv);

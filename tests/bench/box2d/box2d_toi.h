@@ -1,7 +1,8 @@
 /*
  * box2d_toi.h - a C interface to Box2D 2.4.1's b2TimeOfImpact for two
- * translating convex polygons (tests/bench/box2d/box2d_toi.cpp, built only
- * by `make bench-box2d`; Box2D is a benchmark-only dependency).
+ * convex polygons, translating or also turning (tests/bench/box2d/box2d_toi.cpp,
+ * built only by `make bench-box2d` and `make bench-rotating-peers`; Box2D is a
+ * benchmark-only dependency).
  *
  * Box2D's time of impact answers "when do the polygons come within its
  * target separation" (see box2d_toi.cpp), not "when do they touch": its
@@ -33,6 +34,22 @@ typedef enum box2d_toi_state {
 box2d_toi_state box2d_toi(const double *va, int na, const double pa[2], const double vela[2],
                           const double *vb, int nb, const double pb[2], const double velb[2],
                           double horizon, double *t);
+
+/* The same for polygons that also turn about their positions at the
+ * constant angular velocities wa and wb (rad per time unit, counter-clockwise
+ * positive; any number of turns within the horizon): b2Sweep from angle 0
+ * to w horizon. */
+box2d_toi_state box2d_toi_rotating(const double *va, int na, const double pa[2],
+                                   const double vela[2], double wa, const double *vb, int nb,
+                                   const double pb[2], const double velb[2], double wb,
+                                   double horizon, double *t);
+
+/* Box2D's own distance (b2Distance, no radii) between the two polygons
+ * placed as their b2Sweeps of box2d_toi_rotating place them at time t:
+ * 0 when Box2D finds them overlapping. -1 on a bad vertex count. */
+double box2d_distance_at(const double *va, int na, const double pa[2], const double vela[2],
+                         double wa, const double *vb, int nb, const double pb[2],
+                         const double velb[2], double wb, double horizon, double t);
 
 /* Box2D's constants for this pair type (both proxies of radius 0):
  * b2_linearSlop, the separation b2TimeOfImpact aims at, its tolerance

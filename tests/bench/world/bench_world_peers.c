@@ -29,15 +29,10 @@
 #include <time.h>
 
 #include "core/world.h"
+#include "tests/bench/bench_util.h"
 #include "tests/bench/world/peers.h"
 #include "tests/random_shapes.h"
 #include "tests/rng.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static double terrain(double x, double z) {
     return 8.0 * sin(0.011 * x) * cos(0.013 * z) + 3.0 * sin(0.05 * x + 0.3 * cos(0.04 * z)) +
@@ -114,16 +109,16 @@ static void sweeps(void *bul, const imp_world *w, const imp_shape *body, double 
                    const char *what, const imp_vec3 *from, const imp_vec3 *vel, size_t n) {
     double *st = malloc(n * sizeof *st);
     int *sh = malloc(n * sizeof *sh);
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (size_t i = 0; i < n; ++i) {
         imp_world_cast c = {body, {from[i], vel[i], imp_v3(0, 0, 0)}, 1.0, NULL};
         imp_world_cast_result r = imp_world_shapecast(w, &c, NULL);
         sh[i] = r.state == IMP_WORLD_HIT || r.state == IMP_WORLD_OVERLAPPING;
         st[i] = r.time;
     }
-    double s_ours = (double)n / (now_s() - t0);
+    double s_ours = (double)n / (bench_now_s() - t0);
     size_t diff = 0;
-    t0 = now_s();
+    t0 = bench_now_s();
     for (size_t i = 0; i < n; ++i) {
         imp_vec3 to = imp_add(from[i], vel[i]);
         double f[3] = {from[i].x, from[i].y, from[i].z}, tt[3] = {to.x, to.y, to.z};
@@ -131,7 +126,7 @@ static void sweeps(void *bul, const imp_world *w, const imp_shape *body, double 
                               : bullet_sphere_sweep(bul, body->radius, f, tt);
         diff += differs(sh[i], st[i], h.hit, h.t);
     }
-    double s_bul = (double)n / (now_s() - t0);
+    double s_bul = (double)n / (bench_now_s() - t0);
     printf("%s sweeps, per second: impactd %.0f, Bullet %.0f (%.2fx)\n", what, s_ours, s_bul,
            s_ours / s_bul);
     printf("  answers differing beyond float rounding: Bullet %zu of %zu\n", diff, n);
@@ -156,15 +151,15 @@ int main(int argc, char **argv) {
     col.mesh = (imp_world_mesh){verts, m.nv, m.t, m.nt};
     imp_world_input in = {.dim = 3, .colliders = &col, .n_colliders = 1};
     imp_world *w = NULL;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     if (imp_world_build(&in, &w, NULL) != IMP_WORLD_OK) return 1;
-    double b_ours = now_s() - t0;
-    t0 = now_s();
+    double b_ours = bench_now_s() - t0;
+    t0 = bench_now_s();
     void *emb = embree_build(m.v, m.nv, m.t, m.nt);
-    double b_emb = now_s() - t0;
-    t0 = now_s();
+    double b_emb = bench_now_s() - t0;
+    t0 = bench_now_s();
     void *bul = bullet_build(m.v, m.nv, m.t, m.nt);
-    double b_bul = now_s() - t0;
+    double b_bul = bench_now_s() - t0;
     printf("build: impactd %.0f ms, Embree %.0f ms, Bullet %.0f ms\n", b_ours * 1e3, b_emb * 1e3,
            b_bul * 1e3);
 
@@ -175,29 +170,29 @@ int main(int argc, char **argv) {
     double *ours = malloc(n_rays * sizeof *ours);
     int *ours_hit = malloc(n_rays * sizeof *ours_hit);
     const double max_t = 1e4; /* Bullet's rays are segments: the same bound for all three */
-    t0 = now_s();
+    t0 = bench_now_s();
     for (size_t i = 0; i < n_rays; ++i) {
         imp_world_ray r = {o[i], d[i], max_t, NULL};
         imp_world_ray_result res = imp_world_raycast(w, &r, IMP_WORLD_RAY_CLOSEST, NULL);
         ours_hit[i] = res.state == IMP_WORLD_HIT;
         ours[i] = res.hit.t;
     }
-    double r_ours = (double)n_rays / (now_s() - t0);
+    double r_ours = (double)n_rays / (bench_now_s() - t0);
     size_t diff_emb = 0, diff_bul = 0;
-    t0 = now_s();
+    t0 = bench_now_s();
     for (size_t i = 0; i < n_rays; ++i) {
         double oo[3] = {o[i].x, o[i].y, o[i].z}, dd[3] = {d[i].x, d[i].y, d[i].z};
         peer_hit h = embree_ray(emb, oo, dd, max_t);
         diff_emb += differs(ours_hit[i], ours[i], h.hit, h.t);
     }
-    double r_emb = (double)n_rays / (now_s() - t0);
-    t0 = now_s();
+    double r_emb = (double)n_rays / (bench_now_s() - t0);
+    t0 = bench_now_s();
     for (size_t i = 0; i < n_rays; ++i) {
         double oo[3] = {o[i].x, o[i].y, o[i].z}, dd[3] = {d[i].x, d[i].y, d[i].z};
         peer_hit h = bullet_ray(bul, oo, dd, max_t);
         diff_bul += differs(ours_hit[i], ours[i], h.hit, h.t);
     }
-    double r_bul = (double)n_rays / (now_s() - t0);
+    double r_bul = (double)n_rays / (bench_now_s() - t0);
     printf("rays (closest, incoherent), per second: impactd %.0f, Embree %.0f, Bullet %.0f\n",
            r_ours, r_emb, r_bul);
     printf("  impactd / Embree %.2fx, impactd / Bullet %.2fx\n", r_ours / r_emb, r_ours / r_bul);
