@@ -15,8 +15,8 @@
  * the hierarchy's leaf order ([0, n_bvh)), halfspaces after them. A
  * primitive is 80 bytes: three double corners (a segment uses two; a shape
  * keeps its position in v[0] and its bounds in its collider), its collider
- * and its index there. The hierarchy is stored 4 wide: a node is 128 bytes
- * (two cache lines, 64-byte aligned) with the float bounds of up to four
+ * and its index there. The hierarchy is stored 8 wide: a node is 256 bytes
+ * (four cache lines, 64-byte aligned) with the float bounds of up to eight
  * children, per axis and child (rounded outwards, so a child's box
  * contains, in doubles, every box below it), and per child either a leaf's
  * first primitive and count or an interior child's node index. The root is
@@ -44,14 +44,14 @@ typedef struct world_prim {
 } world_prim;
 
 /* Children of a node (count). */
-#define IMP_WORLD_WIDTH 4
+#define IMP_WORLD_WIDTH 8
 
 typedef struct world_node {
-    float lo[3][IMP_WORLD_WIDTH], hi[3][IMP_WORLD_WIDTH]; /* [axis][child] */
+    _Alignas(64) float lo[3][IMP_WORLD_WIDTH]; /* [axis][child] */
+    float hi[3][IMP_WORLD_WIDTH];
     uint32_t child[IMP_WORLD_WIDTH]; /* leaf: first primitive; interior: its node */
     uint8_t count[IMP_WORLD_WIDTH];  /* leaf: primitives (1 to IMP_WORLD_LEAF_SIZE); interior: 0 */
     uint32_t n;                      /* children (1 to IMP_WORLD_WIDTH) */
-    uint32_t pad[2];
 } world_node;
 
 typedef struct world_collider {

@@ -133,7 +133,7 @@ static inline int span(const imp_world_ray_prep *p, const double lo[3], const do
     return t0 <= t1;
 }
 
-/* The same for the four children of node n at once, their float boxes
+/* The same for the children of node n at once, their float boxes
  * read in place, with the same arithmetic per child as span (the bound a
  * ray meets first on an axis is the same for every child, so the choice is
  * made once per axis and the loops over the children have no branch, which
@@ -161,7 +161,7 @@ static inline unsigned children_span(const imp_world_ray_prep *p, const world_no
     return in;
 }
 
-/* The node test in float, four children at once (one SSE register per bound
+/* The node test in float, the children four at a time (one SSE register per bound
  * and axis where the compiler has SSE): a cheaper stand-in for children_span
  * that never drops a child children_span keeps, so the walk visits a superset
  * of the nodes and its answer is the same. Why it keeps every such child:
@@ -194,20 +194,24 @@ static inline unsigned children_span(const imp_world_ray_prep *p, const world_no
 static inline unsigned children_span_float(const imp_world_ray_prep *p, const world_node *n,
                                            float tm, float t0[IMP_WORLD_WIDTH]) {
 #if defined(__SSE__)
-    __m128 v0 = _mm_setzero_ps(), v1 = _mm_set1_ps(tm);
-    for (int a = 0; a < 3; ++a) {
-        const float *bn = p->neg[a] ? n->hi[a] : n->lo[a], *bf = p->neg[a] ? n->lo[a] : n->hi[a];
-        __m128 inv = _mm_set1_ps(p->finv[a]);
-        __m128 tn = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(bn), _mm_set1_ps(p->fnear[a])), inv);
-        __m128 tf = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(bf), _mm_set1_ps(p->ffar[a])), inv);
-        v0 = _mm_max_ps(tn, v0); /* a NaN tn keeps v0 */
-        v1 = _mm_min_ps(tf, v1);
+    unsigned in = 0;
+    for (int h = 0; h < IMP_WORLD_WIDTH; h += 4) {
+        __m128 v0 = _mm_setzero_ps(), v1 = _mm_set1_ps(tm);
+        for (int a = 0; a < 3; ++a) {
+            const float *bn = p->neg[a] ? n->hi[a] : n->lo[a],
+                        *bf = p->neg[a] ? n->lo[a] : n->hi[a];
+            __m128 inv = _mm_set1_ps(p->finv[a]);
+            __m128 tn = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(bn + h), _mm_set1_ps(p->fnear[a])), inv);
+            __m128 tf = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(bf + h), _mm_set1_ps(p->ffar[a])), inv);
+            v0 = _mm_max_ps(tn, v0); /* a NaN tn keeps v0 */
+            v1 = _mm_min_ps(tf, v1);
+        }
+        __m128 l = _mm_mul_ps(v0, _mm_set1_ps((float)(1.0 - FLOAT_REL)));
+        __m128 r = _mm_add_ps(_mm_mul_ps(v1, _mm_set1_ps((float)(1.0 + FLOAT_REL))),
+                              _mm_set1_ps((float)FLOAT_ABS));
+        in |= (unsigned)_mm_movemask_ps(_mm_cmple_ps(l, r)) << h;
+        _mm_storeu_ps(t0 + h, v0);
     }
-    __m128 l = _mm_mul_ps(v0, _mm_set1_ps((float)(1.0 - FLOAT_REL)));
-    __m128 r = _mm_add_ps(_mm_mul_ps(v1, _mm_set1_ps((float)(1.0 + FLOAT_REL))),
-                          _mm_set1_ps((float)FLOAT_ABS));
-    unsigned in = (unsigned)_mm_movemask_ps(_mm_cmple_ps(l, r));
-    _mm_storeu_ps(t0, v0);
 #else
     float t1[IMP_WORLD_WIDTH];
     for (int k = 0; k < IMP_WORLD_WIDTH; ++k)
@@ -573,8 +577,17 @@ static int test_prims(ray_query *q, size_t first, size_t count) {
     return 0;
 }
 
-/* The lowest set bit of a 4-bit child mask (0 for none). */
-static const unsigned char first_bit[16] = {0, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0};
+/* The lowest set bit of a nonzero child mask. */
+static inline int first_bit(unsigned m) {
+#if defined(__GNUC__)
+    return __builtin_ctz(m);
+#else
+    int k = 0;
+    while (!(m & 1u))
+        m >>= 1, ++k;
+    return k;
+#endif
+}
 
 /* The ordered walk: of a node's children whose span starts within the
  * bound, the nearest is taken at once and the others pushed farthest
@@ -601,14 +614,14 @@ static void walk(ray_query *q) {
         struct item next = {0, 0, 0.0};
         int have = hit != 0;
         if (have && (hit & (hit - 1)) == 0) { /* one child: taken at once, nothing to order */
-            int k = first_bit[hit];
+            int k = first_bit(hit);
             next = (struct item){n->child[k], n->count[k], 0.0}; /* t unused: not stacked */
             world_prefetch_child(w, next.child, next.count);
         } else if (have) {
             struct item in[IMP_WORLD_WIDTH];
             int m = 0;
             for (; hit != 0; hit &= hit - 1) {
-                int k = first_bit[hit];
+                int k = first_bit(hit);
                 double t = fast ? float_start(tf[k]) : tk[k];
                 int j = m++; /* insertion by entry t, ties in stored order */
                 while (j > 0 && in[j - 1].t > t) {
