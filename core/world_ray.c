@@ -22,11 +22,14 @@
  * one of them, or both (sign zero), and a ray through a vertex meets every
  * triangle of its fan that is not edge-on, so no ray slips through a
  * closed mesh (watertight by construction, not by tolerance). Only then
- * is t computed, from the triangle's plane in double-double (exact
- * differences, products with their errors): t = n . (a - o) / n . d, n =
- * (b - a) x (c - a), so t is within a few units of 1e-32 of the plane's
- * exact value relative to the terms, whatever the shear did; the ray hits
- * the back when n . d > 0 (the front is counter-clockwise). Chain
+ * is t computed, from the triangle's plane: t = n . (a - o) / n . d, n =
+ * (b - a) x (c - a), first in doubles with a forward error bound, taken
+ * when the bound proves t within 2^-44 (5.7e-14) relative of the plane's
+ * exact value and the sign of n . d certain (triangle_t_double: nearly
+ * every hit), else in double-double (exact differences, products with
+ * their errors), within a few units of 1e-32 relative to the terms,
+ * whatever the shear did; the ray hits the back when n . d > 0 (the front
+ * is counter-clockwise). Chain
  * segments in 2D the same way: the line passes through the segment iff the
  * exact signs of d x (a - o) and d x (b - o) differ, and t is the
  * double-double ratio of the 2D cross products.
@@ -46,12 +49,14 @@
  * stack, asking for their lines at once (a prefetch: the misses of
  * several children overlap instead of following each other); a node
  * with a single such child (most, deep in the tree) goes straight to it.
+ * A node's children are tested in float, four per SSE register
+ * (children_span_float, proven never to drop a child the double test
+ * keeps), the double test only for rays whose numbers leave float's range.
  * In a leaf a triangle is first asked whether the ray enters its padded
  * box before the best t so far (nine corner coordinates and three slabs),
  * and only then the exact line test, once.
  * Why: exact decisions where a closed mesh must not leak, and floating
- * point everywhere else: the double-double t costs a few hundred flops per
- * triangle whose line test passes, a handful per ray.
+ * point everywhere else, with proofs where floats decide what is skipped.
  */
 #include <assert.h>
 #include <float.h>
@@ -293,20 +298,27 @@ static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_
     double d[3] = {ray->dir.x, ray->dir.y, ray->dir.z},
            o[3] = {ray->origin.x, ray->origin.y, ray->origin.z};
     double a0 = fabs(d[0]), a1 = fabs(d[1]), a2 = fabs(d[2]);
+    /* kz: the axis of the largest |dir| component (the first of equal ones), and its
+     * component, chosen without indexing the array (a store and reload per ray) */
     int kz = a1 > a0 ? 1 : 0;
-    kz = a2 > (kz ? a1 : a0) ? 2 : kz;
-    assert(d[kz] != 0.0);
-    int kx = (kz + 1) % 3, ky = (kx + 1) % 3;
-    if (d[kz] < 0.0) { /* keep the winding */
+    double az = a1 > a0 ? a1 : a0;
+    kz = a2 > az ? 2 : kz;
+    double dz = kz == 0 ? d[0] : kz == 1 ? d[1] : d[2];
+    assert(dz != 0.0);
+    int kx = kz == 2 ? 0 : kz + 1, ky = kx == 2 ? 0 : kx + 1;
+    if (dz < 0.0) { /* keep the winding */
         int t = kx;
         kx = ky;
         ky = t;
     }
     p->kx = kx, p->ky = ky, p->kz = kz;
-    p->sx = d[kx] / d[kz];
-    p->sy = d[ky] / d[kz];
-    double pad = IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(ray->origin));
-    pad = pad > DBL_MIN ? pad : DBL_MIN; /* fmax, without the call */
+    p->sx = d[kx] / dz;
+    p->sy = d[ky] / dz;
+    double om = fabs(o[0]);
+    om = fabs(o[1]) > om ? fabs(o[1]) : om;
+    om = fabs(o[2]) > om ? fabs(o[2]) : om;
+    double pad = IMP_WORLD_PAD_REL * (w->scale + om); /* the comparisons skip NaNs, as fmax */
+    pad = pad > DBL_MIN ? pad : DBL_MIN;              /* fmax, without the call */
     /* the float node test (children_span_float) runs when every number is in its range */
     int fast = ray->max_t <= 1e30;
     for (int k = 0; k < 3; ++k) {
@@ -373,6 +385,57 @@ static int triangle_t(const imp_world_ray_prep *p, const imp_vec3 v[3], dd *num,
     return den->hi != 0.0;
 }
 
+/* Relative accuracy at which triangle_t_double's t is taken (2^-44, 5.7e-14:
+ * the contract asks for 1e-12). */
+#define T_DOUBLE_REL 0x1p-44
+
+/* triangle_t in plain doubles, taken only when a forward error bound proves t
+ * within T_DOUBLE_REL of the plane's exact value and the sign of n . d (the
+ * back face) certain: 1 with *t, the normal *n and *back set; 0 when the
+ * bound cannot say (the caller then computes triangle_t in double-double).
+ * The bound, u = 2^-53: the edges e1, e2 and a = v0 - o are each within u of
+ * the exact differences; a cross product component c_k = e1_i e2_j - e1_j e2_i
+ * is then within 4u (1 + O(u)) of the exact one relative to C_k = |e1_i e2_j|
+ * + |e1_j e2_i|; n . a adds its own three roundings and a's error, so |num -
+ * NUM| <= 10u sum_k C_k |a_k|, and |den - DEN| <= 8u sum_k C_k |d_k| (d is
+ * exact), each inflated by 1 + 2^-40 for the rounding of the bound itself and
+ * widened by 64 times the least subnormal per unit of the factors for
+ * underflow; t = num / den is then within err_num / |num| + err_den / |den| +
+ * u of NUM / DEN. Infinities and NaNs fail the test. */
+static int triangle_t_double(const imp_world_ray_prep *p, const imp_vec3 v[3], double *t,
+                             imp_vec3 *n, int *back) {
+    imp_vec3 o = p->ray.origin, d = p->ray.dir;
+    double e1[3] = {v[1].x - v[0].x, v[1].y - v[0].y, v[1].z - v[0].z};
+    double e2[3] = {v[2].x - v[0].x, v[2].y - v[0].y, v[2].z - v[0].z};
+    double a[3] = {v[0].x - o.x, v[0].y - o.y, v[0].z - o.z};
+    double dv[3] = {d.x, d.y, d.z};
+    double c[3], num = 0.0, den = 0.0, sn = 0.0, sd = 0.0, am = 0.0, dm = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        int i = k == 2 ? 0 : k + 1, j = i == 2 ? 0 : i + 1;
+        double x = e1[i] * e2[j], y = e1[j] * e2[i];
+        c[k] = x - y;
+        double ck = fabs(x) + fabs(y);
+        sn += ck * fabs(a[k]);
+        sd += ck * fabs(dv[k]);
+        am += fabs(a[k]);
+        dm += fabs(dv[k]);
+    }
+    num = c[0] * a[0] + c[1] * a[1] + c[2] * a[2];
+    den = c[0] * dv[0] + c[1] * dv[1] + c[2] * dv[2];
+    const double u = 0x1p-53, inflate = 1.0 + 0x1p-40, tiny = 64.0 * 0x1p-1074;
+    double en = (10.0 * u * sn + tiny * (1.0 + am)) * inflate;
+    double ed = (8.0 * u * sd + tiny * (1.0 + dm)) * inflate;
+    double an = fabs(num), ad = fabs(den);
+    /* en / an + ed / ad + u <= REL, without dividing: both sides times an ad */
+    if (!(ad > ed && an > 0.0 && (en * ad + ed * an) * inflate <= (T_DOUBLE_REL - u) * an * ad))
+        return 0;
+    if (!(isfinite(num) && isfinite(den))) return 0;
+    *t = num / den;
+    *n = imp_v3(c[0], c[1], c[2]);
+    *back = den > 0.0;
+    return 1;
+}
+
 /* The 2D segment a -> b: whether the line passes through it (exact signs
  * of d x (a - o) and d x (b - o)), and t = ((a - o) x e) / (d x e), e = b - a,
  * in double-double, with the right-hand normal (e.y, -e.x). */
@@ -390,6 +453,18 @@ static int segment_t(const imp_world_ray_prep *p, const imp_vec3 v[2], dd *num, 
     return den->hi != 0.0;
 }
 
+/* n / |n|, 0; -1 when n is zero or not finite. Directly where |n|^2 can neither
+ * overflow nor lose precision to underflow, else through imp_unit_scaled. */
+static int unit_normal(imp_vec3 n, imp_vec3 *unit) {
+    double m = fabs(n.x);
+    m = fabs(n.y) > m ? fabs(n.y) : m;
+    m = fabs(n.z) > m ? fabs(n.z) : m;
+    if (!(m >= 1e-150 && m <= 1e150)) return imp_unit_scaled(n, unit, NULL);
+    double l = sqrt(n.x * n.x + n.y * n.y + n.z * n.z);
+    *unit = imp_v3(n.x / l, n.y / l, n.z / l);
+    return 0;
+}
+
 /* The line test and t of a triangle or segment primitive whose padded box
  * the ray crosses over [t0, t1]: 1 with *hit filled, else 0. Kept out of
  * line (WORLD_COLD): most primitives a ray is asked about are missed by
@@ -400,18 +475,26 @@ WORLD_COLD static int flat_line_hit(const imp_world *w, const imp_world_ray_prep
     const world_collider *c = &w->colliders[pr->collider];
     dd num, den;
     imp_vec3 n;
+    double t;
+    int back;
     if (seg) {
         if (!segment_t(p, pr->v, &num, &den, &n)) return 0;
-    } else {
-        if (!line_through_triangle(p, pr->v) || !triangle_t(p, pr->v, &num, &den, &n)) return 0;
+    } else if (!line_through_triangle(p, pr->v)) {
+        return 0;
     }
-    int back = den.hi > 0.0;
-    if (back && c->one_sided) return 0;
-    double t = dd_div(num, den) + 0.0;
+    if (!seg && triangle_t_double(p, pr->v, &t, &n, &back)) {
+        if (back && c->one_sided) return 0;
+    } else {
+        if (!seg && !triangle_t(p, pr->v, &num, &den, &n)) return 0;
+        back = den.hi > 0.0;
+        if (back && c->one_sided) return 0;
+        t = dd_div(num, den);
+    }
+    t += 0.0;
     if (!(t >= 0.0 && t <= p->ray.max_t)) return 0;
     t = (t < t0 ? t0 : t > t1 ? t1 : t) + 0.0;
     imp_vec3 unit;
-    if (imp_unit_scaled(n, &unit, NULL) != 0) return 0;
+    if (unit_normal(n, &unit) != 0) return 0;
     hit->t = t;
     hit->point = imp_madd(p->ray.origin, p->ray.dir, t);
     hit->normal = back ? imp_neg(unit) : unit;
@@ -589,17 +672,14 @@ static inline int first_bit(unsigned m) {
 #endif
 }
 
-/* The ordered walk: of a node's children whose span starts within the
- * bound, the nearest is taken at once and the others pushed farthest
- * first, each with its entry t, compared again with the bound when
- * popped (a node with one such child, the common case deep in the tree,
- * goes to it without the ordering). */
-static void walk(ray_query *q) {
+_Static_assert(IMP_WORLD_WIDTH <= 8, "a child's slot is kept in 3 bits");
+
+static inline void walk_with(ray_query *q, const int fast) {
     const imp_world *w = q->w;
     if (w->n_nodes == 0) return;
     struct item {
         uint32_t child, count; /* count 0: a node */
-        double t;
+        double t;              /* where the child's span may start, at the least */
     } stack[IMP_WORLD_WIDTH * IMP_WORLD_MAX_DEPTH];
     int sp = 0;
     uint32_t at = 0;
@@ -607,7 +687,6 @@ static void walk(ray_query *q) {
         const world_node *n = &w->nodes[at];
         double tk[IMP_WORLD_WIDTH];
         float tf[IMP_WORLD_WIDTH];
-        int fast = q->p.fast;
         unsigned hit = fast ? children_span_float(&q->p, n, round_float(bound(q), 1.0f), tf)
                             : children_span(&q->p, n, bound(q), tk);
         if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
@@ -618,23 +697,43 @@ static void walk(ray_query *q) {
             next = (struct item){n->child[k], n->count[k], 0.0}; /* t unused: not stacked */
             world_prefetch_child(w, next.child, next.count);
         } else if (have) {
-            struct item in[IMP_WORLD_WIDTH];
+            /* the children by entry t: a float start's bits order as the number (it is
+             * >= 0), the child's slot in the low 3 bits (IMP_WORLD_WIDTH <= 8) (ties, and near-ties
+             * within 8 ulps, in stored order); doubles by their value */
+            uint32_t key[IMP_WORLD_WIDTH];
+            double dkey[IMP_WORLD_WIDTH];
             int m = 0;
             for (; hit != 0; hit &= hit - 1) {
-                int k = first_bit(hit);
-                double t = fast ? float_start(tf[k]) : tk[k];
-                int j = m++; /* insertion by entry t, ties in stored order */
-                while (j > 0 && in[j - 1].t > t) {
-                    in[j] = in[j - 1];
-                    --j;
+                int k = first_bit(hit), j = m++;
+                if (fast) {
+                    uint32_t b;
+                    memcpy(&b, &tf[k], sizeof b);
+                    b = (b & ~7u) | (uint32_t)k;
+                    while (j > 0 && key[j - 1] > b) {
+                        key[j] = key[j - 1];
+                        --j;
+                    }
+                    key[j] = b;
+                } else {
+                    while (j > 0 && dkey[j - 1] > tk[k]) {
+                        dkey[j] = dkey[j - 1];
+                        key[j] = key[j - 1];
+                        --j;
+                    }
+                    dkey[j] = tk[k];
+                    key[j] = (uint32_t)k;
                 }
-                in[j] = (struct item){n->child[k], n->count[k], t};
             }
-            for (int j = 0; j < m; ++j)
-                world_prefetch_child(w, in[j].child, in[j].count);
-            for (int j = m - 1; j >= 1; --j)
-                stack[sp++] = in[j];
-            next = in[0];
+            for (int j = 0; j < m; ++j) {
+                int k = (int)(key[j] & 7u);
+                world_prefetch_child(w, n->child[k], n->count[k]);
+            }
+            for (int j = m - 1; j >= 0; --j) {
+                int k = (int)(key[j] & 7u);
+                stack[sp++] =
+                    (struct item){n->child[k], n->count[k], fast ? float_start(tf[k]) : dkey[j]};
+            }
+            next = stack[--sp];
         }
         for (;;) {
             if (!have) {
@@ -651,6 +750,19 @@ static void walk(ray_query *q) {
             have = 0;
         }
     }
+}
+
+/* The ordered walk: of a node's children whose span starts within the
+ * bound, the nearest is taken at once and the others pushed farthest
+ * first, each with its entry t, compared again with the bound when
+ * popped (a node with one such child, the common case deep in the tree,
+ * goes to it without the ordering); the node test in float where the
+ * ray's numbers allow (a copy of the walk for each test). */
+static void walk(ray_query *q) {
+    if (q->p.fast)
+        walk_with(q, 1);
+    else
+        walk_with(q, 0);
 }
 
 static int ray_blocks(void *ctx, size_t i) {
