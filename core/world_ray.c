@@ -312,8 +312,7 @@ static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_
         ky = t;
     }
     p->kx = kx, p->ky = ky, p->kz = kz;
-    p->sx = d[kx] / dz;
-    p->sy = d[ky] / dz;
+
     double om = fabs(o[0]);
     om = fabs(o[1]) > om ? fabs(o[1]) : om;
     om = fabs(o[2]) > om ? fabs(o[2]) : om;
@@ -337,6 +336,11 @@ static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_
         fast &= (fabs(p->onear[k]) <= 1e30) & (fabs(p->ofar[k]) <= 1e30);
     }
     p->fast = fast;
+    /* the shear by the reciprocal 1 / dir[kz] (the same two numbers for every
+     * triangle is what the watertight test needs; three independent divisions
+     * instead of five) */
+    p->sx = d[kx] * p->inv[kz];
+    p->sy = d[ky] * p->inv[kz];
 }
 
 imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray *ray) {
