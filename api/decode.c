@@ -23,6 +23,7 @@
 #include "api/budget.h"
 #include "api/decode_world.h"
 #include "core/hull.h"
+#include "core/tolerance.h"
 
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx) {
     memset(d, 0, sizeof *d);
@@ -610,11 +611,12 @@ static int dec_rotation(imp_dec *d, const json_t *body, imp_body *out) {
         return imp_dec_fail_at(d, "angular_velocity", IMP_E_UNSUPPORTED,
                                d->spin == IMP_DEC_SPIN_REFUSED
                                    ? "is not served by this endpoint yet: it would change the "
-                                     "response (only /v1/toi, /v1/overlap and /v1/respond take "
+                                     "response (/v1/toi, /v1/overlap, /v1/respond, "
+                                     "/v1/scenes/predict and /v1/validate's obstacles take "
                                      "rotating bodies)"
-                                   : "is not served by this endpoint yet for a shape other than "
-                                     "a sphere (only /v1/toi, /v1/overlap and /v1/respond take "
-                                     "rotating bodies)");
+                                   : "is not served here yet for a shape other than a sphere "
+                                     "(/v1/toi, /v1/overlap, /v1/respond, /v1/scenes/predict "
+                                     "and /v1/validate's obstacles take rotating bodies)");
     if (d->inertia_refused && json_object_get(body, "inertia"))
         return imp_dec_fail_at(d, "inertia", IMP_E_UNSUPPORTED,
                                "is not served by this endpoint yet: its response moves bodies "
@@ -782,4 +784,28 @@ int imp_dec_unique_ids(imp_dec *d, const imp_body *bodies, size_t n, const char 
     imp_dec_fail_at(d, "id", IMP_E_DUPLICATE_ID, "repeats the id of another body");
     imp_dec_pop(d, saved);
     return -1;
+}
+
+int imp_dec_turns(const imp_body *b) {
+    return b->shape.type != IMP_SHAPE_SPHERE &&
+           !(b->omega.x == 0.0 && b->omega.y == 0.0 && b->omega.z == 0.0);
+}
+
+int imp_dec_turn_within(imp_dec *d, const imp_body *bodies, size_t n, const char *key,
+                        double horizon, const char *window) {
+    for (size_t i = 0; i < n; ++i) {
+        if (!imp_dec_turns(&bodies[i]) || imp_len(bodies[i].omega) * horizon <= IMP_ROT_MAX_ANGLE)
+            continue;
+        snprintf(d->detail, sizeof d->detail,
+                 "the body would turn more than %.0f radians within %s, past which a double "
+                 "cannot place it to 1e-9 of the scale",
+                 IMP_ROT_MAX_ANGLE, window);
+        size_t s1 = imp_dec_push_key(d, key), s2 = imp_dec_push_index(d, i);
+        imp_dec_fail_at(d, "angular_velocity", IMP_E_GEOMETRY,
+                        "is too fast for a certified contact time");
+        imp_dec_pop(d, s2);
+        imp_dec_pop(d, s1);
+        return -1;
+    }
+    return 0;
 }

@@ -54,7 +54,7 @@ static imp_shape halfspace(imp_vec3 n, double offset) {
     return s;
 }
 static imp_move_obstacle still(const imp_shape *s, imp_vec3 p) {
-    imp_move_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}, NULL};
+    imp_move_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}, NULL, V(0, 0, 0)};
     return o;
 }
 
@@ -311,7 +311,7 @@ static void test_start_overlapping(void **state) {
 static void test_moving_door_is_caught(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5), door = box2(0.1, 0.5, 0);
-    imp_move_obstacle w = {&door, {V(3, 2, 0), V(0, -4, 0), V(0, 0, 0)}, NULL};
+    imp_move_obstacle w = {&door, {V(3, 2, 0), V(0, -4, 0), V(0, 0, 0)}, NULL, V(0, 0, 0)};
     imp_move_result r = run(&ball, V(0, 0, 0), V(4, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 1);
@@ -354,7 +354,7 @@ static void test_halfspace_floor_3d(void **state) {
 
     /* two spheres in 3D: a moving one in the way */
     imp_shape other = sphere(1);
-    imp_move_obstacle o = {&other, {V(5, 3, 0), V(0, -2, 0), V(0, 0, 0)}, NULL};
+    imp_move_obstacle o = {&other, {V(5, 3, 0), V(0, -2, 0), V(0, 0, 0)}, NULL, V(0, 0, 0)};
     r = run(&ball, V(0, 0, 0), V(10, 0, 0), 1.0, &o, 1, 3, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
@@ -410,6 +410,146 @@ static void test_speed_violation_clamps(void **state) {
     assert_false(r.valid);
     assert_vec_eq(r.position, 1, 1, 0);
     assert_vec_eq(r.velocity, 0, 0, 0);
+    imp_move_result_free(&r);
+}
+
+/* ---- turning obstacles ------------------------------------------------------------------- */
+
+static imp_move_obstacle turning(const imp_shape *s, imp_vec3 p, imp_vec3 w) {
+    imp_move_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}, NULL, w};
+    return o;
+}
+
+/* A blade of half-length 2 and half-thickness 0.05 (a thin box spinning about its centre at
+ * 1 rad/s from horizontal) and a ball of radius 0.1 at (0, 1): the blade's upper face, at
+ * distance cos t from the ball's centre, reaches it at t* = acos(0.15). The ball walks along
+ * the blade's direction at t* (0.5 units/s): before t* that only takes it further from the
+ * face (n(t) . d* = sin(t* - t) > 0), so t* is still the first contact. 2D, and the same in
+ * 3D with a slab spinning about z. */
+static void check_spinning_blade(int dim) {
+    const double ts = acos(0.15);
+    imp_shape ball = sphere(0.1);
+    imp_shape blade =
+        dim == 2 ? box2(2, 0.05, 0)
+                 : (imp_shape){.type = IMP_SHAPE_BOX, .half = V(2, 0.05, 0.5), .rot = {1, 0, 0, 0}};
+    imp_move_obstacle o = turning(&blade, V(0, 0, 0), V(0, 0, 1));
+    imp_vec3 dir = V(cos(ts), sin(ts), 0), from = V(0, 1, 0), to = imp_madd(from, dir, 1.0);
+    imp_move_result r = run(&ball, from, to, 2.0, &o, 1, dim, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 1);
+    const imp_move_violation *v = &r.violations[0];
+    assert_int_equal(v->kind, IMP_MOVE_TUNNELING);
+    /* certified: time <= t* <= time + 1e-9 max(1, time) (t* to an ulp) */
+    if (!(v->time <= ts + 4e-16 && ts <= v->time + 1e-9 * fmax(1, v->time)))
+        fail_msg("%dD blade: time %.17g, exact %.17g", dim, v->time, ts);
+    imp_vec3 n = V(-sin(ts), cos(ts), 0); /* the face normal at t*, towards the ball */
+    assert_vec_near(v->normal, -n.x, -n.y, 0, 1e-7);
+    imp_vec3 c = imp_madd(from, dir, 0.5 * ts);
+    assert_vec_near(v->point, c.x - 0.1 * n.x, c.y - 0.1 * n.y, 0, 1e-7);
+    imp_move_result_free(&r);
+}
+
+static void test_spinning_blade_caught_exact(void **state) {
+    (void)state;
+    check_spinning_blade(2);
+    check_spinning_blade(3);
+}
+
+/* The mover at pos against obstacle o turned by w t about its position (2D; a polygon's
+ * vertices turned in buf), by imp_overlap. */
+static imp_overlap_result turned_overlap(const imp_shape *mover, imp_vec3 pos,
+                                         const imp_move_obstacle *o, double t, imp_vec3 *buf) {
+    imp_shape s = *o->shape;
+    if (s.type == IMP_SHAPE_POLYGON) {
+        for (size_t i = 0; i < s.n_verts; ++i)
+            buf[i] = o->shape->verts[i];
+        s.verts = buf;
+    }
+    imp_shape_rotate(&s, imp_quat_from_rotvec(imp_scale(o->w, t)));
+    return imp_overlap(mover, pos, &s, o->m.p, 2);
+}
+
+/* Independent of the swept solvers: the mover (from + v t) and the turning obstacle (its shape
+ * turned by w t about its position) sampled densely over [0, time] are apart, and they overlap
+ * a little after `time`. */
+static void check_first_contact(const imp_shape *mover, imp_vec3 from, imp_vec3 v,
+                                const imp_move_obstacle *o, double time, const char *what) {
+    imp_vec3 buf[8];
+    for (int k = 0; k <= 20000; ++k) {
+        double t = time * k / 20000;
+        imp_overlap_result q = turned_overlap(mover, imp_madd(from, v, t), o, t, buf);
+        if (q.state != IMP_OVERLAP_APART && !(k == 20000 && q.depth <= 1e-9))
+            fail_msg("%s: the shapes meet at t = %.17g, before the reported %.17g", what, t, time);
+    }
+    double t = time + 1e-6;
+    if (turned_overlap(mover, imp_madd(from, v, t), o, t, buf).state != IMP_OVERLAP_OVERLAPPING)
+        fail_msg("%s: no overlap 1e-6 after the reported %.17g", what, time);
+}
+
+/* A ball crossing the blade's disc along x = 1.5 at 4 units/s while the blade turns from
+ * pi/2 - 0.5 to pi/2 + 0.5 (its arms reach x <= 2 cos(1.07) + 0.05 < 1.4): the move is
+ * valid, `to` exactly. The same move with the blade starting horizontal meets its right arm
+ * sweeping up: caught, at the time the sampled overlap test finds. */
+static void test_spinning_blade_gap(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.1), elsewhere = box2(2, 0.05, PI / 2 - 0.5), level = box2(2, 0.05, 0);
+    imp_vec3 from = V(1.5, 2, 0), to = V(1.5, -2, 0);
+    imp_move_obstacle o = turning(&elsewhere, V(0, 0, 0), V(0, 0, 1));
+    imp_move_result r = run(&ball, from, to, 1.0, &o, 1, 2, INFINITY, 5);
+    assert_true(r.valid);
+    assert_int_equal(r.n_violations, 0);
+    assert_vec_eq(r.position, 1.5, -2, 0);
+    imp_move_result_free(&r);
+
+    o = turning(&level, V(0, 0, 0), V(0, 0, 1));
+    r = run(&ball, from, to, 1.0, &o, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
+    assert_true(r.violations[0].time > 0.2 && r.violations[0].time < 0.5);
+    check_first_contact(&ball, from, V(0, -4, 0), &o, r.violations[0].time, "blade");
+    imp_move_result_free(&r);
+}
+
+/* A door on a hinge at the origin: a polygon from the hinge out to 1.5 along its length, 0.1
+ * thick, open at pi/2 and closing at 1 rad/s (clockwise). A ball of radius 0.2 at (0.5, 0.25)
+ * (distance rho = sqrt(0.3125), angle alpha = atan2(0.25, 0.5)) is met by the door's face when
+ * rho sin(phi - alpha) = 0.25: phi* = alpha + asin(0.25 / rho), t* = pi/2 - phi*; walking
+ * along the door's direction at t* does not move that (as for the blade). */
+static void test_closing_door_caught_exact(void **state) {
+    (void)state;
+    imp_vec3 v[4] = {V(0, -0.05, 0), V(1.5, -0.05, 0), V(1.5, 0.05, 0), V(0, 0.05, 0)};
+    imp_quat open = imp_quat_from_angle(PI / 2);
+    for (int i = 0; i < 4; ++i)
+        v[i] = imp_quat_rotate(open, v[i]);
+    imp_shape door = {.type = IMP_SHAPE_POLYGON, .verts = v, .n_verts = 4, .rot = {1, 0, 0, 0}};
+    imp_shape ball = sphere(0.2);
+    imp_move_obstacle o = turning(&door, V(0, 0, 0), V(0, 0, -1));
+    double rho = sqrt(0.3125), alpha = atan2(0.25, 0.5), phi = alpha + asin(0.25 / rho);
+    double ts = PI / 2 - phi;
+    imp_vec3 from = V(0.5, 0.25, 0), dir = V(cos(phi), sin(phi), 0);
+    imp_move_result r = run(&ball, from, imp_madd(from, dir, 0.5), 1.0, &o, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    const imp_move_violation *x = &r.violations[0];
+    assert_int_equal(x->kind, IMP_MOVE_TUNNELING);
+    if (!(x->time <= ts + 4e-16 && ts <= x->time + 1e-9))
+        fail_msg("door: time %.17g, exact %.17g", x->time, ts);
+    assert_vec_near(x->normal, -sin(phi), cos(phi), 0, 1e-7); /* from the ball to the door */
+    imp_move_result_free(&r);
+
+    /* straight down through the doorway at x = 0.75: at 1 unit/s the walker is through before
+     * the door comes down; at 0.25 units/s the door catches it */
+    from = V(0.75, 0.5, 0);
+    imp_vec3 to = V(0.75, -0.5, 0);
+    r = run(&ball, from, to, 1.0, &o, 1, 2, INFINITY, 5);
+    assert_true(r.valid);
+    assert_vec_eq(r.position, 0.75, -0.5, 0);
+    imp_move_result_free(&r);
+    r = run(&ball, from, to, 4.0, &o, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_true(r.violations[0].time > 0 && r.violations[0].time < 1);
+    check_first_contact(&ball, from, V(0, -0.25, 0), &o, r.violations[0].time, "door");
+    /* the door keeps coming: the correction cannot get the walker through */
+    assert_true(r.position.y > 0);
     imp_move_result_free(&r);
 }
 
@@ -532,7 +672,7 @@ static void make_scene(uint64_t *rng, scene *sc) {
                 double s = imp_rng_unit(rng);
                 m.p = imp_add(imp_madd(sc->from, imp_sub(sc->to, sc->from), s), rvec(rng, -1, 1));
             }
-            sc->obs[i] = (imp_move_obstacle){&sc->shapes[i], m, NULL};
+            sc->obs[i] = (imp_move_obstacle){&sc->shapes[i], m, NULL, V(0, 0, 0)};
             imp_motion rest = {sc->from, V(0, 0, 0), V(0, 0, 0)};
             imp_toi_result r = imp_toi_shapes(&sc->mover, &rest, &sc->shapes[i], &m, 2, sc->dt);
             clear = r.state == IMP_TOI_NONE;
@@ -709,6 +849,9 @@ int main(void) {
         cmocka_unit_test(test_speed_violation_clamps),
         cmocka_unit_test(test_every_obstacle_reported),
         cmocka_unit_test(test_property_random_scenes),
+        cmocka_unit_test(test_spinning_blade_caught_exact),
+        cmocka_unit_test(test_spinning_blade_gap),
+        cmocka_unit_test(test_closing_door_caught_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
