@@ -109,8 +109,12 @@ imp_aabb imp_swept_bounds_turning(const imp_motion *m, const imp_shape *shape, i
     const imp_vec3 *pts;
     double rad;
     size_t n = imp_shape_points(shape, dim, buf, &pts, &rad);
-    double wl = imp_len(w), reach = core_reach(pts, n);
-    imp_vec3 u = imp_scale(w, 1.0 / wl);
+    /* the axis from w scaled to its largest component first: a tiny w (1e-320) would lose
+     * its squares to underflow */
+    double big = imp_max_abs(w);
+    imp_vec3 ws = imp_v3(w.x / big, w.y / big, w.z / big);
+    double wsl = imp_len(ws), wl = big * wsl, reach = core_reach(pts, n);
+    imp_vec3 u = imp_scale(ws, 1.0 / wsl);
     double ulo = INFINITY, uhi = -INFINITY, rho = 0.0;
     for (size_t i = 0; i < n; ++i) {
         double h = imp_dot(u, pts[i]);

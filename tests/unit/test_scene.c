@@ -675,6 +675,16 @@ static void test_swept_bounds_turning(void **state) {
     double chord = 0.01 * sqrt(25 + 0.0025);
     assert_true(fabs(sb.hi.y - (0.05 + chord)) < 1e-15 && fabs(sb.lo.y + 0.05 + chord) < 1e-15);
     assert_true(fabs(sb.hi.x - sqrt(25 + 0.0025)) < 1e-15); /* the sphere is tighter along x */
+    /* a spin so slow its square underflows: the bounds are the shape's own, finite */
+    imp_shape tilted = box3(1, 0.3, 0.2, imp_quat_from_rotvec(imp_v3(0.3, -0.2, 0.5)));
+    imp_aabb own = imp_swept_bounds_shape(&still, &tilted, 1e6, 3, 0.0);
+    imp_aabb slow =
+        imp_swept_bounds_turning(&still, &tilted, imp_v3(1e-320, 0, -2e-320), 1e6, 3, 0.0);
+    const double o[6] = {own.lo.x, own.lo.y, own.lo.z, own.hi.x, own.hi.y, own.hi.z},
+                 g[6] = {slow.lo.x, slow.lo.y, slow.lo.z, slow.hi.x, slow.hi.y, slow.hi.z};
+    for (int k = 0; k < 6; ++k)
+        if (!(fabs(g[k] - o[k]) <= 1e-15))
+            fail_msg("slow spin: side %d is %.17g, not %.17g", k, g[k], o[k]);
 }
 
 /* The pair's answer from the pairwise solvers, as the scene should have it. */
