@@ -1842,6 +1842,11 @@ static const json_case GEOMETRY[] = {
      "\"position\":[0,0],\"angular_velocity\":1e6},{\"radius\":1e-9,\"position\":[0.5,0.5]},"
      "{\"radius\":0.5,\"position\":[1.6,0],\"velocity\":[-1e6,0]}]}",
      200, NULL, 0},
+    {"scene: spin so slow its square underflows", "/v1/scenes/predict",
+     "{\"horizon\":1e60,\"broadphase\":\"bvh\",\"bodies\":[{\"shape\":{\"type\":\"box\","
+     "\"half_extents\":[1,1,1]},\"position\":[0,0,0],\"angular_velocity\":[1e-320,0,-1e-320]},"
+     "{\"radius\":1,\"position\":[5,0,0],\"velocity\":[-1,0,0]}]}",
+     200, NULL, 0},
     {"scene: spinning ball at 1e60 (a sphere's turn moves nothing)", "/v1/scenes/predict",
      "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0],\"angular_velocity\":1e60},"
      "{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"b\":[1,0],\"radius\":0.5},"
