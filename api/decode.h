@@ -209,6 +209,12 @@ int imp_dec_turns(const imp_body *b);
  */
 int imp_dec_turn_within(imp_dec *d, const imp_body *bodies, size_t n, const char *key,
                         double horizon, const char *window);
+/* The same for one body b at the current pointer (the body's). */
+int imp_dec_turn_ok(imp_dec *d, const imp_body *b, double horizon, const char *window);
+/* Body b (at the current pointer) meets a stored world: if it turns (imp_dec_turns), 422
+ * unsupported-field at its angular_velocity (the world's sweeps are translational). 0, or
+ * -1 with the error in `d`. */
+int imp_dec_turn_world(imp_dec *d, const imp_body *b);
 /*
  * Member "vertices" of `obj`: an array of `min` (>= 1) to `max` Vecs of the
  * request's dimension, malloc'd into *out (*n of them; the caller frees

@@ -228,18 +228,14 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
     free(l.parts);
 }
 
-/* With a stored world no body may turn a shape other than a sphere: 422 unsupported-field at
- * the first one's angular_velocity. */
+/* With a stored world no body may turn a shape other than a sphere (imp_dec_turn_world). */
 static int world_turns(imp_dec *d, const imp_scene_in *s) {
     for (size_t i = 0; i < s->n; ++i) {
-        if (!imp_dec_turns(&s->bodies[i])) continue;
         size_t s1 = imp_dec_push_key(d, "bodies"), s2 = imp_dec_push_index(d, i);
-        imp_dec_fail_at(d, "angular_velocity", IMP_E_UNSUPPORTED,
-                        "is not served with a stored world yet for a shape other than a sphere: "
-                        "the world's sweeps are translational");
+        int rc = imp_dec_turn_world(d, &s->bodies[i]);
         imp_dec_pop(d, s2);
         imp_dec_pop(d, s1);
-        return -1;
+        if (rc) return -1;
     }
     return 0;
 }

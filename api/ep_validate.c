@@ -31,9 +31,11 @@
  * (angular_velocity, about its position; a door is a shape on one side of
  * its hinge), checked by imp_move_check with imp_toi_rotating; one that
  * would turn more than IMP_ROT_MAX_ANGLE radians over dt is a 422 at its
- * angular_velocity (imp_dec_turn_within). The mover's own turn is not
- * served yet for a shape other than a sphere (422 unsupported-field at
- * /body/angular_velocity): the client reports a straight move.
+ * angular_velocity (imp_dec_turn_within). The mover may turn too (its
+ * shape turns about its position while it goes straight to `to`), except
+ * against a stored world, whose casts are translational: a turning mover
+ * other than a sphere is then 422 unsupported-field at
+ * /body/angular_velocity.
  * Why: a problem at the field is worth more to a game server than a
  * partial answer.
  */
@@ -240,10 +242,9 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
     /* the path names the world: the request does not */
     static const char *const PATH_MEMBERS[] = {
         "body", "to", "dt", "obstacles", "max_speed", "max_iterations", NULL};
-    d->spin = IMP_DEC_SPIN_SPHERES; /* the mover's turn is not served yet */
+    d->spin = IMP_DEC_SPIN_SERVED; /* bodies turn: core/move_check.c */
     int rc = imp_dec_request(d, req, obs->held ? PATH_MEMBERS : MEMBERS, NULL) ||
              imp_dec_body(d, req, "body", 0, &body);
-    d->spin = IMP_DEC_SPIN_SERVED; /* obstacles turn: core/move_check.c */
     if (!rc && body.shape.type == IMP_SHAPE_HALFSPACE)
         rc = fail_type(d, "body",
                        "must not be halfspace for the moving body: a halfspace "
@@ -256,7 +257,18 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
                           "is too small for the move: |to - position| / dt must be <= 1e60");
         imp_dec_pop(d, saved);
     }
-    rc = rc || dec_all_obstacles(d, req, &body, dt, obs) ||
+    if (!rc) {
+        size_t saved = imp_dec_push_key(d, "body");
+        rc = imp_dec_turn_ok(d, &body, dt, "dt");
+        imp_dec_pop(d, saved);
+    }
+    rc = rc || dec_all_obstacles(d, req, &body, dt, obs);
+    if (!rc && obs->held) { /* the world's casts do not turn the mover */
+        size_t saved = imp_dec_push_key(d, "body");
+        rc = imp_dec_turn_world(d, &body);
+        imp_dec_pop(d, saved);
+    }
+    rc = rc ||
          imp_dec_number(d, req, "max_speed", 0, 0.0, 0, INFINITY, "must be a finite number >= 0",
                         &max_speed) ||
          dec_iterations(d, req, &max_iterations);
@@ -285,7 +297,8 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
                           .max_iterations = max_iterations,
                           .filter = &body.filter,
                           .world = obs->held ? obs->held->world : NULL,
-                          .stop = &d->ctx->parallel.stop};
+                          .stop = &d->ctx->parallel.stop,
+                          .w = body.omega};
     imp_move_result *r = malloc(sizeof *r);
     if (r) *r = imp_move_check(&vin);
     free(mo);

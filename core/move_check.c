@@ -71,7 +71,11 @@
  * at contact" lets it go, with the travel bounded by the relative speed
  * plus |w| times the obstacle's reach (every point of it moves no faster).
  * Reachability uses the obstacle's bounding sphere, which holds it in
- * every orientation.
+ * every orientation. The mover may turn too (imp_move_input.w, without a
+ * world: the world's casts are translational): it is placed turned by w t
+ * wherever it is placed at time t (each leg's start, the touching planes,
+ * `to` at dt), its point's velocity at a contact is v + w x arm, its extent
+ * is its bounding sphere, and its pairs go to imp_toi_rotating.
  * Cost: obstacles whose swept bounds over [0, dt] stay farther than
  * |to - from| plus the mover's extent from `from` can touch neither path
  * (every leg moves slower than the straight move, so the corrected path
@@ -127,20 +131,35 @@ static imp_vec3 support(const imp_shape *s, int dim, imp_vec3 p, imp_vec3 n) {
     return imp_madd(imp_add(p, best), n, r);
 }
 
-/* Whether obstacle o turns a shape that its turn moves. */
+/* Whether obstacle o turns a shape that its turn moves; the mover likewise. */
 static int obstacle_turns(const imp_move_obstacle *o) {
     return imp_toi_rotating_needed(o->shape, o->w, o->shape, o->w);
 }
+static int mover_turns(const imp_move_input *in) {
+    return imp_toi_rotating_needed(in->shape, in->w, in->shape, in->w);
+}
 
-/* The radius about its position that holds obstacle o in every orientation. */
-static double turn_reach(const imp_move_obstacle *o, int dim) {
+/* The radius about its position that holds shape s in every orientation. */
+static double turn_reach(const imp_shape *s, int dim) {
     imp_vec3 buf[8];
     const imp_vec3 *pts;
     double r, reach = 0.0;
-    size_t n = imp_shape_points(o->shape, dim, buf, &pts, &r);
+    size_t n = imp_shape_points(s, dim, buf, &pts, &r);
     for (size_t i = 0; i < n; ++i)
         reach = fmax(reach, imp_len(pts[i]));
     return reach + r;
+}
+
+/* Shape s (as at t = 0) turned by w t about its position, into *out (a shallow copy; a
+ * polygon's or polyhedron's vertices into `verts`, room for its n_verts). */
+static void turned_at(const imp_shape *s, imp_vec3 w, double t, imp_vec3 *verts, imp_shape *out) {
+    *out = *s;
+    if (!imp_toi_rotating_needed(s, w, s, w) || t == 0.0) return;
+    if (out->verts) {
+        memcpy(verts, s->verts, s->n_verts * sizeof *verts);
+        out->verts = verts;
+    }
+    imp_shape_rotate(out, imp_quat_from_rotvec(imp_scale(w, t)));
 }
 
 /* Obstacle o as it is at time t: its shape (a shallow copy: a halfspace's
@@ -149,14 +168,7 @@ static double turn_reach(const imp_move_obstacle *o, int dim) {
  * its path from then on. */
 static void obstacle_at(const imp_move_obstacle *o, double t, imp_vec3 *verts, imp_shape *s,
                         imp_motion *m) {
-    *s = *o->shape;
-    if (obstacle_turns(o) && t != 0.0) {
-        if (s->verts) {
-            memcpy(verts, s->verts, s->n_verts * sizeof *verts);
-            s->verts = verts;
-        }
-        imp_shape_rotate(s, imp_quat_from_rotvec(imp_scale(o->w, t)));
-    }
+    turned_at(o->shape, o->w, t, verts, s);
     m->a = o->m.a;
     m->v = imp_path_vel(o->m.v, o->m.a, t);
     if (s->type == IMP_SHAPE_HALFSPACE) {
@@ -170,7 +182,8 @@ static void obstacle_at(const imp_move_obstacle *o, double t, imp_vec3 *verts, i
 
 typedef struct solver {
     const imp_move_input *in;
-    imp_vec3 *verts; /* room for the turned vertices of any turning obstacle (obstacle_at) */
+    imp_vec3 *verts;  /* room for the turned vertices of any turning obstacle (obstacle_at) */
+    imp_vec3 *mverts; /* and of the mover (mover_at) */
     double move_scale, extent;
     size_t *cand; /* indices of obstacles that can be reached */
     size_t n_cand;
@@ -191,6 +204,11 @@ typedef struct solver {
     size_t *touched;
     size_t n_touched, cap_touched;
 } solver;
+
+/* The mover's shape at time t (turned by w t), into *out. */
+static void mover_at(const solver *sv, double t, imp_shape *out) {
+    turned_at(sv->in->shape, sv->in->w, t, sv->mverts, out);
+}
 
 /* Counts one solve; 1 when the stop check says stop (its reason kept). */
 static int poll_stop(solver *sv) {
@@ -329,23 +347,26 @@ static int leg_contact(solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, 
                        imp_toi_result *r) {
     const imp_move_input *in = sv->in;
     const imp_move_obstacle *o = &in->obstacles[i];
-    imp_shape s;
+    imp_shape s, ms;
     imp_motion m, mm = {p, v, ZERO};
     obstacle_at(o, t0, sv->verts, &s, &m);
-    int turning = obstacle_turns(o);
+    mover_at(sv, t0, &ms);
+    int o_turns = obstacle_turns(o), m_turns = mover_turns(in), turning = o_turns || m_turns;
     if (turning) {
-        imp_toi_rotating_input q = {in->shape, &s, mm, m, ZERO, o->w, in->dim, T, in->stop};
+        imp_toi_rotating_input q = {&ms, &s, mm, m, in->w, o->w, in->dim, T, in->stop};
         *r = imp_toi_rotating(&q, &sv->stopped_by);
         if (sv->stopped_by) return LEG_STOPPED;
     } else {
-        *r = imp_toi_shapes(in->shape, &mm, &s, &m, in->dim, T);
+        *r = imp_toi_shapes(&ms, &mm, &s, &m, in->dim, T);
     }
     if (r->state == IMP_TOI_FAILED) return LEG_FAILED;
     if (r->state == IMP_TOI_NONE) return LEG_NONE;
-    /* the obstacle's velocity at the contact: its point's there (turning: v + w x arm) */
+    /* the bodies' velocities at the contact: their points' there (turning: v + w x arm) */
     imp_vec3 at = imp_path_at(m.p, m.v, m.a, r->time), ov = imp_path_vel(m.v, m.a, r->time);
-    if (turning) ov = imp_add(ov, imp_cross(o->w, imp_sub(r->point, at)));
-    imp_vec3 w = imp_sub(v, ov);
+    if (o_turns) ov = imp_add(ov, imp_cross(o->w, imp_sub(r->point, at)));
+    imp_vec3 mv = v;
+    if (m_turns) mv = imp_add(mv, imp_cross(in->w, imp_sub(r->point, imp_madd(p, v, r->time))));
+    imp_vec3 w = imp_sub(mv, ov);
     if (r->state == IMP_TOI_OVERLAPPING) {
         /* not deepening to first order: the move is getting out (or sliding) */
         if (imp_dot(w, r->normal) <= IMP_MOVE_SLIDE_REL * imp_len(w)) return LEG_NONE;
@@ -361,7 +382,8 @@ static int leg_contact(solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, 
         return LEG_NONE;
     /* how much further in the path could go: every point of a turning obstacle moves at most
      * |w| reach faster than its position */
-    double spin = turning ? imp_len(o->w) * turn_reach(o, in->dim) : 0.0;
+    double spin = (o_turns ? imp_len(o->w) * turn_reach(o->shape, in->dim) : 0.0) +
+                  (m_turns ? imp_len(in->w) * turn_reach(in->shape, in->dim) : 0.0);
     double travel = (imp_len(imp_sub(v, imp_path_vel(m.v, m.a, r->time))) + spin) * rest +
                     0.5 * imp_len(m.a) * rest * rest;
     if (travel <= pair_tol(sv, &s, &m)) return LEG_NONE; /* arriving at contact */
@@ -374,7 +396,8 @@ static int leg_contact(solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, 
 static int reachable(const solver *sv, const imp_move_obstacle *o) {
     const imp_move_input *in = sv->in;
     if (o->shape->type == IMP_SHAPE_HALFSPACE) return 1;
-    double ext = obstacle_turns(o) ? turn_reach(o, in->dim) : shape_extent(o->shape, in->dim);
+    double ext =
+        obstacle_turns(o) ? turn_reach(o->shape, in->dim) : shape_extent(o->shape, in->dim);
     double reach = imp_len(imp_sub(in->to, in->from)) + sv->extent;
     const double p[3] = {o->m.p.x, o->m.p.y, o->m.p.z}, v[3] = {o->m.v.x, o->m.v.y, o->m.v.z},
                  a[3] = {o->m.a.x, o->m.a.y, o->m.a.z}, f[3] = {in->from.x, in->from.y, in->from.z};
@@ -568,7 +591,9 @@ static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit,
         imp_shape s;
         imp_motion m;
         obstacle_at(&in->obstacles[sv->cand[c]], t, sv->verts, &s, &m);
-        imp_overlap_result o = imp_overlap(in->shape, p, &s, m.p, in->dim);
+        imp_shape ms;
+        mover_at(sv, t, &ms);
+        imp_overlap_result o = imp_overlap(&ms, p, &s, m.p, in->dim);
         if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, CORRECT_FAILED;
         if ((o.state == IMP_OVERLAP_OVERLAPPING ||
              o.distance <= IMP_MOVE_TOUCH_BAND_SKINS * skin + pair_tol(sv, &s, &m)) &&
@@ -749,8 +774,11 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     double dist = imp_len(d);
     contact straight_best;
     memset(&straight_best, 0, sizeof straight_best);
-    solver sv = {
-        .in = in, .extent = shape_extent(in->shape, in->dim), .straight_best = &straight_best};
+    assert(!in->world || !mover_turns(in)); /* the world's casts do not turn */
+    solver sv = {.in = in,
+                 .extent = mover_turns(in) ? turn_reach(in->shape, in->dim)
+                                           : shape_extent(in->shape, in->dim),
+                 .straight_best = &straight_best};
     sv.move_scale = fmax(fmax(imp_max_abs(in->from), imp_max_abs(in->to)), fmax(dist, sv.extent));
     sv.cand = malloc((n ? n : 1) * sizeof *sv.cand);
     size_t most_verts = 1;
@@ -758,7 +786,8 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         if (obstacle_turns(&in->obstacles[i]) && in->obstacles[i].shape->n_verts > most_verts)
             most_verts = in->obstacles[i].shape->n_verts;
     sv.verts = malloc(most_verts * sizeof *sv.verts);
-    if (!sv.cand || !sv.verts) goto fail;
+    sv.mverts = malloc((in->shape->n_verts ? in->shape->n_verts : 1) * sizeof *sv.mverts);
+    if (!sv.cand || !sv.verts || !sv.mverts) goto fail;
     for (size_t i = 0; i < n; ++i) {
         assert(imp_toi_shapes_closed_form(in->shape, in->obstacles[i].shape, in->dim));
         if (imp_filter_touch(in->filter, in->obstacles[i].filter) &&
@@ -802,13 +831,15 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         imp_shape s;
         imp_motion m;
         obstacle_at(&in->obstacles[i], in->dt, sv.verts, &s, &m);
-        imp_overlap_result o = imp_overlap(in->shape, in->to, &s, m.p, in->dim);
+        imp_shape ms;
+        mover_at(&sv, in->dt, &ms);
+        imp_overlap_result o = imp_overlap(&ms, in->to, &s, m.p, in->dim);
         if (o.state == IMP_OVERLAP_FAILED) {
             why = o.failure;
             goto fail;
         }
         if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > pair_tol(&sv, &s, &m)) {
-            imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
+            imp_vec3 deep = support(&ms, in->dim, in->to, o.normal);
             if (add_violation(
                     &res, &cap,
                     (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
@@ -840,12 +871,14 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     }
     free(sv.cand);
     free(sv.verts);
+    free(sv.mverts);
     free(sv.near);
     free(sv.touched);
     return res;
 fail:
     free(sv.cand);
     free(sv.verts);
+    free(sv.mverts);
     free(sv.near);
     free(sv.touched);
     free(res.violations);

@@ -1872,9 +1872,14 @@ static const json_case GEOMETRY[] = {
      "\"world\":[],\"obstacles\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[2,0.05,0.5]},"
      "\"position\":[0,0,0],\"angular_velocity\":[0,0,1e6]}]}",
      200, NULL, 0},
-    {"validate: spinning mover box (not served yet)", "/v1/validate",
+    {"validate: spinning mover box", "/v1/validate",
      "{\"body\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0],"
-     "\"angular_velocity\":1},\"to\":[1,0],\"dt\":1,\"world\":[]}",
+     "\"angular_velocity\":1},\"to\":[1,0],\"dt\":1,\"world\":[" SPHERE2("3") "]}",
+     200, NULL, 0},
+    {"validate: mover spin past what doubles place", "/v1/validate",
+     "{\"body\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0,0],\"b\":[1,0,0],\"radius\":0.1},"
+     "\"position\":[0,0,0],\"angular_velocity\":[0,1e60,0]},\"to\":[1,0,0],\"dt\":1,"
+     "\"world\":[]}",
      422, "/body/angular_velocity", 0},
     {"validate: spinning halfspace obstacle", "/v1/validate",
      "{\"body\":" SPHERE2("0") ",\"to\":[1,0],\"dt\":1,\"world\":[{\"shape\":{\"type\":"

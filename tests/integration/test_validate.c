@@ -385,6 +385,18 @@ static void test_spinning_blade(void **state) {
     assert_true(json_is_true(member(r, "valid")));
     VEC2("position", 1.5, -2, 0);
     json_decref(r);
+    /* the blade is the mover now (moving along -d* while it spins), the ball stands still:
+     * the same relative motion, the same t* */
+    snprintf(req, sizeof req,
+             "{\"body\": {\"shape\": {\"type\": \"box\", \"half_extents\": [2, 0.05]},"
+             " \"position\": [0, 0], \"angular_velocity\": 1}, \"to\": [%.17g, %.17g],"
+             " \"dt\": 2, \"world\": [{\"id\": \"ball\", \"radius\": 0.1, \"position\": [0, 1]}]}",
+             -cos(ts), -sin(ts));
+    r = validate_ok(req);
+    expect_str(r, "violations.0.obstacle", "ball");
+    t = json_real_value(member(r, "violations.0.time"));
+    if (!(t <= ts + 4e-16 && ts <= t + 1e-9)) fail_msg("mover: time %.17g, exact %.17g", t, ts);
+    json_decref(r);
 }
 
 int main(void) {

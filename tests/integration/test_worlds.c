@@ -315,6 +315,21 @@ static void test_turning_beside_world(void **state) {
              world_id_);
     doc = http_json("POST", "/v1/scenes/predict", body, 200);
     json_decref(doc);
+    /* a turning mover against the stored world: 422 unsupported-field, a turning ball: 200 */
+    doc = http_json("POST", path,
+                    "{\"body\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1, 1]}, "
+                    "\"position\": [3, 40, 3], \"angular_velocity\": [0, 1, 0]}, \"to\": [3, 41, "
+                    "3], \"dt\": 1}",
+                    422);
+    assert_string_equal(json_string_value(json_object_get(doc, "pointer")),
+                        "/body/angular_velocity");
+    json_decref(doc);
+    doc = http_json("POST", path,
+                    "{\"body\": {\"radius\": 1, \"position\": [3, 40, 3], \"angular_velocity\": "
+                    "[0, 1, 0]}, \"to\": [3, 41, 3], \"dt\": 1}",
+                    200);
+    assert_true(json_is_true(json_object_get(doc, "valid")));
+    json_decref(doc);
 }
 
 typedef struct job {

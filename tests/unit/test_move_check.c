@@ -61,7 +61,8 @@ static imp_move_obstacle still(const imp_shape *s, imp_vec3 p) {
 static imp_move_result run(const imp_shape *mover, imp_vec3 from, imp_vec3 to, double dt,
                            const imp_move_obstacle *obs, size_t n, int dim, double max_speed,
                            int iterations) {
-    imp_move_input in = {mover, from, to, dt, obs, n, dim, max_speed, iterations, NULL, NULL, NULL};
+    imp_move_input in = {mover,     from,       to,   dt,   obs,  n,         dim,
+                         max_speed, iterations, NULL, NULL, NULL, V(0, 0, 0)};
     imp_move_result r = imp_move_check(&in);
     assert_int_equal(r.state, IMP_MOVE_OK);
     return r;
@@ -426,12 +427,16 @@ static imp_move_obstacle turning(const imp_shape *s, imp_vec3 p, imp_vec3 w) {
  * the blade's direction at t* (0.5 units/s): before t* that only takes it further from the
  * face (n(t) . d* = sin(t* - t) > 0), so t* is still the first contact. 2D, and the same in
  * 3D with a slab spinning about z. */
+/* A blade of half-length 2 and half-thickness 0.05 (3D: a slab 1 deep along z). */
+static imp_shape blade_of(int dim) {
+    if (dim == 2) return box2(2, 0.05, 0);
+    return (imp_shape){.type = IMP_SHAPE_BOX, .half = V(2, 0.05, 0.5), .rot = {1, 0, 0, 0}};
+}
+
 static void check_spinning_blade(int dim) {
     const double ts = acos(0.15);
     imp_shape ball = sphere(0.1);
-    imp_shape blade =
-        dim == 2 ? box2(2, 0.05, 0)
-                 : (imp_shape){.type = IMP_SHAPE_BOX, .half = V(2, 0.05, 0.5), .rot = {1, 0, 0, 0}};
+    imp_shape blade = blade_of(dim);
     imp_move_obstacle o = turning(&blade, V(0, 0, 0), V(0, 0, 1));
     imp_vec3 dir = V(cos(ts), sin(ts), 0), from = V(0, 1, 0), to = imp_madd(from, dir, 1.0);
     imp_move_result r = run(&ball, from, to, 2.0, &o, 1, dim, INFINITY, 5);
@@ -550,6 +555,59 @@ static void test_closing_door_caught_exact(void **state) {
     check_first_contact(&ball, from, V(0, -0.25, 0), &o, r.violations[0].time, "door");
     /* the door keeps coming: the correction cannot get the walker through */
     assert_true(r.position.y > 0);
+    imp_move_result_free(&r);
+}
+
+/* The mover turns: the blade of check_spinning_blade now moves (along -d* at 0.5 units/s)
+ * and spins, the ball is still: the same relative motion, so the same t* = acos(0.15). */
+static void check_spinning_mover(int dim) {
+    const double ts = acos(0.15);
+    imp_shape ball = sphere(0.1);
+    imp_shape blade = blade_of(dim);
+    imp_move_obstacle o = still(&ball, V(0, 1, 0));
+    imp_vec3 dir = V(cos(ts), sin(ts), 0);
+    imp_move_input in = {
+        &blade, V(0, 0, 0), imp_scale(dir, -1.0), 2.0, &o, 1, dim, INFINITY, 5, NULL, NULL,
+        NULL,   V(0, 0, 1)};
+    imp_move_result r = imp_move_check(&in);
+    assert_int_equal(r.state, IMP_MOVE_OK);
+    assert_false(r.valid);
+    const imp_move_violation *v = &r.violations[0];
+    assert_int_equal(v->kind, IMP_MOVE_TUNNELING);
+    if (!(v->time <= ts + 4e-16 && ts <= v->time + 1e-9 * fmax(1, v->time)))
+        fail_msg("%dD spinning mover: time %.17g, exact %.17g", dim, v->time, ts);
+    assert_vec_near(v->normal, -sin(ts), cos(ts), 0, 1e-7); /* the face's, towards the ball */
+    assert_vec_near(v->point, 0.1 * sin(ts), 1 - 0.1 * cos(ts), 0, 1e-7);
+    imp_move_result_free(&r);
+}
+
+/* A blade that stays where it is and turns a quarter turn in dt = 1 sweeps into a post of
+ * radius 0.1 at (0, 0.8): its face reaches it when 0.8 cos(theta) = 0.15, t* = acos(0.1875) /
+ * (pi / 2), and at `to` the upright blade overlaps the post by 0.1 + 0.05. */
+static void test_spinning_mover(void **state) {
+    (void)state;
+    check_spinning_mover(2);
+    check_spinning_mover(3);
+    imp_shape blade = box2(1, 0.05, 0), post = sphere(0.1);
+    imp_move_obstacle o = still(&post, V(0, 0.8, 0));
+    imp_move_input in = {&blade, V(0, 0, 0), V(0, 0, 0),     1.0, &o, 1, 2, INFINITY, 5, NULL,
+                         NULL,   NULL,       V(0, 0, PI / 2)};
+    imp_move_result r = imp_move_check(&in);
+    assert_int_equal(r.state, IMP_MOVE_OK);
+    assert_int_equal(r.n_violations, 2);
+    const double ts = acos(0.1875) / (PI / 2);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
+    if (!(r.violations[0].time <= ts + 4e-16 && ts <= r.violations[0].time + 1e-9))
+        fail_msg("turning in place: time %.17g, exact %.17g", r.violations[0].time, ts);
+    assert_int_equal(r.violations[1].kind, IMP_MOVE_PENETRATION);
+    near(r.violations[1].depth, 0.15, 1e-12, "the upright blade in the post");
+    /* the post's centre is on the blade's axis: either side is as shallow */
+    near(fabs(r.violations[1].normal.x), 1, 1e-12, "the overlap's normal across the blade");
+    imp_move_result_free(&r);
+    /* not turning, the same blade stays clear of the post: valid */
+    in.w = V(0, 0, 0);
+    r = imp_move_check(&in);
+    assert_true(r.valid);
     imp_move_result_free(&r);
 }
 
@@ -701,8 +759,8 @@ static void test_property_random_scenes(void **state) {
         uint64_t scene_seed = rng;
         scene sc;
         make_scene(&rng, &sc);
-        imp_move_input in = {&sc.mover, sc.from,      sc.to,         sc.dt, sc.obs, sc.n,
-                             2,         sc.max_speed, sc.iterations, NULL,  NULL,   NULL};
+        imp_move_input in = {&sc.mover,    sc.from,       sc.to, sc.dt, sc.obs, sc.n,      2,
+                             sc.max_speed, sc.iterations, NULL,  NULL,  NULL,   V(0, 0, 0)};
         imp_move_result r = imp_move_check(&in);
         if (r.state != IMP_MOVE_OK)
             fail_msg("scene %d (seed %#llx, scene rng %#llx): failed", k, (unsigned long long)seed,
@@ -813,8 +871,8 @@ static void test_filtered_out_wall(void **state) {
     for (int k = 0; k < 3; ++k) {
         imp_move_obstacle ob = o;
         if (k == 2) ob.filter = &never;
-        imp_move_input in = {&ball, V(0, 0, 0), V(10, 0, 0), 1.0,       &ob,  1,
-                             2,     INFINITY,   5,           movers[k], NULL, NULL};
+        imp_move_input in = {&ball,    V(0, 0, 0), V(10, 0, 0), 1.0,  &ob,  1,         2,
+                             INFINITY, 5,          movers[k],   NULL, NULL, V(0, 0, 0)};
         imp_move_result r = imp_move_check(&in);
         assert_int_equal(r.state, IMP_MOVE_OK);
         if (k == 1) {
@@ -852,6 +910,7 @@ int main(void) {
         cmocka_unit_test(test_spinning_blade_caught_exact),
         cmocka_unit_test(test_spinning_blade_gap),
         cmocka_unit_test(test_closing_door_caught_exact),
+        cmocka_unit_test(test_spinning_mover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
