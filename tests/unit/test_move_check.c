@@ -21,12 +21,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <math.h>
 
 #include "core/move_check.h"
 #include "core/overlap.h"
+#include "core/toi_rotating.h"
 #include "core/toi_shapes.h"
 #include "tests/rng.h"
 
@@ -888,6 +890,108 @@ static void test_filtered_out_wall(void **state) {
     }
 }
 
+/* ---- property test: turning bodies --------------------------------------------------------- */
+
+#define N_TURN_SCENES 1500
+#define TURN_SAMPLES 400
+
+/* s (as at t = 0) turned by w t about its position; a polygon's vertices into buf. */
+static imp_shape turned(const imp_shape *s, imp_vec3 w, double t, imp_vec3 *buf) {
+    imp_shape out = *s;
+    if (out.type == IMP_SHAPE_POLYGON) {
+        for (size_t i = 0; i < out.n_verts; ++i)
+            buf[i] = s->verts[i];
+        out.verts = buf;
+    }
+    if (out.type != IMP_SHAPE_HALFSPACE)
+        imp_shape_rotate(&out, imp_quat_from_rotvec(imp_scale(w, t)));
+    return out;
+}
+
+static imp_vec3 random_spin(uint64_t *rng) {
+    double w = imp_rng_uniform(rng, -8, 8);
+    if (imp_rng_unit(rng) < 0.15) w *= 5;
+    return V(0, 0, w);
+}
+
+/* Random 2D moves among turning obstacles, the mover turning in half of them, each starting
+ * clear (the turning mover at `from` meets no obstacle over [0, dt]). Checked by dense
+ * sampling with the static overlap test, independent of the swept solvers: an obstacle the
+ * sampled straight move overlaps by more than 1e-9 of the scale is reported as tunnelling no
+ * later than that sample, and no sample before a reported time overlaps it that deeply. */
+static void test_property_turning_scenes(void **state) {
+    (void)state;
+    const uint64_t seed = 0x7A7A11ULL;
+    uint64_t rng = seed;
+    print_message("seed %#llx\n", (unsigned long long)seed);
+    size_t n_tunnel = 0, n_scenes = 0, n_sampled = 0;
+    while (n_scenes < N_TURN_SCENES) {
+        scene sc;
+        memset(&sc, 0, sizeof sc);
+        sc.mover = random_shape(&rng, sc.mover_verts, 0);
+        imp_vec3 wm = imp_rng_unit(&rng) < 0.5 ? random_spin(&rng) : V(0, 0, 0);
+        sc.from = rvec(&rng, -8, 8);
+        sc.to = imp_add(sc.from, rvec(&rng, -8, 8));
+        sc.dt = imp_rng_uniform(&rng, 0.05, 2);
+        sc.n = 1 + (size_t)(imp_rng_unit(&rng) * 4);
+        int clear = 1;
+        for (size_t i = 0; i < sc.n && clear; ++i) {
+            sc.shapes[i] = random_shape(&rng, sc.verts[i], 1);
+            imp_motion m = {rvec(&rng, -8, 8), V(0, 0, 0), V(0, 0, 0)};
+            if (imp_rng_unit(&rng) < 0.3) m.v = rvec(&rng, -4, 4);
+            if (imp_rng_unit(&rng) < 0.6) {
+                double u = imp_rng_unit(&rng);
+                m.p = imp_add(imp_madd(sc.from, imp_sub(sc.to, sc.from), u), rvec(&rng, -1, 1));
+            }
+            imp_vec3 w = sc.shapes[i].type != IMP_SHAPE_HALFSPACE && imp_rng_unit(&rng) < 0.7
+                             ? random_spin(&rng)
+                             : V(0, 0, 0);
+            sc.obs[i] = (imp_move_obstacle){&sc.shapes[i], m, NULL, w};
+            imp_toi_rotating_input q = {
+                &sc.mover, &sc.shapes[i], {sc.from, V(0, 0, 0), V(0, 0, 0)}, m, wm, w, 2,
+                sc.dt,     NULL};
+            int stopped = 0;
+            clear = imp_toi_rotating(&q, &stopped).state == IMP_TOI_NONE;
+        }
+        if (!clear) continue;
+        ++n_scenes;
+        double scale = fmax(imp_max_abs(sc.from), imp_max_abs(sc.to)) + 20.0;
+        imp_move_input in = {&sc.mover, sc.from, sc.to, sc.dt, sc.obs, sc.n, 2,
+                             INFINITY,  5,       NULL,  NULL,  NULL,   wm};
+        imp_move_result r = imp_move_check(&in);
+        assert_int_equal(r.state, IMP_MOVE_OK);
+        imp_vec3 v = imp_scale(imp_sub(sc.to, sc.from), 1.0 / sc.dt);
+        for (size_t i = 0; i < sc.n; ++i) {
+            double reported = INFINITY;
+            for (size_t k = 0; k < r.n_violations; ++k)
+                if (r.violations[k].kind == IMP_MOVE_TUNNELING && r.violations[k].obstacle == i)
+                    reported = r.violations[k].time;
+            n_tunnel += reported < INFINITY;
+            for (int k = 0; k <= TURN_SAMPLES; ++k) {
+                double t = sc.dt * k / TURN_SAMPLES;
+                imp_vec3 bm[8], bo[8];
+                imp_shape ms = turned(&sc.mover, wm, t, bm),
+                          os = turned(&sc.shapes[i], sc.obs[i].w, t, bo);
+                imp_vec3 q = imp_path_at(sc.obs[i].m.p, sc.obs[i].m.v, sc.obs[i].m.a, t);
+                if (os.type == IMP_SHAPE_HALFSPACE)
+                    os.offset += imp_dot(os.normal, imp_sub(q, sc.obs[i].m.p));
+                imp_overlap_result o = imp_overlap(&ms, imp_madd(sc.from, v, t), &os, q, 2);
+                if (o.state != IMP_OVERLAP_OVERLAPPING || !(o.depth > 1e-9 * scale)) continue;
+                ++n_sampled;
+                if (!(reported <= t + 1e-12))
+                    fail_msg("seed %#llx scene %zu obstacle %zu: overlapping by %g at t = %.17g, "
+                             "reported %.17g",
+                             (unsigned long long)seed, n_scenes, i, o.depth, t, reported);
+                break;
+            }
+        }
+        imp_move_result_free(&r);
+    }
+    print_message("%d turning scenes: %zu tunnelling contacts, %zu found by sampling too\n",
+                  N_TURN_SCENES, n_tunnel, n_sampled);
+    assert_true(n_sampled > N_TURN_SCENES / 10);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_filtered_out_wall),
@@ -911,6 +1015,7 @@ int main(void) {
         cmocka_unit_test(test_spinning_blade_gap),
         cmocka_unit_test(test_closing_door_caught_exact),
         cmocka_unit_test(test_spinning_mover),
+        cmocka_unit_test(test_property_turning_scenes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
