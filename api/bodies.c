@@ -129,9 +129,12 @@ int imp_scene_bodies(imp_dec *d, const imp_scene_in *s, imp_scene_body **scene) 
     if (!*scene) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     for (size_t i = 0; i < s->n; ++i) {
         const imp_body *b = &s->bodies[i];
-        (*scene)[i] = (imp_scene_body){b->m, b->shape.radius, b->is_static,
+        (*scene)[i] = (imp_scene_body){b->m,
+                                       b->shape.radius,
+                                       b->is_static,
                                        b->shape.type == IMP_SHAPE_SPHERE ? NULL : &b->shape,
-                                       imp_filter_is_default(&b->filter) ? NULL : &b->filter};
+                                       imp_filter_is_default(&b->filter) ? NULL : &b->filter,
+                                       b->omega};
     }
     return 0;
 }

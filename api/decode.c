@@ -23,6 +23,7 @@
 #include "api/budget.h"
 #include "api/decode_world.h"
 #include "core/hull.h"
+#include "core/tolerance.h"
 
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx) {
     memset(d, 0, sizeof *d);
@@ -610,11 +611,11 @@ static int dec_rotation(imp_dec *d, const json_t *body, imp_body *out) {
         return imp_dec_fail_at(d, "angular_velocity", IMP_E_UNSUPPORTED,
                                d->spin == IMP_DEC_SPIN_REFUSED
                                    ? "is not served by this endpoint yet: it would change the "
-                                     "response (only /v1/toi, /v1/overlap and /v1/respond take "
-                                     "rotating bodies)"
-                                   : "is not served by this endpoint yet for a shape other than "
-                                     "a sphere (only /v1/toi, /v1/overlap and /v1/respond take "
-                                     "rotating bodies)");
+                                     "response (/v1/toi, /v1/overlap, /v1/respond, "
+                                     "/v1/scenes/predict and /v1/validate take rotating bodies)"
+                                   : "is not served here yet for a shape other than a sphere "
+                                     "(/v1/toi, /v1/overlap, /v1/respond, /v1/scenes/predict "
+                                     "and /v1/validate take rotating bodies)");
     if (d->inertia_refused && json_object_get(body, "inertia"))
         return imp_dec_fail_at(d, "inertia", IMP_E_UNSUPPORTED,
                                "is not served by this endpoint yet: its response moves bodies "
@@ -782,4 +783,38 @@ int imp_dec_unique_ids(imp_dec *d, const imp_body *bodies, size_t n, const char 
     imp_dec_fail_at(d, "id", IMP_E_DUPLICATE_ID, "repeats the id of another body");
     imp_dec_pop(d, saved);
     return -1;
+}
+
+int imp_dec_turns(const imp_body *b) {
+    return b->shape.type != IMP_SHAPE_SPHERE &&
+           !(b->omega.x == 0.0 && b->omega.y == 0.0 && b->omega.z == 0.0);
+}
+
+int imp_dec_turn_ok(imp_dec *d, const imp_body *b, double horizon, const char *window) {
+    if (!imp_dec_turns(b) || imp_len(b->omega) * horizon <= IMP_ROT_MAX_ANGLE) return 0;
+    snprintf(d->detail, sizeof d->detail,
+             "the body would turn more than %.0f radians within %s, past which a double cannot "
+             "place it to 1e-9 of the scale",
+             IMP_ROT_MAX_ANGLE, window);
+    return imp_dec_fail_at(d, "angular_velocity", IMP_E_GEOMETRY,
+                           "is too fast for a certified contact time");
+}
+
+int imp_dec_turn_world(imp_dec *d, const imp_body *b) {
+    if (!imp_dec_turns(b)) return 0;
+    return imp_dec_fail_at(d, "angular_velocity", IMP_E_UNSUPPORTED,
+                           "is not served with a stored world yet for a shape other than a "
+                           "sphere: the world's sweeps are translational");
+}
+
+int imp_dec_turn_within(imp_dec *d, const imp_body *bodies, size_t n, const char *key,
+                        double horizon, const char *window) {
+    for (size_t i = 0; i < n; ++i) {
+        size_t s1 = imp_dec_push_key(d, key), s2 = imp_dec_push_index(d, i);
+        int rc = imp_dec_turn_ok(d, &bodies[i], horizon, window);
+        imp_dec_pop(d, s2);
+        imp_dec_pop(d, s1);
+        if (rc) return -1;
+    }
+    return 0;
 }

@@ -196,6 +196,25 @@ void imp_bodies_free(imp_body *bodies, size_t n);
  * Bodies without an id are told apart by their index. Returns 0 or -1.
  */
 int imp_dec_unique_ids(imp_dec *d, const imp_body *bodies, size_t n, const char *key);
+
+/* 1 when body b turns a shape that a turn moves (angular_velocity non-zero, not a sphere). */
+int imp_dec_turns(const imp_body *b);
+
+/*
+ * The turn of the bodies[0..n) of array member `key` (the pointer is at the request) within
+ * [0, horizon]: a body that turns (imp_dec_turns) by more than IMP_ROT_MAX_ANGLE radians
+ * cannot be placed to the accuracy a certified contact needs (core/toi_rotating.h), so it is
+ * a 422 invalid-geometry at key/i/angular_velocity; `window` names the span in the detail
+ * ("the horizon"). 0, or -1 with the error in `d`.
+ */
+int imp_dec_turn_within(imp_dec *d, const imp_body *bodies, size_t n, const char *key,
+                        double horizon, const char *window);
+/* The same for one body b at the current pointer (the body's). */
+int imp_dec_turn_ok(imp_dec *d, const imp_body *b, double horizon, const char *window);
+/* Body b (at the current pointer) meets a stored world: if it turns (imp_dec_turns), 422
+ * unsupported-field at its angular_velocity (the world's sweeps are translational). 0, or
+ * -1 with the error in `d`. */
+int imp_dec_turn_world(imp_dec *d, const imp_body *b);
 /*
  * Member "vertices" of `obj`: an array of `min` (>= 1) to `max` Vecs of the
  * request's dimension, malloc'd into *out (*n of them; the caller frees

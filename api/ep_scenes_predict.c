@@ -19,6 +19,16 @@
  * written as text (imp_api_out.text), the contact lists in chunks on the
  * caller's threads: a jansson tree (an allocation per number, a hash table
  * per contact) took longer than the solve for 10,000 bodies.
+ * Rotating bodies: any shape may turn (angular_velocity); a body that would
+ * turn more than IMP_ROT_MAX_ANGLE radians within the horizon is a 422 at
+ * its angular_velocity (imp_dec_turn_within: the same answer whatever the
+ * broadphase, which a failure inside one pair's solve would not give), and
+ * with a stored world a turning shape other than a sphere is 422
+ * unsupported-field (the world's casts are translational). A collision of
+ * a pair in which either body has a non-zero angular_velocity carries
+ * a_orientation and b_orientation at its time (a world contact:
+ * a_orientation), and `tolerance` where the time is certified rather than
+ * exact (a turning shape other than a sphere: imp_toi_rotating).
  * Why: the candidate-pair bound protects memory and time: the broadphase
  * lists every candidate and the narrowphase examines each, so a scene
  * whose boxes all overlap (n^2/2 candidates) is answered 422 rather than
@@ -35,6 +45,7 @@
 #include "api/encode.h"
 #include "api/endpoints.h"
 #include "core/scene.h"
+#include "core/toi_rotating.h"
 
 /* Most candidate pairs one request may examine (8 bytes each in the broadphase's list,
  * plus its working memory, and a pairwise solve each). */
@@ -124,6 +135,24 @@ static void put_collider(imp_jbuf *w, const imp_world_entry *e, const imp_scene_
     if (c->kind != IMP_WORLD_PRIM_SHAPE) imp_jbuf_int(w, (long long)c->index);
 }
 
+static int spins(const imp_body *b) {
+    return !(b->omega.x == 0.0 && b->omega.y == 0.0 && b->omega.z == 0.0);
+}
+
+/* ,"key":<the body's orientation at time t> (an angle in 2D, a quaternion in 3D). */
+static void put_turn(imp_jbuf *w, const char *key, const imp_body *b, double t, int dim) {
+    json_t *v = imp_enc_turn(imp_spin_at(b->orientation, b->omega, t), dim);
+    if (!v) {
+        w->failed = 1;
+        return;
+    }
+    IMP_JBUF_LIT(w, ",\"");
+    imp_jbuf_raw(w, key, strlen(key));
+    IMP_JBUF_LIT(w, "\":");
+    imp_jbuf_value(w, v);
+    json_decref(v);
+}
+
 static void put_contact(imp_jbuf *w, const imp_scene_contact *c, const imp_body *bodies,
                         const imp_world_entry *world, int dim, int overlapping) {
     IMP_JBUF_LIT(w, "{\"a\":");
@@ -144,6 +173,17 @@ static void put_contact(imp_jbuf *w, const imp_scene_contact *c, const imp_body 
     }
     IMP_JBUF_LIT(w, ",\"normal\":");
     imp_jbuf_vec(w, c->normal, dim);
+    if (!overlapping) {
+        const imp_body *a = &bodies[c->a], *b = c->world ? NULL : &bodies[c->b];
+        if (spins(a) || (b && spins(b))) {
+            put_turn(w, "a_orientation", a, c->time, dim);
+            if (b) put_turn(w, "b_orientation", b, c->time, dim);
+        }
+        if (c->tolerance > 0.0) {
+            IMP_JBUF_LIT(w, ",\"tolerance\":");
+            imp_jbuf_real(w, c->tolerance);
+        }
+    }
     IMP_JBUF_LIT(w, "}");
 }
 
@@ -188,8 +228,20 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
     free(l.parts);
 }
 
+/* With a stored world no body may turn a shape other than a sphere (imp_dec_turn_world). */
+static int world_turns(imp_dec *d, const imp_scene_in *s) {
+    for (size_t i = 0; i < s->n; ++i) {
+        size_t s1 = imp_dec_push_key(d, "bodies"), s2 = imp_dec_push_index(d, i);
+        int rc = imp_dec_turn_world(d, &s->bodies[i]);
+        imp_dec_pop(d, s2);
+        imp_dec_pop(d, s1);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
 int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    d->spin = IMP_DEC_SPIN_SPHERES;
+    d->spin = IMP_DEC_SPIN_SERVED; /* core/scene.c turns them; a world's casts do not */
     static const char *const MEMBERS[] = {"bodies", "broadphase", "horizon", "max_results",
                                           "report", "world",      NULL};
     imp_scene_in s;
@@ -204,10 +256,13 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
                             &horizon) ||
              dec_kind(d, s.req, &kind) || dec_count(d, s.req, "max_results", &max_results) ||
              dec_report(d, s.req, &first_per_body) || imp_scene_bodies(d, &s, &scene) ||
-             imp_dec_scene_world(d, s.req, &world);
+             imp_dec_scene_world(d, s.req, &world) ||
+             imp_dec_turn_within(d, s.bodies, s.n, "bodies", horizon, "the horizon") ||
+             (world && world_turns(d, &s));
     if (rc) {
         imp_scene_in_free(&s);
         free(scene);
+        if (world) imp_world_store_release(d->ctx->worlds, world);
         return -1;
     }
     const imp_body *bodies = s.bodies;
@@ -236,6 +291,9 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         imp_scene_in_free(&s);
         if (world) imp_world_store_release(d->ctx->worlds, world);
         if (st == IMP_SCENE_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+        if (st == IMP_SCENE_UNDECIDED) /* imp_dec_turn_within has answered what causes it */
+            return imp_dec_fail_at(d, "bodies", IMP_E_GEOMETRY,
+                                   "turn too far within the horizon to be placed");
         if (st == IMP_SCENE_STOPPED) {
             char progress[96];
             snprintf(progress, sizeof progress, "%zu of %zu candidate pairs solved",

@@ -27,6 +27,15 @@
  * numbers are each in range but whose motion over dt overflows double
  * precision (an acceleration of 1e60 for 1e60 s) is a 422 at /dt, found by
  * checking that every number of the answer is finite.
+ * Rotating obstacles: a body of `world` (an array) or `obstacles` may turn
+ * (angular_velocity, about its position; a door is a shape on one side of
+ * its hinge), checked by imp_move_check with imp_toi_rotating; one that
+ * would turn more than IMP_ROT_MAX_ANGLE radians over dt is a 422 at its
+ * angular_velocity (imp_dec_turn_within). The mover may turn too (its
+ * shape turns about its position while it goes straight to `to`), except
+ * against a stored world, whose casts are translational: a turning mover
+ * other than a sphere is then 422 unsupported-field at
+ * /body/angular_velocity.
  * Why: a problem at the field is worth more to a game server than a
  * partial answer.
  */
@@ -78,7 +87,7 @@ static int dec_iterations(imp_dec *d, const json_t *req, int *out) {
  * freed by the caller, with imp_body_free, up to the *n it leaves), checking
  * each against the mover. */
 static int dec_obstacles(imp_dec *d, const json_t *arr, const char *key, const imp_body *mover,
-                         imp_body *bodies, size_t *n) {
+                         double dt, imp_body *bodies, size_t *n) {
     size_t saved = imp_dec_push_key(d, key), first = *n;
     if (!json_is_array(arr)) return imp_dec_fail(d, IMP_E_TYPE, "must be an array of bodies");
     size_t total = json_array_size(arr);
@@ -103,7 +112,10 @@ static int dec_obstacles(imp_dec *d, const json_t *arr, const char *key, const i
         imp_dec_pop(d, s2);
     }
     imp_dec_pop(d, saved);
-    return imp_dec_unique_ids(d, bodies + first, *n - first, key);
+    return imp_dec_unique_ids(d, bodies + first, *n - first, key) ||
+                   imp_dec_turn_within(d, bodies + first, *n - first, key, dt, "dt")
+               ? -1
+               : 0;
 }
 
 /* The obstacles of a request: `world` (an array, or the id of a stored
@@ -114,7 +126,8 @@ typedef struct obstacles {
     const imp_world_entry *held; /* a stored world, or NULL */
 } obstacles;
 
-static int dec_all_obstacles(imp_dec *d, const json_t *req, const imp_body *mover, obstacles *o) {
+static int dec_all_obstacles(imp_dec *d, const json_t *req, const imp_body *mover, double dt,
+                             obstacles *o) {
     const json_t *world = json_object_get(req, "world"), *more = json_object_get(req, "obstacles");
     size_t room = (world && json_is_array(world) ? json_array_size(world) : 0) +
                   (more && json_is_array(more) ? json_array_size(more) : 0);
@@ -124,11 +137,11 @@ static int dec_all_obstacles(imp_dec *d, const json_t *req, const imp_body *move
         if (!world) return imp_dec_fail_at(d, "world", IMP_E_MISSING, "is required");
         if (json_is_string(world)) {
             if (imp_dec_world_ref(d, world, &o->held)) return -1;
-        } else if (dec_obstacles(d, world, "world", mover, o->bodies, &o->n)) {
+        } else if (dec_obstacles(d, world, "world", mover, dt, o->bodies, &o->n)) {
             return -1;
         }
     }
-    return more ? dec_obstacles(d, more, "obstacles", mover, o->bodies, &o->n) : 0;
+    return more ? dec_obstacles(d, more, "obstacles", mover, dt, o->bodies, &o->n) : 0;
 }
 
 static const char *kind_name(imp_move_kind k) {
@@ -229,6 +242,7 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
     /* the path names the world: the request does not */
     static const char *const PATH_MEMBERS[] = {
         "body", "to", "dt", "obstacles", "max_speed", "max_iterations", NULL};
+    d->spin = IMP_DEC_SPIN_SERVED; /* bodies turn: core/move_check.c */
     int rc = imp_dec_request(d, req, obs->held ? PATH_MEMBERS : MEMBERS, NULL) ||
              imp_dec_body(d, req, "body", 0, &body);
     if (!rc && body.shape.type == IMP_SHAPE_HALFSPACE)
@@ -243,7 +257,18 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
                           "is too small for the move: |to - position| / dt must be <= 1e60");
         imp_dec_pop(d, saved);
     }
-    rc = rc || dec_all_obstacles(d, req, &body, obs) ||
+    if (!rc) {
+        size_t saved = imp_dec_push_key(d, "body");
+        rc = imp_dec_turn_ok(d, &body, dt, "dt");
+        imp_dec_pop(d, saved);
+    }
+    rc = rc || dec_all_obstacles(d, req, &body, dt, obs);
+    if (!rc && obs->held) { /* the world's casts do not turn the mover */
+        size_t saved = imp_dec_push_key(d, "body");
+        rc = imp_dec_turn_world(d, &body);
+        imp_dec_pop(d, saved);
+    }
+    rc = rc ||
          imp_dec_number(d, req, "max_speed", 0, 0.0, 0, INFINITY, "must be a finite number >= 0",
                         &max_speed) ||
          dec_iterations(d, req, &max_iterations);
@@ -259,8 +284,8 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
         return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; ++i)
-        mo[i] =
-            (imp_move_obstacle){&obs->bodies[i].shape, obs->bodies[i].m, &obs->bodies[i].filter};
+        mo[i] = (imp_move_obstacle){&obs->bodies[i].shape, obs->bodies[i].m, &obs->bodies[i].filter,
+                                    obs->bodies[i].omega};
     imp_move_input vin = {.shape = &body.shape,
                           .from = body.m.p,
                           .to = to,
@@ -272,7 +297,8 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
                           .max_iterations = max_iterations,
                           .filter = &body.filter,
                           .world = obs->held ? obs->held->world : NULL,
-                          .stop = &d->ctx->parallel.stop};
+                          .stop = &d->ctx->parallel.stop,
+                          .w = body.omega};
     imp_move_result *r = malloc(sizeof *r);
     if (r) *r = imp_move_check(&vin);
     free(mo);
@@ -328,7 +354,6 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
 }
 
 int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    d->spin = IMP_DEC_SPIN_SPHERES;
     obstacles obs = {NULL, 0, NULL};
     int rc = validate(in, d, out, &obs);
     obstacles_free(d, &obs);
@@ -336,7 +361,6 @@ int imp_ep_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
 }
 
 int imp_ep_worlds_validate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    d->spin = IMP_DEC_SPIN_SPHERES;
     obstacles obs = {NULL, 0, imp_ep_world_take(in, d, out)};
     if (!obs.held) return out->doc ? 0 : -1;
     int rc = validate(in, d, out, &obs);

@@ -58,6 +58,24 @@
  * its contact time even when it is clear at t = 0 and at t = dt); the
  * normal component is dropped from the mover's own velocity, so an
  * obstacle that keeps coming blocks the move.
+ * Turning obstacles (a spinning blade, a door on its hinge: the shape turns
+ * about the obstacle's position at its angular velocity w): the obstacle at
+ * time t is its shape turned by w t on its path, and each leg's pair goes
+ * to imp_toi_rotating (certified conservative advancement; its time is at
+ * most the true first contact, which follows within its tolerance). Two
+ * rules change with it: the velocity of the obstacle at a contact is that
+ * of its point there, v + w x (point - position), for "not deepening" at
+ * the start; and a first touch without approach speed is no longer a graze
+ * to let go (a turning body's distance is not convex in time: the blade
+ * sliding past the mover's side may still cut into it), so only "arriving
+ * at contact" lets it go, with the travel bounded by the relative speed
+ * plus |w| times the obstacle's reach (every point of it moves no faster).
+ * Reachability uses the obstacle's bounding sphere, which holds it in
+ * every orientation. The mover may turn too (imp_move_input.w, without a
+ * world: the world's casts are translational): it is placed turned by w t
+ * wherever it is placed at time t (each leg's start, the touching planes,
+ * `to` at dt), its point's velocity at a contact is v + w x arm, its extent
+ * is its bounding sphere, and its pairs go to imp_toi_rotating.
  * Cost: obstacles whose swept bounds over [0, dt] stay farther than
  * |to - from| plus the mover's extent from `from` can touch neither path
  * (every leg moves slower than the straight move, so the corrected path
@@ -75,6 +93,7 @@
 #include <string.h>
 
 #include "overlap.h"
+#include "toi_rotating.h"
 #include "toi_shapes.h"
 #include "tolerance.h"
 
@@ -112,10 +131,44 @@ static imp_vec3 support(const imp_shape *s, int dim, imp_vec3 p, imp_vec3 n) {
     return imp_madd(imp_add(p, best), n, r);
 }
 
+/* Whether obstacle o turns a shape that its turn moves; the mover likewise. */
+static int obstacle_turns(const imp_move_obstacle *o) {
+    return imp_toi_rotating_needed(o->shape, o->w, o->shape, o->w);
+}
+static int mover_turns(const imp_move_input *in) {
+    return imp_toi_rotating_needed(in->shape, in->w, in->shape, in->w);
+}
+
+/* The radius about its position that holds shape s in every orientation. */
+static double turn_reach(const imp_shape *s, int dim) {
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double r, reach = 0.0;
+    size_t n = imp_shape_points(s, dim, buf, &pts, &r);
+    for (size_t i = 0; i < n; ++i)
+        reach = fmax(reach, imp_len(pts[i]));
+    return reach + r;
+}
+
+/* Shape s (as at t = 0) turned by w t about its position, into *out (a shallow copy; a
+ * polygon's or polyhedron's vertices into `verts`, room for its n_verts). */
+static void turned_at(const imp_shape *s, imp_vec3 w, double t, imp_vec3 *verts, imp_shape *out) {
+    *out = *s;
+    if (!imp_toi_rotating_needed(s, w, s, w) || t == 0.0) return;
+    if (out->verts) {
+        memcpy(verts, s->verts, s->n_verts * sizeof *verts);
+        out->verts = verts;
+    }
+    imp_shape_rotate(out, imp_quat_from_rotvec(imp_scale(w, t)));
+}
+
 /* Obstacle o as it is at time t: its shape (a shallow copy: a halfspace's
- * offset moves with its displacement) and its path from then on. */
-static void obstacle_at(const imp_move_obstacle *o, double t, imp_shape *s, imp_motion *m) {
-    *s = *o->shape;
+ * offset moves with its displacement; a turning shape turned by w t, a
+ * polygon's or polyhedron's vertices into `verts`, room for its n_verts) and
+ * its path from then on. */
+static void obstacle_at(const imp_move_obstacle *o, double t, imp_vec3 *verts, imp_shape *s,
+                        imp_motion *m) {
+    turned_at(o->shape, o->w, t, verts, s);
     m->a = o->m.a;
     m->v = imp_path_vel(o->m.v, o->m.a, t);
     if (s->type == IMP_SHAPE_HALFSPACE) {
@@ -129,6 +182,8 @@ static void obstacle_at(const imp_move_obstacle *o, double t, imp_shape *s, imp_
 
 typedef struct solver {
     const imp_move_input *in;
+    imp_vec3 *verts;  /* room for the turned vertices of any turning obstacle (obstacle_at) */
+    imp_vec3 *mverts; /* and of the mover (mover_at) */
     double move_scale, extent;
     size_t *cand; /* indices of obstacles that can be reached */
     size_t n_cand;
@@ -149,6 +204,11 @@ typedef struct solver {
     size_t *touched;
     size_t n_touched, cap_touched;
 } solver;
+
+/* The mover's shape at time t (turned by w t), into *out. */
+static void mover_at(const solver *sv, double t, imp_shape *out) {
+    turned_at(sv->in->shape, sv->in->w, t, sv->mverts, out);
+}
 
 /* Counts one solve; 1 when the stop check says stop (its reason kept). */
 static int poll_stop(solver *sv) {
@@ -283,29 +343,49 @@ static int world_leg_contact(solver *sv, const imp_world_cast_prep *prep, size_t
  * (time in leg time; OVERLAPPING turned into a contact at 0 that keeps its
  * depth), LEG_NONE, or LEG_FAILED with *r FAILED (its failure says why).
  */
-static int leg_contact(const solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, double T,
+static int leg_contact(solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, double T,
                        imp_toi_result *r) {
     const imp_move_input *in = sv->in;
-    imp_shape s;
+    const imp_move_obstacle *o = &in->obstacles[i];
+    imp_shape s, ms;
     imp_motion m, mm = {p, v, ZERO};
-    obstacle_at(&in->obstacles[i], t0, &s, &m);
-    *r = imp_toi_shapes(in->shape, &mm, &s, &m, in->dim, T);
+    obstacle_at(o, t0, sv->verts, &s, &m);
+    mover_at(sv, t0, &ms);
+    int o_turns = obstacle_turns(o), m_turns = mover_turns(in), turning = o_turns || m_turns;
+    if (turning) {
+        imp_toi_rotating_input q = {&ms, &s, mm, m, in->w, o->w, in->dim, T, in->stop};
+        *r = imp_toi_rotating(&q, &sv->stopped_by);
+        if (sv->stopped_by) return LEG_STOPPED;
+    } else {
+        *r = imp_toi_shapes(&ms, &mm, &s, &m, in->dim, T);
+    }
     if (r->state == IMP_TOI_FAILED) return LEG_FAILED;
     if (r->state == IMP_TOI_NONE) return LEG_NONE;
+    /* the bodies' velocities at the contact: their points' there (turning: v + w x arm) */
+    imp_vec3 at = imp_path_at(m.p, m.v, m.a, r->time), ov = imp_path_vel(m.v, m.a, r->time);
+    if (o_turns) ov = imp_add(ov, imp_cross(o->w, imp_sub(r->point, at)));
+    imp_vec3 mv = v;
+    if (m_turns) mv = imp_add(mv, imp_cross(in->w, imp_sub(r->point, imp_madd(p, v, r->time))));
+    imp_vec3 w = imp_sub(mv, ov);
     if (r->state == IMP_TOI_OVERLAPPING) {
-        imp_vec3 w = imp_sub(v, m.v);
         /* not deepening to first order: the move is getting out (or sliding) */
         if (imp_dot(w, r->normal) <= IMP_MOVE_SLIDE_REL * imp_len(w)) return LEG_NONE;
         r->time = 0.0;
         return LEG_CONTACT;
     }
     double rest = T - r->time;
-    imp_vec3 w = imp_sub(v, imp_path_vel(m.v, m.a, r->time));
     /* a graze: with no relative acceleration the distance of two convex bodies is convex in
-     * time, so a first touch without approach speed is their least distance (sliding along) */
-    if (imp_max_abs(m.a) == 0.0 && imp_dot(w, r->normal) <= IMP_MOVE_SLIDE_REL * imp_len(w))
+     * time, so a first touch without approach speed is their least distance (sliding along);
+     * not so for a turning body */
+    if (!turning && imp_max_abs(m.a) == 0.0 &&
+        imp_dot(w, r->normal) <= IMP_MOVE_SLIDE_REL * imp_len(w))
         return LEG_NONE;
-    double travel = imp_len(w) * rest + 0.5 * imp_len(m.a) * rest * rest;
+    /* how much further in the path could go: every point of a turning obstacle moves at most
+     * |w| reach faster than its position */
+    double spin = (o_turns ? imp_len(o->w) * turn_reach(o->shape, in->dim) : 0.0) +
+                  (m_turns ? imp_len(in->w) * turn_reach(in->shape, in->dim) : 0.0);
+    double travel = (imp_len(imp_sub(v, imp_path_vel(m.v, m.a, r->time))) + spin) * rest +
+                    0.5 * imp_len(m.a) * rest * rest;
     if (travel <= pair_tol(sv, &s, &m)) return LEG_NONE; /* arriving at contact */
     return LEG_CONTACT;
 }
@@ -316,7 +396,8 @@ static int leg_contact(const solver *sv, size_t i, imp_vec3 p, imp_vec3 v, doubl
 static int reachable(const solver *sv, const imp_move_obstacle *o) {
     const imp_move_input *in = sv->in;
     if (o->shape->type == IMP_SHAPE_HALFSPACE) return 1;
-    double ext = shape_extent(o->shape, in->dim);
+    double ext =
+        obstacle_turns(o) ? turn_reach(o->shape, in->dim) : shape_extent(o->shape, in->dim);
     double reach = imp_len(imp_sub(in->to, in->from)) + sv->extent;
     const double p[3] = {o->m.p.x, o->m.p.y, o->m.p.z}, v[3] = {o->m.v.x, o->m.v.y, o->m.v.z},
                  a[3] = {o->m.a.x, o->m.a.y, o->m.a.z}, f[3] = {in->from.x, in->from.y, in->from.z};
@@ -436,6 +517,7 @@ static int first_contact(solver *sv, imp_vec3 p, imp_vec3 v, double t, double T,
     for (size_t c = 0; c < sv->n_cand; ++c) {
         contact cc = {.world = 0, .who = sv->cand[c]};
         int k = leg_contact(sv, sv->cand[c], p, v, t, T, &cc.r);
+        if (k == LEG_STOPPED) return CORRECT_STOPPED;
         if (k == LEG_FAILED) return *why = cc.r.failure, CORRECT_FAILED;
         if (k == LEG_CONTACT && (!have || contact_before(&cc, best))) *best = cc, have = 1;
     }
@@ -508,8 +590,10 @@ static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit,
         if (!hit->world && sv->cand[c] == hit->who) continue;
         imp_shape s;
         imp_motion m;
-        obstacle_at(&in->obstacles[sv->cand[c]], t, &s, &m);
-        imp_overlap_result o = imp_overlap(in->shape, p, &s, m.p, in->dim);
+        obstacle_at(&in->obstacles[sv->cand[c]], t, sv->verts, &s, &m);
+        imp_shape ms;
+        mover_at(sv, t, &ms);
+        imp_overlap_result o = imp_overlap(&ms, p, &s, m.p, in->dim);
         if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, CORRECT_FAILED;
         if ((o.state == IMP_OVERLAP_OVERLAPPING ||
              o.distance <= IMP_MOVE_TOUCH_BAND_SKINS * skin + pair_tol(sv, &s, &m)) &&
@@ -690,11 +774,20 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     double dist = imp_len(d);
     contact straight_best;
     memset(&straight_best, 0, sizeof straight_best);
-    solver sv = {
-        .in = in, .extent = shape_extent(in->shape, in->dim), .straight_best = &straight_best};
+    assert(!in->world || !mover_turns(in)); /* the world's casts do not turn */
+    solver sv = {.in = in,
+                 .extent = mover_turns(in) ? turn_reach(in->shape, in->dim)
+                                           : shape_extent(in->shape, in->dim),
+                 .straight_best = &straight_best};
     sv.move_scale = fmax(fmax(imp_max_abs(in->from), imp_max_abs(in->to)), fmax(dist, sv.extent));
     sv.cand = malloc((n ? n : 1) * sizeof *sv.cand);
-    if (!sv.cand) goto fail;
+    size_t most_verts = 1;
+    for (size_t i = 0; i < n; ++i)
+        if (obstacle_turns(&in->obstacles[i]) && in->obstacles[i].shape->n_verts > most_verts)
+            most_verts = in->obstacles[i].shape->n_verts;
+    sv.verts = malloc(most_verts * sizeof *sv.verts);
+    sv.mverts = malloc((in->shape->n_verts ? in->shape->n_verts : 1) * sizeof *sv.mverts);
+    if (!sv.cand || !sv.verts || !sv.mverts) goto fail;
     for (size_t i = 0; i < n; ++i) {
         assert(imp_toi_shapes_closed_form(in->shape, in->obstacles[i].shape, in->dim));
         if (imp_filter_touch(in->filter, in->obstacles[i].filter) &&
@@ -712,6 +805,10 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         size_t i = sv.cand[c];
         imp_toi_result r;
         int k = leg_contact(&sv, i, in->from, v, 0.0, in->dt, &r);
+        if (k == LEG_STOPPED) {
+            rc = -2;
+            goto fail;
+        }
         if (k == LEG_FAILED) {
             why = r.failure;
             goto fail;
@@ -733,14 +830,16 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         size_t i = sv.cand[c];
         imp_shape s;
         imp_motion m;
-        obstacle_at(&in->obstacles[i], in->dt, &s, &m);
-        imp_overlap_result o = imp_overlap(in->shape, in->to, &s, m.p, in->dim);
+        obstacle_at(&in->obstacles[i], in->dt, sv.verts, &s, &m);
+        imp_shape ms;
+        mover_at(&sv, in->dt, &ms);
+        imp_overlap_result o = imp_overlap(&ms, in->to, &s, m.p, in->dim);
         if (o.state == IMP_OVERLAP_FAILED) {
             why = o.failure;
             goto fail;
         }
         if (o.state == IMP_OVERLAP_OVERLAPPING && o.depth > pair_tol(&sv, &s, &m)) {
-            imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
+            imp_vec3 deep = support(&ms, in->dim, in->to, o.normal);
             if (add_violation(
                     &res, &cap,
                     (imp_move_violation){.kind = IMP_MOVE_PENETRATION,
@@ -771,11 +870,15 @@ imp_move_result imp_move_check(const imp_move_input *in) {
         if (rc != CORRECT_OK) goto fail;
     }
     free(sv.cand);
+    free(sv.verts);
+    free(sv.mverts);
     free(sv.near);
     free(sv.touched);
     return res;
 fail:
     free(sv.cand);
+    free(sv.verts);
+    free(sv.mverts);
     free(sv.near);
     free(sv.touched);
     free(res.violations);

@@ -17,7 +17,8 @@
  * numbers, dt > 0, max_speed >= 0 (INFINITY: no limit), max_iterations in
  * [0, IMP_MOVE_MAX_ITERATIONS], the mover not a halfspace, and every
  * mover/obstacle pair solved in closed form (imp_toi_shapes_closed_form) (an unsupported
- * pair makes the result IMP_MOVE_FAILED, never a wrong answer).
+ * pair makes the result IMP_MOVE_FAILED, never a wrong answer). Obstacles and the mover
+ * may turn (imp_move_obstacle.w, imp_move_input.w): their pairs go to imp_toi_rotating.
  */
 #ifndef IMP_CORE_MOVE_CHECK_H
 #define IMP_CORE_MOVE_CHECK_H
@@ -45,9 +46,14 @@
 #define IMP_MOVE_MAX_ITERATIONS 64
 
 typedef struct imp_move_obstacle {
-    const imp_shape *shape;   /* borrowed */
+    const imp_shape *shape;   /* borrowed; as placed at the start of the move */
     imp_motion m;             /* its path from the start of the move (a halfspace: v and a only) */
     const imp_filter *filter; /* NULL: the default; borrowed */
+    imp_vec3 w;               /* angular velocity about world axes, rad/s (2D: z only): the shape
+                                 turns about its position by w t (a spinning blade, a door on
+                                 its hinge); 0 for a halfspace. A shape other than a sphere may
+                                 turn at most IMP_ROT_MAX_ANGLE radians over dt (else the
+                                 result is FAILED, UNDECIDED) */
 } imp_move_obstacle;
 
 typedef struct imp_move_input {
@@ -64,6 +70,11 @@ typedef struct imp_move_input {
     const imp_world *world;   /* NULL: none; else its primitives are static obstacles too
                                  (triangles, segments, convex colliders; core/world.h) */
     const imp_stop *stop;     /* NULL: never; polled every IMP_STOP_POLL_PAIRS solves */
+    imp_vec3 w;               /* the mover's angular velocity about world axes, rad/s (2D: z
+                                 only): its shape (as at the start) turns about its position by
+                                 w t while it moves; 0: it does not. A shape other than a sphere
+                                 may turn only without a world, and at most IMP_ROT_MAX_ANGLE
+                                 radians over dt */
 } imp_move_input;
 
 typedef enum imp_move_kind {

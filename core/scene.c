@@ -20,6 +20,23 @@
  * every kind still equals brute; candidate_pairs counts the pairs kept
  * (brute: every pair but the static ones, as before), and max_pairs bounds
  * the broadphase's list before the filters thin it.
+ * Turning bodies (angular velocity w about the position): a point x of the
+ * shape (relative to the position, at t = 0) is at R(w t) x, a turn by the
+ * angle |w| t about the fixed axis u = w / |w|. Its offset from the
+ * position is bounded per axis k by three boxes, each holding every
+ * orientation over [0, horizon]: (a) the bounding sphere, |R x| = |x| <=
+ * reach; (b) the cylinder about u: R x = (u.x) u + c, c perpendicular to u
+ * with |c| = rho(x) (the distance of x from the axis), so its k-th
+ * coordinate lies in u_k (u.x) +- rho sqrt(1 - u_k^2) (a spin about z keeps
+ * a 3D shape's z range); (c) the start: |R x - x| = 2 sin(|w| t / 2) rho <=
+ * |w| T rho, the chord no longer than the arc, so the start box grown by
+ * |w| T rho_max (tight for short turns). Their intersection per axis,
+ * grown by the rounding radius (the rounded shape is the turned core plus
+ * a ball, which turning does not move), is added to the path's range. The
+ * narrowphase of a pair in which a shape other than a sphere turns is
+ * imp_toi_rotating (certified conservative advancement), whose contact
+ * (apart by at most its rounding margin at time + tolerance, inside the
+ * horizon) lies within these bounds grown by the pad.
  * Why: per-chunk lists joined in index order and a total sort make the
  * output independent of thread scheduling and of the broadphase kind: the
  * set of candidates may differ between kinds (that is their whole point),
@@ -29,11 +46,13 @@
  */
 #include "scene.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "toi_rotating.h"
 #include "toi_shapes.h"
 
 /* Candidates handed to one narrowphase task: large enough to amortise the
@@ -69,6 +88,60 @@ imp_aabb imp_swept_bounds_shape(const imp_motion *m, const imp_shape *shape, dou
     return b;
 }
 
+/* A shape other than a sphere or halfspace that turns at w (a sphere's turn moves nothing). */
+static int turns(const imp_shape *s, imp_vec3 w) {
+    return s && s->type != IMP_SHAPE_SPHERE && s->type != IMP_SHAPE_HALFSPACE &&
+           !(w.x == 0.0 && w.y == 0.0 && w.z == 0.0);
+}
+
+/* The bounding sphere's radius of a turning shape about its position: its core's reach. */
+static double core_reach(const imp_vec3 *pts, size_t n) {
+    double r = 0.0;
+    for (size_t i = 0; i < n; ++i)
+        r = fmax(r, imp_len(pts[i]));
+    return r;
+}
+
+imp_aabb imp_swept_bounds_turning(const imp_motion *m, const imp_shape *shape, imp_vec3 w,
+                                  double horizon, int dim, double pad) {
+    if (!turns(shape, w)) return imp_swept_bounds_shape(m, shape, horizon, dim, pad);
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double rad;
+    size_t n = imp_shape_points(shape, dim, buf, &pts, &rad);
+    /* the axis from w scaled to its largest component first: a tiny w (1e-320) would lose
+     * its squares to underflow */
+    double big = imp_max_abs(w);
+    imp_vec3 ws = imp_v3(w.x / big, w.y / big, w.z / big);
+    double wsl = imp_len(ws), wl = big * wsl, reach = core_reach(pts, n);
+    imp_vec3 u = imp_scale(ws, 1.0 / wsl);
+    double ulo = INFINITY, uhi = -INFINITY, rho = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        double h = imp_dot(u, pts[i]);
+        ulo = fmin(ulo, h);
+        uhi = fmax(uhi, h);
+        rho = fmax(rho, imp_len(imp_madd(pts[i], u, -h)));
+    }
+    imp_vec3 slo, shi; /* (c): the start box grown by the longest chord */
+    local_bounds(shape, dim, &slo, &shi);
+    double chord = wl * horizon * rho;
+    const double uc[3] = {u.x, u.y, u.z}, sl[3] = {slo.x, slo.y, slo.z},
+                 sh[3] = {shi.x, shi.y, shi.z};
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (int k = 0; k < dim; ++k) {
+        /* (b): sqrt(1 - u_k^2) from the other two components, without cancellation */
+        double o1 = uc[(k + 1) % 3], o2 = uc[(k + 2) % 3], perp = sqrt(o1 * o1 + o2 * o2);
+        double c1 = uc[k] * ulo, c2 = uc[k] * uhi;
+        double blo = fmin(c1, c2) - rho * perp, bhi = fmax(c1, c2) + rho * perp;
+        lo[k] = fmax(fmax(-reach, blo), sl[k] + rad - chord) - rad;
+        hi[k] = fmin(fmin(reach, bhi), sh[k] - rad + chord) + rad;
+    }
+    imp_aabb b = imp_swept_bounds_sphere(m, 0.0, horizon, dim, pad);
+    b.lo = imp_add(b.lo, imp_v3(lo[0], lo[1], lo[2]));
+    b.hi = imp_add(b.hi, imp_v3(hi[0], hi[1], hi[2]));
+    return b;
+}
+
 imp_aabb imp_swept_bounds_sphere(const imp_motion *m, double radius, double horizon, int dim,
                                  double pad) {
     imp_aabb b;
@@ -101,6 +174,7 @@ typedef struct contact_vec {
 typedef struct chunk_out {
     contact_vec hits, overlaps;
     int nomem;
+    int undecided;       /* a turning pair failed UNDECIDED (its precondition broken) */
     int stopped_by;      /* the stop check said stop inside this chunk */
     size_t pairs_solved; /* through the narrowphase */
 } chunk_out;
@@ -127,26 +201,56 @@ static int push(contact_vec *cv, const imp_scene_contact *c) {
 static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chunk_out *out) {
     const imp_scene_body *a = &in->bodies[ia], *b = &in->bodies[ib];
     imp_toi_result r;
-    if (!a->shape && !b->shape) {
+    imp_shape sa = {.type = IMP_SHAPE_SPHERE, .radius = a->radius};
+    imp_shape sb = {.type = IMP_SHAPE_SPHERE, .radius = b->radius};
+    if (turns(a->shape, a->w) || turns(b->shape, b->w)) {
+        imp_toi_rotating_input q = {a->shape ? a->shape : &sa,
+                                    b->shape ? b->shape : &sb,
+                                    a->m,
+                                    b->m,
+                                    a->w,
+                                    b->w,
+                                    in->dim,
+                                    in->horizon,
+                                    in->par ? &in->par->stop : NULL};
+        int stopped = 0;
+        r = imp_toi_rotating(&q, &stopped);
+        if (stopped) {
+            out->stopped_by = stopped;
+            return;
+        }
+        if (r.state == IMP_TOI_FAILED) {
+            if (r.failure == IMP_FAILURE_NOMEM)
+                out->nomem = 1;
+            else
+                out->undecided = 1;
+            return;
+        }
+    } else if (!a->shape && !b->shape) {
         imp_toi_spheres_input q = {a->m, b->m, a->radius, b->radius, in->horizon};
         r = imp_toi_spheres_impact(&q);
     } else {
-        imp_shape sa = {.type = IMP_SHAPE_SPHERE, .radius = a->radius};
-        imp_shape sb = {.type = IMP_SHAPE_SPHERE, .radius = b->radius};
         r = imp_toi_shapes(a->shape ? a->shape : &sa, &a->m, b->shape ? b->shape : &sb, &b->m,
                            in->dim, in->horizon);
         if (r.state == IMP_TOI_FAILED)
             out->nomem = 1; /* the caller checked the pairs; only memory fails here */
     }
     if (r.state != IMP_TOI_HIT && r.state != IMP_TOI_OVERLAPPING) return;
-    imp_scene_contact c = {
-        .a = ia, .b = ib, .time = r.time, .point = r.point, .normal = r.normal, .depth = r.depth};
+    imp_scene_contact c = {.a = ia,
+                           .b = ib,
+                           .time = r.time,
+                           .point = r.point,
+                           .normal = r.normal,
+                           .depth = r.depth,
+                           .tolerance = r.state == IMP_TOI_HIT ? r.tolerance : 0.0};
     if (push(r.state == IMP_TOI_HIT ? &out->hits : &out->overlaps, &c) != 0) out->nomem = 1;
 }
 
 /* Polls the caller's stop check every IMP_STOP_POLL_PAIRS pairs; 1: stop this chunk. */
 static int should_stop(const narrow_job *j, chunk_out *out) {
-    if (++out->pairs_solved % IMP_STOP_POLL_PAIRS != 0) return 0;
+    ++out->pairs_solved;
+    if (out->stopped_by || out->undecided) return 1; /* inside a turning pair */
+    if (out->pairs_solved % IMP_STOP_POLL_PAIRS != 0) return 0;
     const imp_stop *st = j->in->par ? &j->in->par->stop : NULL;
     return (out->stopped_by = imp_stop_now(st)) != 0;
 }
@@ -210,6 +314,12 @@ static double scene_scale(const imp_scene_input *in) {
         double extent = in->bodies[i].radius;
         if (shape && shape->type == IMP_SHAPE_HALFSPACE) {
             extent = fabs(shape->offset);
+        } else if (turns(shape, in->bodies[i].w)) { /* any orientation: the bounding sphere */
+            imp_vec3 buf[8];
+            const imp_vec3 *pts;
+            double r;
+            size_t k = imp_shape_points(shape, in->dim, buf, &pts, &r);
+            extent = core_reach(pts, k) + r;
         } else if (shape) {
             imp_vec3 lo, hi;
             local_bounds(shape, in->dim, &lo, &hi);
@@ -260,8 +370,9 @@ static imp_scene_status candidates(const imp_scene_input *in, imp_broadphase_kin
             ++n_half;
             continue;
         }
-        boxes[m] = b->shape ? imp_swept_bounds_shape(&b->m, b->shape, in->horizon, in->dim, pad)
-                            : imp_swept_bounds_sphere(&b->m, b->radius, in->horizon, in->dim, pad);
+        boxes[m] = b->shape
+                       ? imp_swept_bounds_turning(&b->m, b->shape, b->w, in->horizon, in->dim, pad)
+                       : imp_swept_bounds_sphere(&b->m, b->radius, in->horizon, in->dim, pad);
         is_static[m] = (unsigned char)(b->is_static != 0);
         map[m++] = (uint32_t)i;
     }
@@ -317,7 +428,7 @@ done:
 static int gather(chunk_out *chunks, size_t n_chunks, imp_scene_output *out) {
     size_t hits = 0, overlaps = 0;
     for (size_t c = 0; c < n_chunks; ++c) {
-        if (chunks[c].nomem) return -1;
+        if (chunks[c].nomem || chunks[c].undecided) return -1;
         hits += chunks[c].hits.n;
         overlaps += chunks[c].overlaps.n;
     }
@@ -338,11 +449,12 @@ static int gather(chunk_out *chunks, size_t n_chunks, imp_scene_output *out) {
 }
 
 static imp_scene_status fail(imp_error *err, imp_scene_status st) {
-    return (imp_scene_status)imp_error_set(err, st,
-                                           st == IMP_SCENE_NOMEM     ? "out of memory"
-                                           : st == IMP_SCENE_STOPPED ? "stopped by the caller"
-                                                                     : "more candidate pairs "
-                                                                       "than max_pairs");
+    return (imp_scene_status)imp_error_set(
+        err, st,
+        st == IMP_SCENE_NOMEM       ? "out of memory"
+        : st == IMP_SCENE_STOPPED   ? "stopped by the caller"
+        : st == IMP_SCENE_UNDECIDED ? "a body turns too far within the horizon to be placed"
+                                    : "more candidate pairs than max_pairs");
 }
 
 /* The reason of the first chunk that stopped (0: none), and the pairs solved by all. */
@@ -480,6 +592,8 @@ static imp_scene_status world_contacts(const imp_scene_input *in, imp_scene_outp
 imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out,
                                    imp_error *err) {
     memset(out, 0, sizeof *out);
+    for (size_t i = 0; in->world && i < in->n; ++i) /* the world's casts do not turn */
+        assert(!turns(in->bodies[i].shape, in->bodies[i].w));
     imp_broadphase_kind kind = in->kind;
     imp_pair *pairs = NULL;
     size_t n_pairs = 0, range, grain;
@@ -511,6 +625,9 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
                 .candidate_pairs = n_pairs, .kind = kind, .pairs_solved = solved, .stopped_by = by};
         } else if (gather(chunks, n_chunks, out) == 0) {
             st = IMP_SCENE_OK;
+        } else {
+            for (size_t c = 0; c < n_chunks; ++c)
+                if (chunks[c].undecided && !chunks[c].nomem) st = IMP_SCENE_UNDECIDED;
         }
         for (size_t c = 0; c < n_chunks; ++c) {
             free(chunks[c].hits.v);

@@ -11,9 +11,14 @@
  * bit for bit.
  *
  * Bodies are spheres by default, or any shape whose pairs imp_toi_shapes
- * solves (every 2D shape; spheres and halfspaces in 3D). Halfspaces have no
- * finite bounds: they skip the broadphase and meet every body whose swept
- * bounds reach into them.
+ * solves in closed form with a point (every 2D shape; in 3D every shape but
+ * segments and capsules of radius 0). Halfspaces have no finite bounds: they
+ * skip the broadphase and meet every body whose swept bounds reach into
+ * them. A body may turn about its position at a constant angular velocity
+ * (the contract's "Rotating bodies"): its swept bounds then hold every
+ * orientation it takes (imp_swept_bounds_turning), and a pair in which a
+ * shape other than a sphere turns goes to imp_toi_rotating (toi_rotating.h),
+ * whose time carries a tolerance.
  *
  * Memory: imp_scene_predict allocates the output arrays; free them with
  * imp_scene_output_free (accepts a zeroed output).
@@ -42,6 +47,9 @@ typedef struct imp_scene_body {
                                  imp_toi_shapes solves in this dimension */
     const imp_filter *filter; /* NULL: the default; borrowed. Pairs whose filters say they
                                  cannot touch (filter.h) are never candidates */
+    imp_vec3 w;               /* angular velocity about world axes, rad/s (2D: z only); 0 for a
+                                 halfspace. |w| horizon <= IMP_ROT_MAX_ANGLE for a turning shape
+                                 other than a sphere (else the pair may fail: UNDECIDED) */
 } imp_scene_body;
 
 /* Swept bounds of a sphere on its path over [0, horizon] (dim 2 or 3):
@@ -53,6 +61,12 @@ imp_aabb imp_swept_bounds_sphere(const imp_motion *m, double radius, double hori
  * of its points and its radius) swept along the path. */
 imp_aabb imp_swept_bounds_shape(const imp_motion *m, const imp_shape *shape, double horizon,
                                 int dim, double pad);
+/* The same for a shape that turns about its position at angular velocity w
+ * (world axes; 2D: z only) over [0, horizon]: the path's range plus a box
+ * holding the shape in every orientation it takes, the tightest per axis of
+ * three conservative ones (scene.c). w = 0: imp_swept_bounds_shape. */
+imp_aabb imp_swept_bounds_turning(const imp_motion *m, const imp_shape *shape, imp_vec3 w,
+                                  double horizon, int dim, double pad);
 
 typedef struct imp_scene_input {
     const imp_scene_body *bodies;
@@ -64,25 +78,31 @@ typedef struct imp_scene_input {
     const imp_parallel *par;  /* may be NULL */
     const imp_world *world;   /* NULL: none; else every body that is not static also meets its
                                  colliders (core/world.h): each body-collider pair's first
-                                 contact is reported like a pair's, with `world` set */
+                                 contact is reported like a pair's, with `world` set. Bodies
+                                 then must not turn, spheres excepted (asserted: the world's
+                                 casts are translational) */
 } imp_scene_input;
 
 typedef struct imp_scene_contact {
-    uint32_t a, b;   /* body indices, a < b; world: b is the collider */
-    double time;     /* 0 for overlapping */
-    imp_vec3 point;  /* contact point at time */
-    imp_vec3 normal; /* unit, from a towards b */
-    double depth;    /* overlapping only */
-    uint32_t world;  /* 1: a contact of body a with the world's collider b */
-    uint32_t index;  /* world: the primitive (triangle, segment) in the collider; 0 for a shape */
-    uint32_t kind;   /* world: imp_world_prim_kind */
+    uint32_t a, b;    /* body indices, a < b; world: b is the collider */
+    double time;      /* 0 for overlapping */
+    imp_vec3 point;   /* contact point at time */
+    imp_vec3 normal;  /* unit, from a towards b */
+    double depth;     /* overlapping only */
+    double tolerance; /* > 0: a turning pair's certified window, time <= t* <= time + tolerance
+                         (imp_toi_rotating); 0: the time is exact */
+    uint32_t world;   /* 1: a contact of body a with the world's collider b */
+    uint32_t index;   /* world: the primitive (triangle, segment) in the collider; 0 for a shape */
+    uint32_t kind;    /* world: imp_world_prim_kind */
 } imp_scene_contact;
 
 typedef enum imp_scene_status {
     IMP_SCENE_OK = 0,
     IMP_SCENE_NOMEM,    /* allocation failed */
     IMP_SCENE_TOO_MANY, /* more candidate pairs than max_pairs */
-    IMP_SCENE_STOPPED   /* the caller's stop check (in->par->stop) said stop */
+    IMP_SCENE_STOPPED,  /* the caller's stop check (in->par->stop) said stop */
+    IMP_SCENE_UNDECIDED /* a turning pair could not be placed (a body turns more than
+                           IMP_ROT_MAX_ANGLE within the horizon: the precondition on w) */
 } imp_scene_status;
 
 typedef struct imp_scene_output {

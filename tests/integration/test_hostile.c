@@ -1823,10 +1823,69 @@ static const json_case GEOMETRY[] = {
      "{\"a\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1],\"offset\":0},\"static\":true,"
      "\"position\":[0,0],\"angular_velocity\":1},\"b\":" SPHERE2("3") "}",
      422, "/a/angular_velocity", 0},
-    {"spinning box in a scene (not served yet)", "/v1/scenes/predict",
+    {"spinning box in a scene", "/v1/scenes/predict",
      "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},"
-     "\"position\":[0,0],\"angular_velocity\":1}]}",
+     "\"position\":[0,0],\"angular_velocity\":1}," SPHERE2("1.5") "]}",
+     200, NULL, 0},
+    {"scene: spin past what doubles place", "/v1/scenes/predict",
+     "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},"
+     "\"position\":[0,0],\"angular_velocity\":1e60}," SPHERE2("9") "]}",
      422, "/bodies/0/angular_velocity", 0},
+    {"scene: 3D spin past what doubles place, far from all", "/v1/scenes/predict",
+     "{\"horizon\":1e-50,\"broadphase\":\"sap\",\"bodies\":[" SPHERE3(
+         "0") ","
+              "{\"shape\":{\"type\":\"polyhedron\",\"vertices\":[[0,0,0],[1,0,0],[0,1,0],[0,0,1]]},"
+              "\"position\":[1e50,0,0],\"angular_velocity\":[1e60,1e60,-1e60]}]}",
+     422, "/bodies/1/angular_velocity", 0},
+    {"scene: a million radians in the horizon, sweeping a ball", "/v1/scenes/predict",
+     "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,0.01]},"
+     "\"position\":[0,0],\"angular_velocity\":1e6},{\"radius\":1e-9,\"position\":[0.5,0.5]},"
+     "{\"radius\":0.5,\"position\":[1.6,0],\"velocity\":[-1e6,0]}]}",
+     200, NULL, 0},
+    {"scene: spin so slow its square underflows", "/v1/scenes/predict",
+     "{\"horizon\":1e60,\"broadphase\":\"bvh\",\"bodies\":[{\"shape\":{\"type\":\"box\","
+     "\"half_extents\":[1,1,1]},\"position\":[0,0,0],\"angular_velocity\":[1e-320,0,-1e-320]},"
+     "{\"radius\":1,\"position\":[5,0,0],\"velocity\":[-1,0,0]}]}",
+     200, NULL, 0},
+    {"scene: spinning ball at 1e60 (a sphere's turn moves nothing)", "/v1/scenes/predict",
+     "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0],\"angular_velocity\":1e60},"
+     "{\"shape\":{\"type\":\"capsule\",\"a\":[0,0],\"b\":[1,0],\"radius\":0.5},"
+     "\"position\":[3,0],\"velocity\":[-1,0],\"angular_velocity\":-3}]}",
+     200, NULL, 0},
+    {"scene: spinning polygon far out, huge velocity", "/v1/scenes/predict",
+     "{\"horizon\":1e10,\"bodies\":[{\"shape\":{\"type\":\"polygon\",\"vertices\":"
+     "[[0,0],[1e-30,0],[0,1e30]]},\"position\":[1e60,-1e60],\"velocity\":[-1e60,1e60],"
+     "\"angular_velocity\":1e-5}," SPHERE2("0") "]}",
+     200, NULL, 0},
+    {"validate: spinning blade obstacle", "/v1/validate",
+     "{\"body\":{\"radius\":0.1,\"position\":[1.5,2]},\"to\":[1.5,-2],\"dt\":1,\"world\":"
+     "[{\"shape\":{\"type\":\"box\",\"half_extents\":[2,0.05]},\"position\":[0,0],"
+     "\"angular_velocity\":1}]}",
+     200, NULL, 0},
+    {"validate: obstacle spin past what doubles place", "/v1/validate",
+     "{\"body\":{\"radius\":0.1,\"position\":[1.5,2]},\"to\":[1.5,-2],\"dt\":1,\"world\":"
+     "[{\"shape\":{\"type\":\"box\",\"half_extents\":[2,0.05]},\"position\":[0,0],"
+     "\"angular_velocity\":1e60}]}",
+     422, "/world/0/angular_velocity", 0},
+    {"validate: 3D obstacle at a million radians in dt", "/v1/validate",
+     "{\"body\":{\"radius\":0.1,\"position\":[1.5,2,0]},\"to\":[1.5,-2,0],\"dt\":1,"
+     "\"world\":[],\"obstacles\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[2,0.05,0.5]},"
+     "\"position\":[0,0,0],\"angular_velocity\":[0,0,1e6]}]}",
+     200, NULL, 0},
+    {"validate: spinning mover box", "/v1/validate",
+     "{\"body\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0],"
+     "\"angular_velocity\":1},\"to\":[1,0],\"dt\":1,\"world\":[" SPHERE2("3") "]}",
+     200, NULL, 0},
+    {"validate: mover spin past what doubles place", "/v1/validate",
+     "{\"body\":{\"shape\":{\"type\":\"capsule\",\"a\":[0,0,0],\"b\":[1,0,0],\"radius\":0.1},"
+     "\"position\":[0,0,0],\"angular_velocity\":[0,1e60,0]},\"to\":[1,0,0],\"dt\":1,"
+     "\"world\":[]}",
+     422, "/body/angular_velocity", 0},
+    {"validate: spinning halfspace obstacle", "/v1/validate",
+     "{\"body\":" SPHERE2("0") ",\"to\":[1,0],\"dt\":1,\"world\":[{\"shape\":{\"type\":"
+                               "\"halfspace\",\"normal\":[0,1],\"offset\":-5},\"position\":[0,0],"
+                               "\"angular_velocity\":1}]}",
+     422, "/world/0/angular_velocity", 0},
     {"spinning world collider", "/v1/worlds",
      "{\"colliders\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},\"position\":[0,0],"
      "\"static\":true,\"angular_velocity\":1}]}",

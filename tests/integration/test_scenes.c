@@ -392,6 +392,72 @@ static void test_limits(void **state) {
     imp_http_result_free(&h);
 }
 
+/* A blade (box 10 x 0.1) turning at 1 rad/s about its centre sweeps a ball of radius 0.2
+ * centred 3 above it only by turning: its face meets the ball when 3 cos t = 0.25, at
+ * t* = acos(1/12). Every broadphase reports it, certified (time <= t* <= time + tolerance,
+ * tolerance <= 1e-9 max(1, time)), with the orientations at `time`: the blade's angle is
+ * `time` (2D), the quaternion of the turn by `time` about z (3D, the ball turning about x
+ * beside it). */
+static void test_turning_blade(void **state) {
+    (void)state;
+    static const char *const kinds[] = {"brute", "grid", "sap", "bvh", "auto"};
+    const double ts = acos(1.0 / 12.0);
+    for (int dim = 2; dim <= 3; ++dim)
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+            json_t *blade =
+                json_pack("{s:s,s:{s:s,s:o},s:o}", "id", "blade", "shape", "type", "box",
+                          "half_extents", vec(5, 0.05, 0.05, dim), "position", vec(0, 0, 0, dim));
+            json_object_set_new(blade, "angular_velocity",
+                                dim == 2 ? json_real(1) : json_pack("[fff]", 0.0, 0.0, 1.0));
+            json_t *ball = body(0.2, vec(0, 3, 0, dim), NULL);
+            if (dim == 3)
+                json_object_set_new(ball, "angular_velocity", json_pack("[fff]", 2., 0., 0.));
+            long status;
+            json_t *r = post("/v1/scenes/predict",
+                             json_pack("{s:[oo],s:f,s:s}", "bodies", blade, ball, "horizon", 2.0,
+                                       "broadphase", kinds[k]),
+                             &status);
+            assert_int_equal(status, 200);
+            assert_int_equal(json_array_size(json_object_get(r, "collisions")), 1);
+            assert_string_equal(json_string_value(member(r, "collisions.0.a")), "blade");
+            double t = json_real_value(member(r, "collisions.0.time")),
+                   tol = json_real_value(member(r, "collisions.0.tolerance"));
+            if (!(t <= ts && ts <= t + tol && tol > 0 && tol <= 1e-9 * fmax(1, t)))
+                fail_msg("%dD %s: time %.17g tolerance %.3g, exact %.17g", dim, kinds[k], t, tol,
+                         ts);
+            if (dim == 2) {
+                assert_true(json_real_value(member(r, "collisions.0.a_orientation")) == t);
+                assert_true(json_real_value(member(r, "collisions.0.b_orientation")) == 0.0);
+            } else {
+                double c = cos(t / 2), s = sin(t / 2), c2 = cos(t), s2 = sin(t);
+                const double qa[4] = {c, 0, 0, s}, qb[4] = {c2, s2, 0, 0};
+                for (int i = 0; i < 4; ++i) {
+                    char pa[48], pb[48];
+                    snprintf(pa, sizeof pa, "collisions.0.a_orientation.%d", i);
+                    snprintf(pb, sizeof pb, "collisions.0.b_orientation.%d", i);
+                    assert_true(fabs(json_real_value(member(r, pa)) - qa[i]) < 1e-15);
+                    assert_true(fabs(json_real_value(member(r, pb)) - qb[i]) < 1e-15);
+                }
+            }
+            json_decref(r);
+        }
+    /* the same blade too fast for its horizon: 422 at its angular_velocity, every broadphase */
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+        json_t *blade =
+            json_pack("{s:{s:s,s:[ff]},s:[ff],s:f}", "shape", "type", "box", "half_extents", 5.0,
+                      0.05, "position", 0.0, 0.0, "angular_velocity", 1e6);
+        long status;
+        json_t *r = post("/v1/scenes/predict",
+                         json_pack("{s:[oo],s:f,s:s}", "bodies", body(0.2, vec(90, 3, 0, 2), NULL),
+                                   blade, "horizon", 2.0, "broadphase", kinds[k]),
+                         &status);
+        assert_int_equal(status, 422);
+        assert_string_equal(json_string_value(json_object_get(r, "pointer")),
+                            "/bodies/1/angular_velocity");
+        json_decref(r);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_answer),
@@ -401,6 +467,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_shapes_and_wall),
+        cmocka_unit_test(test_turning_blade),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

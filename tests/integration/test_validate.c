@@ -356,13 +356,56 @@ static void test_http_errors(void **state) {
     imp_http_result_free(&r);
 }
 
+/* A blade (box 4 x 0.1 spinning about its centre at 1 rad/s from horizontal) and a ball of
+ * radius 0.1 at (0, 1) walking along the blade's direction at t* = acos(0.15): the blade's
+ * face reaches it at t*, certified to 1e-9 (core/move_check.c's unit test derives it). The
+ * same blade set a quarter turn less 0.5 rad ahead lets a ball cross its disc at x = 1.5:
+ * the move is valid, `to` exactly. */
+static void test_spinning_blade(void **state) {
+    (void)state;
+    const double ts = acos(0.15);
+    char req[512];
+    snprintf(req, sizeof req,
+             "{\"body\": {\"radius\": 0.1, \"position\": [0, 1]}, \"to\": [%.17g, %.17g],"
+             " \"dt\": 2, \"world\": [{\"id\": \"blade\", \"shape\": {\"type\": \"box\","
+             " \"half_extents\": [2, 0.05]}, \"position\": [0, 0], \"angular_velocity\": 1}]}",
+             cos(ts), 1 + sin(ts));
+    json_t *r = validate_ok(req);
+    assert_true(json_is_false(member(r, "valid")));
+    expect_str(r, "violations.0.kind", "tunneling");
+    expect_str(r, "violations.0.obstacle", "blade");
+    double t = json_real_value(member(r, "violations.0.time"));
+    if (!(t <= ts + 4e-16 && ts <= t + 1e-9)) fail_msg("time %.17g, exact %.17g", t, ts);
+    VEC2("violations.0.normal", sin(ts), -cos(ts), 1e-7);
+    json_decref(r);
+    r = validate_ok("{\"body\": {\"radius\": 0.1, \"position\": [1.5, 2]}, \"to\": [1.5, -2],"
+                    " \"dt\": 1, \"obstacles\": [{\"shape\": {\"type\": \"box\", \"half_extents\":"
+                    " [2, 0.05]}, \"position\": [0, 0], \"orientation\": 1.0707963267948966,"
+                    " \"angular_velocity\": 1}], \"world\": []}");
+    assert_true(json_is_true(member(r, "valid")));
+    VEC2("position", 1.5, -2, 0);
+    json_decref(r);
+    /* the blade is the mover now (moving along -d* while it spins), the ball stands still:
+     * the same relative motion, the same t* */
+    snprintf(req, sizeof req,
+             "{\"body\": {\"shape\": {\"type\": \"box\", \"half_extents\": [2, 0.05]},"
+             " \"position\": [0, 0], \"angular_velocity\": 1}, \"to\": [%.17g, %.17g],"
+             " \"dt\": 2, \"world\": [{\"id\": \"ball\", \"radius\": 0.1, \"position\": [0, 1]}]}",
+             -cos(ts), -sin(ts));
+    r = validate_ok(req);
+    expect_str(r, "violations.0.obstacle", "ball");
+    t = json_real_value(member(r, "violations.0.time"));
+    if (!(t <= ts + 4e-16 && ts <= t + 1e-9)) fail_msg("mover: time %.17g, exact %.17g", t, ts);
+    json_decref(r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bullet_through_wall), cmocka_unit_test(test_valid_move_unchanged),
         cmocka_unit_test(test_corner_slide),        cmocka_unit_test(test_moving_door),
         cmocka_unit_test(test_floor_3d_and_speed),  cmocka_unit_test(test_in_batch),
         cmocka_unit_test(test_errors_400),          cmocka_unit_test(test_errors_422),
-        cmocka_unit_test(test_http_errors),
+        cmocka_unit_test(test_http_errors),         cmocka_unit_test(test_spinning_blade),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -150,11 +150,24 @@ static void test_contract_members_not_served_yet(void **state) {
                    "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [0, 0], "
                    "\"angular_velocity\": 1}]}",
                    422, "unsupported-field", "/bodies/0/angular_velocity", "not served");
+    /* validate: the mover turns too, within what doubles place */
+    expect_problem("validate",
+                   "{\"body\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, "
+                   "\"position\": [0, 0], \"angular_velocity\": 2e6}, \"to\": [1, 0], \"dt\": 1, "
+                   "\"world\": []}",
+                   422, "invalid-geometry", "/body/angular_velocity", "within dt");
+    /* a turn past what doubles place: at the body's angular_velocity, whatever the broadphase */
     expect_problem("scenes/predict",
-                   "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [0, 0]}, "
-                   "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, \"position\": "
-                   "[5, 0], \"angular_velocity\": 2}]}",
-                   422, "unsupported-field", "/bodies/1/angular_velocity", "sphere");
+                   "{\"horizon\": 2, \"broadphase\": \"grid\", \"bodies\": [{\"radius\": 1, "
+                   "\"position\": [0, 0]}, {\"shape\": {\"type\": \"box\", \"half_extents\": "
+                   "[1, 1]}, \"position\": [500, 0], \"angular_velocity\": 6e5}]}",
+                   422, "invalid-geometry", "/bodies/1/angular_velocity", "1000000 radians");
+    expect_problem("validate",
+                   "{\"body\": {\"radius\": 1, \"position\": [0, 0]}, \"to\": [1, 0], \"dt\": 1, "
+                   "\"world\": [{\"radius\": 1, \"position\": [9, 0]}], \"obstacles\": "
+                   "[{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, \"position\": "
+                   "[-9, 0], \"angular_velocity\": -2e6}]}",
+                   422, "invalid-geometry", "/obstacles/0/angular_velocity", "within dt");
     expect_problem("scenes/simulate",
                    "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": [3, 0], "
                    "\"inertia\": 2}]}",

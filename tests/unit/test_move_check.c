@@ -21,12 +21,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 #include <math.h>
 
 #include "core/move_check.h"
 #include "core/overlap.h"
+#include "core/toi_rotating.h"
 #include "core/toi_shapes.h"
 #include "tests/rng.h"
 
@@ -54,14 +56,15 @@ static imp_shape halfspace(imp_vec3 n, double offset) {
     return s;
 }
 static imp_move_obstacle still(const imp_shape *s, imp_vec3 p) {
-    imp_move_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}, NULL};
+    imp_move_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}, NULL, V(0, 0, 0)};
     return o;
 }
 
 static imp_move_result run(const imp_shape *mover, imp_vec3 from, imp_vec3 to, double dt,
                            const imp_move_obstacle *obs, size_t n, int dim, double max_speed,
                            int iterations) {
-    imp_move_input in = {mover, from, to, dt, obs, n, dim, max_speed, iterations, NULL, NULL, NULL};
+    imp_move_input in = {mover,     from,       to,   dt,   obs,  n,         dim,
+                         max_speed, iterations, NULL, NULL, NULL, V(0, 0, 0)};
     imp_move_result r = imp_move_check(&in);
     assert_int_equal(r.state, IMP_MOVE_OK);
     return r;
@@ -311,7 +314,7 @@ static void test_start_overlapping(void **state) {
 static void test_moving_door_is_caught(void **state) {
     (void)state;
     imp_shape ball = sphere(0.5), door = box2(0.1, 0.5, 0);
-    imp_move_obstacle w = {&door, {V(3, 2, 0), V(0, -4, 0), V(0, 0, 0)}, NULL};
+    imp_move_obstacle w = {&door, {V(3, 2, 0), V(0, -4, 0), V(0, 0, 0)}, NULL, V(0, 0, 0)};
     imp_move_result r = run(&ball, V(0, 0, 0), V(4, 0, 0), 1.0, &w, 1, 2, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.n_violations, 1);
@@ -354,7 +357,7 @@ static void test_halfspace_floor_3d(void **state) {
 
     /* two spheres in 3D: a moving one in the way */
     imp_shape other = sphere(1);
-    imp_move_obstacle o = {&other, {V(5, 3, 0), V(0, -2, 0), V(0, 0, 0)}, NULL};
+    imp_move_obstacle o = {&other, {V(5, 3, 0), V(0, -2, 0), V(0, 0, 0)}, NULL, V(0, 0, 0)};
     r = run(&ball, V(0, 0, 0), V(10, 0, 0), 1.0, &o, 1, 3, INFINITY, 5);
     assert_false(r.valid);
     assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
@@ -410,6 +413,203 @@ static void test_speed_violation_clamps(void **state) {
     assert_false(r.valid);
     assert_vec_eq(r.position, 1, 1, 0);
     assert_vec_eq(r.velocity, 0, 0, 0);
+    imp_move_result_free(&r);
+}
+
+/* ---- turning obstacles ------------------------------------------------------------------- */
+
+static imp_move_obstacle turning(const imp_shape *s, imp_vec3 p, imp_vec3 w) {
+    imp_move_obstacle o = {s, {p, V(0, 0, 0), V(0, 0, 0)}, NULL, w};
+    return o;
+}
+
+/* A blade of half-length 2 and half-thickness 0.05 (a thin box spinning about its centre at
+ * 1 rad/s from horizontal) and a ball of radius 0.1 at (0, 1): the blade's upper face, at
+ * distance cos t from the ball's centre, reaches it at t* = acos(0.15). The ball walks along
+ * the blade's direction at t* (0.5 units/s): before t* that only takes it further from the
+ * face (n(t) . d* = sin(t* - t) > 0), so t* is still the first contact. 2D, and the same in
+ * 3D with a slab spinning about z. */
+/* A blade of half-length 2 and half-thickness 0.05 (3D: a slab 1 deep along z). */
+static imp_shape blade_of(int dim) {
+    if (dim == 2) return box2(2, 0.05, 0);
+    return (imp_shape){.type = IMP_SHAPE_BOX, .half = V(2, 0.05, 0.5), .rot = {1, 0, 0, 0}};
+}
+
+static void check_spinning_blade(int dim) {
+    const double ts = acos(0.15);
+    imp_shape ball = sphere(0.1);
+    imp_shape blade = blade_of(dim);
+    imp_move_obstacle o = turning(&blade, V(0, 0, 0), V(0, 0, 1));
+    imp_vec3 dir = V(cos(ts), sin(ts), 0), from = V(0, 1, 0), to = imp_madd(from, dir, 1.0);
+    imp_move_result r = run(&ball, from, to, 2.0, &o, 1, dim, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.n_violations, 1);
+    const imp_move_violation *v = &r.violations[0];
+    assert_int_equal(v->kind, IMP_MOVE_TUNNELING);
+    /* certified: time <= t* <= time + 1e-9 max(1, time) (t* to an ulp) */
+    if (!(v->time <= ts + 4e-16 && ts <= v->time + 1e-9 * fmax(1, v->time)))
+        fail_msg("%dD blade: time %.17g, exact %.17g", dim, v->time, ts);
+    imp_vec3 n = V(-sin(ts), cos(ts), 0); /* the face normal at t*, towards the ball */
+    assert_vec_near(v->normal, -n.x, -n.y, 0, 1e-7);
+    imp_vec3 c = imp_madd(from, dir, 0.5 * ts);
+    assert_vec_near(v->point, c.x - 0.1 * n.x, c.y - 0.1 * n.y, 0, 1e-7);
+    imp_move_result_free(&r);
+}
+
+static void test_spinning_blade_caught_exact(void **state) {
+    (void)state;
+    check_spinning_blade(2);
+    check_spinning_blade(3);
+}
+
+/* The mover at pos against obstacle o turned by w t about its position (2D; a polygon's
+ * vertices turned in buf), by imp_overlap. */
+static imp_overlap_result turned_overlap(const imp_shape *mover, imp_vec3 pos,
+                                         const imp_move_obstacle *o, double t, imp_vec3 *buf) {
+    imp_shape s = *o->shape;
+    if (s.type == IMP_SHAPE_POLYGON) {
+        for (size_t i = 0; i < s.n_verts; ++i)
+            buf[i] = o->shape->verts[i];
+        s.verts = buf;
+    }
+    imp_shape_rotate(&s, imp_quat_from_rotvec(imp_scale(o->w, t)));
+    return imp_overlap(mover, pos, &s, o->m.p, 2);
+}
+
+/* Independent of the swept solvers: the mover (from + v t) and the turning obstacle (its shape
+ * turned by w t about its position) sampled densely over [0, time] are apart, and they overlap
+ * a little after `time`. */
+static void check_first_contact(const imp_shape *mover, imp_vec3 from, imp_vec3 v,
+                                const imp_move_obstacle *o, double time, const char *what) {
+    imp_vec3 buf[8];
+    for (int k = 0; k <= 20000; ++k) {
+        double t = time * k / 20000;
+        imp_overlap_result q = turned_overlap(mover, imp_madd(from, v, t), o, t, buf);
+        if (q.state != IMP_OVERLAP_APART && !(k == 20000 && q.depth <= 1e-9))
+            fail_msg("%s: the shapes meet at t = %.17g, before the reported %.17g", what, t, time);
+    }
+    double t = time + 1e-6;
+    if (turned_overlap(mover, imp_madd(from, v, t), o, t, buf).state != IMP_OVERLAP_OVERLAPPING)
+        fail_msg("%s: no overlap 1e-6 after the reported %.17g", what, time);
+}
+
+/* A ball crossing the blade's disc along x = 1.5 at 4 units/s while the blade turns from
+ * pi/2 - 0.5 to pi/2 + 0.5 (its arms reach x <= 2 cos(1.07) + 0.05 < 1.4): the move is
+ * valid, `to` exactly. The same move with the blade starting horizontal meets its right arm
+ * sweeping up: caught, at the time the sampled overlap test finds. */
+static void test_spinning_blade_gap(void **state) {
+    (void)state;
+    imp_shape ball = sphere(0.1), elsewhere = box2(2, 0.05, PI / 2 - 0.5), level = box2(2, 0.05, 0);
+    imp_vec3 from = V(1.5, 2, 0), to = V(1.5, -2, 0);
+    imp_move_obstacle o = turning(&elsewhere, V(0, 0, 0), V(0, 0, 1));
+    imp_move_result r = run(&ball, from, to, 1.0, &o, 1, 2, INFINITY, 5);
+    assert_true(r.valid);
+    assert_int_equal(r.n_violations, 0);
+    assert_vec_eq(r.position, 1.5, -2, 0);
+    imp_move_result_free(&r);
+
+    o = turning(&level, V(0, 0, 0), V(0, 0, 1));
+    r = run(&ball, from, to, 1.0, &o, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
+    assert_true(r.violations[0].time > 0.2 && r.violations[0].time < 0.5);
+    check_first_contact(&ball, from, V(0, -4, 0), &o, r.violations[0].time, "blade");
+    imp_move_result_free(&r);
+}
+
+/* A door on a hinge at the origin: a polygon from the hinge out to 1.5 along its length, 0.1
+ * thick, open at pi/2 and closing at 1 rad/s (clockwise). A ball of radius 0.2 at (0.5, 0.25)
+ * (distance rho = sqrt(0.3125), angle alpha = atan2(0.25, 0.5)) is met by the door's face when
+ * rho sin(phi - alpha) = 0.25: phi* = alpha + asin(0.25 / rho), t* = pi/2 - phi*; walking
+ * along the door's direction at t* does not move that (as for the blade). */
+static void test_closing_door_caught_exact(void **state) {
+    (void)state;
+    imp_vec3 v[4] = {V(0, -0.05, 0), V(1.5, -0.05, 0), V(1.5, 0.05, 0), V(0, 0.05, 0)};
+    imp_quat open = imp_quat_from_angle(PI / 2);
+    for (int i = 0; i < 4; ++i)
+        v[i] = imp_quat_rotate(open, v[i]);
+    imp_shape door = {.type = IMP_SHAPE_POLYGON, .verts = v, .n_verts = 4, .rot = {1, 0, 0, 0}};
+    imp_shape ball = sphere(0.2);
+    imp_move_obstacle o = turning(&door, V(0, 0, 0), V(0, 0, -1));
+    double rho = sqrt(0.3125), alpha = atan2(0.25, 0.5), phi = alpha + asin(0.25 / rho);
+    double ts = PI / 2 - phi;
+    imp_vec3 from = V(0.5, 0.25, 0), dir = V(cos(phi), sin(phi), 0);
+    imp_move_result r = run(&ball, from, imp_madd(from, dir, 0.5), 1.0, &o, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    const imp_move_violation *x = &r.violations[0];
+    assert_int_equal(x->kind, IMP_MOVE_TUNNELING);
+    if (!(x->time <= ts + 4e-16 && ts <= x->time + 1e-9))
+        fail_msg("door: time %.17g, exact %.17g", x->time, ts);
+    assert_vec_near(x->normal, -sin(phi), cos(phi), 0, 1e-7); /* from the ball to the door */
+    imp_move_result_free(&r);
+
+    /* straight down through the doorway at x = 0.75: at 1 unit/s the walker is through before
+     * the door comes down; at 0.25 units/s the door catches it */
+    from = V(0.75, 0.5, 0);
+    imp_vec3 to = V(0.75, -0.5, 0);
+    r = run(&ball, from, to, 1.0, &o, 1, 2, INFINITY, 5);
+    assert_true(r.valid);
+    assert_vec_eq(r.position, 0.75, -0.5, 0);
+    imp_move_result_free(&r);
+    r = run(&ball, from, to, 4.0, &o, 1, 2, INFINITY, 5);
+    assert_false(r.valid);
+    assert_true(r.violations[0].time > 0 && r.violations[0].time < 1);
+    check_first_contact(&ball, from, V(0, -0.25, 0), &o, r.violations[0].time, "door");
+    /* the door keeps coming: the correction cannot get the walker through */
+    assert_true(r.position.y > 0);
+    imp_move_result_free(&r);
+}
+
+/* The mover turns: the blade of check_spinning_blade now moves (along -d* at 0.5 units/s)
+ * and spins, the ball is still: the same relative motion, so the same t* = acos(0.15). */
+static void check_spinning_mover(int dim) {
+    const double ts = acos(0.15);
+    imp_shape ball = sphere(0.1);
+    imp_shape blade = blade_of(dim);
+    imp_move_obstacle o = still(&ball, V(0, 1, 0));
+    imp_vec3 dir = V(cos(ts), sin(ts), 0);
+    imp_move_input in = {
+        &blade, V(0, 0, 0), imp_scale(dir, -1.0), 2.0, &o, 1, dim, INFINITY, 5, NULL, NULL,
+        NULL,   V(0, 0, 1)};
+    imp_move_result r = imp_move_check(&in);
+    assert_int_equal(r.state, IMP_MOVE_OK);
+    assert_false(r.valid);
+    const imp_move_violation *v = &r.violations[0];
+    assert_int_equal(v->kind, IMP_MOVE_TUNNELING);
+    if (!(v->time <= ts + 4e-16 && ts <= v->time + 1e-9 * fmax(1, v->time)))
+        fail_msg("%dD spinning mover: time %.17g, exact %.17g", dim, v->time, ts);
+    assert_vec_near(v->normal, -sin(ts), cos(ts), 0, 1e-7); /* the face's, towards the ball */
+    assert_vec_near(v->point, 0.1 * sin(ts), 1 - 0.1 * cos(ts), 0, 1e-7);
+    imp_move_result_free(&r);
+}
+
+/* A blade that stays where it is and turns a quarter turn in dt = 1 sweeps into a post of
+ * radius 0.1 at (0, 0.8): its face reaches it when 0.8 cos(theta) = 0.15, t* = acos(0.1875) /
+ * (pi / 2), and at `to` the upright blade overlaps the post by 0.1 + 0.05. */
+static void test_spinning_mover(void **state) {
+    (void)state;
+    check_spinning_mover(2);
+    check_spinning_mover(3);
+    imp_shape blade = box2(1, 0.05, 0), post = sphere(0.1);
+    imp_move_obstacle o = still(&post, V(0, 0.8, 0));
+    imp_move_input in = {&blade, V(0, 0, 0), V(0, 0, 0),     1.0, &o, 1, 2, INFINITY, 5, NULL,
+                         NULL,   NULL,       V(0, 0, PI / 2)};
+    imp_move_result r = imp_move_check(&in);
+    assert_int_equal(r.state, IMP_MOVE_OK);
+    assert_int_equal(r.n_violations, 2);
+    const double ts = acos(0.1875) / (PI / 2);
+    assert_int_equal(r.violations[0].kind, IMP_MOVE_TUNNELING);
+    if (!(r.violations[0].time <= ts + 4e-16 && ts <= r.violations[0].time + 1e-9))
+        fail_msg("turning in place: time %.17g, exact %.17g", r.violations[0].time, ts);
+    assert_int_equal(r.violations[1].kind, IMP_MOVE_PENETRATION);
+    near(r.violations[1].depth, 0.15, 1e-12, "the upright blade in the post");
+    /* the post's centre is on the blade's axis: either side is as shallow */
+    near(fabs(r.violations[1].normal.x), 1, 1e-12, "the overlap's normal across the blade");
+    imp_move_result_free(&r);
+    /* not turning, the same blade stays clear of the post: valid */
+    in.w = V(0, 0, 0);
+    r = imp_move_check(&in);
+    assert_true(r.valid);
     imp_move_result_free(&r);
 }
 
@@ -532,7 +732,7 @@ static void make_scene(uint64_t *rng, scene *sc) {
                 double s = imp_rng_unit(rng);
                 m.p = imp_add(imp_madd(sc->from, imp_sub(sc->to, sc->from), s), rvec(rng, -1, 1));
             }
-            sc->obs[i] = (imp_move_obstacle){&sc->shapes[i], m, NULL};
+            sc->obs[i] = (imp_move_obstacle){&sc->shapes[i], m, NULL, V(0, 0, 0)};
             imp_motion rest = {sc->from, V(0, 0, 0), V(0, 0, 0)};
             imp_toi_result r = imp_toi_shapes(&sc->mover, &rest, &sc->shapes[i], &m, 2, sc->dt);
             clear = r.state == IMP_TOI_NONE;
@@ -561,8 +761,8 @@ static void test_property_random_scenes(void **state) {
         uint64_t scene_seed = rng;
         scene sc;
         make_scene(&rng, &sc);
-        imp_move_input in = {&sc.mover, sc.from,      sc.to,         sc.dt, sc.obs, sc.n,
-                             2,         sc.max_speed, sc.iterations, NULL,  NULL,   NULL};
+        imp_move_input in = {&sc.mover,    sc.from,       sc.to, sc.dt, sc.obs, sc.n,      2,
+                             sc.max_speed, sc.iterations, NULL,  NULL,  NULL,   V(0, 0, 0)};
         imp_move_result r = imp_move_check(&in);
         if (r.state != IMP_MOVE_OK)
             fail_msg("scene %d (seed %#llx, scene rng %#llx): failed", k, (unsigned long long)seed,
@@ -673,8 +873,8 @@ static void test_filtered_out_wall(void **state) {
     for (int k = 0; k < 3; ++k) {
         imp_move_obstacle ob = o;
         if (k == 2) ob.filter = &never;
-        imp_move_input in = {&ball, V(0, 0, 0), V(10, 0, 0), 1.0,       &ob,  1,
-                             2,     INFINITY,   5,           movers[k], NULL, NULL};
+        imp_move_input in = {&ball,    V(0, 0, 0), V(10, 0, 0), 1.0,  &ob,  1,         2,
+                             INFINITY, 5,          movers[k],   NULL, NULL, V(0, 0, 0)};
         imp_move_result r = imp_move_check(&in);
         assert_int_equal(r.state, IMP_MOVE_OK);
         if (k == 1) {
@@ -688,6 +888,108 @@ static void test_filtered_out_wall(void **state) {
         }
         imp_move_result_free(&r);
     }
+}
+
+/* ---- property test: turning bodies --------------------------------------------------------- */
+
+#define N_TURN_SCENES 1500
+#define TURN_SAMPLES 400
+
+/* s (as at t = 0) turned by w t about its position; a polygon's vertices into buf. */
+static imp_shape turned(const imp_shape *s, imp_vec3 w, double t, imp_vec3 *buf) {
+    imp_shape out = *s;
+    if (out.type == IMP_SHAPE_POLYGON) {
+        for (size_t i = 0; i < out.n_verts; ++i)
+            buf[i] = s->verts[i];
+        out.verts = buf;
+    }
+    if (out.type != IMP_SHAPE_HALFSPACE)
+        imp_shape_rotate(&out, imp_quat_from_rotvec(imp_scale(w, t)));
+    return out;
+}
+
+static imp_vec3 random_spin(uint64_t *rng) {
+    double w = imp_rng_uniform(rng, -8, 8);
+    if (imp_rng_unit(rng) < 0.15) w *= 5;
+    return V(0, 0, w);
+}
+
+/* Random 2D moves among turning obstacles, the mover turning in half of them, each starting
+ * clear (the turning mover at `from` meets no obstacle over [0, dt]). Checked by dense
+ * sampling with the static overlap test, independent of the swept solvers: an obstacle the
+ * sampled straight move overlaps by more than 1e-9 of the scale is reported as tunnelling no
+ * later than that sample, and no sample before a reported time overlaps it that deeply. */
+static void test_property_turning_scenes(void **state) {
+    (void)state;
+    const uint64_t seed = 0x7A7A11ULL;
+    uint64_t rng = seed;
+    print_message("seed %#llx\n", (unsigned long long)seed);
+    size_t n_tunnel = 0, n_scenes = 0, n_sampled = 0;
+    while (n_scenes < N_TURN_SCENES) {
+        scene sc;
+        memset(&sc, 0, sizeof sc);
+        sc.mover = random_shape(&rng, sc.mover_verts, 0);
+        imp_vec3 wm = imp_rng_unit(&rng) < 0.5 ? random_spin(&rng) : V(0, 0, 0);
+        sc.from = rvec(&rng, -8, 8);
+        sc.to = imp_add(sc.from, rvec(&rng, -8, 8));
+        sc.dt = imp_rng_uniform(&rng, 0.05, 2);
+        sc.n = 1 + (size_t)(imp_rng_unit(&rng) * 4);
+        int clear = 1;
+        for (size_t i = 0; i < sc.n && clear; ++i) {
+            sc.shapes[i] = random_shape(&rng, sc.verts[i], 1);
+            imp_motion m = {rvec(&rng, -8, 8), V(0, 0, 0), V(0, 0, 0)};
+            if (imp_rng_unit(&rng) < 0.3) m.v = rvec(&rng, -4, 4);
+            if (imp_rng_unit(&rng) < 0.6) {
+                double u = imp_rng_unit(&rng);
+                m.p = imp_add(imp_madd(sc.from, imp_sub(sc.to, sc.from), u), rvec(&rng, -1, 1));
+            }
+            imp_vec3 w = sc.shapes[i].type != IMP_SHAPE_HALFSPACE && imp_rng_unit(&rng) < 0.7
+                             ? random_spin(&rng)
+                             : V(0, 0, 0);
+            sc.obs[i] = (imp_move_obstacle){&sc.shapes[i], m, NULL, w};
+            imp_toi_rotating_input q = {
+                &sc.mover, &sc.shapes[i], {sc.from, V(0, 0, 0), V(0, 0, 0)}, m, wm, w, 2,
+                sc.dt,     NULL};
+            int stopped = 0;
+            clear = imp_toi_rotating(&q, &stopped).state == IMP_TOI_NONE;
+        }
+        if (!clear) continue;
+        ++n_scenes;
+        double scale = fmax(imp_max_abs(sc.from), imp_max_abs(sc.to)) + 20.0;
+        imp_move_input in = {&sc.mover, sc.from, sc.to, sc.dt, sc.obs, sc.n, 2,
+                             INFINITY,  5,       NULL,  NULL,  NULL,   wm};
+        imp_move_result r = imp_move_check(&in);
+        assert_int_equal(r.state, IMP_MOVE_OK);
+        imp_vec3 v = imp_scale(imp_sub(sc.to, sc.from), 1.0 / sc.dt);
+        for (size_t i = 0; i < sc.n; ++i) {
+            double reported = INFINITY;
+            for (size_t k = 0; k < r.n_violations; ++k)
+                if (r.violations[k].kind == IMP_MOVE_TUNNELING && r.violations[k].obstacle == i)
+                    reported = r.violations[k].time;
+            n_tunnel += reported < INFINITY;
+            for (int k = 0; k <= TURN_SAMPLES; ++k) {
+                double t = sc.dt * k / TURN_SAMPLES;
+                imp_vec3 bm[8], bo[8];
+                imp_shape ms = turned(&sc.mover, wm, t, bm),
+                          os = turned(&sc.shapes[i], sc.obs[i].w, t, bo);
+                imp_vec3 q = imp_path_at(sc.obs[i].m.p, sc.obs[i].m.v, sc.obs[i].m.a, t);
+                if (os.type == IMP_SHAPE_HALFSPACE)
+                    os.offset += imp_dot(os.normal, imp_sub(q, sc.obs[i].m.p));
+                imp_overlap_result o = imp_overlap(&ms, imp_madd(sc.from, v, t), &os, q, 2);
+                if (o.state != IMP_OVERLAP_OVERLAPPING || !(o.depth > 1e-9 * scale)) continue;
+                ++n_sampled;
+                if (!(reported <= t + 1e-12))
+                    fail_msg("seed %#llx scene %zu obstacle %zu: overlapping by %g at t = %.17g, "
+                             "reported %.17g",
+                             (unsigned long long)seed, n_scenes, i, o.depth, t, reported);
+                break;
+            }
+        }
+        imp_move_result_free(&r);
+    }
+    print_message("%d turning scenes: %zu tunnelling contacts, %zu found by sampling too\n",
+                  N_TURN_SCENES, n_tunnel, n_sampled);
+    assert_true(n_sampled > N_TURN_SCENES / 10);
 }
 
 int main(void) {
@@ -709,6 +1011,11 @@ int main(void) {
         cmocka_unit_test(test_speed_violation_clamps),
         cmocka_unit_test(test_every_obstacle_reported),
         cmocka_unit_test(test_property_random_scenes),
+        cmocka_unit_test(test_spinning_blade_caught_exact),
+        cmocka_unit_test(test_spinning_blade_gap),
+        cmocka_unit_test(test_closing_door_caught_exact),
+        cmocka_unit_test(test_spinning_mover),
+        cmocka_unit_test(test_property_turning_scenes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

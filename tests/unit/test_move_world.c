@@ -166,7 +166,7 @@ static void test_floor_no_snagging(void **state) {
     imp_world *wf = build(3, &cf, 1), *wo = build(3, &co, 1);
     imp_shape plane = {
         .type = IMP_SHAPE_HALFSPACE, .normal = V(0, 1, 0), .offset = 0.0, .rot = {1, 0, 0, 0}};
-    imp_move_obstacle hs = {&plane, {V(0, 0, 0), V(0, 0, 0), V(0, 0, 0)}, NULL};
+    imp_move_obstacle hs = {&plane, {V(0, 0, 0), V(0, 0, 0), V(0, 0, 0)}, NULL, V(0, 0, 0)};
     imp_shape ball = {.type = IMP_SHAPE_SPHERE, .radius = 0.5, .rot = {1, 0, 0, 0}};
     imp_shape cap = {.type = IMP_SHAPE_CAPSULE,
                      .a = V(-0.4, 0, 0.1),

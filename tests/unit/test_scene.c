@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "core/scene.h"
+#include "core/toi_rotating.h"
 #include "core/toi_shapes.h"
 #include "tests/random_shapes.h"
 #include "tests/rng.h"
@@ -593,6 +594,237 @@ static void test_swept_bounds_shapes(void **state) {
     free(m);
 }
 
+/* ---- turning bodies ---------------------------------------------------------------------- */
+
+/* Random angular velocities for the bodies of a mixed scene (walls excepted): slow (up to 3
+ * rad/s) for most, fast (up to 40 rad/s) for one in five; spheres turn too (nothing moves). */
+static void spin_mixed(uint64_t *rng, mixed *m) {
+    for (int i = 0; i < MIX_N - m->walls; ++i) {
+        double mag = imp_rng_uniform(rng, 0.2, 3.0) * (i % 5 == 4 ? 13.0 : 1.0);
+        if (imp_rng_unit(rng) < 0.1) mag = 0.0;
+        m->b[i].w = m->dim == 2 ? imp_v3(0, 0, imp_rng_unit(rng) < 0.5 ? -mag : mag)
+                                : imp_scale(random_unit(rng), mag);
+    }
+}
+
+static int box_holds(const imp_aabb *b, imp_vec3 x, double eps) {
+    return !(x.x < b->lo.x - eps || x.x > b->hi.x + eps || x.y < b->lo.y - eps ||
+             x.y > b->hi.y + eps || x.z < b->lo.z - eps || x.z > b->hi.z + eps);
+}
+
+/* Swept bounds of turning shapes hold the turned shape at every sampled time (its points and
+ * the rounded boundary about them); each bound is no larger than the bounding sphere's sweep;
+ * exact values for a spin about z in 3D (the z range is the shape's own) and a short turn in
+ * 2D (the start box grown by the chord). */
+static void test_swept_bounds_turning(void **state) {
+    (void)state;
+    const uint64_t seed = 0x7B0B5;
+    uint64_t rng = seed;
+    print_message("seed %#llx\n", (unsigned long long)seed);
+    mixed *m = malloc(sizeof *m);
+    assert_non_null(m);
+    for (int dim = 2; dim <= 3; ++dim) {
+        make_mixed(&rng, m, dim);
+        spin_mixed(&rng, m);
+        for (int i = 0; i < MIX_N - m->walls; ++i) {
+            const imp_shape *s = &m->s[i];
+            double h = i % 2 ? 2.0 : 0.05; /* long turns and short ones */
+            imp_aabb box = imp_swept_bounds_turning(&m->b[i].m, s, m->b[i].w, h, dim, 0.0);
+            imp_vec3 buf[8], turned[8];
+            const imp_vec3 *pts;
+            double r;
+            size_t n = imp_shape_points(s, dim, buf, &pts, &r);
+            double reach = 0.0;
+            for (size_t j = 0; j < n; ++j)
+                reach = fmax(reach, imp_len(pts[j]));
+            imp_aabb ball = imp_swept_bounds_sphere(&m->b[i].m, reach + r, h, dim, 0.0);
+            assert_true(box.lo.x >= ball.lo.x - 1e-12 && box.hi.x <= ball.hi.x + 1e-12);
+            assert_true(box.lo.y >= ball.lo.y - 1e-12 && box.hi.y <= ball.hi.y + 1e-12);
+            assert_true(box.lo.z >= ball.lo.z - 1e-12 && box.hi.z <= ball.hi.z + 1e-12);
+            for (int k = 0; k <= 400; ++k) {
+                double t = h * k / 400;
+                imp_vec3 c = imp_path_at(m->b[i].m.p, m->b[i].m.v, m->b[i].m.a, t);
+                imp_quat q = imp_quat_from_rotvec(imp_scale(m->b[i].w, t));
+                for (size_t j = 0; j < n; ++j)
+                    turned[j] = imp_quat_rotate(q, pts[j]);
+                for (size_t j = 0; j < n; ++j)
+                    for (int e = 0; e < 26; ++e) {
+                        imp_vec3 d = dim == 2 ? imp_v3(cos(e * 0.2417), sin(e * 0.2417), 0)
+                                              : imp_normalize_or(imp_v3(e % 3 - 1, e / 3 % 3 - 1,
+                                                                        e / 9 - 1 + (e == 13)),
+                                                                 imp_v3(0, 0, 1));
+                        if (!box_holds(&box, imp_madd(imp_add(c, turned[j]), d, r), 1e-12))
+                            fail_msg("seed %#llx %dD body %d t %g: a point of the turned shape "
+                                     "leaves its swept bounds",
+                                     (unsigned long long)seed, dim, i, t);
+                    }
+            }
+        }
+    }
+    free(m);
+    /* 3D: a box 2 x 0.6 x 0.6 spinning about z keeps its z range [-0.3, 0.3] exactly */
+    imp_shape b3 = box3(1, 0.3, 0.3, (imp_quat){1, 0, 0, 0});
+    imp_motion still = {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)};
+    imp_aabb z = imp_swept_bounds_turning(&still, &b3, imp_v3(0, 0, 5), 10.0, 3, 0.0);
+    assert_true(z.lo.z == -0.3 && z.hi.z == 0.3);
+    double reach = sqrt(1 + 0.09 + 0.09), rho = sqrt(1 + 0.09);
+    assert_true(fabs(z.hi.x - rho) < 1e-15 && fabs(z.lo.y + rho) < 1e-15 && z.hi.x < reach);
+    /* 2D: a 10 x 0.1 blade turning 0.01 rad: its start box grown by the chord 0.01 rho */
+    imp_shape blade = box2(5, 0.05, 0);
+    imp_aabb sb = imp_swept_bounds_turning(&still, &blade, imp_v3(0, 0, 1), 0.01, 2, 0.0);
+    double chord = 0.01 * sqrt(25 + 0.0025);
+    assert_true(fabs(sb.hi.y - (0.05 + chord)) < 1e-15 && fabs(sb.lo.y + 0.05 + chord) < 1e-15);
+    assert_true(fabs(sb.hi.x - sqrt(25 + 0.0025)) < 1e-15); /* the sphere is tighter along x */
+    /* a spin so slow its square underflows: the bounds are the shape's own, finite */
+    imp_shape tilted = box3(1, 0.3, 0.2, imp_quat_from_rotvec(imp_v3(0.3, -0.2, 0.5)));
+    imp_aabb own = imp_swept_bounds_shape(&still, &tilted, 1e6, 3, 0.0);
+    imp_aabb slow =
+        imp_swept_bounds_turning(&still, &tilted, imp_v3(1e-320, 0, -2e-320), 1e6, 3, 0.0);
+    const double o[6] = {own.lo.x, own.lo.y, own.lo.z, own.hi.x, own.hi.y, own.hi.z},
+                 g[6] = {slow.lo.x, slow.lo.y, slow.lo.z, slow.hi.x, slow.hi.y, slow.hi.z};
+    for (int k = 0; k < 6; ++k)
+        if (!(fabs(g[k] - o[k]) <= 1e-15))
+            fail_msg("slow spin: side %d is %.17g, not %.17g", k, g[k], o[k]);
+}
+
+/* The pair's answer from the pairwise solvers, as the scene should have it. */
+static imp_toi_result direct_pair(const imp_scene_body *a, const imp_scene_body *b, int dim,
+                                  double h) {
+    imp_shape sa = {.type = IMP_SHAPE_SPHERE, .radius = a->radius};
+    imp_shape sb = {.type = IMP_SHAPE_SPHERE, .radius = b->radius};
+    const imp_shape *xa = a->shape ? a->shape : &sa, *xb = b->shape ? b->shape : &sb;
+    if (imp_toi_rotating_needed(xa, a->w, xb, b->w)) {
+        imp_toi_rotating_input q = {xa, xb, a->m, b->m, a->w, b->w, dim, h, NULL};
+        int stopped = 0;
+        imp_toi_result r = imp_toi_rotating(&q, &stopped);
+        assert_int_equal(stopped, 0);
+        return r;
+    }
+    if (!a->shape && !b->shape) {
+        imp_toi_spheres_input q = {a->m, b->m, a->radius, b->radius, h};
+        return imp_toi_spheres_impact(&q);
+    }
+    return imp_toi_shapes(xa, &a->m, xb, &b->m, dim, h);
+}
+
+/* Bodies in each turning scene (walls included): brute's cost is quadratic. */
+#define TURN_N 280
+
+/* Scenes of every shape turning (slow and fast spins, 2D and 3D, walls around, listed last
+ * or first): grid, sap and bvh (auto picks one of them), serial and threaded, give exactly
+ * brute's collisions; brute's contacts are those of the pairwise solver called directly
+ * (imp_toi_rotating where a shape turns), bit for bit, and random pairs it does not list are
+ * `none` there too. */
+
+static void test_turning_scene_equals_brute(void **state) {
+    (void)state;
+    static const imp_broadphase_kind kinds[] = {IMP_BROAD_GRID, IMP_BROAD_SAP, IMP_BROAD_BVH};
+    const imp_parallel runner = {two_threads, NULL, {NULL, NULL}};
+    const uint64_t seed = 0x70A11;
+    uint64_t rng = seed;
+    print_message("seed %#llx\n", (unsigned long long)seed);
+    mixed *m = malloc(sizeof *m);
+    assert_non_null(m);
+    for (int round = 0; round < 4; ++round) {
+        int dim = round < 2 ? 2 : 3;
+        make_mixed(&rng, m, dim);
+        spin_mixed(&rng, m);
+        /* the first TURN_N - walls bodies and the walls (brute's cost is quadratic) */
+        for (int w = 0; w < m->walls; ++w)
+            m->b[TURN_N - m->walls + w] = m->b[MIX_N - m->walls + w];
+        if (round % 2) /* the walls first: a halfspace is then a pair's body a */
+            for (int i = 0; i < TURN_N / 2; ++i) {
+                imp_scene_body t = m->b[i];
+                m->b[i] = m->b[TURN_N - 1 - i], m->b[TURN_N - 1 - i] = t;
+            }
+        imp_scene_input in = {m->b, TURN_N, dim, 2.0, IMP_BROAD_BRUTE, SIZE_MAX, NULL, NULL};
+        imp_scene_output ref;
+        assert_int_equal(imp_scene_predict(&in, &ref, NULL), IMP_SCENE_OK);
+        size_t turning = 0;
+        for (size_t i = 0; i < ref.n_collisions; ++i) {
+            const imp_scene_contact *c = &ref.collisions[i];
+            imp_toi_result r = direct_pair(&m->b[c->a], &m->b[c->b], dim, 2.0);
+            if (r.state != IMP_TOI_HIT || r.time != c->time || r.tolerance != c->tolerance ||
+                r.normal.x != c->normal.x || r.normal.y != c->normal.y ||
+                r.normal.z != c->normal.z || r.point.x != c->point.x || r.point.y != c->point.y)
+                fail_msg("seed %#llx round %d: collision %u-%u differs from the pair's own",
+                         (unsigned long long)seed, round, c->a, c->b);
+            turning += c->tolerance > 0.0;
+        }
+        for (size_t i = 0; i < ref.n_overlapping; ++i) {
+            const imp_scene_contact *c = &ref.overlapping[i];
+            imp_toi_result r = direct_pair(&m->b[c->a], &m->b[c->b], dim, 2.0);
+            assert_true(r.state == IMP_TOI_OVERLAPPING && r.depth == c->depth);
+        }
+        for (int k = 0; k < 300; ++k) { /* pairs brute does not list: none */
+            uint32_t a = (uint32_t)(imp_rng_unit(&rng) * TURN_N),
+                     b = (uint32_t)(imp_rng_unit(&rng) * TURN_N);
+            if (a == b || (m->b[a].is_static && m->b[b].is_static)) continue;
+            if (a > b) {
+                uint32_t t = a;
+                a = b, b = t;
+            }
+            int listed = 0;
+            for (size_t i = 0; i < ref.n_collisions; ++i)
+                listed |= ref.collisions[i].a == a && ref.collisions[i].b == b;
+            for (size_t i = 0; i < ref.n_overlapping; ++i)
+                listed |= ref.overlapping[i].a == a && ref.overlapping[i].b == b;
+            if (!listed) assert_int_equal(direct_pair(&m->b[a], &m->b[b], dim, 2.0).state, 0);
+        }
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
+            for (int threaded = 0; threaded <= 1; ++threaded) {
+                in.kind = kinds[k];
+                in.par = threaded ? &runner : NULL;
+                imp_scene_output out;
+                assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
+                expect_same_output(&out, &ref, "turning", (unsigned long long)seed, round,
+                                   kinds[k]);
+                for (size_t i = 0; i < out.n_collisions; ++i)
+                    assert_true(out.collisions[i].tolerance == ref.collisions[i].tolerance);
+                imp_scene_output_free(&out);
+            }
+        print_message("round %d (%dD): %zu hits (%zu certified by advancement), %zu overlapping\n",
+                      round, dim, ref.n_collisions, turning, ref.n_overlapping);
+        assert_true(turning > 20);
+        imp_scene_output_free(&ref);
+    }
+    free(m);
+}
+
+/* A long thin box that only turns sweeps through a ball: its translation-only bounds miss the
+ * ball, every broadphase reports the contact, at t* = acos(1/12) (the blade's face, 0.05 off
+ * its axis, meets the ball of radius 0.2 centred 3 from the pivot when 3 cos t = 0.25). */
+static void test_turning_blade_found_by_every_kind(void **state) {
+    (void)state;
+    imp_shape blade = box2(5, 0.05, 0);
+    imp_scene_body b[2] = {
+        {.m = {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)},
+         .shape = &blade,
+         .w = imp_v3(0, 0, 1)},
+        {.m = {imp_v3(0, 3, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, .radius = 0.2}};
+    imp_aabb still = imp_swept_bounds_shape(&b[0].m, &blade, 2.0, 2, 0.0);
+    assert_true(still.hi.y < 2.8); /* translation alone: no candidate */
+    const double t_star = acos(1.0 / 12.0);
+    static const imp_broadphase_kind kinds[] = {IMP_BROAD_BRUTE, IMP_BROAD_GRID, IMP_BROAD_SAP,
+                                                IMP_BROAD_BVH, IMP_BROAD_AUTO};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+        imp_scene_input in = {b, 2, 2, 2.0, kinds[k], SIZE_MAX, NULL, NULL};
+        imp_scene_output out;
+        assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
+        assert_int_equal(out.n_collisions, 1);
+        const imp_scene_contact *c = &out.collisions[0];
+        assert_true(c->a == 0 && c->b == 1);
+        assert_true(c->tolerance > 0 && c->tolerance <= 1e-9 * fmax(1, c->time));
+        if (!(c->time <= t_star && t_star <= c->time + c->tolerance))
+            fail_msg("%s: time %.17g tolerance %.3g, exact %.17g", imp_broadphase_name(kinds[k]),
+                     c->time, c->tolerance, t_star);
+        /* the normal is the blade's face normal then, from the blade towards the ball */
+        assert_true(fabs(c->normal.x + sin(t_star)) < 1e-6 &&
+                    fabs(c->normal.y - cos(t_star)) < 1e-6);
+        imp_scene_output_free(&out);
+    }
+}
+
 /* A stop check that says stop (reason 9) from its k-th call on; called from both threads. */
 typedef struct countdown {
     atomic_int calls;
@@ -645,6 +877,9 @@ int main(void) {
         cmocka_unit_test(test_too_many_pairs),
         cmocka_unit_test(test_filter_rule),
         cmocka_unit_test(test_filtered_scene_equals_filtered_pairs),
+        cmocka_unit_test(test_swept_bounds_turning),
+        cmocka_unit_test(test_turning_scene_equals_brute),
+        cmocka_unit_test(test_turning_blade_found_by_every_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

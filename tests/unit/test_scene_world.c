@@ -99,8 +99,9 @@ static void test_first_contact_per_collider(void **state) {
         imp_motion m = {imp_v3(imp_rng_uniform(&rng, 0, 20), imp_rng_uniform(&rng, -1, 10),
                                imp_rng_uniform(&rng, 0, 20)),
                         random_vec(&rng, 4), imp_v3(0, -9.81 * (i % 2), 0)};
-        b[i] = (imp_scene_body){m, imp_rng_uniform(&rng, 0.1, 0.8), i % 17 == 0,
-                                i % 5 == 0 ? &caps : NULL, NULL};
+        b[i] = (imp_scene_body){m,           imp_rng_uniform(&rng, 0.1, 0.8),
+                                i % 17 == 0, i % 5 == 0 ? &caps : NULL,
+                                NULL,        imp_v3(0, 0, 0)};
     }
     imp_scene_input in = {b, N_BODIES, 3, 1.5, IMP_BROAD_AUTO, SIZE_MAX, NULL, w};
     imp_scene_output out;
