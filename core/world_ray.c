@@ -290,6 +290,10 @@ static inline float round_float(double x, float up) {
     return f + up * (fabsf(f) * 0x1p-23f + 0x1p-149f);
 }
 
+/* Whether a direction component's magnitude a keeps the float node test exact
+ * enough: 0, or within [1e-30, 1e30]. */
+static inline int in_float_range(double a) { return (a == 0.0) | ((a >= 1e-30) & (a <= 1e30)); }
+
 /* imp_world_ray_prepare into *out, every field written (a ray's setup is a
  * good part of a short ray's cost: no clearing, no copy, few branches). */
 static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_prep *p) {
@@ -318,10 +322,9 @@ static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_
     om = fabs(o[2]) > om ? fabs(o[2]) : om;
     double pad = IMP_WORLD_PAD_REL * (w->scale + om); /* the comparisons skip NaNs, as fmax */
     pad = pad > DBL_MIN ? pad : DBL_MIN;              /* fmax, without the call */
-    /* the float node test (children_span_float) runs when every number is in its range */
-    int fast = ray->max_t <= 1e30;
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < 3; ++k)                       /* the three divisions first: they overlap */
         p->inv[k] = 1.0 / d[k];
+    for (int k = 0; k < 3; ++k) {
         p->neg[k] = signbit(d[k]) != 0;
         /* lower bounds are moved down by the padding (the origin up), upper ones up */
         p->onear[k] = p->neg[k] ? o[k] - pad : o[k] + pad;
@@ -331,10 +334,12 @@ static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_
         p->finv[k] = (float)p->inv[k];
         p->fnear[k] = round_float(p->onear[k], p->neg[k] ? -1.0f : 1.0f);
         p->ffar[k] = round_float(p->ofar[k], p->neg[k] ? 1.0f : -1.0f);
-        double ad = fabs(d[k]);
-        fast &= (ad == 0.0) | ((ad >= 1e-30) & (ad <= 1e30));
-        fast &= (fabs(p->onear[k]) <= 1e30) & (fabs(p->ofar[k]) <= 1e30);
     }
+    /* the float node test (children_span_float) runs when every number is in its
+     * range: |onear|, |ofar| <= om + pad <= 1e30, each |dir| component 0 or within
+     * [1e-30, 1e30], max_t <= 1e30 */
+    int fast = (ray->max_t <= 1e30) & (om + pad <= 1e30) & in_float_range(a0) & in_float_range(a1) &
+               in_float_range(a2);
     p->fast = fast;
     /* the shear by the reciprocal 1 / dir[kz] (the same two numbers for every
      * triangle is what the watertight test needs; three independent divisions
@@ -777,8 +782,6 @@ static int ray_blocks(void *ctx, size_t i) {
 imp_world_ray_result imp_world_raycast(const imp_world *w, const imp_world_ray *ray,
                                        imp_world_ray_mode mode, const imp_stop *stop) {
     assert(w && ray && ray->max_t > 0.0);
-    imp_world_ray_result res;
-    memset(&res, 0, sizeof res);
     ray_query q; /* every field set (a memset of it costs a short ray more than a leaf) */
     q.w = w;
     prepare(w, ray, &q.p);
@@ -795,33 +798,31 @@ imp_world_ray_result imp_world_raycast(const imp_world *w, const imp_world_ray *
     q.fails = (world_fails){NULL, 0, 0};
     /* halfspaces first: an early best t prunes the walk */
     if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh)) walk(&q);
+    /* the answer is written whole, in one initializer, where the caller takes it (built
+     * field by field on the stack and copied out, its copy stalled on the field stores) */
     if (q.stopped_by || q.nomem) {
-        res.state = q.stopped_by ? IMP_WORLD_STOPPED : IMP_WORLD_FAILED;
-        res.failure = q.stopped_by ? IMP_FAILURE_NONE : IMP_FAILURE_NOMEM;
-        res.stopped_by = q.stopped_by;
         free(q.all);
         free(q.fails.f);
-        return res;
+        return (imp_world_ray_result){.state = q.stopped_by ? IMP_WORLD_STOPPED : IMP_WORLD_FAILED,
+                                      .failure =
+                                          q.stopped_by ? IMP_FAILURE_NONE : IMP_FAILURE_NOMEM,
+                                      .stopped_by = q.stopped_by};
     }
     size_t failed_prim;
     imp_failure why = IMP_FAILURE_NONE;
-    if (!(mode == IMP_WORLD_RAY_ANY && q.have))
+    if (q.fails.n > 0 && !(mode == IMP_WORLD_RAY_ANY && q.have))
         why = world_fails_first(w, &q.fails, ray_blocks, &q, &failed_prim);
-    free(q.fails.f);
+    if (q.fails.f) free(q.fails.f); /* the common ray has no list: no call */
     if (why != IMP_FAILURE_NONE) {
         free(q.all);
-        res.state = IMP_WORLD_FAILED;
-        res.failure = why;
-        return res;
+        return (imp_world_ray_result){.state = IMP_WORLD_FAILED, .failure = why};
     }
-    res.state = q.have ? IMP_WORLD_HIT : IMP_WORLD_NONE;
-    if (mode == IMP_WORLD_RAY_CLOSEST && q.have) res.hit = q.best;
     if (mode == IMP_WORLD_RAY_ALL && q.n_all > 0) {
         qsort(q.all, q.n_all, sizeof *q.all, hit_qsort_cmp);
-        res.hits = q.all;
-        res.n_hits = q.n_all;
-    } else {
-        free(q.all);
+        return (imp_world_ray_result){.state = IMP_WORLD_HIT, .hits = q.all, .n_hits = q.n_all};
     }
-    return res;
+    if (q.all) free(q.all);
+    if (mode == IMP_WORLD_RAY_CLOSEST && q.have)
+        return (imp_world_ray_result){.state = IMP_WORLD_HIT, .hit = q.best};
+    return (imp_world_ray_result){.state = q.have ? IMP_WORLD_HIT : IMP_WORLD_NONE};
 }
