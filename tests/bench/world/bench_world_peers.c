@@ -96,6 +96,11 @@ static imp_vec3 above(const mesh *m, uint64_t *rng) {
     return imp_v3(x, terrain(x, z) + imp_rng_uniform(rng, 0.5, 30), z);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* Whether two answers differ beyond float rounding. */
 static int differs(int hit_a, double ta, int hit_b, double tb) {
     if (hit_a != hit_b) return 1;
@@ -170,32 +175,48 @@ int main(int argc, char **argv) {
     double *ours = malloc(n_rays * sizeof *ours);
     int *ours_hit = malloc(n_rays * sizeof *ours_hit);
     const double max_t = 1e4; /* Bullet's rays are segments: the same bound for all three */
-    t0 = bench_now_s();
-    for (size_t i = 0; i < n_rays; ++i) {
-        imp_world_ray r = {o[i], d[i], max_t, NULL};
-        imp_world_ray_result res = imp_world_raycast(w, &r, IMP_WORLD_RAY_CLOSEST, NULL);
-        ours_hit[i] = res.state == IMP_WORLD_HIT;
-        ours[i] = res.hit.t;
+    /* the three take turns on blocks of RAY_BLOCK rays, so a change in the shared
+     * machine's load falls on all three alike; the ratio is of the summed times, and the
+     * per-block impactd / Embree ratios' spread is printed with it */
+    enum { RAY_BLOCK = 50000 };
+    size_t n_blocks = (n_rays + RAY_BLOCK - 1) / RAY_BLOCK, diff_emb = 0, diff_bul = 0;
+    double s_ours = 0.0, s_emb = 0.0, s_bul = 0.0;
+    double *block_ratio = malloc((n_blocks ? n_blocks : 1) * sizeof *block_ratio);
+    for (size_t bl = 0; bl < n_blocks; ++bl) {
+        size_t lo = bl * RAY_BLOCK, hi = lo + RAY_BLOCK < n_rays ? lo + RAY_BLOCK : n_rays;
+        double ta = bench_now_s();
+        for (size_t i = lo; i < hi; ++i) {
+            imp_world_ray r = {o[i], d[i], max_t, NULL};
+            imp_world_ray_result res = imp_world_raycast(w, &r, IMP_WORLD_RAY_CLOSEST, NULL);
+            ours_hit[i] = res.state == IMP_WORLD_HIT;
+            ours[i] = res.hit.t;
+        }
+        double tb = bench_now_s();
+        for (size_t i = lo; i < hi; ++i) {
+            double oo[3] = {o[i].x, o[i].y, o[i].z}, dd[3] = {d[i].x, d[i].y, d[i].z};
+            peer_hit h = embree_ray(emb, oo, dd, max_t);
+            diff_emb += differs(ours_hit[i], ours[i], h.hit, h.t);
+        }
+        double tc = bench_now_s();
+        for (size_t i = lo; i < hi; ++i) {
+            double oo[3] = {o[i].x, o[i].y, o[i].z}, dd[3] = {d[i].x, d[i].y, d[i].z};
+            peer_hit h = bullet_ray(bul, oo, dd, max_t);
+            diff_bul += differs(ours_hit[i], ours[i], h.hit, h.t);
+        }
+        double td = bench_now_s();
+        s_ours += tb - ta, s_emb += tc - tb, s_bul += td - tc;
+        block_ratio[bl] = (tc - tb) / (tb - ta);
     }
-    double r_ours = (double)n_rays / (bench_now_s() - t0);
-    size_t diff_emb = 0, diff_bul = 0;
-    t0 = bench_now_s();
-    for (size_t i = 0; i < n_rays; ++i) {
-        double oo[3] = {o[i].x, o[i].y, o[i].z}, dd[3] = {d[i].x, d[i].y, d[i].z};
-        peer_hit h = embree_ray(emb, oo, dd, max_t);
-        diff_emb += differs(ours_hit[i], ours[i], h.hit, h.t);
-    }
-    double r_emb = (double)n_rays / (bench_now_s() - t0);
-    t0 = bench_now_s();
-    for (size_t i = 0; i < n_rays; ++i) {
-        double oo[3] = {o[i].x, o[i].y, o[i].z}, dd[3] = {d[i].x, d[i].y, d[i].z};
-        peer_hit h = bullet_ray(bul, oo, dd, max_t);
-        diff_bul += differs(ours_hit[i], ours[i], h.hit, h.t);
-    }
-    double r_bul = (double)n_rays / (bench_now_s() - t0);
+    double r_ours = (double)n_rays / s_ours, r_emb = (double)n_rays / s_emb,
+           r_bul = (double)n_rays / s_bul;
+    qsort(block_ratio, n_blocks, sizeof *block_ratio, cmp_double);
     printf("rays (closest, incoherent), per second: impactd %.0f, Embree %.0f, Bullet %.0f\n",
            r_ours, r_emb, r_bul);
     printf("  impactd / Embree %.2fx, impactd / Bullet %.2fx\n", r_ours / r_emb, r_ours / r_bul);
+    if (n_blocks > 0)
+        printf("  impactd / Embree per block of %d rays: min %.2fx, median %.2fx, max %.2fx\n",
+               RAY_BLOCK, block_ratio[0], block_ratio[n_blocks / 2], block_ratio[n_blocks - 1]);
+    free(block_ratio);
     printf("  answers differing beyond float rounding: Embree %zu, Bullet %zu of %zu\n", diff_emb,
            diff_bul, n_rays);
 
