@@ -362,6 +362,19 @@ static imp_vec3 deepest(const pair *P, const probe *q) {
     return imp_madd(imp_add(q->qb, farthest(&sb, P->dim, imp_neg(q->n))), q->n, 0.5 * q->depth);
 }
 
+/* n when it is a unit vector; else (a degenerate placement: shapes far beyond their own
+ * size from the origin, whose closest features rounding has merged) the unit direction
+ * of `centres` (from a to b), else of the relative velocity `rel` turned to approach
+ * (-rel), else the first axis: the contract's normal is always unit length. */
+static imp_vec3 unit_normal_or(imp_vec3 n, imp_vec3 centres, imp_vec3 rel) {
+    double l = imp_len(n);
+    if (l > 0.5 && l < 2.0) return n;
+    imp_vec3 u;
+    if (imp_unit_scaled(centres, &u, NULL) == 0) return u;
+    if (imp_unit_scaled(imp_neg(rel), &u, NULL) == 0) return u;
+    return imp_v3(1.0, 0.0, 0.0);
+}
+
 static imp_toi_result finish(const pair *P, imp_toi_state st, const probe *at, double t1) {
     imp_toi_result r;
     memset(&r, 0, sizeof r);
@@ -374,7 +387,7 @@ static imp_toi_result finish(const pair *P, imp_toi_state st, const probe *at, d
     /* the normal and point of the shapes at `time`: midway between the closest points, or
      * (touching within rounding, or overlapping at 0) halfway into the overlap from b's
      * deepest point; back from the frame to the world */
-    r.normal = at->n;
+    r.normal = unit_normal_or(at->n, imp_sub(r.pb, r.pa), imp_sub(P->b.m.v, P->a.m.v));
     r.point = at->has_pts ? imp_scale(imp_add(at->ca, at->cb), 0.5) : deepest(P, at);
     if (P->a.plane) r.point = imp_add(r.point, disp(&P->a, t));
     if (P->b.plane) r.point = imp_add(r.point, disp(&P->b, t));

@@ -290,6 +290,25 @@ static void test_same_accuracy_far_away(void **state) {
     }
 }
 
+/* A sliver polygon (1e-30 by 1e30) turning slowly while it flies at 1e60 m/s from 1e60 m
+ * out onto a unit ball at the origin: its closest features merge in the rounding of its
+ * position, yet the hit's normal is unit length (the contract's), from a towards b. */
+static void test_unit_normal_far_out(void **state) {
+    (void)state;
+    imp_vec3 v[3] = {{0, 0, 0}, {1e-30, 0, 0}, {0, 1e30, 0}};
+    tbody a = {.s = {.type = IMP_SHAPE_POLYGON, .verts = v, .n_verts = 3},
+               .m = motion2(1e60, -1e60, -1e60, 1e60, 0, 0),
+               .w = {0, 0, 1e-5}};
+    tbody b = {.s = sphere(1), .m = motion2(0, 0, 0, 0, 0, 0), .w = ZERO};
+    imp_toi_result r = solve(&a, &b, 2, 1e10);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    double l = imp_len(r.normal);
+    if (!(fabs(l - 1.0) <= 1e-12))
+        fail_msg("normal (%g, %g) of length %g", r.normal.x, r.normal.y, l);
+    /* from a (far down the +x, -y diagonal at the hit) towards b */
+    assert_true(r.normal.x < 0.0 && r.normal.y > 0.0);
+}
+
 /* A blade turning about z at 1000 rad/s with a ball above its plane, inside its bounding
  * sphere but never touching: with no horizon the answer must be a proof of none (the slab
  * the blade sweeps), not a search over a million radians; the ball drifting up keeps it
@@ -375,6 +394,7 @@ int main(void) {
         cmocka_unit_test(test_cuboids_meet_mid_turn),
         cmocka_unit_test(test_same_accuracy_far_away),
         cmocka_unit_test(test_blade_beside_ball),
+        cmocka_unit_test(test_unit_normal_far_out),
         cmocka_unit_test(test_random_pairs_2d),
         cmocka_unit_test(test_random_pairs_3d),
     };
