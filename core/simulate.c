@@ -959,7 +959,10 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     imp_motion mi, mj;
     body_at(s, i, t, &tmp, &sh, &mi);
     body_at(s, j, t, &tmp, &sh, &mj);
-    double u = -imp_dot(imp_sub(mj.v, mi.v), s->ev_normal[i]);
+    /* the event's normal and point, kept: settling and the paths' changes below predict
+     * i again, which overwrites its event record */
+    const imp_vec3 ev_normal = s->ev_normal[i], ev_point = s->ev_point[i];
+    double u = -imp_dot(imp_sub(mj.v, mi.v), ev_normal);
     /* guard 4: an asleep body met slowly holds still (a still static body for this contact);
      * met faster it wakes, with what rests on it; a carried one leaves its cluster */
     int slow = !(u > 0) || u * u <= fmax(still_speed2(s, i), still_speed2(s, j));
@@ -986,7 +989,7 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     imp_respond_input in = {
         {mi.v, bi->mass, si, bi->restitution, bi->tangential},
         {mj.v, bj->mass, sj, bj->restitution, bj->tangential},
-        s->ev_normal[i],
+        ev_normal,
     };
     if (u < s->u_slow && in.a.restitution * in.b.restitution > 0) {
         in.a.restitution = 0;
@@ -1017,17 +1020,17 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
         if (!e) return;
         memset(e, 0, sizeof *e);
         e->time = t;
-        e->point = s->ev_point[i];
+        e->point = ev_point;
         uint32_t oi = s->orig[i], oj = s->orig[j];
         if (oi < oj) {
             e->a = oi;
             e->b = oj;
-            e->normal = s->ev_normal[i];
+            e->normal = ev_normal;
             e->impulse = r.impulse;
         } else {
             e->a = oj;
             e->b = oi;
-            e->normal = imp_neg(s->ev_normal[i]);
+            e->normal = imp_neg(ev_normal);
             e->impulse = imp_neg(r.impulse);
         }
     }
@@ -1038,15 +1041,20 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
 /* Body i meets the world's collider of its pending event at time t: a contact with a
  * static body of infinite mass, efficiencies 1 on the world's side. */
 static void contact_world(imp_sim *s, uint32_t i, double t) {
+    /* the event as predicted, kept: leaving a cluster, the path's change and settling
+     * predict i again, which overwrites its event record */
+    const imp_vec3 ev_normal = s->ev_normal[i], ev_point = s->ev_point[i];
+    const uint32_t ev_collider = s->ev_collider[i], ev_index = s->ev_index[i];
+    const uint32_t ev_kind = s->ev_kind[i];
     if (s->sb[i].flags & F_RIDER) leave_cluster(s, i, t);
     move_to(s, i, t);
     const imp_sim_body *bi = &s->b[s->orig[i]];
     imp_respond_input in = {
         {s->sb[i].v, bi->mass, 0, bi->restitution, bi->tangential},
         {imp_v3(0, 0, 0), 1.0, 1, 1.0, 1.0},
-        s->ev_normal[i],
+        ev_normal,
     };
-    double u = imp_dot(s->sb[i].v, s->ev_normal[i]);
+    double u = imp_dot(s->sb[i].v, ev_normal);
     if (u < s->u_slow && in.a.restitution > 0) {
         in.a.restitution = 0;
         s->st.slow_contacts++;
@@ -1061,13 +1069,13 @@ static void contact_world(imp_sim *s, uint32_t i, double t) {
         if (!e) return;
         *e = (imp_sim_event){.time = t,
                              .a = s->orig[i],
-                             .b = s->ev_collider[i],
-                             .point = s->ev_point[i],
-                             .normal = s->ev_normal[i],
+                             .b = ev_collider,
+                             .point = ev_point,
+                             .normal = ev_normal,
                              .impulse = r.impulse,
                              .world = 1,
-                             .index = s->ev_index[i],
-                             .kind = s->ev_kind[i]};
+                             .index = ev_index,
+                             .kind = ev_kind};
     }
     predict(s, i);
 }

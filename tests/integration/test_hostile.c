@@ -435,6 +435,34 @@ static void check_problem_doc(const char *label, const reply *r, const json_t *p
 }
 
 /* Checks one reply against what the case expects (see the DESIGN block). */
+/* Every "normal" in an answer is a unit vector (the contract's word for toi, overlap,
+ * respond and the contacts of scenes and worlds), however extreme the request. */
+static void check_normals(const char *label, const reply *r, const json_t *j) {
+    if (json_is_array(j)) {
+        for (size_t i = 0; i < json_array_size(j); ++i)
+            check_normals(label, r, json_array_get(j, i));
+        return;
+    }
+    if (!json_is_object(j)) return;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)j, k, v) {
+        if (strcmp(k, "normal") == 0 && json_is_array(v)) {
+            double l2 = 0.0;
+            for (size_t i = 0; i < json_array_size(v); ++i) {
+                double c = json_number_value(json_array_get(v, i));
+                l2 += c * c;
+            }
+            if (!(fabs(sqrt(l2) - 1.0) <= 1e-9)) {
+                bad(label, r, "a normal of length %.17g: normals are unit vectors", sqrt(l2));
+                return;
+            }
+        } else {
+            check_normals(label, r, v);
+        }
+    }
+}
+
 static void check_reply(const char *label, const reply *r, int flags, const expect *x) {
     if (r->connect_failed) {
         bad(label, r, "cannot connect to the daemon");
@@ -512,6 +540,8 @@ static void check_reply(const char *label, const reply *r, int flags, const expe
         }
     } else if (!json_is_object(j)) {
         bad(label, r, "a 200 whose body is not a JSON object");
+    } else {
+        check_normals(label, r, j);
     }
     json_decref(j);
 }

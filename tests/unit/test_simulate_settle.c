@@ -286,12 +286,55 @@ static void test_sliding_ball_slows_by_k(void **state) {
     }
 }
 
+/* Contacts that settle bodies are recorded as they happened: two balls meeting head on
+ * with e = 0 under gravity stick and ride together (a sleep), and the contact's record
+ * still says where and along what (the settling once re-predicted the body before the
+ * record was written, which then read the next event's empty normal and point); a ball
+ * landing with e = 0 on a floor likewise. */
+static void test_settling_contacts_recorded(void **state) {
+    (void)state;
+    for (int dim = 2; dim <= 3; ++dim) {
+        scene s = scene_new(3, dim);
+        add_ball(&s, 0.5, imp_v3(0, 0, 0), imp_v3(1, 0, 0), 0.0, 1.0);
+        add_ball(&s, 0.5, imp_v3(3, 0, 0), imp_v3(-1, 0, 0), 1.0, 1.0);
+        imp_sim_input in = input(&s, 2, 1);
+        in.record = 1;
+        imp_sim_output out;
+        assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+        assert_int_equal(out.stats.events, 1);
+        const imp_sim_event *e = &out.events[0];
+        /* they meet at t = 1 at x = 1.5, both fallen 1/2 */
+        assert_true(fabs(e->time - 1.0) <= 1e-12);
+        assert_true(fabs(e->normal.x - 1.0) <= 1e-12 && fabs(e->normal.y) <= 1e-12 &&
+                    fabs(e->normal.z) <= 1e-12);
+        assert_true(fabs(e->point.x - 1.5) <= 1e-12 && fabs(e->point.y + 0.5) <= 1e-12);
+        assert_true(fabs(e->impulse.x - 1.0) <= 1e-12); /* equal masses, e = 0: 1 each way */
+        imp_sim_output_free(&out);
+        scene_free(&s);
+
+        s = scene_new(2, dim);
+        add_ball(&s, 0.5, imp_v3(0, 2.5, 0), imp_v3(0, 0, 0), 0.0, 1.0);
+        add_wall(&s, imp_v3(0, 1, 0), 0);
+        in = input(&s, 3, 2);
+        in.record = 1;
+        assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+        assert_true(out.stats.events >= 1);
+        e = &out.events[0];
+        /* falls 2 under g = 2: lands at t = sqrt(2) on (0, 0), normal from the ball down */
+        assert_true(fabs(e->time - sqrt(2.0)) <= 1e-12);
+        assert_true(fabs(e->normal.y + 1.0) <= 1e-12 && fabs(e->point.y) <= 1e-12);
+        imp_sim_output_free(&out);
+        scene_free(&s);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stop_reasons_are_honest),
         cmocka_unit_test(test_two_ball_stack),
         cmocka_unit_test(test_ten_ball_column),
         cmocka_unit_test(test_sliding_ball_slows_by_k),
+        cmocka_unit_test(test_settling_contacts_recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
