@@ -89,6 +89,7 @@ typedef enum contact_status {
     CONTACT_OK,
     CONTACT_CONCENTRIC, /* two spheres with one centre */
     CONTACT_NONE,       /* two halfspaces */
+    CONTACT_NO_NORMAL,  /* shapes so small the overlap test's normal underflows to zero */
     CONTACT_NOMEM
 } contact_status;
 
@@ -109,6 +110,8 @@ static contact_status contact(const imp_body *a, const imp_body *b, int dim, imp
     imp_overlap_result r = imp_overlap_closest(&a->shape, a->m.p, &b->shape, b->m.p, dim, &ca, &cb);
     if (r.state == IMP_OVERLAP_FAILED)
         return r.failure == IMP_FAILURE_UNSUPPORTED ? CONTACT_NONE : CONTACT_NOMEM;
+    imp_vec3 unit;
+    if (imp_unit_scaled(r.normal, &unit, NULL)) return CONTACT_NO_NORMAL;
     *normal = r.normal;
     /* faces (2D: sides) that touch flat: the centre of the region they share */
     imp_region_status rs =
@@ -238,6 +241,9 @@ int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         if (cs == CONTACT_CONCENTRIC)
             return normal_fail(d, "is required when the centres of a and b coincide (the "
                                   "centre-to-centre direction is undefined)");
+        if (cs == CONTACT_NO_NORMAL)
+            return normal_fail(d, "is required here: the shapes are too small (subnormal) for "
+                                  "their contact normal to be found");
         if (cs != CONTACT_OK)
             return normal_fail(d, "is required for two halfspaces: they have no contact normal");
         normal = cn;
