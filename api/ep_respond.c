@@ -9,13 +9,32 @@
  * normal of the two shapes as placed, from a towards b (core/overlap.h:
  * SAT or closest features), so a ball on a floor is pushed along the
  * floor's normal and never towards the halfspace's ignored position. The
- * contact point, unless given, is taken the same way: for shapes apart the
+ * contact point, unless given, is taken the same way: where faces (2D:
+ * sides; a capsule's axis; a halfspace's plane) touch flat, the centre of
+ * the region they share, by manifold clipping (core/contact_region.h), so
+ * a box resting flat on a floor is pushed under its centre; else (a
+ * vertex or crossing edges) for shapes apart the
  * midpoint of their closest points; for shapes that overlap, b is moved
  * out along the normal by the depth (and a hair more), the closest points
  * of that touching pair are found, and b's is moved back (a halfspace b
  * stays put and a moves instead). Two spheres take the centre-to-centre
  * direction, exactly as before. Two halfspaces, or two spheres with one
  * centre, have no contact normal: 422, send `normal`.
+ * Turning: the impulse acts at the point and turns the bodies (core
+ * imp_respond_resolve_turning, default inertia a uniform solid) when a
+ * body names `angular_velocity` or `inertia`, or when the line of the
+ * normal through the point misses a body's centre (the lever arm's part
+ * across the normal exceeds IMP_REGION_FLAT_REL of the body's extent): the
+ * contract's "angular velocities or non-central contacts". The same test
+ * holds for every shape: a sphere's own contact normal passes through its
+ * centre, so it turns only when the client's normal or point puts the
+ * line of action off it. A central contact of bodies that name no
+ * rotation is answered by translation alone, also with tangential < 1:
+ * the contract gives that case the translational rule (the relative
+ * tangential velocity becomes k times what it was), and friction torque
+ * would spin a ball sliding on a floor that the contract answers without
+ * rotation. A client who wants friction torque names the rotation
+ * (angular_velocity 0 is enough) and gets the rigid answer.
  * Why: the centre-to-centre direction is right for two spheres only; for
  * a box corner or a floor it answers a different collision.
  */
@@ -24,6 +43,7 @@
 
 #include "api/encode.h"
 #include "api/endpoints.h"
+#include "core/contact_region.h"
 #include "core/inertia.h"
 #include "core/overlap.h"
 #include "core/respond.h"
@@ -69,6 +89,7 @@ typedef enum contact_status {
     CONTACT_OK,
     CONTACT_CONCENTRIC, /* two spheres with one centre */
     CONTACT_NONE,       /* two halfspaces */
+    CONTACT_NO_NORMAL,  /* shapes so small the overlap test's normal underflows to zero */
     CONTACT_NOMEM
 } contact_status;
 
@@ -89,7 +110,14 @@ static contact_status contact(const imp_body *a, const imp_body *b, int dim, imp
     imp_overlap_result r = imp_overlap_closest(&a->shape, a->m.p, &b->shape, b->m.p, dim, &ca, &cb);
     if (r.state == IMP_OVERLAP_FAILED)
         return r.failure == IMP_FAILURE_UNSUPPORTED ? CONTACT_NONE : CONTACT_NOMEM;
+    imp_vec3 unit;
+    if (imp_unit_scaled(r.normal, &unit, NULL)) return CONTACT_NO_NORMAL;
     *normal = r.normal;
+    /* faces (2D: sides) that touch flat: the centre of the region they share */
+    imp_region_status rs =
+        imp_contact_region(&a->shape, a->m.p, &b->shape, b->m.p, dim, r.normal, point);
+    if (rs == IMP_REGION_NOMEM) return CONTACT_NOMEM;
+    if (rs == IMP_REGION_FOUND) return CONTACT_OK;
     if (r.state == IMP_OVERLAP_APART) {
         *point = imp_scale(imp_add(ca, cb), 0.5);
         return CONTACT_OK;
@@ -116,6 +144,17 @@ static contact_status contact(const imp_body *a, const imp_body *b, int dim, imp
 }
 
 static int finite3(imp_vec3 v) { return isfinite(v.x) && isfinite(v.y) && isfinite(v.z); }
+
+/* Whether an impulse along the unit normal n at `point` misses body b's centre (its
+ * position): the lever arm's part across n is longer than IMP_REGION_FLAT_REL of the body's
+ * extent. The part across n, not |arm| itself: a floor's push under a box's centre has a long
+ * arm along n and none across it. A static body and a point (no extent) never turn. */
+static int off_centre(const imp_body *b, int dim, imp_vec3 point, imp_vec3 n) {
+    if (b->is_static) return 0;
+    double size = imp_shape_extent(&b->shape, dim);
+    imp_vec3 arm = imp_sub(point, b->m.p);
+    return size > 0.0 && imp_len(imp_madd(arm, n, -imp_dot(arm, n))) > IMP_REGION_FLAT_REL * size;
+}
 
 /* Whether body `key` of the request names its rotation (angular_velocity or inertia). */
 static int names_rotation(const json_t *req, const char *key) {
@@ -181,9 +220,16 @@ int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     imp_vec3 cp = point; /* the shapes' contact point: used only when none is given */
     if (!bad && (!has_normal || !has_point)) cs = contact(&a, &b, d->dim, &cn, &cp);
     if (!has_point) point = cp;
-    /* a request that names neither body's rotation is answered by translation alone, as
-     * before rotation was served; otherwise the impulse acts at the point */
-    int turning = !bad && (names_rotation(req, "a") || names_rotation(req, "b"));
+    /* the impulse acts at the point and turns the bodies when a body names its rotation or
+     * the contact is off a body's centre; a central contact of bodies that name no rotation
+     * is answered by translation alone (no friction torque: see DESIGN above) */
+    imp_vec3 nu;
+    int located = !bad && (has_point || cs == CONTACT_OK) && (has_normal || cs == CONTACT_OK) &&
+                  imp_unit_scaled(has_normal ? normal : cn, &nu, NULL) == 0;
+    int turning =
+        !bad &&
+        (names_rotation(req, "a") || names_rotation(req, "b") ||
+         (located && (off_centre(&a, d->dim, point, nu) || off_centre(&b, d->dim, point, nu))));
     imp_respond_turn ta, tb;
     if (turning && cs != CONTACT_NOMEM)
         bad = body_turn(d, req, "a", &a, &ta) || body_turn(d, req, "b", &b, &tb);
@@ -195,6 +241,9 @@ int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
         if (cs == CONTACT_CONCENTRIC)
             return normal_fail(d, "is required when the centres of a and b coincide (the "
                                   "centre-to-centre direction is undefined)");
+        if (cs == CONTACT_NO_NORMAL)
+            return normal_fail(d, "is required here: the shapes are too small (subnormal) for "
+                                  "their contact normal to be found");
         if (cs != CONTACT_OK)
             return normal_fail(d, "is required for two halfspaces: they have no contact normal");
         normal = cn;
@@ -209,8 +258,8 @@ int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     if (turning && !(finite3(r.va) && finite3(r.vb) && finite3(r.wa) && finite3(r.wb) &&
                      finite3(r.impulse) && isfinite(r.ke_before) && isfinite(r.ke_after)))
         return imp_dec_fail_at(d, names_rotation(req, "a") ? "a" : "b", IMP_E_VALUE,
-                               "has a rotation (angular_velocity, inertia) that makes the "
-                               "response overflow double precision");
+                               "has a rotation (angular_velocity, inertia, or a contact off its "
+                               "centre) that makes the response overflow double precision");
     int ok = 1, dim = d->dim;
     json_t *o = json_object();
     if (!o) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");

@@ -162,6 +162,17 @@ size_t imp_shape_points(const imp_shape *s, int dim, imp_vec3 buf[8], const imp_
     return 0;
 }
 
+double imp_shape_extent(const imp_shape *s, int dim) {
+    imp_vec3 buf[8];
+    const imp_vec3 *p;
+    double r = 0.0, ext = 0.0;
+    size_t k = imp_shape_points(s, dim, buf, &p, &r);
+    if (k == 0) return 0.0;
+    for (size_t i = 0; i < k; ++i)
+        ext = fmax(ext, imp_len(p[i]));
+    return ext + r;
+}
+
 static double cross2(imp_vec3 a, imp_vec3 b) { return a.x * b.y - a.y * b.x; }
 
 static imp_vec3 edge(const imp_vec3 *v, size_t n, size_t i) {

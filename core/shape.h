@@ -99,6 +99,10 @@ size_t imp_shape_core(const imp_shape *s, int dim, imp_vec3 buf[4], const imp_ve
 size_t imp_shape_points(const imp_shape *s, int dim, imp_vec3 buf[8], const imp_vec3 **out,
                         double *radius);
 
+/* The shape's extent about its body's position: the largest distance of its points
+ * (imp_shape_points) from the position plus its radius; 0 for a point and a halfspace. */
+double imp_shape_extent(const imp_shape *s, int dim);
+
 typedef enum imp_polygon_status {
     IMP_POLYGON_OK = 0,
     IMP_POLYGON_REPEATED, /* a vertex equals the one before it */

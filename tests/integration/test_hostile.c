@@ -1838,6 +1838,10 @@ static const json_case GEOMETRY[] = {
      "{\"a\":{\"shape\":{\"type\":\"segment\",\"a\":[-1,0,0],\"b\":[1,0,0]},\"position\":[0,0,0],"
      "\"angular_velocity\":[0,0,1]},\"b\":" SPHERE3("3") "}",
      422, "/a/inertia", 0},
+    {"respond: 3D rod struck off its centre, no rotation named", "/v1/respond",
+     "{\"a\":{\"shape\":{\"type\":\"segment\",\"a\":[-1,0,0],\"b\":[1,0,0]},\"position\":[0,0,0]},"
+     "\"b\":{\"radius\":0.5,\"position\":[1,0.5,0],\"velocity\":[0,-1,0]}}",
+     422, "/a/inertia", 0},
     {"respond: inertia with a huge spread", "/v1/respond",
      "{\"a\":{\"radius\":1,\"position\":[0,0,0],\"inertia\":[1e-300,1,1e60],"
      "\"velocity\":[1e60,1e60,1e60],\"angular_velocity\":[1e60,1e60,1e60]},\"b\":" SPHERE3("2") "}",
@@ -2827,6 +2831,21 @@ static const json_case EXTREME_CASES[] = {
     {"centres 5e-324 apart, no normal", "/v1/respond",
      "{\"a\":{\"radius\":1,\"position\":[0,0],\"velocity\":[1,0]},"
      "\"b\":{\"radius\":1,\"position\":[5e-324,0]}}",
+     0, NULL, 0},
+    {"respond: boxes face to face at 1e60, off their centres, nothing named", "/v1/respond",
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1e60,1e60]},\"position\":[0,0],"
+     "\"velocity\":[1e60,0],\"mass\":1e-300},\"b\":{\"shape\":{\"type\":\"box\","
+     "\"half_extents\":[1e60,1e60]},\"position\":[2e60,1e60],\"mass\":1e60}}",
+     0, NULL, 0},
+    {"respond: subnormal boxes face to face", "/v1/respond",
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[5e-324,5e-324]},\"position\":[0,0],"
+     "\"velocity\":[1,0]},\"b\":{\"shape\":{\"type\":\"box\",\"half_extents\":[5e-324,5e-324]},"
+     "\"position\":[1e-323,5e-324]}}",
+     0, NULL, 0},
+    {"respond: a 1e60 cube's face on a 1e-300 cube's", "/v1/respond",
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1e60,1e60,1e60]},"
+     "\"position\":[0,0,0],\"velocity\":[0,0,1]},\"b\":{\"shape\":{\"type\":\"box\","
+     "\"half_extents\":[1e-300,1e-300,1e-300]},\"position\":[5e59,5e59,1e60]}}",
      0, NULL, 0},
     {"respond at 1e60 with masses 1e-300 and 1e60", "/v1/respond",
      "{\"a\":{\"radius\":1,\"position\":[0,0],\"velocity\":[1e60,-1e60],\"mass\":1e-300},"

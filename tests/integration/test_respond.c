@@ -90,15 +90,36 @@ static void test_head_on_swap(void **state) {
     assert_int_equal(json_object_size(r), 7);
     json_decref(r);
 
-    /* acceleration and shape size play no part; the normal given overrides the centres */
+    /* acceleration plays no part; the normal given overrides the centres. With no point
+     * given, the point is the shapes' (the middle of the surface points on the centre line
+     * (1, -5) / sqrt 26): p = ([0, 5] + 3 (1, -5) / sqrt 26 + [1, 0]) / 2, which is off a's
+     * centre across the normal [1, 0] by ra.y = p.y - 5 = -(5 + 15 / sqrt 26) / 2: a non-
+     * central contact, so a (a disk of radius 3, mass 1, I = 9/2) turns; b is a point and
+     * never turns. un = -2, e = 1: K = 1 + 1 + ra.y^2 / (9/2), jn = 4 / K, va = 1 - jn,
+     * vb = -1 + jn, wa = -(ra x J) / I = ra.y jn / I (clockwise: pushed back below its
+     * centre). The same normal at a's centre line is the translational swap. */
     r = respond_ok("{\"a\": {\"radius\": 3, \"position\": [0, 5], \"velocity\": [1, 0],"
                    " \"acceleration\": [0, -9.81]},"
                    " \"b\": {\"shape\": {\"type\": \"sphere\", \"radius\": 0},"
                    " \"position\": [1, 0], \"velocity\": [-1, 0], \"acceleration\": [7, 7]},"
                    " \"normal\": [2, 0]}");
+    double s26 = sqrt(26.0), ray = -(5 + 15 / s26) / 2, jn = 4 / (2 + ray * ray / 4.5);
+    VEC2("point", (1 + 3 / s26) / 2, 5 + ray, 1e-15);
+    VEC2("a.velocity", 1 - jn, 0, 1e-15);
+    expect_real(r, "a.angular_velocity", ray * jn / 4.5, 1e-15);
+    VEC2("b.velocity", -1 + jn, 0, 1e-15);
+    expect_real(r, "b.angular_velocity", 0, 0);
+    VEC2("normal", 1, 0, 0);
+    expect_real(r, "kinetic_energy.after", 1.0, 1e-15);
+    json_decref(r);
+    r = respond_ok("{\"a\": {\"radius\": 3, \"position\": [0, 5], \"velocity\": [1, 0],"
+                   " \"acceleration\": [0, -9.81]},"
+                   " \"b\": {\"shape\": {\"type\": \"sphere\", \"radius\": 0},"
+                   " \"position\": [1, 0], \"velocity\": [-1, 0], \"acceleration\": [7, 7]},"
+                   " \"normal\": [2, 0], \"point\": [1, 5]}");
     VEC2("a.velocity", -1, 0, 0);
     VEC2("b.velocity", 1, 0, 0);
-    VEC2("normal", 1, 0, 0);
+    expect_real(r, "a.angular_velocity", 0, 0);
     json_decref(r);
 }
 
@@ -160,9 +181,12 @@ static void test_wall_default_normal(void **state) {
 
 static void test_oblique_3d(void **state) {
     (void)state;
-    /* n = (1, 2, 2) / 3, u = (-3, -3, 0), e = 1, k = 0.5 (a's tangential), equal masses */
+    /* n = (1, 2, 2) / 3, u = (-3, -3, 0), e = 1, k = 0.5 (a's tangential), equal masses.
+     * b sits along n from a ([3, 6, 6] = 9 n), so the contact point (on the centre line) is
+     * central for both and the translational rule holds; b at [9, 9, 9] would put the
+     * line of the normal off both centres, and both balls would turn. */
     json_t *r = respond_ok("{\"a\": {\"radius\": 1, \"position\": [0, 0, 0], \"tangential\": 0.5},"
-                           " \"b\": {\"radius\": 1, \"position\": [9, 9, 9],"
+                           " \"b\": {\"radius\": 1, \"position\": [3, 6, 6],"
                            " \"velocity\": [-3, -3, 0]}, \"normal\": [1, 2, 2]}");
     VEC3("normal", 1.0 / 3, 2.0 / 3, 2.0 / 3, 2e-16);
     VEC3("a.velocity", -1.5, -2.25, -1.5, 4e-15);
@@ -234,6 +258,104 @@ static void test_rotation(void **state) {
                    " \"mass\": 3}}");
     VEC2("a.velocity", -2, 0, 0);
     expect_real(r, "a.angular_velocity", 0, 0);
+    json_decref(r);
+}
+
+/* The rod of test_rotation struck at its end, with no rotation named: the contact is off
+ * the rod's centre, so it turns exactly as when angular_velocity 0 is named (K = 1 + 1 +
+ * 1 / (1/3) = 5, jn = 2/5, w = -1.2); without `point` the contact point is the ball's touch
+ * on the rod's end, [1, 0] (the rod's side is flat but the ball touches it at one point). */
+static void test_off_centre_turns_unnamed(void **state) {
+    (void)state;
+    for (int given = 0; given < 2; ++given) {
+        char req[512];
+        snprintf(req, sizeof req,
+                 "{\"a\": {\"shape\": {\"type\": \"segment\", \"a\": [-1, 0], \"b\": [1, 0]},"
+                 " \"position\": [0, 0]},"
+                 " \"b\": {\"radius\": 0.5, \"position\": [1, 0.5], \"velocity\": [0, -1]}%s}",
+                 given ? ", \"point\": [1, 0]" : "");
+        json_t *r = respond_ok(req);
+        /* found from the shapes, the point carries the rounding of moving b out and back */
+        VEC2("point", 1, 0, given ? 0 : 1e-16);
+        VEC2("normal", 0, 1, 0);
+        VEC2("a.velocity", 0, -0.4, 1e-15);
+        expect_real(r, "a.angular_velocity", -1.2, 1e-15);
+        VEC2("b.velocity", 0, -0.6, 1e-15);
+        expect_real(r, "b.angular_velocity", 0, 0);
+        VEC2("impulse", 0, 0.4, 1e-15);
+        expect_real(r, "kinetic_energy.after", 0.5, 1e-15);
+        json_decref(r);
+    }
+}
+
+/* Face contacts act at the centre of the touching region (manifold clipping). */
+static void test_face_contact_point(void **state) {
+    (void)state;
+    /* a box (half extents [1, 1]) landing flat on a floor, sliding at 2, tangential 0.5: the
+     * region is its bottom side x in [3, 5], the point [4, 0] right under its centre, so it
+     * does not spin; the fall reflects and the slide halves (translation: k ut = 1) */
+    json_t *r = respond_ok(
+        "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]},"
+        " \"position\": [4, 1], \"velocity\": [2, -1], \"tangential\": 0.5},"
+        " \"b\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": 0},"
+        " \"position\": [0, 0], \"static\": true}}");
+    VEC2("point", 4, 0, 0);
+    VEC2("normal", 0, -1, 0);
+    VEC2("a.velocity", 1, 1, 0);
+    expect_real(r, "a.angular_velocity", 0, 0);
+    json_decref(r);
+    /* two boxes (half extents [1, 1], mass 1, I = (4 + 4) / 12 = 2/3) face to face, b
+     * at [2, 0.5]: the sides x = 1 share y in [-0.5, 1], point [1, 0.25], normal [1, 0].
+     * a moves at 1 into b, e = 1: ra = [1, 0.25], rb = [-1, -0.25], (r x n)^2 = 1/16 each,
+     * K = 1 + 1 + 2 (1/16) / (2/3) = 35/16, jn = 2 / K = 32/35; a keeps 1 - 32/35 = 3/35, b
+     * gets 32/35; wa = -(3/2) (ra x J) = -(3/2)(-0.25 * 32/35) = 12/35 and wb = (3/2)(rb x
+     * J) = 12/35; energy 0.5 (9 + 1024) / 1225 + 2 (1/2)(2/3)(144/1225) = 0.5 */
+    r = respond_ok("{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]},"
+                   " \"position\": [0, 0], \"velocity\": [1, 0]},"
+                   " \"b\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]},"
+                   " \"position\": [2, 0.5]}}");
+    VEC2("point", 1, 0.25, 0);
+    VEC2("normal", 1, 0, 0);
+    VEC2("impulse", 32.0 / 35, 0, 1e-15);
+    VEC2("a.velocity", 3.0 / 35, 0, 1e-15);
+    VEC2("b.velocity", 32.0 / 35, 0, 1e-15);
+    expect_real(r, "a.angular_velocity", 12.0 / 35, 1e-15);
+    expect_real(r, "b.angular_velocity", 12.0 / 35, 1e-15);
+    expect_real(r, "kinetic_energy.after", 0.5, 1e-15);
+    json_decref(r);
+    /* a capsule (axis [-1, 0]..[2, 0], radius 0.5, inertia 1 given) lying on a floor: its
+     * axis is flat, the region x in [-1, 2], point [0.5, 0], off its centre by 0.5 across the
+     * normal [0, -1]. Falling at 1, e = 1: K = 1 + 0.5^2 / 1 = 1.25, jn = 1.6, v = -1 + 1.6,
+     * w = -(ra x Jb) = -(0.5 * -1.6) = 0.8 with ra = [0.5, -0.5], Jb = [0, -1.6] */
+    r = respond_ok("{\"a\": {\"shape\": {\"type\": \"capsule\", \"a\": [-1, 0], \"b\": [2, 0],"
+                   " \"radius\": 0.5}, \"position\": [0, 0.5], \"velocity\": [0, -1],"
+                   " \"inertia\": 1},"
+                   " \"b\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1],"
+                   " \"offset\": 0}, \"position\": [0, 0], \"static\": true}}");
+    VEC2("point", 0.5, 0, 0);
+    VEC2("a.velocity", 0, 0.6, 1e-15);
+    expect_real(r, "a.angular_velocity", 0.8, 1e-15);
+    expect_real(r, "kinetic_energy.after", 0.5, 1e-15);
+    json_decref(r);
+    /* 3D: a cube b (half 1, mass 1, I = 2/3 on every axis) turned 45 degrees about z rests
+     * with its bottom face (a diamond about (1, 1) with corners sqrt 2 away) on the top face
+     * of a static cube at the origin: the clipped region is the triangle (1, 1), (1 - sqrt 2,
+     * 1), (1, 1 - sqrt 2), whose area centroid (1 - sqrt2/3, 1 - sqrt2/3, 1) is the point (the
+     * mean of its clipped corners would not be, when a corner repeats). b falls at 1, e = 1:
+     * rb = (-sqrt2/3, -sqrt2/3, -1), |rb x z|^2 = 4/9, K = 1 + (4/9)(3/2) = 5/3, jn = 6/5,
+     * vb = 1/5 up, wb = (3/2)(6/5)(rb.y, -rb.x, 0) = (-3 sqrt2/5, 3 sqrt2/5, 0) */
+    r = respond_ok("{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1, 1]},"
+                   " \"position\": [0, 0, 0], \"static\": true},"
+                   " \"b\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1, 1]},"
+                   " \"position\": [1, 1, 2], \"velocity\": [0, 0, -1],"
+                   " \"orientation\": [0.92387953251128674, 0, 0, 0.38268343236508978]}}");
+    double s2 = sqrt(2.0);
+    VEC3("point", 1 - s2 / 3, 1 - s2 / 3, 1, 1e-15);
+    VEC3("normal", 0, 0, 1, 0);
+    VEC3("impulse", 0, 0, 1.2, 1e-15);
+    VEC3("b.velocity", 0, 0, 0.2, 1e-15);
+    VEC3("b.angular_velocity", -3 * s2 / 5, 3 * s2 / 5, 0, 1e-15);
+    expect_real(r, "kinetic_energy.after", 0.5, 1e-15);
     json_decref(r);
 }
 
@@ -384,6 +506,8 @@ int main(void) {
         cmocka_unit_test(test_wall_default_normal),
         cmocka_unit_test(test_oblique_3d),
         cmocka_unit_test(test_rotation),
+        cmocka_unit_test(test_off_centre_turns_unnamed),
+        cmocka_unit_test(test_face_contact_point),
         cmocka_unit_test(test_unchanged),
         cmocka_unit_test(test_in_batch),
         cmocka_unit_test(test_errors_400),

@@ -506,15 +506,55 @@ static void test_respond_contact_of_shapes_as_placed(void **state) {
     expect_vec(r, "a.velocity", 1, 1, 1e-8);
     expect_vec(r, "point", 1, 1, 1e-8);
     json_decref(r);
-    /* a box overlapping a floor by 0.25: normal from the box down, point on the contact */
+    /* a box overlapping a floor by 0.25: normal from the box down; the point is the centre
+     * of the touching region, under the box's centre (x 4, its bottom side x in [3, 5]),
+     * halfway between the box's bottom (y -0.25) and the floor (y 0); the push passes
+     * through the centre, so the box does not turn */
     r = ok("respond", "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, "
                       "\"position\": [4, 0.75], \"velocity\": [0, -1]}, "
                       "\"b\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], "
                       "\"offset\": 0}, \"position\": [0, 0], \"static\": true}}");
     expect_vec(r, "normal", 0, -1, 0);
     expect_vec(r, "a.velocity", 0, 1, 0);
-    assert_true(fabs(json_number_value(json_array_get(at(r, "point"), 1)) + 0.125) <= 1e-8);
+    expect_vec(r, "point", 4, -0.125, 0);
+    assert_true(json_number_value(at(r, "a.angular_velocity")) == 0.0);
     json_decref(r);
+    /* two boxes (half extents [1, 1]) face to face, b at [2, 0.5]: their sides x = 1 share
+     * y in [-0.5, 1], so the point is its middle [1, 0.25] (not the corner [1, 1] of the
+     * overlap); the push is off both centres, so both turn (values: test_respond.c) */
+    r = ok("respond", "{\"a\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, "
+                      "\"position\": [0, 0], \"velocity\": [1, 0]}, "
+                      "\"b\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1]}, "
+                      "\"position\": [2, 0.5]}}");
+    expect_vec(r, "point", 1, 0.25, 0);
+    assert_true(fabs(json_number_value(at(r, "a.angular_velocity")) - 12.0 / 35) <= 1e-15);
+    json_decref(r);
+    /* a prism (14 points: a right triangle (0,0), (3,0), (0,3) with two more points on each
+     * of two sides, at z -0.5 and 0.5 about its position) standing on a floor, and on the top
+     * face of a large static box: the touching face's hull is the triangle, whose area
+     * centroid (1, 1) is the point (the mean of the 7 base points would be (9/7, 9/7)) */
+    const char *prism = "{\"shape\": {\"type\": \"polyhedron\", \"vertices\": ["
+                        "[0,0,-0.5],[3,0,-0.5],[0,3,-0.5],[1,0,-0.5],[2,0,-0.5],[1,2,-0.5],"
+                        "[2,1,-0.5],[0,0,0.5],[3,0,0.5],[0,3,0.5],[1,0,0.5],[2,0,0.5],"
+                        "[1,2,0.5],[2,1,0.5]]}, \"position\": [0, 0, 0.5], "
+                        "\"velocity\": [0, 0, -1]}";
+    const char *below[2] = {
+        "{\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 0, 1], \"offset\": 0}, "
+        "\"position\": [0, 0, 0], \"static\": true}",
+        "{\"shape\": {\"type\": \"box\", \"half_extents\": [10, 10, 1]}, "
+        "\"position\": [0, 0, -1], \"static\": true}"};
+    for (int i = 0; i < 2; ++i) {
+        char prism_req[1024];
+        snprintf(prism_req, sizeof prism_req, "{\"a\": %s, \"b\": %s}", prism, below[i]);
+        r = ok("respond", prism_req);
+        expect_vec(r, "point", 1, 1, 1e-15);
+        assert_true(fabs(json_number_value(json_array_get(at(r, "point"), 2))) <= 1e-15);
+        /* off the prism's centre: it turns, and e = k = 1 keeps the energy */
+        const json_t *w = at(r, "a.angular_velocity");
+        assert_true(json_number_value(json_array_get(w, 0)) != 0.0);
+        assert_true(fabs(json_number_value(at(r, "kinetic_energy.after")) - 0.5) <= 1e-15);
+        json_decref(r);
+    }
     /* two halfspaces have no contact normal */
     expect_problem("respond",
                    "{\"a\": {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": "
