@@ -94,7 +94,10 @@ double imp_ov_sat_depth_2d(const imp_ov_core *a, const imp_ov_core *b, imp_vec3 
         for (size_t i = 0; i < imp_ov_n_edges(c); ++i) {
             imp_vec3 e0, e1;
             imp_ov_edge(c, i, &e0, &e1);
-            imp_vec3 n = imp_normalize_or(imp_v3(e1.y - e0.y, e0.x - e1.x, 0), imp_v3(0, 0, 0));
+            /* scaled, so that a subnormal edge still has its direction (its length
+             * squared underflows); a zero-length edge gives no axis */
+            imp_vec3 n;
+            if (imp_unit_scaled(imp_v3(e1.y - e0.y, e0.x - e1.x, 0), &n, NULL) != 0) continue;
             double alo, ahi, blo, bhi;
             project(a, n, &alo, &ahi);
             project(b, n, &blo, &bhi);

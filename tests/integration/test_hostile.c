@@ -2794,6 +2794,16 @@ static const json_case EXTREME_CASES[] = {
      ","
      "\"position\":[0,0,0]},\"b\":" SPHERE3("9") "}",
      0, NULL, 0},
+    {"2D boxes of subnormal size overlapping", "/v1/overlap",
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1e-310,1e-310]},\"position\":[0,0]},"
+     "\"b\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1e-310,1e-310]},"
+     "\"position\":[1e-311,0]}}",
+     0, NULL, 0},
+    {"2D boxes of the least subnormal size at one spot", "/v1/overlap",
+     "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[5e-324,5e-324]},\"position\":[0,0]},"
+     "\"b\":{\"shape\":{\"type\":\"box\",\"half_extents\":[5e-324,5e-324]},"
+     "\"position\":[0,0]}}",
+     0, NULL, 0},
     {"subnormal quaternion", "/v1/overlap",
      "{\"a\":{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1],\"rotation\":[5e-324,0,0,0]},"
      "\"position\":[0,0,0]},\"b\":" SPHERE3("9") "}",

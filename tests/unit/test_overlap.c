@@ -87,6 +87,12 @@ static void test_known_answers_2d(void **state) {
     r = imp_overlap(&floor_, o, &bx, imp_v3(0, 3, 0), 2);
     assert_int_equal(r.state, IMP_OVERLAP_APART);
     assert_true(r.distance == 2 && r.normal.y == 1);
+    /* subnormal boxes: their edges' lengths square to zero, yet the axes stand; half
+     * extents 1e-310 offset by 1e-311: the x overlap 1.9e-310 (exact in subnormals) */
+    imp_shape tiny = box2(1e-310, 1e-310, 0);
+    r = imp_overlap(&tiny, o, &tiny, imp_v3(1e-311, 0, 0), 2);
+    assert_int_equal(r.state, IMP_OVERLAP_OVERLAPPING);
+    assert_true(r.depth == 1.9e-310 && r.normal.x == 1 && r.normal.y == 0);
     /* two halfspaces: not solved */
     imp_overlap_result two = imp_overlap(&floor_, o, &floor_, o, 2);
     assert_int_equal(two.state, IMP_OVERLAP_FAILED);
