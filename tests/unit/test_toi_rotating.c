@@ -291,8 +291,9 @@ static void test_same_accuracy_far_away(void **state) {
 }
 
 /* A sliver polygon (1e-30 by 1e30) turning slowly while it flies at 1e60 m/s from 1e60 m
- * out onto a unit ball at the origin: its closest features merge in the rounding of its
- * position, yet the hit's normal is unit length (the contract's), from a towards b. */
+ * out onto a unit ball at the origin: its closest features can merge in the rounding of
+ * its position (the static test once gave a zero normal for such slivers), yet a hit's
+ * normal is unit length (the contract's), from a towards b. */
 static void test_unit_normal_far_out(void **state) {
     (void)state;
     imp_vec3 v[3] = {{0, 0, 0}, {1e-30, 0, 0}, {0, 1e30, 0}};
@@ -301,7 +302,10 @@ static void test_unit_normal_far_out(void **state) {
                .w = {0, 0, 1e-5}};
     tbody b = {.s = sphere(1), .m = motion2(0, 0, 0, 0, 0, 0), .w = ZERO};
     imp_toi_result r = solve(&a, &b, 2, 1e10);
-    assert_int_equal(r.state, IMP_TOI_HIT);
+    /* at this scale (an ulp of the position is 1e44, the shapes 1e30) a touch is within
+     * rounding either way: hit or none are both honest; a hit has a unit normal */
+    assert_true(r.state == IMP_TOI_HIT || r.state == IMP_TOI_NONE);
+    if (r.state == IMP_TOI_NONE) return;
     double l = imp_len(r.normal);
     if (!(fabs(l - 1.0) <= 1e-12))
         fail_msg("normal (%g, %g) of length %g", r.normal.x, r.normal.y, l);
