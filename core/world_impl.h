@@ -195,6 +195,12 @@ typedef struct world_walk {
 
 int world_bvh_walk(const imp_world *w, const world_walk *walk);
 
+/* imp_world_raycast with the node test chosen: avx 1 uses AVX where the CPU has it
+ * (imp_world_raycast asks the CPU), 0 the SSE (or plain) test; the answers are the
+ * same, which the unit tests check. */
+imp_world_ray_result world_raycast_isa(const imp_world *w, const imp_world_ray *ray,
+                                       imp_world_ray_mode mode, const imp_stop *stop, int avx);
+
 /* Counts work towards the next poll of the stop check; returns its reason
  * (nonzero) when it says stop. */
 typedef struct world_poll {

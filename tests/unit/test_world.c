@@ -31,6 +31,7 @@
 #include "core/hull.h"
 #include "core/toi_rounded.h"
 #include "core/world.h"
+#include "core/world_impl.h"
 #include "tests/random_shapes.h"
 #include "tests/rng.h"
 #include "tests/shapes.h"
@@ -290,20 +291,29 @@ static const char *mode_name(imp_world_ray_mode m) {
 }
 
 /* The query equals the loop, bit for bit. */
-static void check_ray(const imp_world *w, const imp_world_ray *ray, imp_world_ray_mode mode,
-                      uint64_t seed, int k) {
-    imp_world_ray_result a = imp_world_raycast(w, ray, mode, NULL);
-    imp_world_ray_result b = brute_ray(w, ray, mode);
+static void check_same(const imp_world_ray_result *pa, const imp_world_ray_result *pb,
+                       uint64_t seed, int k, imp_world_ray_mode mode, int isa) {
+    imp_world_ray_result a = *pa, b = *pb;
     int same = a.state == b.state && a.failure == b.failure && a.n_hits == b.n_hits &&
                memcmp(&a.hit, &b.hit, sizeof a.hit) == 0 &&
                (a.n_hits == 0 || memcmp(a.hits, b.hits, a.n_hits * sizeof *a.hits) == 0);
     if (!same)
-        fail_msg("seed %#llx ray %d (%s): query state %d hits %zu t %.17g c %u i %u, loop state "
-                 "%d hits %zu t %.17g c %u i %u",
-                 (unsigned long long)seed, k, mode_name(mode), a.state, a.n_hits, a.hit.t,
-                 a.hit.collider, a.hit.index, b.state, b.n_hits, b.hit.t, b.hit.collider,
-                 b.hit.index);
-    free(a.hits);
+        fail_msg("seed %#llx ray %d (%s, %s node test): query state %d hits %zu t %.17g c %u i "
+                 "%u, loop state %d hits %zu t %.17g c %u i %u",
+                 (unsigned long long)seed, k, mode_name(mode), isa ? "AVX" : "SSE", a.state,
+                 a.n_hits, a.hit.t, a.hit.collider, a.hit.index, b.state, b.n_hits, b.hit.t,
+                 b.hit.collider, b.hit.index);
+}
+
+static void check_ray(const imp_world *w, const imp_world_ray *ray, imp_world_ray_mode mode,
+                      uint64_t seed, int k) {
+    imp_world_ray_result b = brute_ray(w, ray, mode);
+    /* the walk with the node test this CPU runs (AVX where it has it), then with SSE */
+    for (int isa = 1; isa >= 0; --isa) {
+        imp_world_ray_result a = world_raycast_isa(w, ray, mode, NULL, isa);
+        check_same(&a, &b, seed, k, mode, isa);
+        free(a.hits);
+    }
     free(b.hits);
 }
 
