@@ -77,8 +77,8 @@ static imp_shape make_shape(uint64_t *rng, int dim, int k, imp_vec3 *buf) {
         size_t n = 3 + (size_t)(imp_rng_unit(rng) * 5);
         double r = imp_rng_uniform(rng, 0.3, 0.65), a0 = imp_rng_uniform(rng, 0, 6.283185307179586);
         for (size_t i = 0; i < n; ++i) {
-            double a = a0 + 6.283185307179586 * ((double)i + imp_rng_uniform(rng, -0.3, 0.3)) /
-                                (double)n;
+            double a =
+                a0 + 6.283185307179586 * ((double)i + imp_rng_uniform(rng, -0.3, 0.3)) / (double)n;
             buf[i] = imp_v3(r * cos(a), r * sin(a), 0);
         }
         s.type = IMP_SHAPE_POLYGON;
@@ -88,8 +88,15 @@ static imp_shape make_shape(uint64_t *rng, int dim, int k, imp_vec3 *buf) {
         size_t n = 6 + (size_t)(imp_rng_unit(rng) * 6);
         double r = imp_rng_uniform(rng, 0.3, 0.65);
         for (size_t i = 0; i < n; ++i)
-            buf[i] = i < 6 ? imp_v3(i == 0 ? r : i == 1 ? -r : 0, i == 2 ? r : i == 3 ? -r : 0,
-                                    i == 4 ? r : i == 5 ? -r : 0)
+            buf[i] = i < 6 ? imp_v3(i == 0   ? r
+                                    : i == 1 ? -r
+                                             : 0,
+                                    i == 2   ? r
+                                    : i == 3 ? -r
+                                             : 0,
+                                    i == 4   ? r
+                                    : i == 5 ? -r
+                                             : 0)
                            : imp_scale(unit_vec(rng, 3), r);
         s.type = IMP_SHAPE_POLYHEDRON;
         s.verts = buf;
@@ -117,8 +124,8 @@ static void make_room(room *r, int dim, int per_side, uint64_t seed) {
                 double mass = imp_rng_uniform(&rng, 0.5, 2);
                 imp_vec3 w = dim == 2 ? imp_v3(0, 0, imp_rng_uniform(&rng, -3, 3))
                                       : imp_scale(unit_vec(&rng, 3), imp_rng_uniform(&rng, 0, 3));
-                r->b[n] = (imp_sim_body){{p, v, imp_v3(0, 0, 0)}, &r->shapes[n], mass, 0, 1, 1,
-                                         NULL};
+                r->b[n] =
+                    (imp_sim_body){{p, v, imp_v3(0, 0, 0)}, &r->shapes[n], mass, 0, 1, 1, NULL};
                 r->t[n].w = w;
                 r->t[n].orientation = (imp_quat){1, 0, 0, 0};
                 assert_int_equal(imp_inertia_shape(&r->shapes[n], dim, mass, &r->t[n].inertia),
@@ -242,8 +249,8 @@ static void tumble(int dim, int per_side, uint64_t seed, size_t events) {
     const imp_sim_stats *st = imp_sim_get_stats(s);
     printf("dim %d seed %#llx: %zu bodies, %zu contacts by t = %.6g, %zu predictions; energy "
            "drift %.3g, deepest %.3g of the room (%zu slow contacts)\n",
-           dim, (unsigned long long)seed, r->n_moving, st->events, imp_sim_time(s),
-           st->predictions, drift, depth / (2 * r->R), st->slow_contacts);
+           dim, (unsigned long long)seed, r->n_moving, st->events, imp_sim_time(s), st->predictions,
+           drift, depth / (2 * r->R), st->slow_contacts);
     assert_int_equal(st->events, events);
     assert_true(drift <= 1e-9);
     assert_true(depth <= 1e-9 * 2 * r->R);
@@ -275,8 +282,8 @@ static void momenta(const room *r, const pose *ps, imp_vec3 *P, imp_vec3 *L) {
         imp_mat3 I;
         assert_int_equal(imp_inertia_shape(&ps[i].s, r->dim, m, &I), IMP_INERTIA_OK);
         *P = imp_madd(*P, ps[i].v, m);
-        *L = imp_add(*L, imp_add(imp_scale(imp_cross(ps[i].p, ps[i].v), m),
-                                 imp_mat3_apply(&I, ps[i].w)));
+        *L = imp_add(
+            *L, imp_add(imp_scale(imp_cross(ps[i].p, ps[i].v), m), imp_mat3_apply(&I, ps[i].w)));
     }
 }
 
@@ -302,8 +309,8 @@ static void free_space(int dim, int per_side, uint64_t seed) {
     momenta(r, ps, &P0, &L0);
     double e0 = energy(r, ps), scale = 0, worst_P = 0, worst_L = 0;
     for (size_t i = 0; i < r->n; ++i)
-        scale += r->b[i].mass * (imp_len(r->b[i].m.v) * (1 + imp_len(r->b[i].m.p)) +
-                                 imp_len(r->t[i].w));
+        scale +=
+            r->b[i].mass * (imp_len(r->b[i].m.v) * (1 + imp_len(r->b[i].m.p)) + imp_len(r->t[i].w));
     size_t k = 0;
     for (;; ++k) {
         imp_sim_set_max_events(s, k);
@@ -353,10 +360,9 @@ static void test_spinning_box_wall(void **state) {
                          .half = imp_v3(1, 0.2, dim == 3 ? 0.3 : 0),
                          .rot = {0.70710678118654757, 0, 0, 0.70710678118654757}};
         imp_shape wall = {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(-1, 0, 0), .offset = -0.9};
-        imp_sim_body b[2] = {{{imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &box, 1, 0, 1, 1,
-                              NULL},
-                             {{imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &wall, 1, 1, 1, 1,
-                              NULL}};
+        imp_sim_body b[2] = {
+            {{imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &box, 1, 0, 1, 1, NULL},
+            {{imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &wall, 1, 1, 1, 1, NULL}};
         imp_sim_turn t[2] = {{.w = imp_v3(0, 0, 2), .orientation = {1, 0, 0, 0}},
                              {.orientation = {1, 0, 0, 0}}};
         assert_int_equal(imp_inertia_shape(&box, dim, 1, &t[0].inertia), IMP_INERTIA_OK);
@@ -369,16 +375,16 @@ static void test_spinning_box_wall(void **state) {
                             .turns = t};
         imp_sim_output out;
         assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
-        imp_toi_rotating_input q = {&box, &wall, b[0].m, b[1].m, t[0].w, imp_v3(0, 0, 0), dim, 3,
-                                    NULL};
+        imp_toi_rotating_input q = {&box, &wall, b[0].m, b[1].m, t[0].w, imp_v3(0, 0, 0),
+                                    dim,  3,     NULL};
         int stopped = 0;
         imp_toi_result r = imp_toi_rotating(&q, &stopped);
         assert_int_equal(r.state, IMP_TOI_HIT);
         assert_int_equal(out.n_events, 1);
         printf("dim %d: the spinning box meets the wall at %.17g (imp_toi_rotating %.17g, "
                "tolerance %.3g); after: v (%.6g, %.6g) w %.6g\n",
-               dim, out.events[0].time, r.time, r.tolerance, out.bodies[0].v.x,
-               out.bodies[0].v.y, out.bodies[0].w.z);
+               dim, out.events[0].time, r.time, r.tolerance, out.bodies[0].v.x, out.bodies[0].v.y,
+               out.bodies[0].w.z);
         assert_true(out.events[0].time == r.time);
         assert_true(out.events[0].normal.x == r.normal.x && out.events[0].point.y == r.point.y);
         /* hit: pushed off the wall, and the energy kept */
@@ -414,10 +420,8 @@ static void test_free_spin_orientation(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_free_spin_orientation),
-        cmocka_unit_test(test_spinning_box_wall),
-        cmocka_unit_test(test_free_space_momentum),
-        cmocka_unit_test(test_tumbling_room_2d),
+        cmocka_unit_test(test_free_spin_orientation), cmocka_unit_test(test_spinning_box_wall),
+        cmocka_unit_test(test_free_space_momentum),   cmocka_unit_test(test_tumbling_room_2d),
         cmocka_unit_test(test_tumbling_room_3d),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
