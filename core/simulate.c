@@ -126,6 +126,12 @@
  *    records outgrow the cache, and the separate arrays this replaced made
  *    the time per event 2.5-3x that at 1k (then 1.6-2x; with the culls,
  *    which make the work per contact small, about 2.2x; see bench_simulate).
+ *  - Rotation (imp_sim_input.turns; simulate.h): a body's turn since its shape as
+ *    given is kept at tref with its angular velocity and evaluated lazily like its
+ *    path (turn_at, move_to). Pairs in which a shape other than a sphere turns go to
+ *    imp_toi_rotating (predict_turning: graze rule, shallow overlaps stepped past,
+ *    windows split at half of IMP_ROT_MAX_ANGLE into AGAIN events) and contacts to
+ *    imp_respond_resolve_turning (contact_turning, at contact_point's point).
  * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
  * times are the exact roots the pairwise solvers give (no step error), and
  * the heap stays at one entry per body with an event.
