@@ -166,6 +166,56 @@ static void test_spinning_bar_wall(void **state) {
     json_decref(r);
 }
 
+/* 125 tumbling boxes for a long horizon under a 100 ms budget: 200 with the state reached,
+ * stopped "time_budget", every body with a unit quaternion. */
+static void test_tumbling_time_budget(void **state) {
+    (void)state;
+    size_t cap = 64 * 1024, len = 0;
+    char *req = malloc(cap);
+    assert_non_null(req);
+    len += (size_t)snprintf(req + len, cap - len,
+                            "{\"horizon\": 1e5, \"time_budget_ms\": 100, \"record\": \"none\", "
+                            "\"bodies\": [");
+    uint32_t x = 12345;
+    for (int i = 0; i < 125; ++i) {
+        double r[6];
+        for (int k = 0; k < 6; ++k) {
+            x = x * 1664525u + 1013904223u; /* a fixed sequence in [-1, 1) */
+            r[k] = (double)(x >> 8) / 8388608.0 - 1.0;
+        }
+        len += (size_t)snprintf(
+            req + len, cap - len,
+            "%s{\"shape\": {\"type\": \"box\", \"half_extents\": [0.3, 0.2, 0.25]},"
+            " \"position\": [%d, %d, %d], \"velocity\": [%g, %g, %g],"
+            " \"angular_velocity\": [%g, %g, %g]}",
+            i ? ", " : "", i % 5, i / 5 % 5, i / 25, r[0], r[1], r[2], 3 * r[3], 3 * r[4],
+            3 * r[5]);
+    }
+    len += (size_t)snprintf(req + len, cap - len, "]}");
+    assert_true(len < cap);
+    long status;
+    char ct[128];
+    json_t *reply = post(req, &status, ct, sizeof ct);
+    free(req);
+    assert_int_equal(status, 200);
+    json_t *stats = json_object_get(reply, "stats");
+    printf("tumbling boxes: %lld contacts by t = %.6g in %.3g ms, stopped %s\n",
+           (long long)json_integer_value(json_object_get(stats, "events")), num(reply, "time"),
+           num(stats, "elapsed_ms"), json_string_value(json_object_get(stats, "stopped")));
+    assert_string_equal(json_string_value(json_object_get(stats, "stopped")), "time_budget");
+    assert_true(num(reply, "time") < 1e5);
+    json_t *bodies = json_object_get(reply, "bodies");
+    assert_int_equal(json_array_size(bodies), 125);
+    for (size_t i = 0; i < 125; ++i) {
+        json_t *b = json_array_get(bodies, i);
+        double n = 0;
+        for (size_t k = 0; k < 4; ++k)
+            n += comp(b, "orientation", k) * comp(b, "orientation", k);
+        assert_true(fabs(n - 1) <= 1e-12);
+    }
+    json_decref(reply);
+}
+
 static void test_record_none_and_gravity(void **state) {
     (void)state;
     long status;
@@ -243,9 +293,13 @@ static void test_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_head_on_swap),    cmocka_unit_test(test_record_none_and_gravity),
-        cmocka_unit_test(test_spinning_alone),  cmocka_unit_test(test_spinning_bar_wall),
-        cmocka_unit_test(test_max_events_stop), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_head_on_swap),
+        cmocka_unit_test(test_record_none_and_gravity),
+        cmocka_unit_test(test_spinning_alone),
+        cmocka_unit_test(test_spinning_bar_wall),
+        cmocka_unit_test(test_tumbling_time_budget),
+        cmocka_unit_test(test_max_events_stop),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
