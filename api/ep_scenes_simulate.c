@@ -93,6 +93,17 @@ static json_t *enc_event(const imp_sim_event *e, const imp_body *bodies,
     return o;
 }
 
+/* The angle of a turn about z (imp_enc_turn's, as a number). */
+static double turn_angle(imp_quat q) { return atan2(2.0 * q.w * q.z, q.w * q.w - q.z * q.z); }
+
+/* a in (-pi, pi] (unchanged when already there, so a turn that stays in range is exact). */
+static double angle_in_range(double a) {
+    const double pi = 3.14159265358979323846;
+    if (a > -pi && a <= pi) return a;
+    double r = remainder(a, 2.0 * pi);
+    return r <= -pi ? r + 2.0 * pi : r;
+}
+
 static json_t *enc_state(const imp_sim_state *st, const imp_body *b, int dim) {
     json_t *o = json_object();
     int ok = o != NULL;
@@ -100,7 +111,10 @@ static json_t *enc_state(const imp_sim_state *st, const imp_body *b, int dim) {
     imp_put(o, "id", imp_enc_id(b), &ok);
     imp_put(o, "position", imp_enc_vec(st->p, dim), &ok);
     imp_put(o, "velocity", imp_enc_vec(st->v, dim), &ok);
-    imp_put(o, "orientation", imp_enc_turn(st->q, dim), &ok);
+    if (dim == 2) /* the given angle plus the turn summed in core, in (-pi, pi] */
+        imp_put_real(o, "orientation", angle_in_range(turn_angle(b->orientation) + st->angle), &ok);
+    else
+        imp_put(o, "orientation", imp_enc_turn(st->q, dim), &ok);
     if (dim == 2)
         imp_put_real(o, "angular_velocity", st->w.z, &ok);
     else

@@ -264,6 +264,7 @@ struct imp_sim {
     int rot;
     imp_quat *rq;         /* the turn since t = 0 at tref (relative to the shape as given) */
     imp_quat *q0;         /* the orientation the shape was given in */
+    double *ang;          /* 2D: the turn about z since t = 0 at tref, summed as w.z dt */
     imp_vec3 *w;          /* angular velocity */
     imp_mat3 *I0, *I0inv; /* inertia of the shape as given, and its inverse (0: never turns) */
     imp_vec3 *vbuf[4];    /* turned vertices: predict's body, its partner, a later search's two */
@@ -891,7 +892,10 @@ static void predict(imp_sim *s, uint32_t i) {
 /* ---- events ----------------------------------------------------------------------------- */
 
 static void move_to(imp_sim *s, uint32_t i, double t) {
-    if (s->rot) s->rq[i] = turn_at(s, i, t);
+    if (s->rot) {
+        s->rq[i] = turn_at(s, i, t);
+        s->ang[i] += s->w[i].z * (t - s->sb[i].tref);
+    }
     imp_motion m = motion_at(s, i, t);
     s->sb[i].p = m.p;
     s->sb[i].v = m.v;
@@ -1606,6 +1610,7 @@ static int load_turns(imp_sim *s, const imp_sim_input *in) {
     size_t n = s->n, nv = 1;
     ALLOC(s->rq, n);
     ALLOC(s->q0, n);
+    ALLOC(s->ang, n);
     ALLOC(s->w, n);
     ALLOC(s->I0, n);
     ALLOC(s->I0inv, n);
@@ -1807,6 +1812,7 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->rec);
     free(s->rq);
     free(s->q0);
+    free(s->ang);
     free(s->w);
     free(s->I0);
     free(s->I0inv);
@@ -1839,6 +1845,13 @@ void imp_sim_body_turn(const imp_sim *s, size_t caller_index, double t, imp_quat
     *w = s->w[i];
 }
 
+double imp_sim_body_angle(const imp_sim *s, size_t caller_index, double t) {
+    assert(s && caller_index < s->n);
+    uint32_t i = s->slot[caller_index];
+    double dt = t - s->sb[i].tref;
+    return dt == 0 || s->w[i].z == 0 ? s->ang[i] : s->ang[i] + s->w[i].z * dt;
+}
+
 void imp_sim_set_max_events(imp_sim *s, size_t max_events) { s->max_events = max_events; }
 
 const imp_sim_stats *imp_sim_get_stats(const imp_sim *s) { return &s->st; }
@@ -1867,6 +1880,7 @@ imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out, imp_err
     for (size_t i = 0; i < in->n; ++i) {
         imp_sim_body_state(s, i, s->now, &bodies[i].p, &bodies[i].v);
         imp_sim_body_turn(s, i, s->now, &bodies[i].q, &bodies[i].w);
+        bodies[i].angle = imp_sim_body_angle(s, i, s->now);
     }
     out->bodies = bodies;
     out->events = s->rec;

@@ -179,6 +179,9 @@ void imp_sim_body_state(const imp_sim *s, size_t i, double t, imp_vec3 *p, imp_v
 /* Body i's orientation and angular velocity at time t (as imp_sim_body_state). */
 void imp_sim_body_turn(const imp_sim *s, size_t i, double t, imp_quat *q, imp_vec3 *w);
 
+/* 2D: body i's turn about z since t = 0 at time t (imp_sim_state.angle). */
+double imp_sim_body_angle(const imp_sim *s, size_t i, double t);
+
 /* Changes the most contacts processed (a later imp_sim_advance stops before the contact
  * that would exceed it: a caller can stop before every contact to inspect the state). */
 void imp_sim_set_max_events(imp_sim *s, size_t max_events);
@@ -190,8 +193,11 @@ const imp_sim_event *imp_sim_events(const imp_sim *s, size_t *n);
 
 typedef struct imp_sim_state {
     imp_vec3 p, v;
-    imp_quat q; /* orientation (the body's given one turned on; identity without rotation) */
-    imp_vec3 w; /* angular velocity (0 without rotation) */
+    imp_quat q;   /* orientation (the body's given one turned on; identity without rotation) */
+    imp_vec3 w;   /* angular velocity (0 without rotation) */
+    double angle; /* 2D: the turn about z since t = 0, summed as spin times time (exact for
+                     one spin; q holds the same turn): an angle that has not lost the ulps of a
+                     quaternion */
 } imp_sim_state;
 
 typedef struct imp_sim_output {

@@ -103,7 +103,9 @@ static void test_spinning_alone(void **state) {
              " \"position\": [0, 0], \"velocity\": [0.5, 0], \"angular_velocity\": 0.75},"
              "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.5]}, \"position\": [10, 0],"
              " \"orientation\": 0.25, \"angular_velocity\": -0.5},"
-             "{\"radius\": 1, \"position\": [-10, 0], \"orientation\": 0.5}]}",
+             "{\"radius\": 1, \"position\": [-10, 0], \"orientation\": 0.5},"
+             "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.5]}, \"position\": [0, 10],"
+             " \"angular_velocity\": 2}]}",
              &status, ct, sizeof ct);
     assert_int_equal(status, 200);
     json_t *bodies = json_object_get(r, "bodies");
@@ -111,13 +113,16 @@ static void test_spinning_alone(void **state) {
            *b2 = json_array_get(bodies, 2);
     printf("2D: orientations %.17g %.17g %.17g\n", num(b0, "orientation"), num(b1, "orientation"),
            num(b2, "orientation"));
-    assert_true(fabs(num(b0, "orientation") - 1.5) <= 1e-15);
+    assert_true(num(b0, "orientation") == 1.5); /* 0.75 rad/s for 2 s, exactly */
     assert_true(num(b0, "angular_velocity") == 0.75);
     assert_true(comp(b0, "position", 0) == 1.0);
     assert_true(fabs(num(b1, "orientation") - (0.25 - 1.0)) <= 1e-15);
     assert_true(num(b1, "angular_velocity") == -0.5);
     assert_true(fabs(num(b2, "orientation") - 0.5) <= 1e-15);
     assert_true(num(b2, "angular_velocity") == 0);
+    /* 4 rad is reported in (-pi, pi] */
+    double wrapped = num(json_array_get(bodies, 3), "orientation");
+    assert_true(fabs(wrapped - (4 - 2 * 3.14159265358979323846)) <= 1e-15);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "stats"), "events")), 0);
     json_decref(r);
 

@@ -428,6 +428,7 @@ static void test_free_spin_orientation(void **state) {
     printf("free spin: angle %.17g (want 1.5), w %.17g\n", angle, out.bodies[0].w.z);
     assert_true(fabs(angle - 1.5) <= 4e-16);
     assert_true(out.bodies[0].w.z == 0.75);
+    assert_true(out.bodies[0].angle == 1.5); /* summed as spin times time: exact */
     assert_true(out.bodies[0].p.x == 2.0);
     imp_sim_output_free(&out);
 }
