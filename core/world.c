@@ -359,6 +359,7 @@ imp_world_status imp_world_build(const imp_world_input *in, imp_world **out, imp
         if (p) w->prims = p;
     }
     world_bounds(w);
+    w->avx = world_cpu_avx();
     w->triangles_only = 1;
     for (size_t i = 0; i < w->n_bvh; ++i)
         w->triangles_only =

@@ -77,6 +77,7 @@ struct imp_world {
     double scale;       /* largest coordinate magnitude of the bounded primitives (0 when none) */
     int triangles_only; /* every bounded primitive is a triangle (a mesh's or heightfield's) */
     int one_filter;     /* every collider has the filter of collider 0 */
+    int avx;            /* the CPU runs AVX (world_cpu_avx, asked once at the build) */
     imp_world_info info;
 };
 
@@ -195,9 +196,13 @@ typedef struct world_walk {
 
 int world_bvh_walk(const imp_world *w, const world_walk *walk);
 
+/* Whether this CPU runs AVX (and its operating system keeps the registers), from the
+ * compiler's runtime, which detects it once at start-up. */
+int world_cpu_avx(void);
+
 /* imp_world_raycast with the node test chosen: avx 1 uses AVX where the CPU has it
- * (imp_world_raycast asks the CPU), 0 the SSE (or plain) test; the answers are the
- * same, which the unit tests check. */
+ * (w->avx), 0 the SSE (or plain) test; the answers are the same, which the unit tests
+ * check. */
 imp_world_ray_result world_raycast_isa(const imp_world *w, const imp_world_ray *ray,
                                        imp_world_ray_mode mode, const imp_stop *stop, int avx);
 

@@ -269,12 +269,10 @@ __attribute__((target("avx"))) static inline unsigned children_span_avx(const im
     return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(l, r, _CMP_LE_OQ));
 }
 
-/* Whether this CPU runs AVX (and its operating system keeps the registers): read from
- * the compiler's runtime, which detects it once at start-up. */
-static int world_cpu_avx(void) { return __builtin_cpu_supports("avx") != 0; }
+int world_cpu_avx(void) { return __builtin_cpu_supports("avx") != 0; }
 #else
 #define WORLD_HAVE_AVX 0
-static int world_cpu_avx(void) { return 0; }
+int world_cpu_avx(void) { return 0; }
 #endif
 
 static inline double float_start(float t0) { return (double)t0 * (1.0 - FLOAT_REL) - FLOAT_ABS; }
@@ -841,13 +839,12 @@ static int ray_blocks(void *ctx, size_t i) {
 
 imp_world_ray_result imp_world_raycast(const imp_world *w, const imp_world_ray *ray,
                                        imp_world_ray_mode mode, const imp_stop *stop) {
-    return world_raycast_isa(w, ray, mode, stop, world_cpu_avx());
+    return world_raycast_isa(w, ray, mode, stop, 1);
 }
 
 imp_world_ray_result world_raycast_isa(const imp_world *w, const imp_world_ray *ray,
                                        imp_world_ray_mode mode, const imp_stop *stop, int avx) {
     assert(w && ray && ray->max_t > 0.0);
-    avx = avx && world_cpu_avx();
     ray_query q; /* every field set (a memset of it costs a short ray more than a leaf) */
     q.w = w;
     prepare(w, ray, &q.p);
@@ -863,7 +860,7 @@ imp_world_ray_result world_raycast_isa(const imp_world *w, const imp_world_ray *
     q.nomem = 0;
     q.fails = (world_fails){NULL, 0, 0};
     /* halfspaces first: an early best t prunes the walk */
-    if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh)) walk(&q, avx);
+    if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh)) walk(&q, avx && w->avx);
     /* the answer is written whole, in one initializer, where the caller takes it (built
      * field by field on the stack and copied out, its copy stalled on the field stores) */
     if (q.stopped_by || q.nomem) {
