@@ -139,17 +139,6 @@ static int mover_turns(const imp_move_input *in) {
     return imp_toi_rotating_needed(in->shape, in->w, in->shape, in->w);
 }
 
-/* The radius about its position that holds shape s in every orientation. */
-static double turn_reach(const imp_shape *s, int dim) {
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double r, reach = 0.0;
-    size_t n = imp_shape_points(s, dim, buf, &pts, &r);
-    for (size_t i = 0; i < n; ++i)
-        reach = fmax(reach, imp_len(pts[i]));
-    return reach + r;
-}
-
 /* Shape s (as at t = 0) turned by w t about its position, into *out (a shallow copy; a
  * polygon's or polyhedron's vertices into `verts`, room for its n_verts). */
 static void turned_at(const imp_shape *s, imp_vec3 w, double t, imp_vec3 *verts, imp_shape *out) {
@@ -382,8 +371,8 @@ static int leg_contact(solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, 
         return LEG_NONE;
     /* how much further in the path could go: every point of a turning obstacle moves at most
      * |w| reach faster than its position */
-    double spin = (o_turns ? imp_len(o->w) * turn_reach(o->shape, in->dim) : 0.0) +
-                  (m_turns ? imp_len(in->w) * turn_reach(in->shape, in->dim) : 0.0);
+    double spin = (o_turns ? imp_len(o->w) * imp_shape_extent(o->shape, in->dim) : 0.0) +
+                  (m_turns ? imp_len(in->w) * imp_shape_extent(in->shape, in->dim) : 0.0);
     double travel = (imp_len(imp_sub(v, imp_path_vel(m.v, m.a, r->time))) + spin) * rest +
                     0.5 * imp_len(m.a) * rest * rest;
     if (travel <= pair_tol(sv, &s, &m)) return LEG_NONE; /* arriving at contact */
@@ -397,7 +386,7 @@ static int reachable(const solver *sv, const imp_move_obstacle *o) {
     const imp_move_input *in = sv->in;
     if (o->shape->type == IMP_SHAPE_HALFSPACE) return 1;
     double ext =
-        obstacle_turns(o) ? turn_reach(o->shape, in->dim) : shape_extent(o->shape, in->dim);
+        obstacle_turns(o) ? imp_shape_extent(o->shape, in->dim) : shape_extent(o->shape, in->dim);
     double reach = imp_len(imp_sub(in->to, in->from)) + sv->extent;
     const double p[3] = {o->m.p.x, o->m.p.y, o->m.p.z}, v[3] = {o->m.v.x, o->m.v.y, o->m.v.z},
                  a[3] = {o->m.a.x, o->m.a.y, o->m.a.z}, f[3] = {in->from.x, in->from.y, in->from.z};
@@ -776,7 +765,7 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     memset(&straight_best, 0, sizeof straight_best);
     assert(!in->world || !mover_turns(in)); /* the world's casts do not turn */
     solver sv = {.in = in,
-                 .extent = mover_turns(in) ? turn_reach(in->shape, in->dim)
+                 .extent = mover_turns(in) ? imp_shape_extent(in->shape, in->dim)
                                            : shape_extent(in->shape, in->dim),
                  .straight_best = &straight_best};
     sv.move_scale = fmax(fmax(imp_max_abs(in->from), imp_max_abs(in->to)), fmax(dist, sv.extent));

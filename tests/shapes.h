@@ -52,14 +52,6 @@ static inline imp_motion motion2(double px, double py, double vx, double vy, dou
 /* The largest distance of a shape's points from its body's position (a
  * halfspace: 0): the radius of the circle or sphere about the position
  * that holds it, however it turns. */
-static inline double shape_reach(const imp_shape *s, int dim) {
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double rad, m = 0.0;
-    size_t n = imp_shape_points(s, dim, buf, &pts, &rad);
-    for (size_t i = 0; i < n; ++i)
-        m = fmax(m, imp_len(pts[i]));
-    return m + rad;
-}
+static inline double shape_reach(const imp_shape *s, int dim) { return imp_shape_extent(s, dim); }
 
 #endif

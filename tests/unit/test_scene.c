@@ -634,10 +634,8 @@ static void test_swept_bounds_turning(void **state) {
             const imp_vec3 *pts;
             double r;
             size_t n = imp_shape_points(s, dim, buf, &pts, &r);
-            double reach = 0.0;
-            for (size_t j = 0; j < n; ++j)
-                reach = fmax(reach, imp_len(pts[j]));
-            imp_aabb ball = imp_swept_bounds_sphere(&m->b[i].m, reach + r, h, dim, 0.0);
+            imp_aabb ball =
+                imp_swept_bounds_sphere(&m->b[i].m, imp_shape_extent(s, dim), h, dim, 0.0);
             assert_true(box.lo.x >= ball.lo.x - 1e-12 && box.hi.x <= ball.hi.x + 1e-12);
             assert_true(box.lo.y >= ball.lo.y - 1e-12 && box.hi.y <= ball.hi.y + 1e-12);
             assert_true(box.lo.z >= ball.lo.z - 1e-12 && box.hi.z <= ball.hi.z + 1e-12);
