@@ -17,9 +17,10 @@
  * A fresh connection that fails before any byte comes back once SIGTERM
  * has been sent is the kernel resetting a connection it had queued but
  * nobody accepted when the listener closed: counted separately as
- * refused, and reported. (Keyed to the signal, not to /readyz being seen
- * at 503: without grace the listener may close before the test has
- * polled readiness.)
+ * refused, and reported; so is a request whose send fails on a kept-alive
+ * connection the daemon closed while it was idle. (Keyed to the signal, not
+ * to /readyz being seen at 503: without grace the listener may close before
+ * the test has polled readiness.)
  */
 #include <curl/curl.h>
 #include <jansson.h>
@@ -148,6 +149,12 @@ static int one_request(client *c, CURL *h) {
             (rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
             *c->term_sent) {
             c->out.refused++; /* reset of a queued, never-accepted connection */
+            refused = 1;
+        } else if (connects == 0 && b.len == 0 && rc == CURLE_SEND_ERROR && *c->term_sent) {
+            /* a kept-alive connection the stopping daemon closed while idle, just as the
+             * next request went out: the send failed, so nothing was accepted (a server
+             * may close an idle connection at any time, RFC 9112 9.6) */
+            c->out.refused++;
             refused = 1;
         } else {
             note_bad(&c->out, "transport error %s (new connections %ld)", curl_easy_strerror(rc),
