@@ -65,12 +65,9 @@ static imp_scene_body *make_scene(size_t n, int dim, int clustered, uint64_t see
         }
         imp_vec3 v = imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
                             dim == 3 ? imp_rng_uniform(&rng, -1, 1) : 0);
-        b[i].m.p = imp_v3(c[0], c[1], dim == 3 ? c[2] : 0);
-        b[i].m.v = v;
-        b[i].m.a = imp_v3(0, 0, 0);
-        b[i].radius = r;
-        b[i].is_static = 0;
-        b[i].shape = NULL;
+        /* every field set (a sphere, the default filter, not turning) */
+        b[i] = (imp_scene_body){.m = {imp_v3(c[0], c[1], dim == 3 ? c[2] : 0), v, imp_v3(0, 0, 0)},
+                                .radius = r};
     }
     return b;
 }
