@@ -129,8 +129,10 @@
  *  - Rotation (imp_sim_input.turns; simulate.h): a body's turn since its shape as
  *    given is kept at tref with its angular velocity and evaluated lazily like its
  *    path (turn_at, move_to). Pairs in which a shape other than a sphere turns go to
- *    imp_toi_rotating (predict_turning: graze rule, shallow overlaps stepped past,
- *    windows split at half of IMP_ROT_MAX_ANGLE into AGAIN events) and contacts to
+ *    imp_toi_rotating (predict_turning: a contact whose point does not approach is a
+ *    standing contact, passed over by imp_toi_rotating_standing until the pair is
+ *    proven apart or may be twice as deep; windows split at half of
+ *    IMP_ROT_MAX_ANGLE into AGAIN events) and contacts to
  *    imp_respond_resolve_turning (contact_turning, at contact_point's point).
  * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
  * times are the exact roots the pairwise solvers give (no step error), and
@@ -629,21 +631,47 @@ static double contact_point(const imp_sim *s, const imp_shape *sa, const imp_mot
     return best;
 }
 
-/* Queue entries between polls of the stop check by a turning pair's graze search. */
+/* Solver calls between polls of the stop check by a turning pair's search. */
 #define GRAZE_POLL 64
+
+/* A body's part of a turning pair's length scale: a halfspace's offset (its bounding radius
+ * is infinite), else its position's largest coordinate and bounding radius. */
+static double scale_part(const imp_sim *s, uint32_t i, const imp_shape *sh, const imp_motion *m) {
+    if (s->sb[i].flags & F_HALFSPACE) return fabs(sh->offset);
+    return imp_max_abs(m->p) + s->br[i];
+}
 
 /*
  * A pair in which a shape other than a sphere turns (rotation): imp_toi_rotating from `now`
  * over the window, shortened so that neither body turns more than IMP_ROT_MAX_ANGLE / 2 in
  * it (when that shortens it and no contact is found, the owner is predicted again at its
- * end: an AGAIN event). A certified contact whose point is not approaching (the relative
- * velocity of the two bodies at the contact point along the normal is >= 0: a graze, or the
- * pair just resolved and parting) is passed over and the search goes on from the end of its
- * tolerance (a contact inside it is no deeper than the solver's graze bound).
+ * end: an AGAIN event). A contact whose point approaches (the relative velocity of the two
+ * bodies at the contact point along the normal is < 0) is the pair's event. One that does
+ * not (a graze; a pair just resolved and parting; a pair that starts interpenetrating, or
+ * slides or spins in contact) is a standing contact: the search goes on from its time by
+ * imp_toi_rotating_standing with standing = eta = 2 max(depth, delta) (delta =
+ * IMP_ROT_DEPTH_REL of the pair's scale), which advances by certified steps of
+ * (lo + eta) / L (L = |v_rel| + |a_rel| s + |w_a| r_a + |w_b| r_b, the solver's motion
+ * bound, or the plane gap along the normal, which a turn about the normal does not move)
+ * until a placement proves the pair apart, and from there searches as usual: so the next
+ * contact after the pair has parted is found exactly as any contact, and one within the
+ * standing contact is found once it is eta deep (then resolved if it approaches). No fixed
+ * step walks through the contact: a pair sliding in contact costs steps of about
+ * (eta - depth) / L, not of the time tolerance. When the solver finds the pair possibly
+ * eta deep without approaching, eta doubles (the depth reported in the HIT).
+ * Solver calls per prediction of the pair: each call but the last ends at a contact that
+ * is not approaching; a call in normal search reaches one only after a placement proved
+ * the pair apart (a new touch), and a call in a standing contact ends only where eta
+ * doubles, at most log2(4 S / delta) + 1 = 34 times per standing contact (S the pair's
+ * scale: no overlap is deeper than the shapes' extent, past which nothing is found). So
+ * the calls are at most 34 (G + 1), G the touches of the pair within the window that
+ * follow a proven gap, and the distance queries of all of them together at most
+ * imp_toi_rotating's bound for the window (each advances by at least its width), polled
+ * every IMP_ROT_POLL_STEPS queries and here every GRAZE_POLL calls.
  */
 static void predict_turning(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *shi,
                             const imp_motion *mi, best_ev *be) {
-    double from = s->now;
+    double from = s->now, eta = 0.0;
     imp_vec3 wi = s->w[i], wj = s->w[j];
     double wmax = fmax(imp_len(wi), imp_len(wj)), cap = 0.5 * IMP_ROT_MAX_ANGLE / wmax;
     for (unsigned k = 1;; ++k) {
@@ -667,7 +695,7 @@ static void predict_turning(imp_sim *s, uint32_t i, uint32_t j, const imp_shape 
         imp_toi_rotating_input in = {si, sj, ma, mb, wi, wj, s->dim, window, &s->stop};
         int stopped = 0;
         s->st.predictions++;
-        imp_toi_result r = imp_toi_rotating(&in, &stopped);
+        imp_toi_result r = imp_toi_rotating_standing(&in, eta, &stopped);
         if (stopped) {
             s->stopped_by = stopped;
             s->halted = 1;
@@ -706,20 +734,11 @@ static void predict_turning(imp_sim *s, uint32_t i, uint32_t j, const imp_shape 
             }
             return;
         }
-        if (r.state == IMP_TOI_HIT) {
-            from += r.time + r.tolerance;
-            continue;
-        }
-        /* overlapping and parting: a shallow overlap (the solver's graze bound) is stepped
-         * past as the solver steps, so that a later contact of the pair is still found; a
-         * deeper one is left to separate */
-        double scale = fmax(imp_max_abs(ma.p), imp_max_abs(mb.p)) + s->br[i] + s->br[j];
-        double delta = IMP_ROT_DEPTH_REL * scale;
-        if (!(r.depth <= 2 * delta)) return;
-        double L = imp_len(imp_sub(mb.v, ma.v)) + imp_len(imp_sub(mb.a, ma.a)) +
-                   imp_len(wi) * s->br[i] + imp_len(wj) * s->br[j];
-        double step = fmin(IMP_ROT_TIME_REL * fmax(1.0, from), L > 0 ? delta / L : INFINITY);
-        from = fmax(from + step, nextafter(from, INFINITY));
+        /* a standing contact: OVERLAPPING's depth, a graze's 0, or (found within a standing
+         * contact) the depth it may have reached */
+        double delta = IMP_ROT_DEPTH_REL * (scale_part(s, i, si, &ma) + scale_part(s, j, sj, &mb));
+        eta = 2.0 * fmax(r.depth, delta);
+        from += r.time;
     }
 }
 

@@ -30,9 +30,14 @@
  * (certified: the contact is at `time` with the shapes apart by at most
  * IMP_ROT_DEPTH_REL of the pair's scale) and every contact is resolved by
  * imp_respond_resolve_turning at the contact point through both inertias,
- * which changes both angular velocities. A contact whose point separates
- * (a graze certified within the tolerance) is passed over and the search
- * goes on after it. Guards 2 and 4 (resting, sleep, clusters) are off:
+ * which changes both angular velocities. A contact whose point does not
+ * approach (a graze, a pair just resolved and parting, one that starts
+ * interpenetrating or slides in contact) is a standing contact: the search
+ * goes on from it (imp_toi_rotating_standing) and finds the pair's next
+ * contact once the pair has been proven apart exactly as any contact, and
+ * one within the standing contact once it may be eta = 2 max(depth, delta)
+ * deep (delta = IMP_ROT_DEPTH_REL of the pair's scale; eta doubles when the
+ * pair gets that deep without approaching). Guards 2 and 4 (resting, sleep, clusters) are off:
  * turning bodies never rest or sleep; guard 1 and max_events hold. A world
  * is not supported with rotation (precondition). A turn of more than
  * IMP_ROT_MAX_ANGLE / 2 within one prediction is split: the body is

@@ -214,11 +214,13 @@ static double bounding(const imp_shape *s) {
     return m;
 }
 
-/* The deepest overlap of any pair (bodies and walls) at the poses (0: none). */
-static double deepest(const room *r, const pose *ps) {
+/* The deepest overlap of any pair (bodies and walls) but the pair (skip_i, skip_j) at the
+ * poses (0: none). */
+static double deepest_but(const room *r, const pose *ps, size_t skip_i, size_t skip_j) {
     double worst = 0;
     for (size_t i = 0; i < r->n_moving; ++i)
         for (size_t j = i + 1; j < r->n; ++j) {
+            if (i == skip_i && j == skip_j) continue;
             const imp_shape *sj = &ps[j].s;
             double bi = bounding(&ps[i].s);
             if (sj->type == IMP_SHAPE_HALFSPACE) {
@@ -232,6 +234,8 @@ static double deepest(const room *r, const pose *ps) {
         }
     return worst;
 }
+
+static double deepest(const room *r, const pose *ps) { return deepest_but(r, ps, SIZE_MAX, 0); }
 
 /* The room with e = k = 1, stopped before each of `events` contacts: depth and energy. */
 static void tumble(int dim, int per_side, uint64_t seed, size_t events, int box_walls) {
@@ -433,6 +437,26 @@ static void test_free_spin_orientation(void **state) {
     imp_sim_output_free(&out);
 }
 
+/* One body (mass 1, e = k = 1, a uniform solid's inertia) at p moving at v and spinning at
+ * w beside a static halfspace, simulated to the horizon or max_events contacts (recorded). */
+static void against_wall(const imp_shape *sh, imp_vec3 p, imp_vec3 v, imp_vec3 w,
+                         const imp_shape *wall, int dim, double horizon, size_t max_events,
+                         imp_sim_output *out) {
+    imp_sim_body b[2] = {
+        {{p, v, imp_v3(0, 0, 0)}, sh, 1, 0, 1, 1, NULL},
+        {{imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, wall, 1, 1, 1, 1, NULL}};
+    imp_sim_turn t[2] = {{.w = w, .orientation = {1, 0, 0, 0}}, {.orientation = {1, 0, 0, 0}}};
+    assert_int_equal(imp_inertia_shape(sh, dim, 1, &t[0].inertia), IMP_INERTIA_OK);
+    imp_sim_input in = {.bodies = b,
+                        .n = 2,
+                        .dim = dim,
+                        .horizon = horizon,
+                        .max_events = max_events,
+                        .record = 1,
+                        .turns = t};
+    assert_int_equal(imp_sim_run(&in, out, NULL), IMP_SIM_OK);
+}
+
 /* A box spinning 1e5 rad/s for 9 s (9e5 rad, within the 1e6 the solver places) next to a wall
  * it never reaches: its windows are split at 5e5 rad (one AGAIN re-prediction), it ends
  * at the turn of its spin times the horizon, and meets nothing. */
@@ -440,15 +464,8 @@ static void test_fast_spin_split(void **state) {
     (void)state;
     imp_shape box = {.type = IMP_SHAPE_BOX, .half = imp_v3(1, 0.5, 0.5), .rot = {1, 0, 0, 0}};
     imp_shape wall = {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(-1, 0, 0), .offset = -1.2};
-    imp_sim_body b[2] = {
-        {{imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &box, 1, 0, 1, 1, NULL},
-        {{imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &wall, 1, 1, 1, 1, NULL}};
-    imp_sim_turn t[2] = {{.w = imp_v3(1e5, 0, 0), .orientation = {1, 0, 0, 0}},
-                         {.orientation = {1, 0, 0, 0}}};
-    assert_int_equal(imp_inertia_shape(&box, 3, 1, &t[0].inertia), IMP_INERTIA_OK);
-    imp_sim_input in = {.bodies = b, .n = 2, .dim = 3, .horizon = 9, .max_events = 10, .turns = t};
     imp_sim_output out;
-    assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+    against_wall(&box, imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(1e5, 0, 0), &wall, 3, 9, 10, &out);
     imp_quat want = imp_quat_from_rotvec(imp_v3(9e5, 0, 0)), got = out.bodies[0].q;
     double dot = fabs(want.w * got.w + want.x * got.x + want.y * got.y + want.z * got.z);
     printf("fast spin: %zu contacts, %zu re-predictions, |q . q_want| = 1 - %.3g\n",
@@ -467,12 +484,136 @@ static void test_tumbling_room_box_walls(void **state) {
     tumble(3, 2, room_seed(0x3d3d0b01), room_events() / 2, 1);
 }
 
+/*
+ * The scene the api fuzz target met (one request, a 5 s horizon): a box spinning at 3 rad/s
+ * and a triangle moving in a room of four halfspace walls, and a capsule spinning at -2
+ * rad/s in place that starts 0.4 deep in the wall x >= 1.5 (the request's normal [-2, 0],
+ * offset -3). The capsule and that wall are a standing contact from the start; stepping
+ * through it by the time tolerance took billions of solver calls (the halfspace's
+ * infinite bounding radius made its 0.4 count as a graze). It must reach the horizon with
+ * few predictions, keep the energy (e = k = 1; inertias of uniform solids), and miss no
+ * contact of the other pairs: sampled every millisecond with the static overlap test
+ * (independent of the solver), no other pair overlaps deeper than 1e-9 of the room.
+ */
+static void test_standing_overlap_fuzz_scene(void **state) {
+    (void)state;
+    room *r = calloc(1, sizeof *r);
+    pose *ps = calloc(MAXB, sizeof *ps);
+    assert_non_null(r);
+    assert_non_null(ps);
+    r->dim = 2;
+    r->R = 3;
+    r->n_moving = 3;
+    r->n = 7;
+    r->verts[2][0] = imp_v3(0, 0.4, 0);
+    r->verts[2][1] = imp_v3(-0.35, -0.2, 0);
+    r->verts[2][2] = imp_v3(0.35, -0.2, 0);
+    imp_shape sh[7] = {
+        {.type = IMP_SHAPE_BOX, .half = imp_v3(0.4, 0.2, 0), .rot = {1, 0, 0, 0}},
+        {.type = IMP_SHAPE_CAPSULE, .a = imp_v3(-0.3, 0, 0), .b = imp_v3(0.3, 0, 0), .radius = 0.1},
+        {.type = IMP_SHAPE_POLYGON, .verts = r->verts[2], .n_verts = 3},
+        {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(1, 0, 0), .offset = -3},
+        {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(-1, 0, 0), .offset = -1.5},
+        {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(0, 1, 0), .offset = -3},
+        {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(0, -1, 0), .offset = -3}};
+    imp_vec3 pos[3] = {imp_v3(0, 0, 0), imp_v3(1.5, 0, 0), imp_v3(-1.5, 0.5, 0)};
+    imp_vec3 vel[3] = {imp_v3(1, 0.5, 0), imp_v3(0, 0, 0), imp_v3(0.5, -1, 0)};
+    double spin[3] = {3, -2, 0};
+    for (size_t i = 0; i < 7; ++i) {
+        int moving = i < 3;
+        r->shapes[i] = sh[i];
+        r->b[i] = (imp_sim_body){
+            {moving ? pos[i] : imp_v3(0, 0, 0), moving ? vel[i] : imp_v3(0, 0, 0), imp_v3(0, 0, 0)},
+            &r->shapes[i],
+            1,
+            !moving,
+            1,
+            1,
+            NULL};
+        r->t[i].orientation = (imp_quat){1, 0, 0, 0};
+        if (!moving) continue;
+        r->t[i].w = imp_v3(0, 0, spin[i]);
+        assert_int_equal(imp_inertia_shape(&r->shapes[i], 2, 1, &r->t[i].inertia), IMP_INERTIA_OK);
+    }
+    imp_sim_input in = room_input(r, 5);
+    in.max_events = 50;
+    imp_sim *s;
+    assert_int_equal(imp_sim_create(&in, &s, NULL), IMP_SIM_OK);
+    poses(r, s, ps);
+    double e0 = energy(r, ps), worst = 0;
+    for (int k = 1; k <= 5000; ++k) {
+        assert_int_equal(imp_sim_advance(s, 0.001 * k), IMP_SIM_STOP_HORIZON);
+        poses(r, s, ps);
+        worst = fmax(worst, deepest_but(r, ps, 1, 4));
+    }
+    double e1 = energy(r, ps);
+    const imp_sim_stats *st = imp_sim_get_stats(s);
+    printf("fuzz scene: %zu contacts, %zu predictions to t = %g; energy %.17g -> %.17g; deepest "
+           "overlap of the other pairs %.3g\n",
+           st->events, st->predictions, imp_sim_time(s), e0, e1, worst);
+    assert_true(imp_sim_time(s) == 5);
+    assert_true(st->events >= 2 && st->events < 50);
+    assert_true(st->predictions < 20000);
+    assert_true(fabs(e1 - e0) <= 1e-12 * e0);
+    assert_true(worst <= 1e-9 * 2 * r->R);
+    imp_sim_destroy(s);
+    free(ps);
+    free(r);
+}
+
+/*
+ * Standing contacts that last: a 3D box lying face down on a floor, spinning about the
+ * floor's normal and sliding along it, touches it all the time without approaching it; so
+ * does a 2D capsule whose end cap is centred on its position, spinning about it while it
+ * touches a wall, until the other end swings round into the wall (then a contact). The
+ * plane gap along the normal, which such turns do not move, lets the search pass over them
+ * in few solver calls (the time tolerance's steps would be billions).
+ */
+static void test_standing_contact_slides(void **state) {
+    (void)state;
+    imp_shape box = {.type = IMP_SHAPE_BOX, .half = imp_v3(0.5, 0.3, 0.2), .rot = {1, 0, 0, 0}};
+    imp_shape floor = {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(0, 0, 1), .offset = 0};
+    imp_sim_output out;
+    against_wall(&box, imp_v3(0, 0, 0.2), imp_v3(0.7, -0.2, 0), imp_v3(0, 0, 2.5), &floor, 3, 5, 10,
+                 &out);
+    printf("box spinning face down on a floor: %zu contacts, %zu predictions, t = %g\n",
+           out.stats.events, out.stats.predictions, out.time);
+    assert_true(out.time == 5);
+    assert_int_equal(out.stats.events, 0);
+    assert_true(out.stats.predictions < 100);
+    imp_sim_output_free(&out);
+
+    /* the cap at a = 0 touches the wall x >= 0.1 (sliding along it); b = (-0.3, 0) points
+     * away from it and swings round at 1 rad/s, its cap's right edge at x = 0.1 - 0.3 cos t:
+     * it reaches the wall at t = pi / 2, moving into it at 0.3. That contact is within the
+     * standing one (cap a never leaves the wall), so it is found once it may be eta = 2
+     * delta deep (delta = 0.5e-9 of the pair's scale 0.5): after pi / 2 by at most
+     * eta / 0.3 = 1.67e-9 and the time tolerance */
+    imp_shape cap = {
+        .type = IMP_SHAPE_CAPSULE, .a = imp_v3(0, 0, 0), .b = imp_v3(-0.3, 0, 0), .radius = 0.1};
+    imp_shape wall = {.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(-1, 0, 0), .offset = -0.1};
+    against_wall(&cap, imp_v3(0, 0, 0), imp_v3(0, 0.5, 0), imp_v3(0, 0, 1), &wall, 2, 5, 1, &out);
+    printf("capsule spinning about its end cap at a wall: %zu contacts (first at %.17g), %zu "
+           "predictions\n",
+           out.stats.events, out.n_events ? out.events[0].time : -1.0, out.stats.predictions);
+    assert_int_equal(out.stats.events, 1);
+    double late = out.events[0].time - 1.5707963267948966;
+    assert_true(late >= -1e-15 && late <= 5e-10 / 0.3 + 1e-9);
+    assert_true(out.stats.predictions < 100);
+    imp_sim_output_free(&out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_free_spin_orientation),   cmocka_unit_test(test_spinning_box_wall),
-        cmocka_unit_test(test_fast_spin_split),         cmocka_unit_test(test_free_space_momentum),
-        cmocka_unit_test(test_tumbling_room_2d),        cmocka_unit_test(test_tumbling_room_3d),
+        cmocka_unit_test(test_free_spin_orientation),
+        cmocka_unit_test(test_spinning_box_wall),
+        cmocka_unit_test(test_fast_spin_split),
+        cmocka_unit_test(test_free_space_momentum),
+        cmocka_unit_test(test_tumbling_room_2d),
+        cmocka_unit_test(test_tumbling_room_3d),
         cmocka_unit_test(test_tumbling_room_box_walls),
+        cmocka_unit_test(test_standing_overlap_fuzz_scene),
+        cmocka_unit_test(test_standing_contact_slides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
