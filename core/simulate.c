@@ -131,7 +131,7 @@
  *    path (turn_at, move_to). Pairs in which a shape other than a sphere turns go to
  *    imp_toi_rotating (predict_turning: a contact whose point does not approach is a
  *    standing contact, passed over by imp_toi_rotating_standing until the pair is
- *    proven apart or may be twice as deep; windows split at half of
+ *    proven apart or may be a quarter of the graze bound deeper; windows split at half of
  *    IMP_ROT_MAX_ANGLE into AGAIN events) and contacts to
  *    imp_respond_resolve_turning (contact_turning, at contact_point's point).
  * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
@@ -634,6 +634,13 @@ static double contact_point(const imp_sim *s, const imp_shape *sa, const imp_mot
 /* Solver calls between polls of the stop check by a turning pair's search. */
 #define GRAZE_POLL 64
 
+/* How much deeper than it starts (in IMP_ROT_DEPTH_REL of the pair's scale) a standing
+ * contact may get before the search stops there: small enough that a contact within one is
+ * resolved well within the contract's 1e-9 of the scale (the tumbling rooms of
+ * test_simulate_turning.c meet none deeper than 1e-13 of the room), large against the
+ * rounding margin, so that the steps through it stay long. */
+#define STANDING_SLACK 0.25
+
 /* A body's part of a turning pair's length scale: a halfspace's offset (its bounding radius
  * is infinite), else its position's largest coordinate and bounding radius. */
 static double scale_part(const imp_sim *s, uint32_t i, const imp_shape *sh, const imp_motion *m) {
@@ -648,26 +655,28 @@ static double scale_part(const imp_sim *s, uint32_t i, const imp_shape *sh, cons
  * end: an AGAIN event). A contact whose point approaches (the relative velocity of the two
  * bodies at the contact point along the normal is < 0) is the pair's event. One that does
  * not (a graze; a pair just resolved and parting; a pair that starts interpenetrating, or
- * slides or spins in contact) is a standing contact: the search goes on from its time by
- * imp_toi_rotating_standing with standing = eta = 2 max(depth, delta) (delta =
- * IMP_ROT_DEPTH_REL of the pair's scale), which advances by certified steps of
- * (lo + eta) / L (L = |v_rel| + |a_rel| s + |w_a| r_a + |w_b| r_b, the solver's motion
- * bound, or the plane gap along the normal, which a turn about the normal does not move)
- * until a placement proves the pair apart, and from there searches as usual: so the next
- * contact after the pair has parted is found exactly as any contact, and one within the
- * standing contact is found once it is eta deep (then resolved if it approaches). No fixed
- * step walks through the contact: a pair sliding in contact costs steps of about
- * (eta - depth) / L, not of the time tolerance. When the solver finds the pair possibly
- * eta deep without approaching, eta doubles (the depth reported in the HIT).
+ * slides or spins in contact) is a standing contact: the search goes on (from the end of a
+ * touch's tolerance, or from an overlap's time) by imp_toi_rotating_standing with
+ * standing = eta = depth + STANDING_SLACK delta (delta = IMP_ROT_DEPTH_REL of the pair's
+ * scale), which advances by certified steps of (lo + eta) / L (L = |v_rel| + |a_rel| s +
+ * |w_a| r_a + |w_b| r_b, the solver's motion bound, or the plane gap along the normal,
+ * which a turn about the normal does not move) until a placement proves the pair apart by
+ * eta / 2, and from there searches as usual: so the next contact after the pair has parted
+ * is found exactly as any contact, and one within the standing contact once it may be eta
+ * deep (then resolved if it approaches). No fixed step walks through the contact: a pair
+ * sliding in contact costs steps of about (eta - depth) / L, not of the time tolerance.
+ * When the solver finds the pair possibly eta deep without approaching, eta doubles.
  * Solver calls per prediction of the pair: each call but the last ends at a contact that
- * is not approaching; a call in normal search reaches one only after a placement proved
- * the pair apart (a new touch), and a call in a standing contact ends only where eta
- * doubles, at most log2(4 S / delta) + 1 = 34 times per standing contact (S the pair's
- * scale: no overlap is deeper than the shapes' extent, past which nothing is found). So
- * the calls are at most 34 (G + 1), G the touches of the pair within the window that
- * follow a proven gap, and the distance queries of all of them together at most
- * imp_toi_rotating's bound for the window (each advances by at least its width), polled
- * every IMP_ROT_POLL_STEPS queries and here every GRAZE_POLL calls.
+ * does not approach; a call in normal search reaches one only at a touch after a placement
+ * proved the pair apart by eta / 2, and a call in a standing contact ends only where eta
+ * doubles, at most log2(4 S / delta) + 3 = 36 times in a row (S the pair's scale: no
+ * overlap is deeper than the shapes' extent, past which nothing is found). So the calls
+ * are at most 37 (G + 1), G the touches of the pair within the window that follow a gap
+ * of at least STANDING_SLACK delta / 2 (each a relative travel of that much: G <= T L /
+ * (STANDING_SLACK delta / 2) over a window T, the order of imp_toi_rotating's own bound),
+ * and the distance queries of all of them together within imp_toi_rotating's bound for
+ * the window (each advances by at least its width or proves the rest free); polled every
+ * IMP_ROT_POLL_STEPS queries by the solver and every GRAZE_POLL calls here.
  */
 static void predict_turning(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *shi,
                             const imp_motion *mi, best_ev *be) {
@@ -737,8 +746,14 @@ static void predict_turning(imp_sim *s, uint32_t i, uint32_t j, const imp_shape 
         /* a standing contact: OVERLAPPING's depth, a graze's 0, or (found within a standing
          * contact) the depth it may have reached */
         double delta = IMP_ROT_DEPTH_REL * (scale_part(s, i, si, &ma) + scale_part(s, j, sj, &mb));
-        eta = 2.0 * fmax(r.depth, delta);
-        from += r.time;
+        if (r.state == IMP_TOI_HIT && r.depth > 0) { /* eta reached without approach */
+            eta = 2.0 * r.depth;
+        } else { /* a touch (depth 0) or an overlap at `from` */
+            eta = r.depth + STANDING_SLACK * delta;
+        }
+        /* on from the end of a touch's tolerance (contact by then; progress), or from the
+         * overlap's time */
+        from += r.state == IMP_TOI_HIT ? r.time + r.tolerance : r.time;
     }
 }
 

@@ -35,7 +35,7 @@
  * interpenetrating or slides in contact) is a standing contact: the search
  * goes on from it (imp_toi_rotating_standing) and finds the pair's next
  * contact once the pair has been proven apart exactly as any contact, and
- * one within the standing contact once it may be eta = 2 max(depth, delta)
+ * one within the standing contact once it may be eta = depth + delta / 4
  * deep (delta = IMP_ROT_DEPTH_REL of the pair's scale; eta doubles when the
  * pair gets that deep without approaching). Guards 2 and 4 (resting, sleep, clusters) are off:
  * turning bodies never rest or sleep; guard 1 and max_events hold. A world

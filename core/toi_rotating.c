@@ -24,23 +24,19 @@
  * B = |v_rel(t)| + |w_a| r_a + |w_b| r_b. Two more rigorous bounds give
  * longer steps where they can: the plane gap along the query's normal n
  * (its translation part moves exactly with n.v_rel and n.a_rel; a turn
- * raises a support along n at most |n x w| |x| per vertex x, so a turn
- * about n moves none, and a vertex far below the support cannot rise to
- * it before a time it bounds: plane_rate), and the bounding spheres (or,
- * against a halfspace, the bounding sphere's plane gap), which turning
- * does not move at all, so a fast spinner far away costs a few steps.
- * The lower bound at t: the shapes are placed at t (positions on their
- * paths, each shape turned by the quaternion of w t) and imp_overlap_closest
- * gives a normal; the plane gap along it, from the placed points and radii,
- * is a lower bound of d for any unit n, and GJK's distance, which exceeds
- * the true one by at most IMP_GJK_EXCESS_REL of it, raises it when larger;
- * then the rounding margin err(t) (IMP_ROT_ROUND_ULPS unit roundoffs of
- * the magnitudes placed, IMP_ROT_TURN_ULPS of the turned arcs) is taken
- * off. The margin only makes contact confirmation more eager; the depth a
- * skipped graze can have (below) does not depend on it.
- * Refinement and confirmation: where the step is shorter than
- * w(t) = min(IMP_ROT_TIME_REL max(1, t), delta / L) (delta =
- * IMP_ROT_DEPTH_REL of the pair's scale), the shapes are placed at
+ * raises a support along n at most |n x w| rho per vertex, rho its
+ * distance from the spin axis, so a turn about n moves none, and a vertex far below the support
+ * cannot rise to it before a time it bounds: plane_rate), and the bounding spheres (or, against a
+ * halfspace, the bounding sphere's plane gap), which turning does not move at all, so a fast
+ * spinner far away costs a few steps. The lower bound at t: the shapes are placed at t (positions
+ * on their paths, each shape turned by the quaternion of w t) and imp_overlap_closest gives a
+ * normal; the plane gap along it, from the placed points and radii, is a lower bound of d for any
+ * unit n, and GJK's distance, which exceeds the true one by at most IMP_GJK_EXCESS_REL of it,
+ * raises it when larger; then the rounding margin err(t) (IMP_ROT_ROUND_ULPS unit roundoffs of the
+ * magnitudes placed, IMP_ROT_TURN_ULPS of the turned arcs) is taken off. The margin only makes
+ * contact confirmation more eager; the depth a skipped graze can have (below) does not depend on
+ * it. Refinement and confirmation: where the step is shorter than w(t) = min(IMP_ROT_TIME_REL
+ * max(1, t), delta / L) (delta = IMP_ROT_DEPTH_REL of the pair's scale), the shapes are placed at
  * t1 = t + w: when they touch or overlap there (imp_overlap, with the
  * plane gap along its normal not proving them apart by more than the
  * rounding) the contact is a HIT at t with tolerance t1 - t: no contact
@@ -48,7 +44,8 @@
  * inside (t, t1) that has ended by t1 is at most L w <= delta deep.
  * Standing contacts (imp_toi_rotating_standing, for a caller whose pair is
  * in contact at 0 without approaching): the same advancement on
- * d + eta instead of d until a placement proves the pair apart, so that a
+ * d + eta instead of d until a placement proves the pair apart by eta / 2
+ * (a gap of the rounding's size does not end it), so that a
  * pair sliding or spinning in contact is passed over in steps of about
  * (eta - depth) / L (or far longer where the plane gap proves more), not of
  * the refinement width.
@@ -102,7 +99,7 @@ typedef struct pair {
     double spin;      /* |w_a| r_a + |w_b| r_b */
     double wmax;      /* the larger |w| */
     double eta;       /* > 0: a standing contact (imp_toi_rotating_standing) until a placement
-                         proves the pair apart; then 0 */
+                         proves the pair apart by eta / 2 (parted); then 0 */
 } pair;
 
 /* A placement of the pair at t. */
@@ -229,17 +226,6 @@ static double support(const imp_shape *s, int dim, imp_vec3 pos, imp_vec3 n) {
     return imp_dot(n, pos) + imp_dot(n, farthest(s, dim, n));
 }
 
-/*
- * How fast turning can raise a placed body's support along the unit direction n, per
- * vertex: a core point x turned at w moves n.x at (R x).(n x w), in which only the part
- * of R x across the axis counts (the axis is across n x w), so at most |n x w| rho, rho
- * the point's distance from the spin axis, which the turn keeps (the rounding turns with
- * the core and changes no support value). The vertices within a
- * quarter of `slack` of the support give the rate *rate; every other vertex i is below the
- * support by g_i and cannot overtake a point rising at *rate before g_i / (c_i - *rate),
- * the least of which (over the vertices that rise faster) is *until: for steps up to
- * *until the support rises at most *rate s. A turn about n moves no support along n.
- */
 /* A point's distance from the spin axis through the position, rounded up (a rounding of
  * the reach's size added). */
 static double across(const rbody *r, imp_vec3 x) {
@@ -247,6 +233,17 @@ static double across(const rbody *r, imp_vec3 x) {
            8.0 * UNIT_ROUNDOFF * r->reach;
 }
 
+/*
+ * How fast turning can raise a placed body's support along the unit direction n, per
+ * vertex: a core point x turned at w moves n.x at (R x).(n x w), in which only the part
+ * of R x across the axis counts (the axis is across n x w), so at most |n x w| rho, rho
+ * the point's distance from the spin axis, which the turn keeps (the rounding turns with
+ * the core and changes no support value). The vertices within a quarter of `slack` of
+ * the support give the rate *rate; every other vertex i is below the
+ * support by g_i and cannot overtake a point rising at *rate before g_i / (c_i - *rate),
+ * the least of which (over the vertices that rise faster) is *until: for steps up to
+ * *until the support rises at most *rate s. A turn about n moves no support along n.
+ */
 static void plane_rate(const rbody *r, const imp_shape *s, int dim, imp_vec3 n, double slack,
                        double *rate, double *until) {
     *rate = 0.0;
@@ -463,14 +460,21 @@ static imp_toi_result finish(const pair *P, imp_toi_state st, const probe *at, d
 
 static imp_toi_result failed(imp_failure why) { return imp_toi_failed(why); }
 
+/* A standing contact is over once a placement proves the pair apart by half its eta: a
+ * gap of the rounding's size, which the next refinement may close again, does not end it
+ * (else a pair parting along a touch would end it and meet it again at every width). */
+static void parted(pair *P, const probe *q) {
+    if (q->lo > 0.5 * P->eta) P->eta = 0.0;
+}
+
 static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
     double t = 0.0;
     probe q = place(P, 0.0);
     if (q.state == IMP_OVERLAP_FAILED) return failed(q.failure);
     if (P->eta == 0.0 && q.state == IMP_OVERLAP_OVERLAPPING && q.depth > q.err && q.sep <= -q.err)
         return finish(P, IMP_TOI_OVERLAPPING, &q, 0.0);
-    if (q.lo > 0.0) P->eta = 0.0; /* proven apart: the standing contact is over */
-    int placed = 1;               /* q is the placement at t */
+    parted(P, &q);
+    int placed = 1; /* q is the placement at t */
     for (unsigned long it = 1;; ++it) {
         if (it % IMP_ROT_POLL_STEPS == 0 && (*stopped = imp_stop_now(stop)) != 0)
             return failed(IMP_FAILURE_UNDECIDED);
@@ -489,7 +493,7 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
             if (P->wmax * t > IMP_ROT_MAX_ANGLE) return failed(IMP_FAILURE_UNDECIDED);
             q = place(P, t);
             if (q.state == IMP_OVERLAP_FAILED) return failed(q.failure);
-            if (q.lo > 0.0) P->eta = 0.0;
+            parted(P, &q);
             placed = 1;
         }
         double step = q.lo + P->eta > 0.0 ? safe_step(P, &q) : 0.0;
@@ -509,7 +513,7 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
         probe q1 = place(P, t1);
         if (q1.state == IMP_OVERLAP_FAILED) return failed(q1.failure);
         if (touches(P, &q1)) return finish(P, IMP_TOI_HIT, &q, t1);
-        if (q1.lo > 0.0) P->eta = 0.0;
+        parted(P, &q1);
         t = t1;
         q = q1;
     }
