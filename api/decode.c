@@ -608,18 +608,17 @@ static int dec_rotation(imp_dec *d, const json_t *body, imp_body *out) {
                                "must be absent or zero: a world collider does not move");
     if (spins && (d->spin == IMP_DEC_SPIN_REFUSED ||
                   (d->spin == IMP_DEC_SPIN_SPHERES && out->shape.type != IMP_SHAPE_SPHERE)))
-        return imp_dec_fail_at(d, "angular_velocity", IMP_E_UNSUPPORTED,
-                               d->spin == IMP_DEC_SPIN_REFUSED
-                                   ? "is not served by this endpoint yet: it would change the "
-                                     "response (/v1/toi, /v1/overlap, /v1/respond, "
-                                     "/v1/scenes/predict and /v1/validate take rotating bodies)"
-                                   : "is not served here yet for a shape other than a sphere "
-                                     "(/v1/toi, /v1/overlap, /v1/respond, /v1/scenes/predict "
-                                     "and /v1/validate take rotating bodies)");
-    if (d->inertia_refused && json_object_get(body, "inertia"))
-        return imp_dec_fail_at(d, "inertia", IMP_E_UNSUPPORTED,
-                               "is not served by this endpoint yet: its response moves bodies "
-                               "by translation only");
+        return imp_dec_fail_at(
+            d, "angular_velocity", IMP_E_UNSUPPORTED,
+            d->spin == IMP_DEC_SPIN_REFUSED
+                ? "is not served by this endpoint yet: it would change the "
+                  "response (/v1/toi, /v1/overlap, /v1/respond, "
+                  "/v1/scenes/predict, /v1/scenes/simulate and /v1/validate take "
+                  "rotating bodies)"
+                : "is not served here yet for a shape other than a sphere "
+                  "(/v1/toi, /v1/overlap, /v1/respond, /v1/scenes/predict, "
+                  "/v1/scenes/simulate and /v1/validate take rotating "
+                  "bodies)");
     imp_quat q = out->orientation;
     if (d->world && d->world->kind != IMP_WORLD_SHAPE) {
         if (q.w == 1.0) return 0; /* the identity: what a normalised quaternion gives for it */
@@ -798,6 +797,34 @@ int imp_dec_turn_ok(imp_dec *d, const imp_body *b, double horizon, const char *w
              IMP_ROT_MAX_ANGLE, window);
     return imp_dec_fail_at(d, "angular_velocity", IMP_E_GEOMETRY,
                            "is too fast for a certified contact time");
+}
+
+int imp_dec_body_inertia(imp_dec *d, const json_t *body, const imp_body *b, imp_mat3 *inertia,
+                         imp_mat3 *inv) {
+    memset(inertia, 0, sizeof *inertia);
+    memset(inv, 0, sizeof *inv);
+    if (b->is_static) return 0; /* infinite inertia: never turned by an impulse */
+    imp_vec3 mo = b->inertia;
+    if (json_object_get(body, "inertia")) {
+        if (d->dim == 2) {
+            inertia->m[8] = mo.z;
+            inv->m[8] = 1.0 / mo.z;
+        } else {
+            *inertia = imp_mat3_principal(b->orientation, mo);
+            *inv = imp_mat3_principal(b->orientation, imp_v3(1.0 / mo.x, 1.0 / mo.y, 1.0 / mo.z));
+        }
+        if (isfinite(inv->m[8]) && isfinite(inv->m[0])) return 0;
+    } else if (b->shape.type == IMP_SHAPE_SPHERE && b->shape.radius == 0.0) {
+        return 0; /* a point: no moment, and no lever about its own centre; it never turns */
+    } else {
+        imp_inertia_status st = imp_inertia_shape(&b->shape, d->dim, b->mass, inertia);
+        if (st == IMP_INERTIA_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+        if (st == IMP_INERTIA_OK && imp_mat3_inverse_spd(inertia, d->dim, inv) == 0) return 0;
+    }
+    return imp_dec_fail_at(d, "inertia", IMP_E_GEOMETRY,
+                           "is required for this body: its shape has no volume (a thin rod in "
+                           "3D) or its moments are too far apart to invert, so a uniform solid "
+                           "gives no usable inertia");
 }
 
 int imp_dec_turn_world(imp_dec *d, const imp_body *b) {

@@ -20,6 +20,7 @@
 #include "api/api.h"
 #include "api/problem.h"
 #include "core/filter.h"
+#include "core/inertia.h"
 #include "core/shape.h"
 #include "core/toi.h"
 
@@ -37,7 +38,7 @@ struct imp_dec_world_shape;
 
 /* Which bodies may have a non-zero angular_velocity in an endpoint's request. */
 typedef enum imp_dec_spin {
-    IMP_DEC_SPIN_REFUSED = 0, /* none (the default: simulation, not yet served) */
+    IMP_DEC_SPIN_REFUSED = 0, /* none (the default: an endpoint that has no use for a spin) */
     IMP_DEC_SPIN_SPHERES,     /* spheres only: their spin moves no point of the shape, so an
                                  endpoint that answers from geometry alone honours it */
     IMP_DEC_SPIN_SERVED       /* every shape but a halfspace (/v1/toi, /v1/overlap) */
@@ -60,8 +61,6 @@ typedef struct imp_dec {
     /* what the endpoint does with a body's rotation (the contract's "Rotating bodies"): a
      * non-zero angular_velocity it cannot honour is 422 unsupported-field, never ignored */
     imp_dec_spin spin;
-    int inertia_refused; /* 1: a body's inertia is 422 unsupported-field (an endpoint that
-                            would use it for response but does not yet) */
 } imp_dec;
 
 void imp_dec_init(imp_dec *d, const imp_api_ctx *ctx);
@@ -211,6 +210,16 @@ int imp_dec_turn_within(imp_dec *d, const imp_body *bodies, size_t n, const char
                         double horizon, const char *window);
 /* The same for one body b at the current pointer (the body's). */
 int imp_dec_turn_ok(imp_dec *d, const imp_body *b, double horizon, const char *window);
+/*
+ * The inertia tensor (world frame, about the position, of the shape as placed) and its
+ * inverse of non-static body b, whose JSON object is `body` (the pointer is the body's):
+ * the client's principal moments turned by its orientation when the body has `inertia`, a
+ * point sphere's none (zero: it never turns), else a uniform solid of its shape and mass
+ * (core/inertia.h). A static body gets zeros. 0, or -1 with a 422 at its inertia (a shape
+ * with no volume, or moments too far apart to invert) or 500 out of memory.
+ */
+int imp_dec_body_inertia(imp_dec *d, const json_t *body, const imp_body *b, imp_mat3 *inertia,
+                         imp_mat3 *inv);
 /* Body b (at the current pointer) meets a stored world: if it turns (imp_dec_turns), 422
  * unsupported-field at its angular_velocity (the world's sweeps are translational). 0, or
  * -1 with the error in `d`. */

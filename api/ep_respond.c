@@ -162,41 +162,17 @@ static int names_rotation(const json_t *req, const char *key) {
     return json_object_get(b, "angular_velocity") != NULL || json_object_get(b, "inertia") != NULL;
 }
 
-/* Body b's rotation for core: its inertia is the client's principal moments turned by its
- * orientation, or else that of a uniform solid of its shape and mass (core/inertia.h).
- * 0, or -1 with a problem at /key/inertia. */
+/* Body b's rotation for core (imp_dec_body_inertia); 0, or -1 with a problem at
+ * /key/inertia. */
 static int body_turn(imp_dec *d, const json_t *req, const char *key, const imp_body *b,
                      imp_respond_turn *t) {
     memset(t, 0, sizeof *t);
     t->position = b->m.p;
     t->omega = b->omega;
-    if (b->is_static) return 0; /* infinite inertia: never turned by the impulse */
-    imp_vec3 mo = b->inertia;
-    if (json_object_get(json_object_get(req, key), "inertia")) {
-        if (d->dim == 2) {
-            t->inertia.m[8] = mo.z;
-            t->inv_inertia.m[8] = 1.0 / mo.z;
-        } else {
-            t->inertia = imp_mat3_principal(b->orientation, mo);
-            t->inv_inertia =
-                imp_mat3_principal(b->orientation, imp_v3(1.0 / mo.x, 1.0 / mo.y, 1.0 / mo.z));
-        }
-        if (isfinite(t->inv_inertia.m[8]) && isfinite(t->inv_inertia.m[0])) return 0;
-    } else if (b->shape.type == IMP_SHAPE_SPHERE && b->shape.radius == 0.0) {
-        return 0; /* a point: no moment, and no lever about its own centre; it never turns */
-    } else {
-        imp_inertia_status st = imp_inertia_shape(&b->shape, d->dim, b->mass, &t->inertia);
-        if (st == IMP_INERTIA_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
-        if (st == IMP_INERTIA_OK && imp_mat3_inverse_spd(&t->inertia, d->dim, &t->inv_inertia) == 0)
-            return 0;
-    }
     size_t saved = imp_dec_push_key(d, key);
-    imp_dec_fail_at(d, "inertia", IMP_E_GEOMETRY,
-                    "is required for this body: its shape has no volume (a thin rod in 3D) or its "
-                    "moments are too far apart to invert, so a uniform solid "
-                    "gives no usable inertia");
+    int rc = imp_dec_body_inertia(d, json_object_get(req, key), b, &t->inertia, &t->inv_inertia);
     imp_dec_pop(d, saved);
-    return -1;
+    return rc;
 }
 
 int imp_ep_respond(const imp_api_in *in, imp_dec *d, imp_api_out *out) {

@@ -93,6 +93,17 @@ static json_t *enc_event(const imp_sim_event *e, const imp_body *bodies,
     return o;
 }
 
+/* The angle of a turn about z (imp_enc_turn's, as a number). */
+static double turn_angle(imp_quat q) { return atan2(2.0 * q.w * q.z, q.w * q.w - q.z * q.z); }
+
+/* a in (-pi, pi] (unchanged when already there, so a turn that stays in range is exact). */
+static double angle_in_range(double a) {
+    const double pi = 3.14159265358979323846;
+    if (a > -pi && a <= pi) return a;
+    double r = remainder(a, 2.0 * pi);
+    return r <= -pi ? r + 2.0 * pi : r;
+}
+
 static json_t *enc_state(const imp_sim_state *st, const imp_body *b, int dim) {
     json_t *o = json_object();
     int ok = o != NULL;
@@ -100,6 +111,14 @@ static json_t *enc_state(const imp_sim_state *st, const imp_body *b, int dim) {
     imp_put(o, "id", imp_enc_id(b), &ok);
     imp_put(o, "position", imp_enc_vec(st->p, dim), &ok);
     imp_put(o, "velocity", imp_enc_vec(st->v, dim), &ok);
+    if (dim == 2) /* the given angle plus the turn summed in core, in (-pi, pi] */
+        imp_put_real(o, "orientation", angle_in_range(turn_angle(b->orientation) + st->angle), &ok);
+    else
+        imp_put(o, "orientation", imp_enc_turn(st->q, dim), &ok);
+    if (dim == 2)
+        imp_put_real(o, "angular_velocity", st->w.z, &ok);
+    else
+        imp_put(o, "angular_velocity", imp_enc_vec(st->w, dim), &ok);
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -231,6 +250,65 @@ static json_t *start_warnings(imp_dec *d, const imp_scene_in *s, const imp_world
     return list;
 }
 
+/* Body i's object in the request (NULL for a scene of plain spheres read from text). */
+static const json_t *body_json(const imp_scene_in *s, size_t i) {
+    return json_array_get(json_object_get(s->req, "bodies"), i);
+}
+
+/* The index of the first body that names its rotation (angular_velocity or inertia), or n:
+ * then the scene is simulated by translation alone, exactly as before rotation was served. */
+static size_t first_turning(const imp_scene_in *s) {
+    size_t i = 0;
+    for (; i < s->n; ++i) {
+        const json_t *b = body_json(s, i);
+        if (json_object_get(b, "angular_velocity") || json_object_get(b, "inertia")) break;
+    }
+    return i;
+}
+
+/* Every body's rotation for core (malloc'd into *out): angular velocity, orientation and
+ * inertia (imp_dec_body_inertia). A world with rotation is 422 at the first body that names
+ * it (the world's sweeps are translational). 0, or -1 with the error in `d`. */
+static int turns_of(imp_dec *d, const imp_scene_in *s, const imp_world_entry *world,
+                    imp_sim_turn **out) {
+    *out = NULL;
+    size_t first = first_turning(s);
+    if (first == s->n) return 0;
+    size_t s1 = imp_dec_push_key(d, "bodies"), s2 = imp_dec_push_index(d, first);
+    if (world) {
+        const char *key = json_object_get(body_json(s, first), "angular_velocity")
+                              ? "angular_velocity"
+                              : "inertia";
+        imp_dec_fail_at(d, key, IMP_E_UNSUPPORTED,
+                        "is not served with a stored world yet: the world's sweeps are "
+                        "translational, and a body that turns (or may be turned by a contact) "
+                        "needs rotating ones");
+        imp_dec_pop(d, s1);
+        return -1;
+    }
+    imp_dec_pop(d, s1);
+    imp_sim_turn *t = calloc(s->n ? s->n : 1, sizeof *t);
+    if (!t) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < s->n; ++i) {
+        const imp_body *b = &s->bodies[i];
+        t[i].w = b->omega;
+        t[i].orientation = b->orientation;
+        imp_mat3 inv;
+        s1 = imp_dec_push_key(d, "bodies");
+        s2 = imp_dec_push_index(d, i);
+        int rc = b->shape.type != IMP_SHAPE_HALFSPACE &&
+                 imp_dec_body_inertia(d, body_json(s, i), b, &t[i].inertia, &inv);
+        imp_dec_pop(d, s2);
+        imp_dec_pop(d, s1);
+        if (rc) {
+            free(t);
+            return -1;
+        }
+    }
+    *out = t;
+    return 0;
+}
+
 /* Runs the decoded simulation and encodes its reply (the caller frees s and the world). */
 static int simulate(imp_dec *d, imp_scene_in *s, const imp_world_entry *world, double horizon,
                     imp_vec3 gravity, size_t max_events, int record, imp_api_out *out) {
@@ -238,8 +316,13 @@ static int simulate(imp_dec *d, imp_scene_in *s, const imp_world_entry *world, d
     const imp_body *bodies = s->bodies;
     size_t n = s->n;
 
+    imp_sim_turn *turns;
+    if (turns_of(d, s, world, &turns) != 0) return -1;
     imp_sim_body *sb = malloc((n ? n : 1) * sizeof *sb);
-    if (!sb) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    if (!sb) {
+        free(turns);
+        return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
+    }
     for (size_t i = 0; i < n; ++i) {
         const imp_body *b = &bodies[i];
         sb[i] = (imp_sim_body){b->m,           &b->shape,     b->mass,   b->is_static,
@@ -256,11 +339,13 @@ static int simulate(imp_dec *d, imp_scene_in *s, const imp_world_entry *world, d
                          record,
                          0,
                          d->ctx->parallel.stop,
-                         world ? world->world : NULL};
+                         world ? world->world : NULL,
+                         turns};
     imp_sim_output sout;
     imp_sim_status st = imp_sim_run(&sin, &sout, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(sb);
+    free(turns);
     if (st != IMP_SIM_OK) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     if (sout.stopped == IMP_SIM_STOP_STOPPED && sout.stopped_by != IMP_STOP_TIME_BUDGET) {
         /* a client that left or a shutdown: no state to report to anyone who wants it */
@@ -291,7 +376,7 @@ static int simulate(imp_dec *d, imp_scene_in *s, const imp_world_entry *world, d
 }
 
 int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    d->inertia_refused = 1; /* translational response only, for now */
+    d->spin = IMP_DEC_SPIN_SERVED; /* core/simulate.c turns them (rigid response) */
     static const char *const MEMBERS[] = {"bodies", "horizon", "gravity", "max_events",
                                           "record", "world",   NULL};
     imp_scene_in s;
@@ -305,8 +390,10 @@ int imp_ep_scenes_simulate(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
                             &horizon) ||
              imp_dec_vec(d, s.req, "gravity", 0, &gravity) ||
              dec_max_events(d, s.req, &max_events) || dec_record(d, s.req, &record) ||
-             imp_dec_scene_world(d, s.req, &world);
+             imp_dec_scene_world(d, s.req, &world) ||
+             imp_dec_turn_within(d, s.bodies, s.n, "bodies", horizon, "the horizon");
     if (rc) {
+        if (world) imp_world_store_release(d->ctx->worlds, world);
         imp_scene_in_free(&s);
         return -1;
     }

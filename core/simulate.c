@@ -126,6 +126,14 @@
  *    records outgrow the cache, and the separate arrays this replaced made
  *    the time per event 2.5-3x that at 1k (then 1.6-2x; with the culls,
  *    which make the work per contact small, about 2.2x; see bench_simulate).
+ *  - Rotation (imp_sim_input.turns; simulate.h): a body's turn since its shape as
+ *    given is kept at tref with its angular velocity and evaluated lazily like its
+ *    path (turn_at, move_to). Pairs in which a shape other than a sphere turns go to
+ *    imp_toi_rotating (predict_turning: a contact whose point does not approach is a
+ *    standing contact, passed over by imp_toi_rotating_standing until the pair is
+ *    proven apart or may be a quarter of the graze bound deeper; windows split at half of
+ *    IMP_ROT_MAX_ANGLE into AGAIN events) and contacts to
+ *    imp_respond_resolve_turning (contact_turning, at contact_point's point).
  * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
  * times are the exact roots the pairwise solvers give (no step error), and
  * the heap stays at one entry per body with an event.
@@ -138,13 +146,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "overlap.h"
 #include "respond.h"
+#include "toi_rotating.h"
 #include "toi_shapes.h"
 #include "tolerance.h"
 
 #define NONE UINT32_MAX
 #define CROSS (UINT32_MAX - 1)
 #define WORLD (UINT32_MAX - 2)
+#define AGAIN (UINT32_MAX - 3) /* no contact within a turning pair's shortened window */
 #define CELL_CLAMP ((int32_t)1 << 30)
 /* Cells per axis beyond the starting box before the outermost cell (see the header). */
 #define OUTER_CELLS 4096
@@ -251,6 +262,15 @@ struct imp_sim {
     size_t nrec, rcap;
     imp_sim_stats st;
     double S, V, u_slow, h_rest;
+    /* rotation (the input's turns; see the header) */
+    int rot;
+    imp_quat *rq;         /* the turn since t = 0 at tref (relative to the shape as given) */
+    imp_quat *q0;         /* the orientation the shape was given in */
+    double *ang;          /* 2D: the turn about z since t = 0 at tref, summed as w.z dt */
+    imp_vec3 *w;          /* angular velocity */
+    imp_mat3 *I0, *I0inv; /* inertia of the shape as given, and its inverse (0: never turns) */
+    imp_vec3 *vbuf[4];    /* turned vertices: predict's body, its partner, a later search's two */
+    int halted;           /* a turning pair's search was stopped by the stop check */
 };
 
 /* ---- heap ------------------------------------------------------------------------------- */
@@ -391,8 +411,25 @@ static void halfspace_at(const imp_sim *s, uint32_t h, double t, imp_shape *sh, 
     }
 }
 
-static void body_at(const imp_sim *s, uint32_t i, double t, imp_shape *tmp, const imp_shape **sh,
-                    imp_motion *m) {
+static int is_identity(imp_quat q) { return q.w == 1.0 && q.x == 0.0 && q.y == 0.0 && q.z == 0.0; }
+
+static int spins(imp_vec3 w) { return !(w.x == 0.0 && w.y == 0.0 && w.z == 0.0); }
+
+/* Body i's turn at time t since the shape as given (rotation only). */
+static imp_quat turn_at(const imp_sim *s, uint32_t i, double t) {
+    if (!spins(s->w[i])) return s->rq[i];
+    imp_quat q = imp_spin_at(s->rq[i], s->w[i], t - s->sb[i].tref), u;
+    return imp_quat_normalize(q, &u) == 0 ? u : q;
+}
+
+/* A shape other than a sphere or halfspace turns now (rotation only). */
+static int turning(const imp_sim *s, uint32_t i) {
+    return s->rot && !(s->sb[i].flags & (F_SPHERE | F_HALFSPACE)) && spins(s->w[i]);
+}
+
+/* Body i's shape and motion at time t; a turned shape's vertices go to vbuf[slot]. */
+static void body_at_slot(const imp_sim *s, uint32_t i, double t, imp_shape *tmp,
+                         const imp_shape **sh, imp_motion *m, int slot) {
     if (s->sb[i].flags & F_HALFSPACE) {
         halfspace_at(s, i, t, tmp, m);
         *sh = tmp;
@@ -404,7 +441,22 @@ static void body_at(const imp_sim *s, uint32_t i, double t, imp_shape *tmp, cons
     } else {
         *m = motion_at(s, i, t);
         *sh = s->b[s->orig[i]].shape;
+        if (!s->rot) return;
+        imp_quat q = turn_at(s, i, t);
+        if (is_identity(q)) return;
+        *tmp = **sh;
+        if (tmp->verts) {
+            memcpy(s->vbuf[slot], tmp->verts, tmp->n_verts * sizeof *tmp->verts);
+            tmp->verts = s->vbuf[slot];
+        }
+        imp_shape_rotate(tmp, q);
+        *sh = tmp;
     }
+}
+
+static void body_at(const imp_sim *s, uint32_t i, double t, imp_shape *tmp, const imp_shape **sh,
+                    imp_motion *m) {
+    body_at_slot(s, i, t, tmp, sh, m, 0);
 }
 
 /* ---- prediction ------------------------------------------------------------------------- */
@@ -521,6 +573,190 @@ static int halfspace_apart(const imp_motion *a, double r, const imp_shape *h, do
     return gap + close > CULL_REL * scale;
 }
 
+/* Velocity at world point x of a body on motion m turning at w about its position. */
+static imp_vec3 point_vel(const imp_motion *m, imp_vec3 w, imp_vec3 x) {
+    return imp_add(m->v, imp_cross(w, imp_sub(x, m->p)));
+}
+
+/* How near to touching (relative to the pair's scale) a vertex of one shape must be to the
+ * other to count as a point of a contact that the closest points alone would not show. */
+#define CONTACT_REL 1e-7
+
+/* Relative normal velocity (b's less a's, along n) at world point x. */
+static double normal_speed(const imp_motion *ma, imp_vec3 wa, const imp_motion *mb, imp_vec3 wb,
+                           imp_vec3 n, imp_vec3 x) {
+    return imp_dot(imp_sub(point_vel(mb, wb, x), point_vel(ma, wa, x)), n);
+}
+
+/*
+ * The contact point of two turning shapes found touching (within the solver's tolerance)
+ * with normal n (a towards b): the closest points' midpoint *x, unless a vertex of one shape
+ * that also lies within CONTACT_REL of the pair's scale of the other (a near face-to-face
+ * contact, where the closest points may be anywhere on the faces) approaches faster; then
+ * that vertex (on the surface, its rounding included). Returns the relative normal velocity
+ * at the point (< 0: approaching). Motions at the contact's time.
+ */
+static double contact_point(const imp_sim *s, const imp_shape *sa, const imp_motion *ma,
+                            imp_vec3 wa, const imp_shape *sb, const imp_motion *mb, imp_vec3 wb,
+                            imp_vec3 n, imp_vec3 *x) {
+    double best = normal_speed(ma, wa, mb, wb, n, *x);
+    const imp_shape *sh[2] = {sa, sb};
+    const imp_motion *m[2] = {ma, mb};
+    double scale = fmax(imp_max_abs(ma->p), imp_max_abs(mb->p));
+    for (int k = 0; k < 2; ++k) {
+        const imp_shape *me = sh[k], *other = sh[1 - k];
+        if (me->type == IMP_SHAPE_HALFSPACE) continue;
+        imp_vec3 dir = k == 0 ? n : imp_neg(n), buf[8];
+        const imp_vec3 *pts;
+        double rad, h = -INFINITY, reach = 0;
+        size_t np = imp_shape_points(me, s->dim, buf, &pts, &rad);
+        for (size_t q = 0; q < np; ++q) {
+            h = fmax(h, imp_dot(dir, pts[q]));
+            reach = fmax(reach, imp_len(pts[q]));
+        }
+        double eps = CONTACT_REL * (scale + reach + rad);
+        imp_shape dot = {.type = IMP_SHAPE_SPHERE};
+        for (size_t q = 0; q < np; ++q) {
+            if (imp_dot(dir, pts[q]) < h - eps) continue;
+            imp_vec3 at = imp_madd(imp_add(m[k]->p, pts[q]), dir, rad);
+            imp_overlap_result o = imp_overlap(&dot, at, other, m[1 - k]->p, s->dim);
+            if (o.state == IMP_OVERLAP_APART && o.distance > eps) continue;
+            double u = normal_speed(ma, wa, mb, wb, n, at);
+            if (u < best) {
+                best = u;
+                *x = at;
+            }
+        }
+    }
+    return best;
+}
+
+/* Solver calls between polls of the stop check by a turning pair's search. */
+#define GRAZE_POLL 64
+
+/* How much deeper than it starts (in IMP_ROT_DEPTH_REL of the pair's scale) a standing
+ * contact may get before the search stops there: small enough that a contact within one is
+ * resolved well within the contract's 1e-9 of the scale (the tumbling rooms of
+ * test_simulate_turning.c meet none deeper than 1e-13 of the room), large against the
+ * rounding margin, so that the steps through it stay long. */
+#define STANDING_SLACK 0.25
+
+/* A body's part of a turning pair's length scale: a halfspace's offset (its bounding radius
+ * is infinite), else its position's largest coordinate and bounding radius. */
+static double scale_part(const imp_sim *s, uint32_t i, const imp_shape *sh, const imp_motion *m) {
+    if (s->sb[i].flags & F_HALFSPACE) return fabs(sh->offset);
+    return imp_max_abs(m->p) + s->br[i];
+}
+
+/*
+ * A pair in which a shape other than a sphere turns (rotation): imp_toi_rotating from `now`
+ * over the window, shortened so that neither body turns more than IMP_ROT_MAX_ANGLE / 2 in
+ * it (when that shortens it and no contact is found, the owner is predicted again at its
+ * end: an AGAIN event). A contact whose point approaches (the relative velocity of the two
+ * bodies at the contact point along the normal is < 0) is the pair's event. One that does
+ * not (a graze; a pair just resolved and parting; a pair that starts interpenetrating, or
+ * slides or spins in contact) is a standing contact: the search goes on (from the end of a
+ * touch's tolerance, or from an overlap's time) by imp_toi_rotating_standing with
+ * standing = eta = depth + STANDING_SLACK delta (delta = IMP_ROT_DEPTH_REL of the pair's
+ * scale), which advances by certified steps of (lo + eta) / L (L = |v_rel| + |a_rel| s +
+ * |w_a| r_a + |w_b| r_b, the solver's motion bound, or the plane gap along the normal,
+ * which a turn about the normal does not move) until a placement proves the pair apart by
+ * eta / 2, and from there searches as usual: so the next contact after the pair has parted
+ * is found exactly as any contact, and one within the standing contact once it may be eta
+ * deep (then resolved if it approaches). No fixed step walks through the contact: a pair
+ * sliding in contact costs steps of about (eta - depth) / L, not of the time tolerance.
+ * When the solver finds the pair possibly eta deep without approaching, eta doubles.
+ * Solver calls per prediction of the pair: each call but the last ends at a contact that
+ * does not approach; a call in normal search reaches one only at a touch after a placement
+ * proved the pair apart by eta / 2, and a call in a standing contact ends only where eta
+ * doubles, at most log2(4 S / delta) + 3 = 36 times in a row (S the pair's scale: no
+ * overlap is deeper than the shapes' extent, past which nothing is found). So the calls
+ * are at most 37 (G + 1), G the touches of the pair within the window that follow a gap
+ * of at least STANDING_SLACK delta / 2 (each a relative travel of that much: G <= T L /
+ * (STANDING_SLACK delta / 2) over a window T, the order of imp_toi_rotating's own bound),
+ * and the distance queries of all of them together within imp_toi_rotating's bound for
+ * the window (each advances by at least its width or proves the rest free); polled every
+ * IMP_ROT_POLL_STEPS queries by the solver and every GRAZE_POLL calls here.
+ */
+static void predict_turning(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *shi,
+                            const imp_motion *mi, best_ev *be) {
+    double from = s->now, eta = 0.0;
+    imp_vec3 wi = s->w[i], wj = s->w[j];
+    double wmax = fmax(imp_len(wi), imp_len(wj)), cap = 0.5 * IMP_ROT_MAX_ANGLE / wmax;
+    for (unsigned k = 1;; ++k) {
+        if (k % GRAZE_POLL == 0 && (s->stopped_by = imp_stop_now(&s->stop)) != 0) {
+            s->halted = 1;
+            return;
+        }
+        double end = fmin(be->t, s->horizon), window = end - from;
+        if (!(window > 0)) return;
+        int capped = window > cap;
+        if (capped) window = cap;
+        imp_shape ti, tj;
+        const imp_shape *si = shi, *sj;
+        imp_motion ma = *mi, mb;
+        if (from == s->now) {
+            body_at_slot(s, j, from, &tj, &sj, &mb, 1);
+        } else {
+            body_at_slot(s, i, from, &ti, &si, &ma, 2);
+            body_at_slot(s, j, from, &tj, &sj, &mb, 3);
+        }
+        imp_toi_rotating_input in = {si, sj, ma, mb, wi, wj, s->dim, window, &s->stop};
+        int stopped = 0;
+        s->st.predictions++;
+        imp_toi_result r = imp_toi_rotating_standing(&in, eta, &stopped);
+        if (stopped) {
+            s->stopped_by = stopped;
+            s->halted = 1;
+            return;
+        }
+        if (r.state == IMP_TOI_FAILED) { /* NOMEM (the turn is kept within the bound) */
+            s->failed = 1;
+            return;
+        }
+        if (r.state == IMP_TOI_NONE) {
+            if (capped && from + window < be->t) {
+                be->t = from + window;
+                be->partner = AGAIN;
+            }
+            return;
+        }
+        imp_motion pa = {imp_path_at(ma.p, ma.v, ma.a, r.time), imp_path_vel(ma.v, ma.a, r.time),
+                         ma.a};
+        imp_motion pb = {imp_path_at(mb.p, mb.v, mb.a, r.time), imp_path_vel(mb.v, mb.a, r.time),
+                         mb.a};
+        imp_shape ci, cj;
+        const imp_shape *pi = si, *pj = sj;
+        if (r.time > 0) { /* the shapes at the contact's time */
+            imp_motion tmp;
+            body_at_slot(s, i, from + r.time, &ci, &pi, &tmp, 2);
+            body_at_slot(s, j, from + r.time, &cj, &pj, &tmp, 3);
+        }
+        double vn = contact_point(s, pi, &pa, wi, pj, &pb, wj, r.normal, &r.point);
+        if (vn < 0) {
+            double t = from + r.time;
+            if (t < be->t) {
+                be->t = t;
+                be->partner = j;
+                be->point = r.point;
+                be->normal = r.normal;
+            }
+            return;
+        }
+        /* a standing contact: OVERLAPPING's depth, a graze's 0, or (found within a standing
+         * contact) the depth it may have reached */
+        double delta = IMP_ROT_DEPTH_REL * (scale_part(s, i, si, &ma) + scale_part(s, j, sj, &mb));
+        if (r.state == IMP_TOI_HIT && r.depth > 0) { /* eta reached without approach */
+            eta = 2.0 * r.depth;
+        } else { /* a touch (depth 0) or an overlap at `from` */
+            eta = r.depth + STANDING_SLACK * delta;
+        }
+        /* on from the end of a touch's tolerance (contact by then; progress), or from the
+         * overlap's time */
+        from += r.state == IMP_TOI_HIT ? r.time + r.tolerance : r.time;
+    }
+}
+
 static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *shi,
                          const imp_motion *mi, best_ev *be) {
     if (i == j) return;
@@ -538,6 +774,10 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
         return;
     double window = fmin(be->t, s->horizon) - s->now;
     if (!(window > 0)) return;
+    if (turning(s, i) || turning(s, j)) {
+        predict_turning(s, i, j, shi, mi, be);
+        return;
+    }
     imp_motion mj;
     imp_toi_result r;
     if (fi & fj & F_SPHERE) {
@@ -553,7 +793,7 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
             return;
         imp_shape tmp;
         const imp_shape *shj;
-        body_at(s, j, s->now, &tmp, &shj, &mj);
+        body_at_slot(s, j, s->now, &tmp, &shj, &mj, 1);
         s->st.predictions++;
         r = imp_toi_shapes(shi, mi, shj, &mj, s->dim, window);
     }
@@ -676,7 +916,9 @@ static void predict(imp_sim *s, uint32_t i) {
     s->ev_axis[i] = (uint8_t)be.axis;
     s->ev_dir[i] = (int8_t)be.dir;
     s->ev_partner[i] = be.partner;
-    s->ev_traj[i] = be.partner == CROSS || be.partner == WORLD ? 0 : s->sb[be.partner].traj;
+    s->ev_traj[i] = be.partner == CROSS || be.partner == WORLD || be.partner == AGAIN
+                        ? 0
+                        : s->sb[be.partner].traj;
     qev e = {be.t, i, s->sb[i].seq};
     push(s, e);
 }
@@ -684,6 +926,10 @@ static void predict(imp_sim *s, uint32_t i) {
 /* ---- events ----------------------------------------------------------------------------- */
 
 static void move_to(imp_sim *s, uint32_t i, double t) {
+    if (s->rot) {
+        s->rq[i] = turn_at(s, i, t);
+        s->ang[i] += s->w[i].z * (t - s->sb[i].tref);
+    }
     imp_motion m = motion_at(s, i, t);
     s->sb[i].p = m.p;
     s->sb[i].v = m.v;
@@ -950,7 +1196,107 @@ static imp_sim_event *record_slot(imp_sim *s) {
     return &s->rec[s->nrec++];
 }
 
+/* Counts the contact of i with body j at time t, and records it (by the caller's indices,
+ * a < b) with its point and normal (i's event as predicted, kept by the caller before
+ * anything predicts i again) and the impulse on j. */
+static void record_contact(imp_sim *s, uint32_t i, uint32_t j, double t, imp_vec3 point,
+                           imp_vec3 normal, imp_vec3 impulse) {
+    s->st.events++;
+    if (!s->record) return;
+    imp_sim_event *e = record_slot(s);
+    if (!e) return;
+    memset(e, 0, sizeof *e);
+    e->time = t;
+    e->point = point;
+    uint32_t oi = s->orig[i], oj = s->orig[j];
+    int keep = oi < oj;
+    e->a = keep ? oi : oj;
+    e->b = keep ? oj : oi;
+    e->normal = keep ? normal : imp_neg(normal);
+    e->impulse = keep ? impulse : imp_neg(impulse);
+}
+
+/* R m R^T for the rotation q (a tensor of the shape as given, turned with it; 2D: m[8] is
+ * kept by a turn about z). */
+static imp_mat3 turn_tensor(imp_quat q, const imp_mat3 *m, int dim) {
+    if (dim == 2 || is_identity(q)) return *m;
+    imp_vec3 col[3];
+    for (int c = 0; c < 3; ++c) /* R m: each column turned */
+        col[c] = imp_quat_rotate(q, imp_v3(m->m[c], m->m[3 + c], m->m[6 + c]));
+    imp_mat3 r;
+    for (int row = 0; row < 3; ++row) { /* (R (R m)^T)^T: each row of R m turned */
+        imp_vec3 x =
+            imp_quat_rotate(q, imp_v3((&col[0].x)[row], (&col[1].x)[row], (&col[2].x)[row]));
+        r.m[3 * row] = x.x;
+        r.m[3 * row + 1] = x.y;
+        r.m[3 * row + 2] = x.z;
+    }
+    return r;
+}
+
+/* Body i's rotation at time t for the response (a static body: infinite inertia). */
+static imp_respond_turn turn_of(const imp_sim *s, uint32_t i, double t, const imp_motion *m) {
+    imp_respond_turn r;
+    memset(&r, 0, sizeof r);
+    r.position = m->p;
+    r.omega = s->w[i];
+    if (s->sb[i].flags & F_STATIC) return r;
+    imp_quat q = turn_at(s, i, t);
+    r.inertia = turn_tensor(q, &s->I0[i], s->dim);
+    r.inv_inertia = turn_tensor(q, &s->I0inv[i], s->dim);
+    return r;
+}
+
+/* A contact with rotation: the impulse at the contact point through both inertias
+ * (imp_respond_resolve_turning), guard 1 on the approach speed at the point; no resting or
+ * sleep. */
+static void contact_turning(imp_sim *s, uint32_t i, uint32_t j, double t) {
+    int si = (s->sb[i].flags & F_STATIC) != 0, sj = (s->sb[j].flags & F_STATIC) != 0;
+    if (!si) move_to(s, i, t);
+    if (!sj) move_to(s, j, t);
+    imp_shape tmp[2];
+    const imp_shape *sh;
+    imp_motion mi, mj;
+    body_at_slot(s, i, t, &tmp[0], &sh, &mi, 0);
+    body_at_slot(s, j, t, &tmp[1], &sh, &mj, 1);
+    imp_vec3 x = s->ev_point[i], n = s->ev_normal[i];
+    double u = -imp_dot(imp_sub(point_vel(&mj, s->w[j], x), point_vel(&mi, s->w[i], x)), n);
+    const imp_sim_body *bi = &s->b[s->orig[i]], *bj = &s->b[s->orig[j]];
+    imp_respond_input in = {
+        {mi.v, bi->mass, si, bi->restitution, bi->tangential},
+        {mj.v, bj->mass, sj, bj->restitution, bj->tangential},
+        n,
+    };
+    if (u < s->u_slow && in.a.restitution * in.b.restitution > 0) {
+        in.a.restitution = 0;
+        s->st.slow_contacts++;
+    }
+    imp_respond_turn ti = turn_of(s, i, t, &mi), tj = turn_of(s, j, t, &mj);
+    imp_respond_result r = imp_respond_resolve_turning(&in, &ti, &tj, x);
+    int changed_j = 0;
+    if (r.state == IMP_RESPOND_RESOLVED) {
+        if (!si) {
+            s->sb[i].v = r.va;
+            s->w[i] = r.wa;
+            s->sb[i].traj++;
+        }
+        if (!sj) {
+            s->sb[j].v = r.vb;
+            s->w[j] = r.wb;
+            s->sb[j].traj++;
+            changed_j = 1;
+        }
+    }
+    record_contact(s, i, j, t, x, n, r.impulse);
+    predict(s, i);
+    if (changed_j && (s->sb[j].flags & F_OWNER)) predict(s, j);
+}
+
 static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
+    if (s->rot) {
+        contact_turning(s, i, j, t);
+        return;
+    }
     int si = (s->sb[i].flags & F_STATIC) != 0, sj = (s->sb[j].flags & F_STATIC) != 0;
     if (!si) move_to(s, i, t);
     if (!sj && !(s->sb[j].flags & F_HALFSPACE)) move_to(s, j, t);
@@ -1014,26 +1360,7 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     if (changed_j) path_changed(s, j, t);
     if (!tried && !si && settle(s, i, j, u, t)) changed_i = 1;
     if (!tried && !sj && settle(s, j, i, u, t)) changed_j = 1;
-    s->st.events++;
-    if (s->record) {
-        imp_sim_event *e = record_slot(s);
-        if (!e) return;
-        memset(e, 0, sizeof *e);
-        e->time = t;
-        e->point = ev_point;
-        uint32_t oi = s->orig[i], oj = s->orig[j];
-        if (oi < oj) {
-            e->a = oi;
-            e->b = oj;
-            e->normal = ev_normal;
-            e->impulse = r.impulse;
-        } else {
-            e->a = oj;
-            e->b = oi;
-            e->normal = imp_neg(ev_normal);
-            e->impulse = imp_neg(r.impulse);
-        }
-    }
+    record_contact(s, i, j, t, ev_point, ev_normal, r.impulse);
     predict(s, i);
     if (changed_j && (s->sb[j].flags & F_OWNER)) predict(s, j);
 }
@@ -1095,6 +1422,7 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
     if (s->failed) return IMP_SIM_STOP_FAILED;
     until = fmin(until, s->horizon);
     unsigned poll = 0;
+    if (s->halted) return IMP_SIM_STOP_STOPPED;
     while (s->hn > 0 && s->heap[0].t <= until) {
         if (++poll == IMP_STOP_POLL_EVENTS) {
             poll = 0;
@@ -1111,6 +1439,10 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             pop(s);
             if (e.t > s->now) s->now = e.t;
             contact_world(s, e.owner, s->now);
+        } else if (partner == AGAIN) {
+            if (e.t > s->now) s->now = e.t;
+            s->st.stale++;
+            predict(s, e.owner); /* replaces the entry */
         } else if (partner != CROSS && s->ev_traj[e.owner] != s->sb[partner].traj) {
             if (e.t > s->now) s->now = e.t;
             predict(s, e.owner); /* replaces the entry (counted stale there) */
@@ -1128,6 +1460,7 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             contact(s, e.owner, partner, s->now);
         }
         if (s->failed) return IMP_SIM_STOP_FAILED;
+        if (s->halted) return IMP_SIM_STOP_STOPPED;
     }
     if (until > s->now) s->now = until;
     return IMP_SIM_STOP_HORIZON;
@@ -1286,7 +1619,8 @@ static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
         uint8_t f = 0;
         if (b->is_static) f |= F_STATIC;
         if (hs) f |= F_HALFSPACE;
-        int still = imp_max_abs(b->m.v) == 0 && imp_max_abs(b->m.a) == 0;
+        int still = imp_max_abs(b->m.v) == 0 && imp_max_abs(b->m.a) == 0 &&
+                    (!in->turns || b->shape->type == IMP_SHAPE_SPHERE || !spins(in->turns[i].w));
         if (b->is_static && still) f |= F_STILL;
         if (!hs && !(b->is_static && still)) f |= F_OWNER;
         if (b->shape->type == IMP_SHAPE_SPHERE) {
@@ -1310,6 +1644,44 @@ static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
     s->u_slow = IMP_SIM_SLOW_REL * s->V;
     s->h_rest = IMP_SIM_REST_REL * S;
     return n_local;
+}
+
+/* After reorder, with rotation: every body's turn (identity), angular velocity (0 for a
+ * halfspace), inertia and its inverse (zero when the body never turns: static, or a tensor
+ * that does not invert), given orientation, and the vertex buffers; the speed scale V takes
+ * the bodies' spin in (|w| times the bounding radius). 0, or -1 when out of memory. */
+static int load_turns(imp_sim *s, const imp_sim_input *in) {
+    size_t n = s->n, nv = 1;
+    ALLOC(s->rq, n);
+    ALLOC(s->q0, n);
+    ALLOC(s->ang, n);
+    ALLOC(s->w, n);
+    ALLOC(s->I0, n);
+    ALLOC(s->I0inv, n);
+    double vmax = s->V;
+    for (size_t i = 0; i < n; ++i) {
+        const imp_sim_body *b = &in->bodies[s->orig[i]];
+        s->rq[i] = s->q0[i] = (imp_quat){1.0, 0.0, 0.0, 0.0};
+        if (!in->turns) continue;
+        const imp_sim_turn *tu = &in->turns[s->orig[i]];
+        if (imp_quat_normalize(tu->orientation, &s->q0[i]) != 0) s->q0[i] = s->rq[i];
+        if (s->sb[i].flags & F_HALFSPACE) continue;
+        s->w[i] = tu->w;
+        if (b->shape->verts && b->shape->n_verts > nv) nv = b->shape->n_verts;
+        vmax = fmax(vmax, imp_len(b->m.v) + imp_len(tu->w) * s->br[i]);
+        if (b->is_static) continue;
+        s->I0[i] = tu->inertia;
+        if (imp_mat3_inverse_spd(&tu->inertia, s->dim, &s->I0inv[i]) != 0)
+            memset(&s->I0inv[i], 0, sizeof s->I0inv[i]);
+    }
+    s->rot = in->turns != NULL;
+    if (s->rot) {
+        s->V = vmax;
+        s->u_slow = IMP_SIM_SLOW_REL * s->V;
+        for (int k = 0; k < 4; ++k)
+            ALLOC(s->vbuf[k], nv);
+    }
+    return 0;
 }
 
 /* Phase 3: the cut radius r_cut, the bounding radius of the (K+1)-th
@@ -1415,7 +1787,8 @@ static void fill_grid(imp_sim *s) {
 
 imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error *err) {
     assert(in && (in->dim == 2 || in->dim == 3) && in->horizon > 0 && isfinite(in->horizon));
-    assert(in->n < UINT32_MAX - 1);
+    assert(in->n < UINT32_MAX - 3);
+    assert(!(in->turns && in->world)); /* the world's sweeps are translational */
     *out = NULL;
     imp_sim *s = calloc(1, sizeof *s);
     if (!s) return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
@@ -1439,6 +1812,7 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     fill_grid(s);
     for (size_t i = 0; i < s->n; ++i)
         s->cmass[i] = s->b[s->orig[i]].mass;
+    if (load_turns(s, in) != 0) goto nomem;
     for (size_t i = 0; i < s->n; ++i) /* every body's first event */
         if (s->sb[i].flags & F_OWNER) predict(s, (uint32_t)i);
     if (s->failed) goto nomem;
@@ -1480,6 +1854,14 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->heap);
     free(s->hpos);
     free(s->rec);
+    free(s->rq);
+    free(s->q0);
+    free(s->ang);
+    free(s->w);
+    free(s->I0);
+    free(s->I0inv);
+    for (int k = 0; k < 4; ++k)
+        free(s->vbuf[k]);
     free(s);
 }
 
@@ -1498,6 +1880,23 @@ void imp_sim_body_state(const imp_sim *s, size_t caller_index, double t, imp_vec
     *p = m.p;
     *v = m.v;
 }
+
+void imp_sim_body_turn(const imp_sim *s, size_t caller_index, double t, imp_quat *q, imp_vec3 *w) {
+    assert(s && caller_index < s->n);
+    uint32_t i = s->slot[caller_index];
+    imp_quat r = imp_quat_mul(turn_at(s, i, t), s->q0[i]), u;
+    *q = imp_quat_normalize(r, &u) == 0 ? u : r;
+    *w = s->w[i];
+}
+
+double imp_sim_body_angle(const imp_sim *s, size_t caller_index, double t) {
+    assert(s && caller_index < s->n);
+    uint32_t i = s->slot[caller_index];
+    double dt = t - s->sb[i].tref;
+    return dt == 0 || s->w[i].z == 0 ? s->ang[i] : s->ang[i] + s->w[i].z * dt;
+}
+
+void imp_sim_set_max_events(imp_sim *s, size_t max_events) { s->max_events = max_events; }
 
 const imp_sim_stats *imp_sim_get_stats(const imp_sim *s) { return &s->st; }
 
@@ -1522,8 +1921,11 @@ imp_sim_status imp_sim_run(const imp_sim_input *in, imp_sim_output *out, imp_err
     out->time = s->now;
     out->stopped = st;
     out->stopped_by = s->stopped_by;
-    for (size_t i = 0; i < in->n; ++i)
+    for (size_t i = 0; i < in->n; ++i) {
         imp_sim_body_state(s, i, s->now, &bodies[i].p, &bodies[i].v);
+        imp_sim_body_turn(s, i, s->now, &bodies[i].q, &bodies[i].w);
+        bodies[i].angle = imp_sim_body_angle(s, i, s->now);
+    }
     out->bodies = bodies;
     out->events = s->rec;
     out->n_events = s->nrec;

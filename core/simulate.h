@@ -24,6 +24,25 @@
  *  - max_events bounds the contacts processed, and nothing else does (the
  *    stop check bounds the other work).
  *
+ * Rotation (input.turns given): every body turns about its position at
+ * its angular velocity w (gravity does not change it); a pair in which a
+ * shape other than a sphere turns is predicted by imp_toi_rotating
+ * (certified: the contact is at `time` with the shapes apart by at most
+ * IMP_ROT_DEPTH_REL of the pair's scale) and every contact is resolved by
+ * imp_respond_resolve_turning at the contact point through both inertias,
+ * which changes both angular velocities. A contact whose point does not
+ * approach (a graze, a pair just resolved and parting, one that starts
+ * interpenetrating or slides in contact) is a standing contact: the search
+ * goes on from it (imp_toi_rotating_standing) and finds the pair's next
+ * contact once the pair has been proven apart exactly as any contact, and
+ * one within the standing contact once it may be eta = depth + delta / 4
+ * deep (delta = IMP_ROT_DEPTH_REL of the pair's scale; eta doubles when the
+ * pair gets that deep without approaching). Guards 2 and 4 (resting, sleep, clusters) are off:
+ * turning bodies never rest or sleep; guard 1 and max_events hold. A world
+ * is not supported with rotation (precondition). A turn of more than
+ * IMP_ROT_MAX_ANGLE / 2 within one prediction is split: the body is
+ * predicted again at the end of the shorter window.
+ *
  * Memory: imp_sim_create allocates everything the simulation needs (about
  * 200 bytes per body plus the event queue); imp_sim_destroy frees it and
  * accepts NULL. imp_sim_run's output arrays are freed by
@@ -44,6 +63,7 @@
 
 #include "failure.h"
 #include "filter.h"
+#include "inertia.h"
 #include "parallel.h"
 #include "shape.h"
 #include "toi.h"
@@ -66,6 +86,17 @@ typedef struct imp_sim_body {
                                  between them is ever predicted */
 } imp_sim_body;
 
+/* A body's rotation (imp_sim_input.turns). */
+typedef struct imp_sim_turn {
+    imp_vec3 w;           /* angular velocity about the position, world axes, rad/s (2D: z);
+                             0 for a halfspace */
+    imp_mat3 inertia;     /* world-frame inertia tensor about the position of the shape as
+                             given (2D: m[8] only); all zero: the body never turns from an
+                             impulse (a point); ignored when static */
+    imp_quat orientation; /* the orientation the shape is given in (already applied to it;
+                             reported turned on); {0,0,0,0} is read as the identity */
+} imp_sim_turn;
+
 typedef struct imp_sim_input {
     const imp_sim_body *bodies; /* borrowed for the simulation's lifetime */
     size_t n;                   /* < UINT32_MAX */
@@ -80,6 +111,8 @@ typedef struct imp_sim_input {
                                    {NULL, NULL} */
     const imp_world *world;     /* NULL: none; else its colliders are static obstacles of
                                    infinite mass (efficiencies 1) for every non-static body */
+    const imp_sim_turn *turns;  /* NULL: translation only; else one per body (borrowed for
+                                   imp_sim_create): bodies turn (rigid response, see below) */
 } imp_sim_input;
 
 typedef struct imp_sim_event {
@@ -148,6 +181,16 @@ double imp_sim_time(const imp_sim *s);
  * not earlier than the current time is exact on its path). */
 void imp_sim_body_state(const imp_sim *s, size_t i, double t, imp_vec3 *p, imp_vec3 *v);
 
+/* Body i's orientation and angular velocity at time t (as imp_sim_body_state). */
+void imp_sim_body_turn(const imp_sim *s, size_t i, double t, imp_quat *q, imp_vec3 *w);
+
+/* 2D: body i's turn about z since t = 0 at time t (imp_sim_state.angle). */
+double imp_sim_body_angle(const imp_sim *s, size_t i, double t);
+
+/* Changes the most contacts processed (a later imp_sim_advance stops before the contact
+ * that would exceed it: a caller can stop before every contact to inspect the state). */
+void imp_sim_set_max_events(imp_sim *s, size_t max_events);
+
 const imp_sim_stats *imp_sim_get_stats(const imp_sim *s);
 
 /* The recorded contacts so far, in time order (empty unless record). */
@@ -155,6 +198,11 @@ const imp_sim_event *imp_sim_events(const imp_sim *s, size_t *n);
 
 typedef struct imp_sim_state {
     imp_vec3 p, v;
+    imp_quat q;   /* orientation (the body's given one turned on; identity without rotation) */
+    imp_vec3 w;   /* angular velocity (0 without rotation) */
+    double angle; /* 2D: the turn about z since t = 0, summed as spin times time (exact for
+                     one spin; q holds the same turn): an angle that has not lost the ulps of a
+                     quaternion */
 } imp_sim_state;
 
 typedef struct imp_sim_output {

@@ -23,27 +23,32 @@
  * proves [t, t + h) free for h = 2 lo / (B + sqrt(B^2 + 2 |a_rel| lo)),
  * B = |v_rel(t)| + |w_a| r_a + |w_b| r_b. Two more rigorous bounds give
  * longer steps where they can: the plane gap along the query's normal n
- * (its translation part moves exactly with n.v_rel and n.a_rel, the turns
- * by at most |w| r), and the bounding spheres (or, against a halfspace,
- * the bounding sphere's plane gap), which turning does not move at all, so
- * a fast spinner far away costs a few steps.
- * The lower bound at t: the shapes are placed at t (positions on their
- * paths, each shape turned by the quaternion of w t) and imp_overlap_closest
- * gives a normal; the plane gap along it, from the placed points and radii,
- * is a lower bound of d for any unit n, and GJK's distance, which exceeds
- * the true one by at most IMP_GJK_EXCESS_REL of it, raises it when larger;
- * then the rounding margin err(t) (IMP_ROT_ROUND_ULPS unit roundoffs of
- * the magnitudes placed, IMP_ROT_TURN_ULPS of the turned arcs) is taken
- * off. The margin only makes contact confirmation more eager; the depth a
- * skipped graze can have (below) does not depend on it.
- * Refinement and confirmation: where the step is shorter than
- * w(t) = min(IMP_ROT_TIME_REL max(1, t), delta / L) (delta =
- * IMP_ROT_DEPTH_REL of the pair's scale), the shapes are placed at
+ * (its translation part moves exactly with n.v_rel and n.a_rel; a turn
+ * raises a support along n at most |n x w| rho per vertex, rho its
+ * distance from the spin axis, so a turn about n moves none, and a vertex far below the support
+ * cannot rise to it before a time it bounds: plane_rate), and the bounding spheres (or, against a
+ * halfspace, the bounding sphere's plane gap), which turning does not move at all, so a fast
+ * spinner far away costs a few steps. The lower bound at t: the shapes are placed at t (positions
+ * on their paths, each shape turned by the quaternion of w t) and imp_overlap_closest gives a
+ * normal; the plane gap along it, from the placed points and radii, is a lower bound of d for any
+ * unit n, and GJK's distance, which exceeds the true one by at most IMP_GJK_EXCESS_REL of it,
+ * raises it when larger; then the rounding margin err(t) (IMP_ROT_ROUND_ULPS unit roundoffs of the
+ * magnitudes placed, IMP_ROT_TURN_ULPS of the turned arcs) is taken off. The margin only makes
+ * contact confirmation more eager; the depth a skipped graze can have (below) does not depend on
+ * it. Refinement and confirmation: where the step is shorter than w(t) = min(IMP_ROT_TIME_REL
+ * max(1, t), delta / L) (delta = IMP_ROT_DEPTH_REL of the pair's scale), the shapes are placed at
  * t1 = t + w: when they touch or overlap there (imp_overlap, with the
  * plane gap along its normal not proving them apart by more than the
  * rounding) the contact is a HIT at t with tolerance t1 - t: no contact
  * before t, one by t1. Otherwise advancement resumes at t1: a contact
  * inside (t, t1) that has ended by t1 is at most L w <= delta deep.
+ * Standing contacts (imp_toi_rotating_standing, for a caller whose pair is
+ * in contact at 0 without approaching): the same advancement on
+ * d + eta instead of d until a placement proves the pair apart by eta / 2
+ * (a gap of the rounding's size does not end it), so that a
+ * pair sliding or spinning in contact is passed over in steps of about
+ * (eta - depth) / L (or far longer where the plane gap proves more), not of
+ * the refinement width.
  * Stops: the horizon; a certificate that the bounding spheres (or the
  * plane) never meet again, read from the Taylor coefficients of the gap's
  * square at t (all >= 0 with the constant > 0); a turn past
@@ -93,6 +98,8 @@ typedef struct pair {
     imp_vec3 dv0, da; /* b's velocity at 0 and acceleration relative to a */
     double spin;      /* |w_a| r_a + |w_b| r_b */
     double wmax;      /* the larger |w| */
+    double eta;       /* > 0: a standing contact (imp_toi_rotating_standing) until a placement
+                         proves the pair apart by eta / 2 (parted); then 0 */
 } pair;
 
 /* A placement of the pair at t. */
@@ -108,6 +115,8 @@ typedef struct probe {
     imp_vec3 qa, qb; /* positions in the frame */
     int has_pts;
     imp_vec3 ca, cb; /* closest points in the frame */
+    double rate;     /* the plane gap along n falls through the turns at most this fast ... */
+    double until;    /* ... for steps up to this long (plane_rate) */
 } probe;
 
 static int spins(const imp_shape *s, imp_vec3 w) {
@@ -217,6 +226,47 @@ static double support(const imp_shape *s, int dim, imp_vec3 pos, imp_vec3 n) {
     return imp_dot(n, pos) + imp_dot(n, farthest(s, dim, n));
 }
 
+/* A point's distance from the spin axis through the position, rounded up (a rounding of
+ * the reach's size added). */
+static double across(const rbody *r, imp_vec3 x) {
+    return imp_len(imp_cross(x, r->axis)) * (1.0 + 8.0 * UNIT_ROUNDOFF) +
+           8.0 * UNIT_ROUNDOFF * r->reach;
+}
+
+/*
+ * How fast turning can raise a placed body's support along the unit direction n, per
+ * vertex: a core point x turned at w moves n.x at (R x).(n x w), in which only the part
+ * of R x across the axis counts (the axis is across n x w), so at most |n x w| rho, rho
+ * the point's distance from the spin axis, which the turn keeps (the rounding turns with
+ * the core and changes no support value). The vertices within a quarter of `slack` of
+ * the support give the rate *rate; every other vertex i is below the
+ * support by g_i and cannot overtake a point rising at *rate before g_i / (c_i - *rate),
+ * the least of which (over the vertices that rise faster) is *until: for steps up to
+ * *until the support rises at most *rate s. A turn about n moves no support along n.
+ */
+static void plane_rate(const rbody *r, const imp_shape *s, int dim, imp_vec3 n, double slack,
+                       double *rate, double *until) {
+    *rate = 0.0;
+    *until = INFINITY;
+    if (r->plane || r->wlen == 0.0) return;
+    double c = imp_len(imp_cross(n, r->axis)) * (1.0 + 8.0 * UNIT_ROUNDOFF) * r->wlen;
+    if (c == 0.0) return;
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double rad, top = -INFINITY;
+    size_t k = imp_shape_points(s, dim, buf, &pts, &rad);
+    for (size_t i = 0; i < k; ++i)
+        top = fmax(top, imp_dot(n, pts[i]));
+    double near = 0.25 * fmax(slack, 0.0) + 8.0 * UNIT_ROUNDOFF * r->reach;
+    for (size_t i = 0; i < k; ++i)
+        if (top - imp_dot(n, pts[i]) <= near) *rate = fmax(*rate, c * across(r, pts[i]));
+    for (size_t i = 0; i < k; ++i) {
+        double ci = c * across(r, pts[i]);
+        double g = top - imp_dot(n, pts[i]) - 8.0 * UNIT_ROUNDOFF * r->reach;
+        if (ci > *rate) *until = fmin(*until, fmax(g, 0.0) / (ci - *rate));
+    }
+}
+
 static probe place(const pair *P, double t) {
     probe q;
     memset(&q, 0, sizeof q);
@@ -242,13 +292,21 @@ static probe place(const pair *P, double t) {
     double lo = q.sep;
     if (r.state == IMP_OVERLAP_APART) lo = fmax(lo, r.distance * (1.0 - IMP_GJK_EXCESS_REL));
     q.lo = lo - q.err;
+    double slack = q.sep - q.err + P->eta, ra, ua, rb, ub;
+    plane_rate(&P->a, &sa, P->dim, q.n, slack, &ra, &ua);
+    plane_rate(&P->b, &sb, P->dim, imp_neg(q.n), slack, &rb, &ub);
+    q.rate = ra + rb;
+    q.until = fmin(ua, ub);
     return q;
 }
 
 /* Contact at the placement: the shapes cannot be proven apart by more than the rounding
  * (imp_overlap says they touch or overlap and the plane gap along its normal agrees, or
- * they are apart by no more than the margin). */
-static int touches(const probe *q) { return q->state != IMP_OVERLAP_FAILED && q->lo <= 0.0; }
+ * they are apart by no more than the margin); in a standing contact, they cannot be proven
+ * shallower than eta. */
+static int touches(const pair *P, const probe *q) {
+    return q->state != IMP_OVERLAP_FAILED && q->lo + P->eta <= 0.0;
+}
 
 /* Smallest s > 0 with c + b s + h s^2 = 0 for c > 0; INFINITY when none. */
 static double first_root(double c, double b, double h) {
@@ -327,14 +385,17 @@ static double free_step(const pair *P, double t, double err, int *never) {
     return fmax(best, motion_step(g, vl, al));
 }
 
-/* The step that keeps d > 0 from the placement q with lo > 0: the larger of the Lipschitz
- * bound's and the plane bound's along q's normal. */
+/* The step that keeps d + eta > 0 from the placement q with lo + eta > 0: the larger of the
+ * Lipschitz bound's and the plane bound's along q's normal (its translation part exact,
+ * the turns rising at most q->rate for steps up to q->until). */
 static double safe_step(const pair *P, const probe *q) {
     imp_vec3 v = imp_path_vel(P->dv0, P->da, q->t);
-    double step = motion_step(q->lo, imp_len(v) + P->spin, imp_len(P->da));
-    double ps = q->sep - q->err;
-    if (ps > 0.0 && !P->a.plane && !P->b.plane)
-        step = fmax(step, first_root(ps, imp_dot(q->n, v) - P->spin, 0.5 * imp_dot(q->n, P->da)));
+    double step = motion_step(q->lo + P->eta, imp_len(v) + P->spin, imp_len(P->da));
+    double ps = q->sep - q->err + P->eta;
+    if (ps > 0.0) {
+        double plane = first_root(ps, imp_dot(q->n, v) - q->rate, 0.5 * imp_dot(q->n, P->da));
+        step = fmax(step, fmin(plane, q->until));
+    }
     return step * (1.0 - IMP_ROT_ROUND_ULPS * UNIT_ROUNDOFF);
 }
 
@@ -393,17 +454,26 @@ static imp_toi_result finish(const pair *P, imp_toi_state st, const probe *at, d
     if (P->b.plane) r.point = imp_add(r.point, disp(&P->b, t));
     if (st == IMP_TOI_OVERLAPPING) r.depth = at->depth;
     if (st == IMP_TOI_HIT) r.tolerance = t1 - t;
+    if (st == IMP_TOI_HIT) r.depth = P->eta; /* in a standing contact: how deep it may be */
     return r;
 }
 
 static imp_toi_result failed(imp_failure why) { return imp_toi_failed(why); }
 
+/* A standing contact is over once a placement proves the pair apart by half its eta: a
+ * gap of the rounding's size, which the next refinement may close again, does not end it
+ * (else a pair parting along a touch would end it and meet it again at every width). */
+static void parted(pair *P, const probe *q) {
+    if (q->lo > 0.5 * P->eta) P->eta = 0.0;
+}
+
 static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
     double t = 0.0;
     probe q = place(P, 0.0);
     if (q.state == IMP_OVERLAP_FAILED) return failed(q.failure);
-    if (q.state == IMP_OVERLAP_OVERLAPPING && q.depth > q.err && q.sep <= -q.err)
+    if (P->eta == 0.0 && q.state == IMP_OVERLAP_OVERLAPPING && q.depth > q.err && q.sep <= -q.err)
         return finish(P, IMP_TOI_OVERLAPPING, &q, 0.0);
+    parted(P, &q);
     int placed = 1; /* q is the placement at t */
     for (unsigned long it = 1;; ++it) {
         if (it % IMP_ROT_POLL_STEPS == 0 && (*stopped = imp_stop_now(stop)) != 0)
@@ -411,7 +481,7 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
         double w = width(P, t);
         /* the bounding spheres (or plane), which turning does not move */
         int never = 0;
-        double fs = free_step(P, t, margin(P, t), &never);
+        double fs = free_step(P, t, margin(P, t) - P->eta, &never);
         if (never) return finish(P, IMP_TOI_NONE, &q, t);
         if (fs > w) {
             if (isinf(fs) || !(fs <= P->horizon - t)) return finish(P, IMP_TOI_NONE, &q, t);
@@ -423,9 +493,10 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
             if (P->wmax * t > IMP_ROT_MAX_ANGLE) return failed(IMP_FAILURE_UNDECIDED);
             q = place(P, t);
             if (q.state == IMP_OVERLAP_FAILED) return failed(q.failure);
+            parted(P, &q);
             placed = 1;
         }
-        double step = q.lo > 0.0 ? safe_step(P, &q) : 0.0;
+        double step = q.lo + P->eta > 0.0 ? safe_step(P, &q) : 0.0;
         if (step >= w) {
             /* a bound that never reaches zero proves the rest of time free */
             if (isinf(step) || !(step <= P->horizon - t)) return finish(P, IMP_TOI_NONE, &q, t);
@@ -436,12 +507,13 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
         /* refine: is there contact by t + w? */
         double t1 = fmin(t + w, P->horizon);
         if (!(t1 > t)) { /* t is the horizon: a touch exactly there */
-            return finish(P, touches(&q) ? IMP_TOI_HIT : IMP_TOI_NONE, &q, t);
+            return finish(P, touches(P, &q) ? IMP_TOI_HIT : IMP_TOI_NONE, &q, t);
         }
         if (P->wmax * t1 > IMP_ROT_MAX_ANGLE) return failed(IMP_FAILURE_UNDECIDED);
         probe q1 = place(P, t1);
         if (q1.state == IMP_OVERLAP_FAILED) return failed(q1.failure);
-        if (touches(&q1)) return finish(P, IMP_TOI_HIT, &q, t1);
+        if (touches(P, &q1)) return finish(P, IMP_TOI_HIT, &q, t1);
+        parted(P, &q1);
         t = t1;
         q = q1;
     }
@@ -456,7 +528,8 @@ static double pair_scale(const pair *P) {
     return s > 0.0 ? s : 1.0;
 }
 
-imp_toi_result imp_toi_rotating(const imp_toi_rotating_input *in, int *stopped) {
+imp_toi_result imp_toi_rotating_standing(const imp_toi_rotating_input *in, double standing,
+                                         int *stopped) {
     assert(in && in->a && in->b && stopped);
     assert(in->dim == 2 || in->dim == 3);
     assert(in->horizon > 0.0);
@@ -477,8 +550,13 @@ imp_toi_result imp_toi_rotating(const imp_toi_rotating_input *in, int *stopped) 
     P.spin = P.a.wlen * P.a.reach + P.b.wlen * P.b.reach;
     P.wmax = fmax(P.a.wlen, P.b.wlen);
     P.delta = IMP_ROT_DEPTH_REL * pair_scale(&P);
+    P.eta = standing > 0.0 ? standing : 0.0;
     imp_toi_result r = run(&P, in->stop, stopped);
     free(P.a.verts);
     free(P.b.verts);
     return r;
+}
+
+imp_toi_result imp_toi_rotating(const imp_toi_rotating_input *in, int *stopped) {
+    return imp_toi_rotating_standing(in, 0.0, stopped);
 }

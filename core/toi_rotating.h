@@ -56,6 +56,22 @@ int imp_toi_rotating_needed(const imp_shape *a, imp_vec3 wa, const imp_shape *b,
  */
 imp_toi_result imp_toi_rotating(const imp_toi_rotating_input *in, int *stopped);
 
+/*
+ * imp_toi_rotating for a pair that the caller knows to be in contact at t = 0 without
+ * approaching (a standing contact: a graze, a pair just resolved and parting, or one that
+ * starts interpenetrating), with standing > 0 the depth it may reach unreported: until a
+ * placement proves the pair apart by standing / 2, a contact is the pair being no longer
+ * provably shallower than `standing` (the same certified advancement on d + standing
+ * instead of d, so every step proves that the pair is no deeper than that); from there
+ * the search goes on as imp_toi_rotating's. Never OVERLAPPING. A HIT found within the
+ * standing contact has `depth` = standing (it may be that deep at time + tolerance); 0
+ * once the pair was proven apart by standing / 2. standing <= 0 is imp_toi_rotating. Each step
+ * advances by at least min(standing - depth at its start, ...) / L as well as the refinement width,
+ * so the work bound above holds.
+ */
+imp_toi_result imp_toi_rotating_standing(const imp_toi_rotating_input *in, double standing,
+                                         int *stopped);
+
 /* The orientation at time t of a body whose orientation at t = 0 is q0 and
  * whose angular velocity is w: the turn by w t after q0. */
 imp_quat imp_spin_at(imp_quat q0, imp_vec3 w, double t);

@@ -95,8 +95,8 @@ static double kinetic(const imp_sim *s, const gas *g, double t) {
 static int run(int dim, double phi, size_t n, int no_grid, size_t events) {
     gas g;
     make_gas(&g, n, dim, phi, 0x5151 + n + (size_t)dim);
-    imp_sim_input in = {g.b,    g.total, dim,     1e12,         imp_v3(0, 0, 0),
-                        events, 0,       no_grid, {NULL, NULL}, NULL};
+    imp_sim_input in = {g.b,     g.total,      dim,  1e12, imp_v3(0, 0, 0), events, 0,
+                        no_grid, {NULL, NULL}, NULL, NULL};
     double t0 = now_ms();
     imp_sim *s;
     if (imp_sim_create(&in, &s, NULL) != IMP_SIM_OK) {

@@ -1825,12 +1825,37 @@ static const json_case GEOMETRY[] = {
      "{\"a\":{\"shape\":{\"type\":\"halfspace\",\"normal\":[0,1],\"offset\":0},\"static\":true,"
      "\"position\":[0,0],\"angular_velocity\":1},\"b\":" SPHERE2("3") "}",
      422, "/a/angular_velocity", 0},
-    {"spin in simulate (not served yet)", "/v1/scenes/simulate",
-     "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0],\"angular_velocity\":1}]}", 422,
-     "/bodies/0/angular_velocity", 0},
-    {"inertia in simulate (not served yet)", "/v1/scenes/simulate",
-     "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[2,0],\"inertia\":1}]}", 422,
-     "/bodies/0/inertia", 0},
+    {"simulate: a spinning ball", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[0,0],\"angular_velocity\":1}]}", 200,
+     NULL, 0},
+    {"simulate: a ball with inertia", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"bodies\":[{\"radius\":1,\"position\":[2,0],\"inertia\":1}]}", 200, NULL, 0},
+    {"simulate: a box spinning 1e60 rad/s", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},"
+     "\"position\":[0,0],\"angular_velocity\":1e60}]}",
+     422, "/bodies/0/angular_velocity", 0},
+    {"simulate: a box turning 1e6 rad within 1e60 s", "/v1/scenes/simulate",
+     "{\"horizon\":1e60,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},"
+     "\"position\":[0,0,0],\"angular_velocity\":[0,1e-53,0]}]}",
+     422, "/bodies/0/angular_velocity", 0},
+    {"simulate: a 3D box with a number for inertia", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1,1]},"
+     "\"position\":[0,0,0],\"inertia\":2}]}",
+     400, "/bodies/0/inertia", 0},
+    {"simulate: a 2D box with zero inertia", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[1,1]},"
+     "\"position\":[0,0],\"angular_velocity\":1,\"inertia\":0}]}",
+     422, "/bodies/0/inertia", 0},
+    {"simulate: spin against a stored world", "/v1/scenes/simulate",
+     "{\"horizon\":1,\"world\":\"nope\",\"bodies\":[{\"radius\":1,\"position\":[0,0],"
+     "\"angular_velocity\":1}]}",
+     404, "/world", 0},
+    {"simulate: a spinning box hemmed by walls, huge speeds", "/v1/scenes/simulate",
+     "{\"horizon\":1e6,\"max_events\":200,\"bodies\":[{\"shape\":{\"type\":\"box\","
+     "\"half_extents\":[1,0.1]},\"position\":[0,0],\"velocity\":[1e30,1e30],"
+     "\"angular_velocity\":0.5}," HALFSPACE2("[1,0]", ",\"static\":true") "," HALFSPACE2(
+         "[-1,0]", ",\"static\":true") "]}",
+     200, NULL, 0},
     {"respond: spinning point without inertia (it never turns)", "/v1/respond",
      "{\"a\":{\"radius\":0,\"position\":[0,0],\"angular_velocity\":1},\"b\":" SPHERE2("2") "}", 200,
      NULL, 0},

@@ -90,6 +90,137 @@ static void test_head_on_swap(void **state) {
     json_decref(r);
 }
 
+/* Bodies spinning alone end at orientation = given + spin * horizon (2D an angle, 3D a
+ * quaternion [w, x, y, z]) with the spin they had; a body that names no rotation reports its
+ * orientation and zero spin. */
+static void test_spinning_alone(void **state) {
+    (void)state;
+    long status;
+    char ct[128];
+    json_t *r =
+        post("{\"horizon\": 2, \"bodies\": ["
+             "{\"shape\": {\"type\": \"polygon\", \"vertices\": [[-1,-1],[1,-1],[1,1],[-1,1]]},"
+             " \"position\": [0, 0], \"velocity\": [0.5, 0], \"angular_velocity\": 0.75},"
+             "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.5]}, \"position\": [10, 0],"
+             " \"orientation\": 0.25, \"angular_velocity\": -0.5},"
+             "{\"radius\": 1, \"position\": [-10, 0], \"orientation\": 0.5},"
+             "{\"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.5]}, \"position\": [0, 10],"
+             " \"angular_velocity\": 2}]}",
+             &status, ct, sizeof ct);
+    assert_int_equal(status, 200);
+    json_t *bodies = json_object_get(r, "bodies");
+    json_t *b0 = json_array_get(bodies, 0), *b1 = json_array_get(bodies, 1),
+           *b2 = json_array_get(bodies, 2);
+    printf("2D: orientations %.17g %.17g %.17g\n", num(b0, "orientation"), num(b1, "orientation"),
+           num(b2, "orientation"));
+    assert_true(num(b0, "orientation") == 1.5); /* 0.75 rad/s for 2 s, exactly */
+    assert_true(num(b0, "angular_velocity") == 0.75);
+    assert_true(comp(b0, "position", 0) == 1.0);
+    assert_true(fabs(num(b1, "orientation") - (0.25 - 1.0)) <= 1e-15);
+    assert_true(num(b1, "angular_velocity") == -0.5);
+    assert_true(fabs(num(b2, "orientation") - 0.5) <= 1e-15);
+    assert_true(num(b2, "angular_velocity") == 0);
+    /* 4 rad is reported in (-pi, pi] */
+    double wrapped = num(json_array_get(bodies, 3), "orientation");
+    assert_true(fabs(wrapped - (4 - 2 * 3.14159265358979323846)) <= 1e-15);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "stats"), "events")), 0);
+    json_decref(r);
+
+    r = post("{\"horizon\": 0.5, \"bodies\": [{\"shape\": {\"type\": \"box\", \"half_extents\":"
+             " [1, 0.5, 0.25]}, \"position\": [0, 0, 0], \"angular_velocity\": [0, 0, 2]}]}",
+             &status, ct, sizeof ct);
+    assert_int_equal(status, 200);
+    json_t *b = json_array_get(json_object_get(r, "bodies"), 0);
+    printf("3D: orientation [%.17g, %.17g, %.17g, %.17g]\n", comp(b, "orientation", 0),
+           comp(b, "orientation", 1), comp(b, "orientation", 2), comp(b, "orientation", 3));
+    assert_true(fabs(comp(b, "orientation", 0) - cos(0.5)) <= 1e-15);
+    assert_true(comp(b, "orientation", 1) == 0 && comp(b, "orientation", 2) == 0);
+    assert_true(fabs(comp(b, "orientation", 3) - sin(0.5)) <= 1e-15);
+    assert_true(comp(b, "angular_velocity", 2) == 2.0);
+    json_decref(r);
+}
+
+/* A bar spinning in place next to a wall strikes it: one contact, after which the bar moves
+ * off the wall and spins slower (e = k = 1: energy kept, linear plus rotational). */
+static void test_spinning_bar_wall(void **state) {
+    (void)state;
+    long status;
+    char ct[128];
+    json_t *r = post("{\"horizon\": 1, \"bodies\": ["
+                     "{\"id\": \"bar\", \"shape\": {\"type\": \"box\", \"half_extents\": [1, 0.2]},"
+                     " \"position\": [0, 0], \"orientation\": 1.5707963267948966,"
+                     " \"angular_velocity\": 2},"
+                     "{\"id\": \"wall\", \"shape\": {\"type\": \"halfspace\", \"normal\": [-1, 0],"
+                     " \"offset\": -0.9}, \"position\": [0, 0], \"static\": true}]}",
+                     &status, ct, sizeof ct);
+    assert_int_equal(status, 200);
+    json_t *events = json_object_get(r, "events");
+    assert_int_equal(json_array_size(events), 1);
+    json_t *e = json_array_get(events, 0);
+    printf("bar meets the wall at %.17g, point (%.17g, %.17g)\n", num(e, "time"),
+           comp(e, "point", 0), comp(e, "point", 1));
+    assert_true(fabs(num(e, "time") - 0.44190205232663421) <= 1e-9);
+    assert_true(fabs(comp(e, "point", 0) - 0.9) <= 1e-9);
+    json_t *bar = json_array_get(json_object_get(r, "bodies"), 0);
+    double vx = comp(bar, "velocity", 0), vy = comp(bar, "velocity", 1),
+           w = num(bar, "angular_velocity");
+    double I = (1.0 + 0.04) / 3.0; /* a unit-mass box: (w^2 + h^2) / 3 of its half extents */
+    double e0 = 0.5 * I * 4, e1 = 0.5 * (vx * vx + vy * vy) + 0.5 * I * w * w;
+    assert_true(vx < 0 && w < 2);
+    assert_true(fabs(e1 - e0) <= 1e-12 * e0);
+    json_decref(r);
+}
+
+/* 125 tumbling boxes for a long horizon under a 100 ms budget: 200 with the state reached,
+ * stopped "time_budget", every body with a unit quaternion. */
+static void test_tumbling_time_budget(void **state) {
+    (void)state;
+    size_t cap = 64 * 1024, len = 0;
+    char *req = malloc(cap);
+    assert_non_null(req);
+    len += (size_t)snprintf(req + len, cap - len,
+                            "{\"horizon\": 1e5, \"time_budget_ms\": 100, \"record\": \"none\", "
+                            "\"bodies\": [");
+    uint32_t x = 12345;
+    for (int i = 0; i < 125; ++i) {
+        double r[6];
+        for (int k = 0; k < 6; ++k) {
+            x = x * 1664525u + 1013904223u; /* a fixed sequence in [-1, 1) */
+            r[k] = (double)(x >> 8) / 8388608.0 - 1.0;
+        }
+        len += (size_t)snprintf(
+            req + len, cap - len,
+            "%s{\"shape\": {\"type\": \"box\", \"half_extents\": [0.3, 0.2, 0.25]},"
+            " \"position\": [%d, %d, %d], \"velocity\": [%g, %g, %g],"
+            " \"angular_velocity\": [%g, %g, %g]}",
+            i ? ", " : "", i % 5, i / 5 % 5, i / 25, r[0], r[1], r[2], 3 * r[3], 3 * r[4],
+            3 * r[5]);
+    }
+    len += (size_t)snprintf(req + len, cap - len, "]}");
+    assert_true(len < cap);
+    long status;
+    char ct[128];
+    json_t *reply = post(req, &status, ct, sizeof ct);
+    free(req);
+    assert_int_equal(status, 200);
+    json_t *stats = json_object_get(reply, "stats");
+    printf("tumbling boxes: %lld contacts by t = %.6g in %.3g ms, stopped %s\n",
+           (long long)json_integer_value(json_object_get(stats, "events")), num(reply, "time"),
+           num(stats, "elapsed_ms"), json_string_value(json_object_get(stats, "stopped")));
+    assert_string_equal(json_string_value(json_object_get(stats, "stopped")), "time_budget");
+    assert_true(num(reply, "time") < 1e5);
+    json_t *bodies = json_object_get(reply, "bodies");
+    assert_int_equal(json_array_size(bodies), 125);
+    for (size_t i = 0; i < 125; ++i) {
+        json_t *b = json_array_get(bodies, i);
+        double n = 0;
+        for (size_t k = 0; k < 4; ++k)
+            n += comp(b, "orientation", k) * comp(b, "orientation", k);
+        assert_true(fabs(n - 1) <= 1e-12);
+    }
+    json_decref(reply);
+}
+
 static void test_record_none_and_gravity(void **state) {
     (void)state;
     long status;
@@ -169,6 +300,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_head_on_swap),
         cmocka_unit_test(test_record_none_and_gravity),
+        cmocka_unit_test(test_spinning_alone),
+        cmocka_unit_test(test_spinning_bar_wall),
+        cmocka_unit_test(test_tumbling_time_budget),
         cmocka_unit_test(test_max_events_stop),
         cmocka_unit_test(test_errors),
     };

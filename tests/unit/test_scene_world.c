@@ -213,9 +213,10 @@ static void test_simulate_in_a_mesh_room(void **state) {
             {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)}, &walls[k], 1.0, 1, 1.0, 1.0, NULL};
     for (int g = 0; g < 2; ++g) {
         imp_vec3 gravity = imp_v3(0, -9.81 * g, 0);
-        imp_sim_input with_world = {b, N_BALLS, 3, 6.0, gravity, 100000, 1, 0, {NULL, NULL}, w};
-        imp_sim_input with_walls = {b,      N_BALLS + 6, 3, 6.0,          gravity,
-                                    100000, 1,           0, {NULL, NULL}, NULL};
+        imp_sim_input with_world = {b, N_BALLS,      3, 6.0, gravity, 100000, 1,
+                                    0, {NULL, NULL}, w, NULL};
+        imp_sim_input with_walls = {b, N_BALLS + 6,  3,    6.0, gravity, 100000, 1,
+                                    0, {NULL, NULL}, NULL, NULL};
         imp_sim_output ow, oh;
         assert_int_equal(imp_sim_run(&with_world, &ow, NULL), IMP_SIM_OK);
         assert_int_equal(imp_sim_run(&with_walls, &oh, NULL), IMP_SIM_OK);

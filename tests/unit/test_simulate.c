@@ -66,8 +66,8 @@ static void add_box(scene *s, double w, int dim, double e) {
 }
 
 static imp_sim_input input(const scene *s, int dim, double horizon) {
-    imp_sim_input in = {s->b,    s->n, dim, horizon,      imp_v3(0, 0, 0),
-                        1000000, 1,    0,   {NULL, NULL}, NULL};
+    imp_sim_input in = {s->b, s->n,         dim,  horizon, imp_v3(0, 0, 0), 1000000, 1,
+                        0,    {NULL, NULL}, NULL, NULL};
     return in;
 }
 
