@@ -451,23 +451,19 @@ static int triangle_t(const imp_world_ray_prep *p, const imp_vec3 v[3], dd *num,
 static int triangle_t_double(const imp_world_ray_prep *p, const imp_vec3 v[3], double *t,
                              imp_vec3 *n, int *back) {
     imp_vec3 o = p->ray.origin, d = p->ray.dir;
-    double e1[3] = {v[1].x - v[0].x, v[1].y - v[0].y, v[1].z - v[0].z};
-    double e2[3] = {v[2].x - v[0].x, v[2].y - v[0].y, v[2].z - v[0].z};
-    double a[3] = {v[0].x - o.x, v[0].y - o.y, v[0].z - o.z};
-    double dv[3] = {d.x, d.y, d.z};
-    double c[3], num = 0.0, den = 0.0, sn = 0.0, sd = 0.0, am = 0.0, dm = 0.0;
-    for (int k = 0; k < 3; ++k) {
-        int i = k == 2 ? 0 : k + 1, j = i == 2 ? 0 : i + 1;
-        double x = e1[i] * e2[j], y = e1[j] * e2[i];
-        c[k] = x - y;
-        double ck = fabs(x) + fabs(y);
-        sn += ck * fabs(a[k]);
-        sd += ck * fabs(dv[k]);
-        am += fabs(a[k]);
-        dm += fabs(dv[k]);
-    }
-    num = c[0] * a[0] + c[1] * a[1] + c[2] * a[2];
-    den = c[0] * dv[0] + c[1] * dv[1] + c[2] * dv[2];
+    /* written out per axis, in the order of the sums of the bound (no arrays: the
+     * compiler keeps every term in a register) */
+    imp_vec3 e1 = imp_sub(v[1], v[0]), e2 = imp_sub(v[2], v[0]), a = imp_sub(v[0], o);
+    double x0 = e1.y * e2.z, y0 = e1.z * e2.y, x1 = e1.z * e2.x, y1 = e1.x * e2.z;
+    double x2 = e1.x * e2.y, y2 = e1.y * e2.x;
+    double c0 = x0 - y0, c1 = x1 - y1, c2 = x2 - y2;
+    double k0 = fabs(x0) + fabs(y0), k1 = fabs(x1) + fabs(y1), k2 = fabs(x2) + fabs(y2);
+    double sn = k0 * fabs(a.x), sd = k0 * fabs(d.x);
+    sn += k1 * fabs(a.y), sd += k1 * fabs(d.y);
+    sn += k2 * fabs(a.z), sd += k2 * fabs(d.z);
+    double am = fabs(a.x) + fabs(a.y) + fabs(a.z), dm = fabs(d.x) + fabs(d.y) + fabs(d.z);
+    double num = c0 * a.x + c1 * a.y + c2 * a.z;
+    double den = c0 * d.x + c1 * d.y + c2 * d.z;
     const double u = 0x1p-53, inflate = 1.0 + 0x1p-40, tiny = 64.0 * 0x1p-1074;
     double en = (10.0 * u * sn + tiny * (1.0 + am)) * inflate;
     double ed = (8.0 * u * sd + tiny * (1.0 + dm)) * inflate;
@@ -477,7 +473,7 @@ static int triangle_t_double(const imp_world_ray_prep *p, const imp_vec3 v[3], d
         return 0;
     if (!(isfinite(num) && isfinite(den))) return 0;
     *t = num / den;
-    *n = imp_v3(c[0], c[1], c[2]);
+    *n = imp_v3(c0, c1, c2);
     *back = den > 0.0;
     return 1;
 }
