@@ -97,7 +97,8 @@
  *    motionless on a still halfspace) the body falls asleep: velocity and
  *    acceleration 0, never predicted against other still bodies; met
  *    slower than the wake speed (IMP_SIM_WAKE_REL S, 100 times the rest
- *    speed) it acts as a still static body, met faster it wakes, and so
+ *    speed) it acts as a still static body, met faster (or by a moving
+ *    static body, which nothing stops) it wakes, and so
  *    does what rests on it (sleep_on, found in the cells around it). The
  *    gap between the two speeds is a hysteresis against the jitter that
  *    keeps bodies from staying asleep (Lengyel 2011, "A jitter-tolerant
@@ -1298,12 +1299,14 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
      * i again, which overwrites its event record */
     const imp_vec3 ev_normal = s->ev_normal[i], ev_point = s->ev_point[i];
     double u = -imp_dot(imp_sub(mj.v, mi.v), ev_normal);
-    /* guard 4: an asleep body met slower than the wake speed holds still (a still static
-     * body for this contact); met faster it wakes, with what rests on it; a carried one
-     * leaves its cluster */
+    /* guard 4: an asleep body met slower than the wake speed by a body that is not static
+     * holds still (a still static body for this contact); met faster, or pushed by a
+     * moving static body (which nothing stops), it wakes, with what rests on it; a carried
+     * one leaves its cluster */
     double rest2 = fmax(still_speed2(s, i), still_speed2(s, j));
     int slow = !(u > 0) || u * u <= rest2;
-    int gentle = !(u > 0) || u * u <= IMP_SIM_WAKE_REL / IMP_SIM_REST_REL * rest2;
+    int pushed = ((s->sb[i].flags | s->sb[j].flags) & (F_STATIC | F_STILL)) == F_STATIC;
+    int gentle = !(u > 0) || (u * u <= IMP_SIM_WAKE_REL / IMP_SIM_REST_REL * rest2 && !pushed);
     int woke_i = 0, woke_j = 0;
     /* met slowly, a cluster (a carried body, or a root that carries some) takes no impulse
      * when the two clusters merge (settle): an impulse of the size of rounding would change

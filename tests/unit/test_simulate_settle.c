@@ -326,6 +326,39 @@ static void test_pile_in_box(void **state) {
         pile(dim, nb, max_events, 0x5eed1000 + (uint64_t)dim);
 }
 
+/* A ball dropped on a floor (e = 0.5) falls asleep on it; a static sphere moving at 0.01 m/s
+ * (kinematic, slower than the wake speed) reaches it at t = 5 and must push it, not pass
+ * through it (an asleep body met slowly holds still only against bodies that are not
+ * static: nothing stops a kinematic one). Efficiencies multiply (e = 0.25), so the ball
+ * leaves at 0.0125 and slides on the frictionless floor to x = 0.0625 at t = 10. */
+static void test_kinematic_body_wakes_sleeper(void **state) {
+    (void)state;
+    for (int dim = 2; dim <= 3; ++dim) {
+        scene s = scene_new(3, dim);
+        add_ball(&s, 0.5, imp_v3(0, 0.7, 0), imp_v3(0, 0, 0), 0.5, 1.0);
+        size_t k = add_ball(&s, 0.5, imp_v3(-1.05, 0.5, 0), imp_v3(0.01, 0, 0), 0.5, 1.0);
+        s.b[k].is_static = 1;
+        add_wall(&s, imp_v3(0, 1, 0), 0);
+        imp_sim_input in = input(&s, 10, 9.81);
+        imp_sim *sim;
+        assert_int_equal(imp_sim_create(&in, &sim, NULL), IMP_SIM_OK);
+        for (int q = 1; q <= 100; ++q) {
+            double t = 0.1 * q;
+            assert_int_equal(imp_sim_advance(sim, t), IMP_SIM_STOP_HORIZON);
+            double d = max_depth(sim, &s, t);
+            if (d > 1e-9 * 2) fail_msg("%dD: interpenetration %.3g at t = %g", dim, d, t);
+        }
+        const imp_sim_stats *st = imp_sim_get_stats(sim);
+        assert_true(st->sleeps >= 1 && st->events <= 100);
+        imp_vec3 p, v;
+        imp_sim_body_state(sim, 0, 10, &p, &v);
+        if (fabs(p.x - 0.0625) > 1e-9 || fabs(v.x - 0.0125) > 1e-12)
+            fail_msg("%dD: the ball ends at x = %.17g with speed %.17g", dim, p.x, v.x);
+        imp_sim_destroy(sim);
+        scene_free(&s);
+    }
+}
+
 /* A ball dropped on a floor while sliding (e = 0.5, tangential efficiency k = 0.9): every
  * floor contact multiplies its sliding speed by k exactly (the contract's response), and once
  * it rests on the floor it slides on at the speed left, k^n times the first after n
@@ -408,6 +441,7 @@ int main(void) {
         cmocka_unit_test(test_two_ball_stack),
         cmocka_unit_test(test_ten_ball_column),
         cmocka_unit_test(test_pile_in_box),
+        cmocka_unit_test(test_kinematic_body_wakes_sleeper),
         cmocka_unit_test(test_sliding_ball_slows_by_k),
         cmocka_unit_test(test_settling_contacts_recorded),
     };
