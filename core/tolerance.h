@@ -241,6 +241,18 @@
  * the Zeno sequence of a ball bouncing to rest after finitely many events. */
 #define IMP_SIM_REST_REL 1e-9
 
+/* Wake height (dimensionless, relative to S): an asleep body (guard 4 of
+ * simulate.c) met at an approach speed u with u^2 <= 2 |a| WAKE_REL S holds
+ * still (the other body meets it as a still static one); met faster it
+ * wakes. The gap above REST_REL (a factor 1e4 in height, 100 in speed) is a
+ * hysteresis: with the two equal, the zero-time chains of contacts in a
+ * pile (speeds passed down a column shrink geometrically through the rest
+ * speed) woke at one contact the bodies put to sleep at the one before,
+ * about one sleep and one wake per contact. A body that holds still takes
+ * no energy, and the other one loses its own share, so energy never grows;
+ * 1e-5 S is 0.1 mm for a 10 m scene. */
+#define IMP_SIM_WAKE_REL 1e-5
+
 /* Least scene scale S of a simulation (length): a scene of points at the
  * origin has S = 0, and the thresholds taken from S (the rest height
  * IMP_SIM_REST_REL S, the speed scale sqrt(|a| S)) would be exactly 0;
