@@ -124,12 +124,46 @@ static void closest_approach(imp_vec3 dp, imp_vec3 dv, imp_vec3 da, double R, do
     out->closest_distance = best_d - R;
 }
 
+/* Whether the Bernstein coefficients b[0..n] of f on an interval, or those of
+ * its halves (de Casteljau at 1/2, Farouki & Rajan as above), up to `depth`
+ * halvings deep, are all above the margin (m at this level, sub below): then f
+ * stays above m there. Each coefficient of a half is a chain of at most n
+ * averages of the ones above, none larger in magnitude than sum_i |c_i| h^i,
+ * each rounding by at most u of it, so D halvings add at most D n u of that
+ * sum: surely_positive's sub = 3 margin (48 u of it) covers the 12 u of the
+ * coefficients' own rounding, the 0.42 u of the multiple-root rule and the
+ * 5 x 4 u of SURE_DEPTH halvings of a quartic. */
+#define SURE_DEPTH 5
+
+static int bernstein_positive(const double b[5], int n, double m, double sub, int depth) {
+    int all = 1;
+    for (int i = 0; i <= n; ++i)
+        all &= b[i] > m;
+    if (all) return 1;
+    if (depth == 0 || !(b[0] > sub) || !(b[n] > sub)) return 0;
+    double t[5], l[5], r[5];
+    for (int i = 0; i <= n; ++i)
+        t[i] = b[i];
+    l[0] = t[0];
+    r[n] = t[n];
+    for (int j = 1; j <= n; ++j) {
+        for (int i = 0; i + j <= n; ++i)
+            t[i] = 0.5 * (t[i] + t[i + 1]);
+        l[j] = t[0];
+        r[n - j] = t[n - j];
+    }
+    return bernstein_positive(l, n, sub, sub, depth - 1) &&
+           bernstein_positive(r, n, sub, sub, depth - 1);
+}
+
 /*
  * 1 when the gap polynomial f (degree n, f(0) = c[0] > 0) certainly stays
  * above zero on [0, h], so that imp_poly_roots would find no root there:
  * the common miss, decided in a few operations. Two sufficient tests:
  *  - on [0, h] (h finite) the Bernstein coefficients of f are all
- *    positive, with a margin of 16 u sum_i |c_i| h^i: f is a convex
+ *    positive, with a margin of 16 u sum_i |c_i| h^i (or, failing that,
+ *    those of halves of [0, h], down to 1/32 of it, with a wider margin:
+ *    bernstein_positive): f is a convex
  *    combination of them (Farouki & Rajan, "On the numerical condition of
  *    polynomials in Bernstein form", CAGD 4, 1987), and the margin covers
  *    both their rounding (at most 12 u of that sum) and the multiple-root
@@ -154,10 +188,17 @@ static int surely_positive(const double c[5], int n, double h) {
     }
     double margin = 16.0 * u * mag;
     if (!(a[0] > margin)) return 0;
-    if (n == 2) return a[0] + 0.5 * a[1] > margin && a[0] + a[1] + a[2] > margin;
-    return a[0] + 0.25 * a[1] > margin && a[0] + 0.5 * a[1] + a[2] / 6.0 > margin &&
-           a[0] + 0.75 * a[1] + 0.5 * a[2] + 0.25 * a[3] > margin &&
-           a[0] + a[1] + a[2] + a[3] + a[4] > margin;
+    double b[5];
+    if (n == 2) {
+        b[0] = a[0], b[1] = a[0] + 0.5 * a[1], b[2] = a[0] + a[1] + a[2];
+    } else {
+        b[0] = a[0], b[1] = a[0] + 0.25 * a[1], b[2] = a[0] + 0.5 * a[1] + a[2] / 6.0;
+        b[3] = a[0] + 0.75 * a[1] + 0.5 * a[2] + 0.25 * a[3];
+        b[4] = a[0] + a[1] + a[2] + a[3] + a[4];
+    }
+    /* else on halves of [0, h], down to 1/32 of it, with the margin for the halvings'
+     * rounding (bernstein_positive) */
+    return bernstein_positive(b, n, margin, 3.0 * margin, SURE_DEPTH);
 }
 
 /* Magnitude of the coordinates involved, the scale of rounding errors in
