@@ -55,12 +55,12 @@ static double max_abs3(imp_vec3 a) { return max2(max2(fabs(a.x), fabs(a.y)), fab
 
 /* x = 0 or 2^-480 <= |x| <= 2^480: the products of two such numbers and
  * their rounding errors are representable, so Dekker's product is exact. */
-static int tame(double x) {
+static inline int tame(double x) {
     double a = fabs(x);
     return a == 0.0 || (a >= 0x1p-480 && a <= 0x1p480);
 }
 
-static int tame3(imp_vec3 a) { return tame(a.x) & tame(a.y) & tame(a.z); }
+static inline int tame3(imp_vec3 a) { return tame(a.x) & tame(a.y) & tame(a.z); }
 
 /* imp_dot2 for tame operands with Dekker's product: the same sums of the
  * same exact products and errors, so the same result, without fma calls. */
@@ -203,7 +203,7 @@ static int surely_positive(const double c[5], int n, double h) {
 
 /* Magnitude of the coordinates involved, the scale of rounding errors in
  * positions and so of the contact tolerance. */
-static double coord_scale(const imp_toi_spheres_input *in) {
+static inline double coord_scale(const imp_toi_spheres_input *in) {
     return max2(max2(max_abs3(in->a.p), max_abs3(in->b.p)), in->ra + in->rb);
 }
 
