@@ -453,8 +453,10 @@ static imp_toi_result finish(const pair *P, imp_toi_state st, const probe *at, d
     if (P->a.plane) r.point = imp_add(r.point, disp(&P->a, t));
     if (P->b.plane) r.point = imp_add(r.point, disp(&P->b, t));
     if (st == IMP_TOI_OVERLAPPING) r.depth = at->depth;
-    if (st == IMP_TOI_HIT) r.tolerance = t1 - t;
-    if (st == IMP_TOI_HIT) r.depth = P->eta; /* in a standing contact: how deep it may be */
+    if (st == IMP_TOI_HIT) {
+        r.tolerance = t1 - t;
+        r.depth = P->eta; /* in a standing contact: how deep it may be */
+    }
     return r;
 }
 

@@ -290,8 +290,8 @@ static double points_meet(imp_vec3 p, imp_vec3 v, imp_vec3 a, double h, double t
  */
 static int surely_misses_linear(imp_vec3 dp, imp_vec3 dv, double R, double cs) {
     const double u = IMP_UNIT_ROUNDOFF;
-    double a0 = dp.x * dp.x + dp.y * dp.y + dp.z * dp.z + R * R;
-    double c0 = dp.x * dp.x + dp.y * dp.y + dp.z * dp.z - R * R, e0 = 5.0 * u * a0;
+    double pp = dp.x * dp.x + dp.y * dp.y + dp.z * dp.z;
+    double a0 = pp + R * R, c0 = pp - R * R, e0 = 5.0 * u * a0;
     double d = max_abs3(dp);
     if (!(c0 - e0 > 2.0 * IMP_CONTACT_REL * cs * (1.8 * d + R) * (1.0 + 16.0 * u))) return 0;
     double sp = dp.x * dv.x + dp.y * dv.y + dp.z * dv.z;
