@@ -360,7 +360,7 @@ imp_world_status imp_world_build(const imp_world_input *in, imp_world **out, imp
     }
     world_bounds(w);
     w->avx = world_cpu_avx();
-    w->triangles_only = 1;
+    w->triangles_only = w->n_bvh == w->n_prims; /* no halfspace either */
     for (size_t i = 0; i < w->n_bvh; ++i)
         w->triangles_only =
             w->triangles_only && world_prim_kind(w, &w->prims[i]) == IMP_WORLD_PRIM_TRIANGLE;

@@ -75,7 +75,8 @@ struct imp_world {
     world_node *nodes;
     size_t n_nodes;
     double scale;       /* largest coordinate magnitude of the bounded primitives (0 when none) */
-    int triangles_only; /* every bounded primitive is a triangle (a mesh's or heightfield's) */
+    int triangles_only; /* every primitive is a triangle (a mesh's or heightfield's): no shape, no
+                           halfspace */
     int one_filter;     /* every collider has the filter of collider 0 */
     int avx;            /* the CPU runs AVX (world_cpu_avx, asked once at the build) */
     imp_world_info info;

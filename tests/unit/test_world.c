@@ -382,6 +382,10 @@ static void random_world_3d(uint64_t *rng, world_parts *p, int with_halfspace) {
                                              12.0 / (double)(rows - 1), h};
     hc.one_sided = imp_rng_unit(rng) < 0.3;
     p->c[p->n++] = hc;
+    if (with_halfspace == 2) { /* triangles and a halfspace, no other shape */
+        add_shape(p, rng, 3, IMP_TEST_KIND_HALFSPACE);
+        return;
+    }
     int kinds = with_halfspace ? IMP_TEST_KINDS : IMP_TEST_KIND_HALFSPACE;
     for (int k = 0; k < kinds; ++k)
         add_shape(p, rng, 3, k);
@@ -417,11 +421,13 @@ static void random_world_2d(uint64_t *rng, world_parts *p, int with_halfspace) {
 }
 
 /* World number wi of a randomized test: 3D for even wi, 2D for odd, a
- * halfspace in one of every two of each. */
+ * halfspace in one of every two of each; one 3D world in four has
+ * triangles and a halfspace only (the ray walk's triangles-only path must
+ * still see the halfspace). */
 static imp_world *random_world(uint64_t *rng, int wi, world_parts *p, int *dim) {
     *dim = wi % 2 ? 2 : 3;
     if (*dim == 3)
-        random_world_3d(rng, p, wi % 4 == 0);
+        random_world_3d(rng, p, wi % 8 == 4 ? 2 : wi % 8 == 0);
     else
         random_world_2d(rng, p, wi % 4 == 1);
     return build(*dim, p->c, p->n);
