@@ -54,7 +54,12 @@
  * keeps), the double test only for rays whose numbers leave float's range.
  * In a leaf a triangle is first asked whether the ray enters its padded
  * box before the best t so far (nine corner coordinates and three slabs),
- * and only then the exact line test, once.
+ * and only then the exact line test, once; in a world of triangles only
+ * (the common level) the other way round: the line tests of a leaf's
+ * triangles first, four at once in AVX (leaf_lines_avx: the same numbers
+ * and filter per lane, a triangle whose filter leaves a sign open goes to
+ * the exact test), which most of them fail, then the box span of the
+ * others only.
  * Why: exact decisions where a closed mesh must not leak, and floating
  * point everywhere else, with proofs where floats decide what is skipped.
  */
@@ -412,6 +417,84 @@ static int line_through_triangle(const imp_world_ray_prep *p, const imp_vec3 v[3
     return u != 0 || vv != 0 || ww != 0;
 }
 
+/* The lines through up to four triangles of a leaf, pr[0, count), as a mask:
+ * bit j set when line_through_triangle(p, pr[j].v) is 1. One triangle at a
+ * time here; four at once in leaf_lines_avx where the CPU has AVX. */
+static unsigned leaf_lines(const imp_world_ray_prep *p, const world_prim *pr, size_t count) {
+    unsigned in = 0;
+    for (size_t j = 0; j < count; ++j)
+        in |= (unsigned)line_through_triangle(p, pr[j].v) << j;
+    return in;
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+
+_Static_assert(sizeof(imp_vec3) == 3 * sizeof(double), "a corner is three doubles");
+
+/* leaf_lines for up to four triangles at once, one per lane of an AVX
+ * register of doubles: the same operations per triangle as
+ * line_through_triangle (the corner less the origin, then the shear, then the
+ * products of each edge function and their difference, IEEE double, no FMA:
+ * nothing is contracted), so the same numbers, and the same filter
+ * (imp_prod_diff_sign's: |p - q| > 2^-50 (|p| + |q|)) decides each sign; a
+ * triangle with a sign the filter leaves open goes to line_through_triangle
+ * whole (its exact fallback). So the mask is leaf_lines', bit for bit.
+ * Lanes past count repeat the last triangle and are masked off. */
+__attribute__((target("avx"))) static unsigned leaf_lines_avx(const imp_world_ray_prep *p,
+                                                              const world_prim *pr, size_t count) {
+    if (count == 0) return 0;
+    const double *o = (const double *)(const void *)&p->ray.origin;
+    int kx = p->kx, ky = p->ky, kz = p->kz;
+    const double *c[4];
+    for (size_t j = 0; j < 4; ++j)
+        c[j] = (const double *)(const void *)pr[j < count ? j : count - 1].v;
+    __m256d sx = _mm256_set1_pd(p->sx), sy = _mm256_set1_pd(p->sy);
+    __m256d ox = _mm256_set1_pd(o[kx]), oy = _mm256_set1_pd(o[ky]), oz = _mm256_set1_pd(o[kz]);
+    __m256d x[3], y[3];
+    for (int i = 0; i < 3; ++i) { /* corner i of the four triangles: c[j] + 3 i */
+        int b = 3 * i;
+        __m256d ax = _mm256_sub_pd(
+            _mm256_set_pd(c[3][b + kx], c[2][b + kx], c[1][b + kx], c[0][b + kx]), ox);
+        __m256d ay = _mm256_sub_pd(
+            _mm256_set_pd(c[3][b + ky], c[2][b + ky], c[1][b + ky], c[0][b + ky]), oy);
+        __m256d az = _mm256_sub_pd(
+            _mm256_set_pd(c[3][b + kz], c[2][b + kz], c[1][b + kz], c[0][b + kz]), oz);
+        x[i] = _mm256_sub_pd(ax, _mm256_mul_pd(sx, az));
+        y[i] = _mm256_sub_pd(ay, _mm256_mul_pd(sy, az));
+    }
+    const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffll));
+    const __m256d rel = _mm256_set1_pd(0x1.0p-50), zero = _mm256_setzero_pd();
+    /* edge functions U, V, W as line_through_triangle takes them: a b - c d */
+    static const int e[3][4] = {{2, 1, 2, 1}, {0, 2, 0, 2}, {1, 0, 1, 0}};
+    unsigned decided = 15u, pos = 0, neg = 0;
+    for (int f = 0; f < 3; ++f) {
+        __m256d pp = _mm256_mul_pd(x[e[f][0]], y[e[f][1]]);
+        __m256d qq = _mm256_mul_pd(y[e[f][2]], x[e[f][3]]);
+        __m256d r = _mm256_sub_pd(pp, qq);
+        __m256d err = _mm256_mul_pd(
+            rel, _mm256_add_pd(_mm256_and_pd(pp, abs_mask), _mm256_and_pd(qq, abs_mask)));
+        unsigned d = (unsigned)_mm256_movemask_pd(
+            _mm256_cmp_pd(_mm256_and_pd(r, abs_mask), err, _CMP_GT_OQ));
+        unsigned gt = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(r, zero, _CMP_GT_OQ));
+        decided &= d;
+        pos |= d & gt;
+        neg |= d & ~gt;
+    }
+    unsigned lanes = count >= 4 ? 15u : (1u << count) - 1u;
+    /* decided: every sign nonzero, so through iff they agree */
+    unsigned in = decided & ~(pos & neg);
+    for (unsigned open = lanes & ~decided; open != 0; open &= open - 1) {
+        int j = __builtin_ctz(open);
+        in |= (unsigned)line_through_triangle(p, pr[j].v) << j;
+    }
+    return in & lanes;
+}
+#define WORLD_HAVE_AVX_LINES 1
+#else
+#define WORLD_HAVE_AVX_LINES 0
+#endif
+
 /* The ray's t at triangle v's plane as num / den in double-double, and the
  * plane's normal (b - a) x (c - a) rounded. 0 when the ray is parallel to it. */
 static int triangle_t(const imp_world_ray_prep *p, const imp_vec3 v[3], dd *num, dd *den,
@@ -508,11 +591,12 @@ static int unit_normal(imp_vec3 n, imp_vec3 *unit) {
 }
 
 /* The line test and t of a triangle or segment primitive whose padded box
- * the ray crosses over [t0, t1]: 1 with *hit filled, else 0. Kept out of
+ * the ray crosses over [t0, t1]: 1 with *hit filled, else 0; `line` 1 when
+ * the triangle's line test has passed already (leaf_lines). Kept out of
  * line (WORLD_COLD): most primitives a ray is asked about are missed by
- * the box test in flat_hit, which then costs no more than that test. */
+ * the box test in flat_hit or the line test of their leaf. */
 WORLD_COLD static int flat_line_hit(const imp_world *w, const imp_world_ray_prep *p,
-                                    const world_prim *pr, int seg, double t0, double t1,
+                                    const world_prim *pr, int seg, int line, double t0, double t1,
                                     imp_world_hit *hit) {
     const world_collider *c = &w->colliders[pr->collider];
     dd num, den;
@@ -521,7 +605,7 @@ WORLD_COLD static int flat_line_hit(const imp_world *w, const imp_world_ray_prep
     int back;
     if (seg) {
         if (!segment_t(p, pr->v, &num, &den, &n)) return 0;
-    } else if (!line_through_triangle(p, pr->v)) {
+    } else if (!line && !line_through_triangle(p, pr->v)) {
         return 0;
     }
     if (!seg && triangle_t_double(p, pr->v, &t, &n, &back)) {
@@ -556,7 +640,7 @@ static inline int flat_hit_seg(const imp_world *w, const imp_world_ray_prep *p,
                                const world_prim *pr, int seg, double tbound, imp_world_hit *hit) {
     double t0, t1;
     if (!corner_span(p, pr, seg ? 2 : 3, p->ray.max_t, &t0, &t1) || t0 > tbound) return 0;
-    return flat_line_hit(w, p, pr, seg, t0, t1, hit);
+    return flat_line_hit(w, p, pr, seg, 0, t0, t1, hit);
 }
 
 static inline int flat_hit(const imp_world *w, const imp_world_ray_prep *p, const world_prim *pr,
@@ -669,21 +753,52 @@ static int keep(ray_query *q, const imp_world_hit *h) {
     return q->mode == IMP_WORLD_RAY_ANY;
 }
 
+/* The lowest set bit of a nonzero child mask. */
+static inline int first_bit(unsigned m) {
+#if defined(__GNUC__)
+    return __builtin_ctz(m);
+#else
+    int k = 0;
+    while (!(m & 1u))
+        m >>= 1, ++k;
+    return k;
+#endif
+}
+
 /* Tests primitives [first, first + count); 1 ends the walk (any: hit; out
  * of memory; stopped). A triangle or segment is asked only for hits up to
  * the bound (flat_hit misses it at once when the ray enters its padded box
  * after that, where imp_world_ray_prim's hit could only come later: it
  * keeps every t inside that span, and answers no failure for it). */
-static int test_prims(ray_query *q, size_t first, size_t count) {
+static int test_prims(ray_query *q, size_t first, size_t count, int avx) {
     if (q->plain) { /* triangles only, every one of them allowed by the filter */
-        for (size_t i = first; i < first + count; ++i) {
-            imp_world_hit h;
-            if (flat_hit_seg(q->w, &q->p, &q->w->prims[i], 0, bound(q), &h) && keep(q, &h))
-                return 1;
-            if (q->nomem) return 1;
+        /* the line tests of a leaf's triangles first, four at a time (most of a leaf's
+         * triangles are missed by the line; a leaf has at most IMP_WORLD_LEAF_SIZE), then,
+         * in order, the box span of each one the line passes through, and its t: the
+         * primitives' own order, so the answer is flat_hit's for each */
+        for (size_t at = first; at < first + count; at += 4) {
+            const world_prim *pr = &q->w->prims[at];
+            size_t n = first + count - at < 4 ? first + count - at : 4;
+            unsigned lines;
+#if WORLD_HAVE_AVX_LINES
+            if (avx)
+                lines = leaf_lines_avx(&q->p, pr, n);
+            else
+#endif
+                lines = leaf_lines(&q->p, pr, n);
+            for (; lines != 0; lines &= lines - 1) {
+                const world_prim *t = &pr[first_bit(lines)];
+                imp_world_hit h;
+                double t0, t1;
+                if (corner_span(&q->p, t, 3, q->p.ray.max_t, &t0, &t1) && t0 <= bound(q) &&
+                    flat_line_hit(q->w, &q->p, t, 0, 1, t0, t1, &h) && keep(q, &h))
+                    return 1;
+                if (q->nomem) return 1;
+            }
         }
         return (q->stopped_by = world_poll_add(&q->poll, count)) != 0;
     }
+    (void)avx;
     for (size_t i = first; i < first + count; ++i) {
         imp_world_hit h;
         imp_failure why = IMP_FAILURE_NONE;
@@ -700,18 +815,6 @@ static int test_prims(ray_query *q, size_t first, size_t count) {
         if ((q->stopped_by = world_poll_add(&q->poll, shape ? SHAPE_WORK : 1)) != 0) return 1;
     }
     return 0;
-}
-
-/* The lowest set bit of a nonzero child mask. */
-static inline int first_bit(unsigned m) {
-#if defined(__GNUC__)
-    return __builtin_ctz(m);
-#else
-    int k = 0;
-    while (!(m & 1u))
-        m >>= 1, ++k;
-    return k;
-#endif
 }
 
 _Static_assert(IMP_WORLD_WIDTH <= 8, "a child's slot is kept in 3 bits");
@@ -795,7 +898,7 @@ static inline __attribute__((always_inline)) void walk_with(ray_query *q, const 
                 at = next.child;
                 break;
             }
-            if (test_prims(q, next.child, next.count)) return;
+            if (test_prims(q, next.child, next.count, avx)) return;
             have = 0;
         }
     }
@@ -856,7 +959,7 @@ imp_world_ray_result world_raycast_isa(const imp_world *w, const imp_world_ray *
     q.nomem = 0;
     q.fails = (world_fails){NULL, 0, 0};
     /* halfspaces first: an early best t prunes the walk */
-    if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh)) walk(&q, avx && w->avx);
+    if (!test_prims(&q, w->n_bvh, w->n_prims - w->n_bvh, avx && w->avx)) walk(&q, avx && w->avx);
     /* the answer is written whole, in one initializer, where the caller takes it (built
      * field by field on the stack and copied out, its copy stalled on the field stores) */
     if (q.stopped_by || q.nomem) {
