@@ -31,7 +31,7 @@
 #include "world.h"
 
 /* Most primitives in a leaf (count). */
-#define IMP_WORLD_LEAF_SIZE 4
+#define IMP_WORLD_LEAF_SIZE 8
 
 /* Deepest node the traversal stacks allow (levels): the build splits by
  * count past IMP_WORLD_SAH_MAX_DEPTH, which bounds the depth by that plus
