@@ -302,6 +302,9 @@ typedef struct imp_world_ray_prep {
      * outwards, 1 / dir in float; fast 0 when the ray's numbers are out of its range */
     float fnear[3], ffar[3], finv[3];
     int fast;
+    /* where in a node (core/world_impl.h) the float bounds of each axis are that the
+     * ray meets first and last: byte offsets, chosen once per ray by dir's sign */
+    unsigned near_off[3], far_off[3];
 } imp_world_ray_prep;
 
 imp_world_ray_prep imp_world_ray_prepare(const imp_world *w, const imp_world_ray *ray);

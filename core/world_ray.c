@@ -78,6 +78,17 @@
 #include "tolerance.h"
 #include "world_impl.h"
 
+/* The float bounds of axis a of node n's children that the ray meets first
+ * (near) and last (far): lo or hi by the sign of the ray's direction, found at
+ * offsets set once per ray (no choice per node). */
+static inline const float *node_near(const imp_world_ray_prep *p, const world_node *n, int a) {
+    return (const float *)(const void *)((const char *)n + p->near_off[a]);
+}
+
+static inline const float *node_far(const imp_world_ray_prep *p, const world_node *n, int a) {
+    return (const float *)(const void *)((const char *)n + p->far_off[a]);
+}
+
 /* ---- double-double ------------------------------------------------------------------------ */
 
 typedef struct dd {
@@ -157,7 +168,7 @@ static inline unsigned children_span(const imp_world_ray_prep *p, const world_no
     for (int k = 0; k < IMP_WORLD_WIDTH; ++k)
         t0[k] = 0.0, t1[k] = tmax;
     for (int a = 0; a < 3; ++a) {
-        const float *bn = p->neg[a] ? n->hi[a] : n->lo[a], *bf = p->neg[a] ? n->lo[a] : n->hi[a];
+        const float *bn = node_near(p, n, a), *bf = node_far(p, n, a);
         double on = p->onear[a], of = p->ofar[a], inv = p->inv[a];
         for (int k = 0; k < IMP_WORLD_WIDTH; ++k) {
             double tn = ((double)bn[k] - on) * inv, tf = ((double)bf[k] - of) * inv;
@@ -208,8 +219,7 @@ static inline unsigned children_span_float(const imp_world_ray_prep *p, const wo
     for (int h = 0; h < IMP_WORLD_WIDTH; h += 4) {
         __m128 v0 = _mm_setzero_ps(), v1 = _mm_set1_ps(tm);
         for (int a = 0; a < 3; ++a) {
-            const float *bn = p->neg[a] ? n->hi[a] : n->lo[a],
-                        *bf = p->neg[a] ? n->lo[a] : n->hi[a];
+            const float *bn = node_near(p, n, a), *bf = node_far(p, n, a);
             __m128 inv = _mm_set1_ps(p->finv[a]);
             __m128 tn = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(bn + h), _mm_set1_ps(p->fnear[a])), inv);
             __m128 tf = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(bf + h), _mm_set1_ps(p->ffar[a])), inv);
@@ -227,7 +237,7 @@ static inline unsigned children_span_float(const imp_world_ray_prep *p, const wo
     for (int k = 0; k < IMP_WORLD_WIDTH; ++k)
         t0[k] = 0.0f, t1[k] = tm;
     for (int a = 0; a < 3; ++a) {
-        const float *bn = p->neg[a] ? n->hi[a] : n->lo[a], *bf = p->neg[a] ? n->lo[a] : n->hi[a];
+        const float *bn = node_near(p, n, a), *bf = node_far(p, n, a);
         for (int k = 0; k < IMP_WORLD_WIDTH; ++k) {
             float tn = (bn[k] - p->fnear[a]) * p->finv[a], tf = (bf[k] - p->ffar[a]) * p->finv[a];
             t0[k] = tn > t0[k] ? tn : t0[k];
@@ -258,7 +268,7 @@ __attribute__((target("avx"))) static inline unsigned children_span_avx(const im
     _Static_assert(IMP_WORLD_WIDTH == 8, "one AVX register per bound");
     __m256 v0 = _mm256_setzero_ps(), v1 = _mm256_set1_ps(tm);
     for (int a = 0; a < 3; ++a) {
-        const float *bn = p->neg[a] ? n->hi[a] : n->lo[a], *bf = p->neg[a] ? n->lo[a] : n->hi[a];
+        const float *bn = node_near(p, n, a), *bf = node_far(p, n, a);
         __m256 inv = _mm256_set1_ps(p->finv[a]);
         __m256 tn =
             _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(bn), _mm256_set1_ps(p->fnear[a])), inv);
@@ -349,15 +359,11 @@ static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_
     int kz = a1 > a0 ? 1 : 0;
     double az = a1 > a0 ? a1 : a0;
     kz = a2 > az ? 2 : kz;
-    double dz = kz == 0 ? d[0] : kz == 1 ? d[1] : d[2];
-    assert(dz != 0.0);
+    assert(d[kz] != 0.0);
     int kx = kz == 2 ? 0 : kz + 1, ky = kx == 2 ? 0 : kx + 1;
-    if (dz < 0.0) { /* keep the winding */
-        int t = kx;
-        kx = ky;
-        ky = t;
-    }
-    p->kx = kx, p->ky = ky, p->kz = kz;
+    int swap = d[kz] < 0.0; /* keep the winding: kx and ky swapped, without a branch */
+    p->kx = swap ? ky : kx, p->ky = swap ? kx : ky, p->kz = kz;
+    kx = p->kx, ky = p->ky;
 
     double om = fabs(o[0]);
     om = fabs(o[1]) > om ? fabs(o[1]) : om;
@@ -367,15 +373,25 @@ static void prepare(const imp_world *w, const imp_world_ray *ray, imp_world_ray_
     for (int k = 0; k < 3; ++k)                       /* the three divisions first: they overlap */
         p->inv[k] = 1.0 / d[k];
     for (int k = 0; k < 3; ++k) {
-        p->neg[k] = signbit(d[k]) != 0;
+        /* no branch on the direction's signs (random rays would mispredict them) */
+        int neg = signbit(d[k]) != 0;
+        double spad = copysign(pad, d[k]); /* +pad, or -pad when dir's sign bit is set */
+        float up = (float)copysign(1.0, d[k]);
+        p->neg[k] = neg;
         /* lower bounds are moved down by the padding (the origin up), upper ones up */
-        p->onear[k] = p->neg[k] ? o[k] - pad : o[k] + pad;
-        p->ofar[k] = p->neg[k] ? o[k] + pad : o[k] - pad;
+        p->onear[k] = o[k] + spad;
+        p->ofar[k] = o[k] - spad;
         /* the float origins: the near one on the side that makes a near bound's t
          * smaller (above onear when dir > 0), the far one the other way */
         p->finv[k] = (float)p->inv[k];
-        p->fnear[k] = round_float(p->onear[k], p->neg[k] ? -1.0f : 1.0f);
-        p->ffar[k] = round_float(p->ofar[k], p->neg[k] ? 1.0f : -1.0f);
+        p->fnear[k] = round_float(p->onear[k], up);
+        p->ffar[k] = round_float(p->ofar[k], -up);
+        unsigned lo = (unsigned)(offsetof(world_node, lo) +
+                                 (size_t)k * sizeof(float[IMP_WORLD_WIDTH])),
+                 hi = (unsigned)(offsetof(world_node, hi) +
+                                 (size_t)k * sizeof(float[IMP_WORLD_WIDTH]));
+        p->near_off[k] = neg ? hi : lo;
+        p->far_off[k] = neg ? lo : hi;
     }
     /* the float node test (children_span_float) runs when every number is in its
      * range: |onear|, |ofar| <= om + pad <= 1e30, each |dir| component 0 or within
@@ -724,6 +740,8 @@ typedef struct ray_query {
     int plain; /* only triangles, and the filter allows them all (test_prims) */
     int stopped_by;
     int have;
+    double tb; /* the farthest t still worth a look (bound), and it rounded up to float */
+    float ftb; /* (set when the float node test runs: p.fast) */
     imp_world_hit best;
     imp_world_hit *all;
     size_t n_all, cap_all;
@@ -731,9 +749,14 @@ typedef struct ray_query {
     world_fails fails;
 } ray_query;
 
-/* The farthest t still worth a look. */
-static double bound(const ray_query *q) {
-    return q->mode == IMP_WORLD_RAY_CLOSEST && q->have ? q->best.t : q->p.ray.max_t;
+/* The farthest t still worth a look: the best t so far when the closest hit is
+ * asked for, else max_t (kept in q->tb by keep). */
+static inline double bound(const ray_query *q) { return q->tb; }
+
+/* Sets the bound to t (<= max_t), and its float for the node test. */
+static inline void set_bound(ray_query *q, double t) {
+    q->tb = t;
+    if (q->p.fast) q->ftb = round_float(t, 1.0f); /* |t| <= 1e30 there */
 }
 
 static int keep(ray_query *q, const imp_world_hit *h) {
@@ -748,7 +771,10 @@ static int keep(ray_query *q, const imp_world_hit *h) {
         q->have = 1;
         return 0;
     }
-    if (!q->have || imp_world_hit_cmp(h, &q->best) < 0) q->best = *h;
+    if (!q->have || imp_world_hit_cmp(h, &q->best) < 0) {
+        q->best = *h;
+        if (q->mode == IMP_WORLD_RAY_CLOSEST) set_bound(q, h->t);
+    }
     q->have = 1;
     return q->mode == IMP_WORLD_RAY_ANY;
 }
@@ -836,10 +862,10 @@ static inline __attribute__((always_inline)) void walk_with(ray_query *q, const 
         unsigned hit;
 #if WORLD_HAVE_AVX
         if (avx)
-            hit = children_span_avx(&q->p, n, round_float(bound(q), 1.0f), tf);
+            hit = children_span_avx(&q->p, n, q->ftb, tf);
         else
 #endif
-            hit = fast ? children_span_float(&q->p, n, round_float(bound(q), 1.0f), tf)
+            hit = fast ? children_span_float(&q->p, n, q->ftb, tf)
                        : children_span(&q->p, n, bound(q), tk);
         if ((q->stopped_by = world_poll_add(&q->poll, 1)) != 0) return;
         struct item next = {0, 0, 0.0};
@@ -953,6 +979,7 @@ imp_world_ray_result world_raycast_isa(const imp_world *w, const imp_world_ray *
               imp_filter_touch(ray->filter, &w->colliders[0].filter);
     q.stopped_by = 0;
     q.have = 0;
+    set_bound(&q, ray->max_t);
     memset(&q.best, 0, sizeof q.best);
     q.all = NULL;
     q.n_all = q.cap_all = 0;
