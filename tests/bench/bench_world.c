@@ -9,6 +9,8 @@
  * and capsules thrown from above the terrain with gravity.
  *
  * Run: make bench-build && build/tests/bench/bench_world [max_triangles]
+ * (build/tests/bench/bench_world degenerate: builds of 1M and 10M coincident
+ * triangles and of 100k and 1M slivers on a line, each with one ray)
  * Figures are from one run on a shared machine: compare within a run.
  */
 #include <math.h>
@@ -228,7 +230,75 @@ static void bench_all_validations(const imp_world *w, const level *L, uint64_t *
     bench_validations(w, L, rng, &capsule, 0.8, "capsules");
 }
 
+/* Builds a world of one mesh (n triangles over the given vertices) and casts one ray
+ * (closest, or every hit); prints the build's and the ray's times and returns the build's. */
+static double degenerate_one(const char *what, const imp_vec3 *v, size_t nv, const uint32_t *t,
+                             size_t n, imp_world_ray ray, imp_world_ray_mode mode) {
+    imp_world_collider c = {.kind = IMP_WORLD_MESH};
+    c.mesh = (imp_world_mesh){v, nv, t, n};
+    imp_world_input in = {.dim = 3, .colliders = &c, .n_colliders = 1};
+    imp_world *w = NULL;
+    double t0 = now_ms();
+    if (imp_world_build(&in, &w, NULL) != IMP_WORLD_OK) {
+        fprintf(stderr, "build failed\n");
+        exit(1);
+    }
+    double t1 = now_ms();
+    imp_world_ray_result r = imp_world_raycast(w, &ray, mode, NULL);
+    double t2 = now_ms();
+    printf("  %9zu %-22s build %8.0f ms, one ray %6.1f ms (%zu hits)\n", n, what, t1 - t0, t2 - t1,
+           r.state != IMP_WORLD_HIT    ? 0
+           : mode == IMP_WORLD_RAY_ALL ? r.n_hits
+                                       : 1);
+    free(r.hits);
+    imp_world_destroy(w);
+    return t1 - t0;
+}
+
+/* Inputs that make a careless build quadratic (issue 16 point 2): n copies of one small
+ * triangle at one point (1M and 10M), and slivers whose centroids lie on one line (100k and
+ * 1M); ten times the triangles should cost about ten times the build (n log n), not a
+ * hundred. */
+static void bench_degenerate(void) {
+    printf("degenerate inputs:\n");
+    imp_vec3 v[3] = {imp_v3(1, 1, 1), imp_v3(1.001, 1, 1), imp_v3(1, 1.001, 1)};
+    double ms[2];
+    for (int k = 0; k < 2; ++k) {
+        size_t n = k == 0 ? 1000000 : 10000000;
+        uint32_t *t = calloc(3 * n, sizeof *t);
+        for (size_t i = 0; i < n; ++i)
+            t[3 * i + 1] = 1, t[3 * i + 2] = 2;
+        imp_world_ray down = {imp_v3(1.0002, 1.0002, 5), imp_v3(0, 0, -1), INFINITY, NULL};
+        ms[k] = degenerate_one("coincident triangles", v, 3, t, n, down, IMP_WORLD_RAY_CLOSEST);
+        free(t);
+    }
+    printf("  coincident: 10x the triangles, %.1fx the build\n", ms[1] / ms[0]);
+    for (int k = 0; k < 2; ++k) {
+        size_t n = k == 0 ? 100000 : 1000000;
+        imp_vec3 *sv = malloc(3 * n * sizeof *sv);
+        uint32_t *t = malloc(3 * n * sizeof *t);
+        uint64_t rng = 7;
+        for (size_t i = 0; i < n; ++i) {
+            double x = imp_rng_uniform(&rng, 0, 1000), len = imp_rng_uniform(&rng, 0.001, 500);
+            sv[3 * i] = imp_v3(x, 0, 0);
+            sv[3 * i + 1] = imp_v3(x + len, 1e-9, 0);
+            sv[3 * i + 2] = imp_v3(x + 0.5 * len, 0, 1e-9);
+            for (uint32_t j = 0; j < 3; ++j)
+                t[3 * i + j] = (uint32_t)(3 * i) + j;
+        }
+        imp_world_ray along = {imp_v3(-1, 1e-10, 1e-10), imp_v3(1, 0, 0), INFINITY, NULL};
+        ms[k] = degenerate_one("slivers on a line", sv, 3 * n, t, n, along, IMP_WORLD_RAY_ALL);
+        free(sv);
+        free(t);
+    }
+    printf("  slivers: 10x the triangles, %.1fx the build\n", ms[1] / ms[0]);
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "degenerate") == 0) {
+        bench_degenerate();
+        return 0;
+    }
     size_t max_tris = argc > 1 ? (size_t)atof(argv[1]) : 1000000;
     /* a second argument "validations" or "rays" runs only those (for profiling) */
     int only_validations = argc > 2 && strcmp(argv[2], "validations") == 0;
