@@ -124,4 +124,20 @@ static inline void random_pair_motions(uint64_t *rng, int dim, int accel, imp_mo
     *mb = motion3(pb, vb, accel ? random_vec_dim(rng, 2, dim) : imp_v3(0, 0, 0));
 }
 
+/*
+ * n slivers whose centroids lie on the x axis (a degenerate input for a world's
+ * build): thin triangles from x in [0, 1000] of length 0.001 to 500, corners
+ * sv[3 i .. 3 i + 2] and triangle i = (3 i, 3 i + 1, 3 i + 2) in t.
+ */
+static inline void random_slivers(uint64_t *rng, size_t n, imp_vec3 *sv, uint32_t *t) {
+    for (size_t i = 0; i < n; ++i) {
+        double x = imp_rng_uniform(rng, 0, 1000), len = imp_rng_uniform(rng, 0.001, 500);
+        sv[3 * i] = imp_v3(x, 0, 0);
+        sv[3 * i + 1] = imp_v3(x + len, 1e-9, 0);
+        sv[3 * i + 2] = imp_v3(x + 0.5 * len, 0, 1e-9);
+        for (uint32_t j = 0; j < 3; ++j)
+            t[3 * i + j] = (uint32_t)(3 * i) + j;
+    }
+}
+
 #endif

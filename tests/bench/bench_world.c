@@ -278,14 +278,7 @@ static void bench_degenerate(void) {
         imp_vec3 *sv = malloc(3 * n * sizeof *sv);
         uint32_t *t = malloc(3 * n * sizeof *t);
         uint64_t rng = 7;
-        for (size_t i = 0; i < n; ++i) {
-            double x = imp_rng_uniform(&rng, 0, 1000), len = imp_rng_uniform(&rng, 0.001, 500);
-            sv[3 * i] = imp_v3(x, 0, 0);
-            sv[3 * i + 1] = imp_v3(x + len, 1e-9, 0);
-            sv[3 * i + 2] = imp_v3(x + 0.5 * len, 0, 1e-9);
-            for (uint32_t j = 0; j < 3; ++j)
-                t[3 * i + j] = (uint32_t)(3 * i) + j;
-        }
+        random_slivers(&rng, n, sv, t);
         imp_world_ray along = {imp_v3(-1, 1e-10, 1e-10), imp_v3(1, 0, 0), INFINITY, NULL};
         ms[k] = degenerate_one("slivers on a line", sv, 3 * n, t, n, along, IMP_WORLD_RAY_ALL);
         free(sv);

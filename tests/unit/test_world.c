@@ -1173,14 +1173,7 @@ static void test_degenerate_builds_fast(void **state) {
     imp_vec3 *sv = malloc(3 * ns * sizeof *sv);
     t = malloc(3 * ns * sizeof *t);
     uint64_t rng = 7;
-    for (size_t i = 0; i < ns; ++i) {
-        double x = imp_rng_uniform(&rng, 0, 1000), len = imp_rng_uniform(&rng, 0.001, 500);
-        sv[3 * i] = imp_v3(x, 0, 0);
-        sv[3 * i + 1] = imp_v3(x + len, 1e-9, 0);
-        sv[3 * i + 2] = imp_v3(x + 0.5 * len, 0, 1e-9);
-        t[3 * i] = (uint32_t)(3 * i), t[3 * i + 1] = (uint32_t)(3 * i + 1),
-              t[3 * i + 2] = (uint32_t)(3 * i + 2);
-    }
+    random_slivers(&rng, ns, sv, t);
     c.mesh = (imp_world_mesh){sv, 3 * ns, t, ns};
     t0 = now_ms();
     w = build(3, &c, 1);
