@@ -225,7 +225,6 @@ typedef struct sbody {
     double tref;
     double radius;   /* F_SPHERE: the shape's radius */
     int32_t cell[3]; /* grid cell (z 0 in 2D); unused for globals */
-    uint32_t next;   /* next body in the cell's hash bucket */
     uint32_t seq, traj, support;
     uint8_t flags;
     uint8_t default_filter; /* the caller's filter touches what the default does */
@@ -264,7 +263,10 @@ struct imp_sim {
     double *cmass; /* a root: the mass of its cluster (its own and its riders') */
     /* grid */
     double L;
-    uint32_t *prev, *head;
+    /* a cell's bodies: a list from head[bucket_of(cell)] through next[] (back through
+     * prev[]), apart from the records: walking it touches 4 bytes a body, not a record's
+     * line, so the records of a prediction's neighbours are asked for all at once */
+    uint32_t *next, *prev, *head;
     size_t mask;              /* hash buckets - 1 */
     int64_t dlo[3];           /* dense box: first cell */
     int32_t cmin[3], cmax[3]; /* the outermost cells: each reaches to infinity */
@@ -390,17 +392,17 @@ static size_t bucket_of(const imp_sim *s, const int32_t c[3]) {
 static void grid_insert(imp_sim *s, uint32_t i) {
     size_t k = bucket_of(s, s->sb[i].cell);
     s->prev[i] = NONE;
-    s->sb[i].next = s->head[k];
+    s->next[i] = s->head[k];
     if (s->head[k] != NONE) s->prev[s->head[k]] = i;
     s->head[k] = i;
 }
 
 static void grid_remove(imp_sim *s, uint32_t i) {
     if (s->prev[i] != NONE)
-        s->sb[s->prev[i]].next = s->sb[i].next;
+        s->next[s->prev[i]] = s->next[i];
     else
-        s->head[bucket_of(s, s->sb[i].cell)] = s->sb[i].next;
-    if (s->sb[i].next != NONE) s->prev[s->sb[i].next] = s->prev[i];
+        s->head[bucket_of(s, s->sb[i].cell)] = s->next[i];
+    if (s->next[i] != NONE) s->prev[s->next[i]] = s->prev[i];
 }
 
 static int32_t cell_index(double x, double L) {
@@ -902,11 +904,16 @@ static void predict(imp_sim *s, uint32_t i) {
         for (int q = 0; q < ncells; ++q) {
             int32_t nc[3];
             near_cell(s->dim, s->sb[i].cell, q, nc);
-            for (uint32_t j = s->head[bucket_of(s, nc)]; j != NONE; j = s->sb[j].next) {
-                const int32_t *cj = s->sb[j].cell;
-                if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
-                /* the gathering read the record's second line (cell, next); ask for the
-                 * first (the path) now, so it arrives while the rest are gathered */
+            size_t b = bucket_of(s, nc);
+            for (uint32_t j = s->head[b]; j != NONE; j = s->next[j]) {
+                /* a slot of the dense box holds its cell's bodies only; a hash bucket may
+                 * hold other cells' too (their record's cell says) */
+                if (b >= s->n_dense) {
+                    const int32_t *cj = s->sb[j].cell;
+                    if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
+                }
+                /* ask for the record's first line (the path) now, so that it arrives
+                 * while the rest are gathered */
                 __builtin_prefetch(&s->sb[j].p);
                 near[nn++] = j;
                 if (nn < GATHER) continue;
@@ -1191,7 +1198,7 @@ static void wake(imp_sim *s, uint32_t j, double t) {
             for (int q = 0; q < ncells; ++q) {
                 int32_t nc[3];
                 near_cell(s->dim, s->sb[k].cell, q, nc);
-                for (uint32_t m = s->head[bucket_of(s, nc)]; m != NONE; m = s->sb[m].next)
+                for (uint32_t m = s->head[bucket_of(s, nc)]; m != NONE; m = s->next[m])
                     wake_if_on(s, m, k, &top);
             }
             for (size_t g = 0; g < s->n_globals; ++g)
@@ -1616,6 +1623,7 @@ static int alloc_bodies(imp_sim *s) {
     ALLOC(s->ev_axis, n);
     ALLOC(s->ev_dir, n);
     ALLOC(s->prev, n);
+    ALLOC(s->next, n);
     ALLOC(s->globals, n);
     ALLOC(s->sleep_on, n);
     ALLOC(s->last_t, n);
@@ -1877,6 +1885,7 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->ev_axis);
     free(s->ev_dir);
     free(s->prev);
+    free(s->next);
     free(s->head);
     free(s->globals);
     free(s->sleep_on);
