@@ -32,7 +32,7 @@
  * the primitives' double bounds: a node's box contains, exactly, every primitive box below it,
  * which the queries' consistency with the brute-force loop rests on. Why: SAH gives fast rays on
  * uneven level geometry (terrain next to dense buildings); binning keeps the build linear per
- * level; the wide nodes (about 23 bytes a triangle) and in-place permutation keep a million
+ * level; the wide nodes (about 15 bytes a triangle) and in-place permutation keep a million
  * triangles near 100 MB.
  */
 #include <assert.h>
