@@ -686,8 +686,22 @@ int imp_cubic_roots(double a, double b, double c, double d, double lo, double hi
 
 int imp_quartic_roots(double a, double b, double c, double d, double e, double lo, double hi,
                       double roots[4]) {
-    double k[5] = {e, d, c, b, a};
-    return imp_poly_roots(k, 4, lo, hi, roots);
+    /* the common quartic (a and e nonzero, balanced already: no zero root to deflate,
+     * no scaling) straight to the certified fast path; anything else, or a certificate
+     * that fails, through imp_poly_roots */
+    poly p = {{e, d, c, b, a}, 4};
+    double m = fmax(fmax(fabs(a), fabs(b)), fmax(fmax(fabs(c), fabs(d)), fabs(e)));
+    if (a != 0.0 && e != 0.0 && m >= 0.5 && m < 0x1p480 && !(lo > hi)) {
+        double r[4];
+        int k = quartic_fast(&p, r);
+        if (k >= 0) {
+            int count = 0;
+            for (int i = 0; i < k; ++i)
+                if (r[i] >= lo && r[i] <= hi) roots[count++] = r[i];
+            return count;
+        }
+    }
+    return imp_poly_roots(p.c, 4, lo, hi, roots);
 }
 
 double imp_poly_eval(const double *c, int degree, double t) {

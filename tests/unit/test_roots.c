@@ -236,6 +236,46 @@ static void test_random_quartics(void **state) {
     assert_true(frac <= 0.0021);
 }
 
+/* imp_quartic_roots takes the common quartic straight to the certified fast path and
+ * anything else through imp_poly_roots: both ways must give imp_poly_roots' roots bit for
+ * bit. Random quartics with four real roots, two, or none, scaled from 2^-1000 to 2^1000 (the
+ * shortcut is for coefficients already balanced), with a zero constant term (a root at 0)
+ * or a zero leading one (a cubic), in windows that cut some roots off. Dropping the
+ * shortcut's test of the constant term makes 537 of them differ. */
+static void test_quartic_entry_equals_general(void **state) {
+    (void)state;
+    const uint64_t seed = 0x5eed0a11e47ULL;
+    uint64_t s = seed;
+    print_message("seed %#llx\n", (unsigned long long)seed);
+    int differ = 0, cases = 0;
+    for (int k = 0; k < 200000; ++k) {
+        double r[4], co[5];
+        for (int i = 0; i < 4; ++i)
+            r[i] = imp_rng_unit(&s) * 4.0 - 2.0;
+        expand_roots(r, co);
+        if (k % 3 == 1) co[2] += 3.0; /* lift: two or no real roots */
+        if (k % 3 == 2) co[2] += 0.01;
+        double scale = ldexp(1.0, (int)(imp_rng_unit(&s) * 2000.0) - 1000);
+        if (k % 4 == 0) scale = 1.0;
+        for (int i = 0; i < 5; ++i)
+            co[i] *= scale;
+        if (k % 50 == 3) co[0] = 0.0;
+        if (k % 50 == 7) co[4] = 0.0;
+        double lo = k % 5 == 0 ? r[1] : -INFINITY, hi = k % 7 == 0 ? r[2] : INFINITY;
+        if (lo > hi) lo = -INFINITY;
+        double a[4], b[4];
+        int na = imp_quartic_roots(co[4], co[3], co[2], co[1], co[0], lo, hi, a);
+        int nb = imp_poly_roots(co, 4, lo, hi, b);
+        int same = na == nb;
+        for (int i = 0; same && i < na; ++i)
+            same = memcmp(&a[i], &b[i], sizeof a[i]) == 0;
+        differ += !same;
+        ++cases;
+    }
+    print_message("%d quartics, %d answered differently by the two entries\n", cases, differ);
+    assert_int_equal(differ, 0);
+}
+
 /* Arbitrary finite coefficients: every reported root has a tiny backward
  * error, and every sign change seen on a fine grid is matched by a root. */
 static void test_random_coefficients_verify(void **state) {
@@ -317,6 +357,7 @@ int main(void) {
         cmocka_unit_test(test_cubic),
         cmocka_unit_test(test_hard_quartics),
         cmocka_unit_test(test_random_quartics),
+        cmocka_unit_test(test_quartic_entry_equals_general),
         cmocka_unit_test(test_random_coefficients_verify),
         cmocka_unit_test(test_wide_range_keeps_its_roots),
     };
