@@ -590,6 +590,16 @@ static int quartic_fast(const poly *p, double *out) {
     return nr;
 }
 
+/* quartic_fast's roots in [lo, hi] to out, their count; -1 when the certificate fails. */
+static int quartic_fast_in(const poly *p, double lo, double hi, double *out) {
+    double r[4];
+    int k = quartic_fast(p, r), count = 0;
+    if (k < 0) return -1;
+    for (int i = 0; i < k; ++i)
+        if (r[i] >= lo && r[i] <= hi) out[count++] = r[i];
+    return count;
+}
+
 typedef struct node {
     double x;
     int mult; /* multiplicity as a root of p' (0 for an interval end) */
@@ -610,14 +620,8 @@ static int roots_rec(const poly *p, double lo, double hi, double *out) {
     }
     if (n == 2) return quadratic(p, lo, hi, out);
     if (n == 4) {
-        double r[4];
-        int k = quartic_fast(p, r);
-        if (k >= 0) {
-            int count = 0;
-            for (int i = 0; i < k; ++i)
-                if (r[i] >= lo && r[i] <= hi) out[count++] = r[i];
-            return count;
-        }
+        int k = quartic_fast_in(p, lo, hi, out);
+        if (k >= 0) return k;
     }
 
     poly d;
@@ -709,20 +713,14 @@ int imp_cubic_roots(double a, double b, double c, double d, double lo, double hi
 
 int imp_quartic_roots(double a, double b, double c, double d, double e, double lo, double hi,
                       double roots[4]) {
-    /* the common quartic (a and e nonzero, balanced already: no zero root to deflate,
-     * no scaling) straight to the certified fast path; anything else, or a certificate
-     * that fails, through imp_poly_roots */
+    /* a quartic with nonzero end terms (no zero root to deflate) straight to the certified
+     * fast path once balanced; anything else, or a certificate that fails, through
+     * imp_poly_roots (whose own balancing leaves a balanced quartic as it is) */
     poly p = {{e, d, c, b, a}, 4};
-    double m = fmax(fmax(fabs(a), fabs(b)), fmax(fmax(fabs(c), fabs(d)), fabs(e)));
-    if (a != 0.0 && e != 0.0 && m >= 0.5 && m < 0x1p480 && !(lo > hi)) {
-        double r[4];
-        int k = quartic_fast(&p, r);
-        if (k >= 0) {
-            int count = 0;
-            for (int i = 0; i < k; ++i)
-                if (r[i] >= lo && r[i] <= hi) roots[count++] = r[i];
-            return count;
-        }
+    poly_balance(&p);
+    if (p.c[4] != 0.0 && p.c[0] != 0.0 && !(lo > hi)) {
+        int k = quartic_fast_in(&p, lo, hi, roots);
+        if (k >= 0) return k;
     }
     return imp_poly_roots(p.c, 4, lo, hi, roots);
 }

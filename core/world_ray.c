@@ -443,9 +443,7 @@ static unsigned leaf_lines(const imp_world_ray_prep *p, const world_prim *pr, si
     return in;
 }
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#include <immintrin.h>
-
+#if WORLD_HAVE_AVX
 _Static_assert(sizeof(imp_vec3) == 3 * sizeof(double), "a corner is three doubles");
 
 /* leaf_lines for up to four triangles at once, one per lane of an AVX
@@ -506,9 +504,6 @@ __attribute__((target("avx"))) static unsigned leaf_lines_avx(const imp_world_ra
     }
     return in & lanes;
 }
-#define WORLD_HAVE_AVX_LINES 1
-#else
-#define WORLD_HAVE_AVX_LINES 0
 #endif
 
 /* The ray's t at triangle v's plane as num / den in double-double, and the
@@ -806,7 +801,7 @@ static int test_prims(ray_query *q, size_t first, size_t count, int avx) {
             const world_prim *pr = &q->w->prims[at];
             size_t n = first + count - at < 4 ? first + count - at : 4;
             unsigned lines;
-#if WORLD_HAVE_AVX_LINES
+#if WORLD_HAVE_AVX
             if (avx)
                 lines = leaf_lines_avx(&q->p, pr, n);
             else
