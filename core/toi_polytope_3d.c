@@ -17,8 +17,11 @@
  * smaller feature, moved to the middle plane.
  * Speed: a pair whose bounding spheres never meet over the window is a
  * miss before any hull or axis is built (imp_toi_bounds_miss); two boxes
- * need no allocation (the pair's own storage); an axis that is the
- * previous one reversed (a box's faces, every edge cross) is swept once.
+ * take a path of their own: their 15 axes straight from the two frames and
+ * each box's extent along an axis from its half sizes (3 products, not 8
+ * projected corners), no hull, no axis list, no allocation (617 to 390 ns
+ * a pair in bench_shapes); an axis that is the previous one reversed (a
+ * polyhedron's faces, every edge cross) is swept once.
  * Why: exact (see toi_polytope.c); the axes are built once per query, and
  * the swept test is the same code as in 2D.
  */
@@ -27,6 +30,7 @@
 
 #include "overlap.h"
 #include "toi_polytope.h"
+#include "tolerance.h"
 
 static int is_polytope(const imp_shape *s) {
     return s->type == IMP_SHAPE_BOX || s->type == IMP_SHAPE_POLYHEDRON;
@@ -76,12 +80,85 @@ static imp_vec3 contact_point(const imp_toi_swept_input *in, imp_vec3 pa, imp_ve
     return imp_madd(c, n, 0.5 * (ha + hb) - imp_dot(c, n));
 }
 
+/* A box's edge directions (its face normals up to sign), as imp_ov_poly_make turns them. */
+static void box_frame(const imp_shape *s, imp_vec3 f[3]) {
+    f[0] = imp_quat_rotate(s->rot, imp_v3(1, 0, 0));
+    f[1] = imp_quat_rotate(s->rot, imp_v3(0, 1, 0));
+    f[2] = imp_quat_rotate(s->rot, imp_v3(0, 0, 1));
+}
+
+/* half the box's width along unit n: its support, h . |F^T n| */
+static double box_extent(imp_vec3 h, const imp_vec3 f[3], imp_vec3 n) {
+    return h.x * fabs(imp_dot(f[0], n)) + h.y * fabs(imp_dot(f[1], n)) +
+           h.z * fabs(imp_dot(f[2], n));
+}
+
+/* corner i on the + side of axis k when bit k is set, as imp_shape_points numbers them */
+static void box_corners(imp_vec3 h, const imp_vec3 f[3], imp_vec3 out[8]) {
+    imp_vec3 x = imp_scale(f[0], h.x), y = imp_scale(f[1], h.y), z = imp_scale(f[2], h.z);
+    for (int i = 0; i < 8; ++i) {
+        imp_vec3 c = imp_add(i & 1 ? x : imp_neg(x), i & 2 ? y : imp_neg(y));
+        out[i] = imp_add(c, i & 4 ? z : imp_neg(z));
+    }
+}
+
+/* Two boxes: the swept test over the 15 axes the general path would build for them (a's
+ * face normals, b's, and the 9 edge crosses that are not parallel, in the same order and
+ * with the same signs the reversed-axis skip of imp_toi_swept keeps), straight from the
+ * two frames, with each box's extent along an axis from its half sizes instead of the
+ * largest of 8 projected corners (the same number up to rounding). No hull, no axis
+ * list; the corners are formed only when every axis leaves a candidate time. */
+static imp_toi_result boxes(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                            const imp_motion *mb, double horizon) {
+    imp_vec3 fa[3], fb[3];
+    box_frame(a, fa);
+    box_frame(b, fb);
+    imp_vec3 dp = imp_sub(mb->p, ma->p), dv = imp_sub(mb->v, ma->v), da = imp_sub(mb->a, ma->a);
+    imp_toi_band bands[15];
+    size_t nb = 0;
+    imp_toi_sweep acc;
+    imp_toi_sweep_init(&acc, horizon);
+    for (int k = 0; k < 15; ++k) {
+        imp_vec3 n;
+        if (k < 3) {
+            n = imp_neg(fa[k]);
+        } else if (k < 6) {
+            n = fb[k - 3];
+        } else {
+            imp_vec3 c = imp_cross(fa[(k - 6) / 3], fb[(k - 6) % 3]);
+            double l = imp_len(c);
+            if (!(l > IMP_EDGE_PARALLEL_SIN)) continue;
+            n = imp_scale(c, 1.0 / l);
+        }
+        imp_toi_band *band = &bands[nb++];
+        double ea = box_extent(a->half, fa, n), eb = box_extent(b->half, fb, n);
+        double c = imp_dot(dp, n);
+        band->n = n;
+        band->lo = -ea - (c + eb);
+        band->hi = ea - (c - eb);
+        band->c1 = imp_dot(n, dv);
+        band->c2 = 0.5 * imp_dot(n, da);
+        if (!imp_toi_sweep_narrow(&acc, band, horizon))
+            return (imp_toi_result){.state = IMP_TOI_NONE};
+    }
+    imp_vec3 va[8], vb[8];
+    box_corners(a->half, fa, va);
+    box_corners(b->half, fb, vb);
+    imp_toi_swept_input s = {*ma, *mb, va, vb, 8, 8, NULL, nb, horizon};
+    double ftol;
+    imp_toi_result r = imp_toi_sweep_resolve(&s, bands, &acc, &ftol);
+    if (r.state == IMP_TOI_HIT || r.state == IMP_TOI_OVERLAPPING)
+        r.point = contact_point(&s, r.pa, r.pb, r.normal, ftol);
+    return r;
+}
+
 imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                                     const imp_motion *mb, double horizon) {
     assert(horizon > 0.0);
     if (!is_polytope(a) || !is_polytope(b)) return imp_toi_failed(IMP_FAILURE_UNSUPPORTED);
     if (imp_toi_bounds_miss(ma, reach(a), mb, reach(b), horizon))
         return (imp_toi_result){.state = IMP_TOI_NONE};
+    if (a->type == IMP_SHAPE_BOX && b->type == IMP_SHAPE_BOX) return boxes(a, ma, b, mb, horizon);
     imp_polytope_pair pair;
     imp_hull_status st = imp_polytope_pair_build(a, b, &pair, NULL);
     if (st != IMP_HULL_OK)
