@@ -236,7 +236,14 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
             imp_vec3 p0 = d[k].p;
             double roots[4];
             int nr = 0;
-            if (n >= 2) { /* edge k -> k+1: n.q(t) = n.p0 + R */
+            /* under linear motion a feature whose outward normals all face along the motion
+             * is never entered (imp_toi_entering asks vn < 0 without acceleration): an edge
+             * with v.en >= 0, a vertex between two such edges of nonzero length */
+            const int away = linear && n >= 2 && imp_dot(q.v, ed[k].en) >= 0.0;
+            const size_t kp = k == 0 ? n - 1 : k - 1;
+            const int vertex_away = away && ed[k].ee > 0.0 && ed[kp].ee > 0.0 &&
+                                    imp_dot(q.v, ed[kp].en) >= 0.0;
+            if (n >= 2 && !away) { /* edge k -> k+1: n.q(t) = n.p0 + R */
                 imp_vec3 e = ed[k].e, en = ed[k].en;
                 if (en.x != 0.0 || en.y != 0.0) {
                     nr = imp_toi_quadratic_roots(0.5 * imp_dot(q.a, en), imp_dot(q.v, en),
@@ -257,7 +264,8 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
             }
             /* vertex k: |q(t) - p0|^2 = R^2, unless the path never comes that close
              * before the best time so far */
-            if (R > 0.0 && !(linear && passes_wide(&q, p0, R, fmin(best, in->horizon)))) {
+            if (R > 0.0 && !vertex_away &&
+                !(linear && passes_wide(&q, p0, R, fmin(best, in->horizon)))) {
                 double c[5];
                 imp_toi_distance_quartic(&q, p0, R * R, c);
                 nr = imp_poly_roots(c, 4, 0.0, in->horizon, roots);
