@@ -99,15 +99,20 @@ static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp
         const imp_vec3 *own = side ? in->vb : in->va, *other = side ? in->va : in->vb;
         size_t n_own = side ? in->nb : in->na, n_other = side ? in->na : in->nb;
         imp_toi_band *out = side ? bands + in->na : bands;
+        /* the unit normals first, in a loop of their own: their square roots and
+         * divisions do not wait on each other, where inside the loop below each waited
+         * for the last band's narrowing (7% of a query) */
+        for (size_t k = 0; k < n_own; ++k) {
+            imp_vec3 e0 = own[k], e1 = own[k + 1 == n_own ? 0 : k + 1];
+            out[k].n = imp_normalize_or(imp_v3(e1.y - e0.y, e0.x - e1.x, 0), imp_v3(1, 0, 0));
+        }
         size_t j = 0;
         for (size_t k = 0; k < n_own; ++k) {
             imp_toi_band *b = &out[k];
             imp_vec3 e0 = own[k], e1 = own[k + 1 == n_own ? 0 : k + 1];
-            /* the least vertex along the edge's unnormalised normal: the walk need not
-             * wait for the square root */
+            /* the least vertex along the edge's unnormalised normal */
             imp_vec3 perp = imp_v3(e1.y - e0.y, e0.x - e1.x, 0);
             j = k == 0 ? least_scan(other, n_other, perp) : least_from(other, n_other, perp, j);
-            b->n = imp_normalize_or(perp, imp_v3(1, 0, 0));
             b->c1 = imp_dot(b->n, dv);
             b->c2 = 0.5 * imp_dot(b->n, da);
             if (side == 0) { /* a's edge, b's least vertex */

@@ -114,26 +114,28 @@ static imp_toi_result boxes(const imp_shape *a, const imp_motion *ma, const imp_
     box_frame(a, fa);
     box_frame(b, fb);
     imp_vec3 dp = imp_sub(mb->p, ma->p), dv = imp_sub(mb->v, ma->v), da = imp_sub(mb->a, ma->a);
+    /* the axes first, in a loop of their own: the crosses' square roots and divisions do
+     * not wait for the bands' narrowing */
     imp_toi_band bands[15];
     size_t nb = 0;
-    imp_toi_sweep acc;
-    imp_toi_sweep_init(&acc, horizon);
     for (int k = 0; k < 15; ++k) {
-        imp_vec3 n;
         if (k < 3) {
-            n = imp_neg(fa[k]);
+            bands[nb++].n = imp_neg(fa[k]);
         } else if (k < 6) {
-            n = fb[k - 3];
+            bands[nb++].n = fb[k - 3];
         } else {
             imp_vec3 c = imp_cross(fa[(k - 6) / 3], fb[(k - 6) % 3]);
             double l = imp_len(c);
-            if (!(l > IMP_EDGE_PARALLEL_SIN)) continue;
-            n = imp_scale(c, 1.0 / l);
+            if (l > IMP_EDGE_PARALLEL_SIN) bands[nb++].n = imp_scale(c, 1.0 / l);
         }
-        imp_toi_band *band = &bands[nb++];
+    }
+    imp_toi_sweep acc;
+    imp_toi_sweep_init(&acc, horizon);
+    for (size_t k = 0; k < nb; ++k) {
+        imp_toi_band *band = &bands[k];
+        imp_vec3 n = band->n;
         double ea = box_extent(a->half, fa, n), eb = box_extent(b->half, fb, n);
         double c = imp_dot(dp, n);
-        band->n = n;
         band->lo = -ea - (c + eb);
         band->hi = ea - (c - eb);
         band->c1 = imp_dot(n, dv);

@@ -241,8 +241,8 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
              * with v.en >= 0, a vertex between two such edges of nonzero length */
             const int away = linear && n >= 2 && imp_dot(q.v, ed[k].en) >= 0.0;
             const size_t kp = k == 0 ? n - 1 : k - 1;
-            const int vertex_away = away && ed[k].ee > 0.0 && ed[kp].ee > 0.0 &&
-                                    imp_dot(q.v, ed[kp].en) >= 0.0;
+            const int vertex_away =
+                away && ed[k].ee > 0.0 && ed[kp].ee > 0.0 && imp_dot(q.v, ed[kp].en) >= 0.0;
             if (n >= 2 && !away) { /* edge k -> k+1: n.q(t) = n.p0 + R */
                 imp_vec3 e = ed[k].e, en = ed[k].en;
                 if (en.x != 0.0 || en.y != 0.0) {
