@@ -238,11 +238,15 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
             int nr = 0;
             /* under linear motion a feature whose outward normals all face along the motion
              * is never entered (imp_toi_entering asks vn < 0 without acceleration): an edge
-             * with v.en >= 0, a vertex between two such edges of nonzero length */
+             * with v.en >= 0, and a vertex between two such edges of nonzero length whose
+             * normals turn by less than a half turn (so every normal of the vertex is a
+             * positive combination of theirs; not so at a segment's end, whose normals
+             * turn by a half turn through the segment's direction) */
             const int away = linear && n >= 2 && imp_dot(q.v, ed[k].en) >= 0.0;
             const size_t kp = k == 0 ? n - 1 : k - 1;
             const int vertex_away =
-                away && ed[k].ee > 0.0 && ed[kp].ee > 0.0 && imp_dot(q.v, ed[kp].en) >= 0.0;
+                away && ed[k].ee > 0.0 && ed[kp].ee > 0.0 && imp_dot(q.v, ed[kp].en) >= 0.0 &&
+                (cross2(ed[kp].en, ed[k].en) > 1e-6 || imp_dot(ed[kp].en, ed[k].en) > 0.0);
             if (n >= 2 && !away) { /* edge k -> k+1: n.q(t) = n.p0 + R */
                 imp_vec3 e = ed[k].e, en = ed[k].en;
                 if (en.x != 0.0 || en.y != 0.0) {

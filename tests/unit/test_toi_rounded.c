@@ -209,10 +209,31 @@ static void test_segments_meet_at_a_corner(void **state) {
     if (bad) fail_msg("%s", bad);
 }
 
+/* A disc sliding along a segment's line meets its end cap head on: every outward normal
+ * of the segment's sides is square to the motion, but the cap's turn through the
+ * segment's direction (a culling of features facing along the motion once skipped the
+ * cap and missed these). Both ways round, along the line and off it by 0.3. */
+static void test_sliding_into_a_segment_end(void **state) {
+    (void)state;
+    imp_shape seg = capsule(imp_v3(0, 0, 0), imp_v3(10, 0, 0), 0.0), disc = sphere(0.5);
+    const double y[2] = {0.0, 0.3}, t_hit[2] = {4.5, 4.6}; /* 0.5^2 - 0.3^2 = 0.4^2 */
+    for (int k = 0; k < 2; ++k) {
+        imp_motion still = motion2(0, 0, 0, 0, 0, 0), left = motion2(-5, y[k], 1, 0, 0, 0),
+                   right = motion2(15, y[k], -1, 0, 0, 0);
+        imp_toi_result r = solve(&disc, left, &seg, still, 10);
+        if (r.state != IMP_TOI_HIT || fabs(r.time - t_hit[k]) > 1e-14)
+            fail_msg("from the left, y %g: state %d at %.17g", y[k], r.state, r.time);
+        r = solve(&seg, still, &disc, right, 10);
+        if (r.state != IMP_TOI_HIT || fabs(r.time - t_hit[k]) > 1e-14)
+            fail_msg("from the right, y %g: state %d at %.17g", y[k], r.state, r.time);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_answers),
         cmocka_unit_test(test_segments_meet_at_a_corner),
+        cmocka_unit_test(test_sliding_into_a_segment_end),
         cmocka_unit_test(test_circles_match_sphere_solver),
         cmocka_unit_test(test_polygons_match_swept_sat),
         cmocka_unit_test(test_every_pair_against_static_overlap),
