@@ -46,6 +46,19 @@ imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in);
 imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                                     const imp_motion *mb, double horizon);
 
+/* The first try of imp_toi_polytopes_3d under linear motion (no acceleration; not two
+ * boxes): a GJK ray cast over the points, its answer certified by the swept test on one
+ * axis (toi_polytope_3d.c). 1 with *out (HIT or NONE) when certified, else 0 (the hull
+ * path decides). */
+int imp_toi_polytopes_3d_cast(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
+                              const imp_motion *mb, double horizon, imp_toi_result *out);
+
+/* The same by the hull path alone: every candidate axis of both hulls, for any motion
+ * (imp_toi_polytopes_3d's answer when neither two boxes nor a certified ray cast under
+ * linear motion gives it; the reference its fast paths are tested against). */
+imp_toi_result imp_toi_polytopes_3d_hull(const imp_shape *a, const imp_motion *ma,
+                                         const imp_shape *b, const imp_motion *mb, double horizon);
+
 /* ---- the swept test, shared by toi_polytope_2d.c and toi_polytope_3d.c ------------------ */
 
 /* Two translating convex vertex sets and the axes to sweep them over. */

@@ -326,6 +326,26 @@ static void test_swept_sat_agrees_with_advancement(void **state) {
     assert_true(hits > 100);
 }
 
+/* A fast path's answer r against the reference g: the same state and, but for a miss,
+ * the same time (relative to 1 or more) or depth, normal and contact point within 1e-12;
+ * worst[] gathers the largest differences of the three. */
+static void expect_same(uint64_t seed, int k, const imp_toi_result *r, const imp_toi_result *g,
+                        double worst[3]) {
+    if (r->state != g->state)
+        fail_msg("seed %#llx case %d: %d at %.17g, the reference %d at %.17g",
+                 (unsigned long long)seed, k, r->state, r->time, g->state, g->time);
+    if (r->state == IMP_TOI_NONE) return;
+    double d[3] = {fabs(r->time - g->time) / fmax(1.0, g->time) + fabs(r->depth - g->depth),
+                   imp_len(imp_sub(r->normal, g->normal)), imp_len(imp_sub(r->point, g->point))};
+    for (int i = 0; i < 3; ++i)
+        worst[i] = fmax(worst[i], d[i]);
+    if (!(d[0] <= 1e-12 && d[1] <= 1e-12 && d[2] <= 1e-12))
+        fail_msg("seed %#llx case %d: state %d, time or depth %.17g vs %.17g, normal off by "
+                 "%.3g, point by %.3g",
+                 (unsigned long long)seed, k, r->state, r->time + r->depth, g->time + g->depth,
+                 d[1], d[2]);
+}
+
 /* Two boxes take their own path (the 15 axes from the frames, extents from the half sizes);
  * the same boxes given as 8-point polyhedra take the general one (hull, Gauss map axes,
  * projected corners): on random pairs, linear and accelerated, the same state, the same
@@ -335,7 +355,7 @@ static void test_box_path_equals_general(void **state) {
     const uint64_t seed = 0xB0B5;
     uint64_t rng = seed;
     int hits = 0, overlaps = 0;
-    double worst_t = 0, worst_n = 0, worst_p = 0;
+    double worst[3] = {0, 0, 0};
     for (int k = 0; k < 20000; ++k) {
         imp_shape box[2], poly[2];
         imp_vec3 corners[2][8];
@@ -357,29 +377,78 @@ static void test_box_path_equals_general(void **state) {
         for (int j = 0; j < 2; ++j)
             m[j] = random_motion3(&rng, k % 2);
         imp_toi_result r = imp_toi_polytopes_3d(&box[0], &m[0], &box[1], &m[1], 5);
-        imp_toi_result g = imp_toi_polytopes_3d(&poly[0], &m[0], &poly[1], &m[1], 5);
-        if (r.state != g.state)
-            fail_msg("seed %#llx case %d: boxes %d, polyhedra %d (t %.17g, %.17g)",
-                     (unsigned long long)seed, k, r.state, g.state, r.time, g.time);
-        if (r.state == IMP_TOI_NONE) continue;
+        imp_toi_result g = imp_toi_polytopes_3d_hull(&poly[0], &m[0], &poly[1], &m[1], 5);
+        expect_same(seed, k, &r, &g, worst);
         hits += r.state == IMP_TOI_HIT;
         overlaps += r.state == IMP_TOI_OVERLAPPING;
-        double dt = fabs(r.time - g.time) + fabs(r.depth - g.depth);
-        double dn = imp_len(imp_sub(r.normal, g.normal));
-        double dpt = imp_len(imp_sub(r.point, g.point));
-        worst_t = fmax(worst_t, dt);
-        worst_n = fmax(worst_n, dn);
-        worst_p = fmax(worst_p, dpt);
-        if (!(dt <= 1e-12 && dn <= 1e-12 && dpt <= 1e-12))
-            fail_msg("seed %#llx case %d: state %d, time or depth %.17g vs %.17g, normal off "
-                     "by %.3g, point by %.3g",
-                     (unsigned long long)seed, k, r.state, r.time + r.depth, g.time + g.depth, dn,
-                     dpt);
     }
     print_message("seed %#llx: %d hits, %d overlapping; worst time or depth %.3g, normal %.3g, "
                   "point %.3g\n",
-                  (unsigned long long)seed, hits, overlaps, worst_t, worst_n, worst_p);
+                  (unsigned long long)seed, hits, overlaps, worst[0], worst[1], worst[2]);
     assert_true(hits > 1500 && overlaps > 1500);
+}
+
+/* 4 to 20 points at 0.6 to 1 times a size from the centre (so some inside the hull), or
+ * on the sphere of that size (every one a vertex), or a turned box */
+static imp_shape random_cast_shape(uint64_t *rng, imp_vec3 *vbuf) {
+    double kind = imp_rng_unit(rng);
+    if (kind < 0.3) return random_polytope(rng, vbuf); /* a box or points on a sphere */
+    size_t n = 4 + (size_t)(imp_rng_unit(rng) * 17);
+    double size = imp_rng_uniform(rng, 0.3, 2);
+    for (;;) {
+        for (size_t i = 0; i < n; ++i) {
+            double z = imp_rng_uniform(rng, -1, 1), a = imp_rng_uniform(rng, 0, 6.283185307179586);
+            double rr = sqrt(1 - z * z), d = size * imp_rng_uniform(rng, 0.6, 1.0);
+            vbuf[i] = imp_v3(d * rr * cos(a), d * rr * sin(a), d * z);
+        }
+        if (imp_polyhedron_check(vbuf, n) == 0) break;
+    }
+    return (imp_shape){.type = IMP_SHAPE_POLYHEDRON, .verts = vbuf, .n_verts = n};
+}
+
+/* Under linear motion a box or polyhedron pair is first asked of a GJK ray cast whose
+ * answer is certified on one axis (toi_polytope_3d.c); the hull path over every
+ * candidate axis is the reference: on random pairs every certified answer has its state,
+ * and its time, normal and contact point up to rounding; and most pairs are certified. */
+static void test_certified_cast_equals_hull(void **state) {
+    (void)state;
+    const uint64_t seed = 0xCA57;
+    uint64_t rng = seed;
+    int hits = 0, nones = 0, und_state[4] = {0};
+    double worst[3] = {0, 0, 0};
+    for (int k = 0; k < 20000; ++k) {
+        imp_vec3 va[20], vb[20];
+        imp_shape a = random_cast_shape(&rng, va), b = random_cast_shape(&rng, vb);
+        if (a.type == IMP_SHAPE_BOX && b.type == IMP_SHAPE_BOX) continue; /* their own path */
+        imp_motion m[2] = {random_motion3(&rng, 0), random_motion3(&rng, 0)};
+        if (k % 2) { /* aimed: b heads for a point near a within about 2 time units */
+            imp_vec3 aim =
+                imp_v3(imp_rng_uniform(&rng, -1.5, 1.5), imp_rng_uniform(&rng, -1.5, 1.5),
+                       imp_rng_uniform(&rng, -1.5, 1.5));
+            m[1].v = imp_add(m[0].v, imp_scale(imp_sub(imp_add(m[0].p, aim), m[1].p), 0.5));
+        }
+        double horizon = k % 4 == 0 ? INFINITY : 5;
+        if (imp_toi_bounds_miss(&m[0], imp_shape_extent(&a, 3), &m[1], imp_shape_extent(&b, 3),
+                                horizon))
+            continue; /* imp_toi_polytopes_3d's first test: no cast asked */
+        imp_toi_result r, g = imp_toi_polytopes_3d_hull(&a, &m[0], &b, &m[1], horizon);
+        if (!imp_toi_polytopes_3d_cast(&a, &m[0], &b, &m[1], horizon, &r)) {
+            ++und_state[g.state];
+            continue;
+        }
+        expect_same(seed, k, &r, &g, worst);
+        hits += r.state == IMP_TOI_HIT;
+        nones += r.state == IMP_TOI_NONE;
+    }
+    print_message("seed %#llx: certified %d hits and %d none; left to the hull path %d hits, %d "
+                  "none and %d overlapping at 0; worst time or depth %.3g, normal %.3g, point "
+                  "%.3g\n",
+                  (unsigned long long)seed, hits, nones, und_state[IMP_TOI_HIT],
+                  und_state[IMP_TOI_NONE], und_state[IMP_TOI_OVERLAPPING], worst[0], worst[1],
+                  worst[2]);
+    /* overlapping at t = 0 is always the hull path's (the cast has no plane to certify) */
+    assert_true(hits > 6000 && nones > 2000 && und_state[IMP_TOI_HIT] < hits / 100 &&
+                und_state[IMP_TOI_NONE] < nones / 100 && und_state[IMP_TOI_OVERLAPPING] > 300);
 }
 
 int main(void) {
@@ -392,6 +461,7 @@ int main(void) {
         cmocka_unit_test(test_random_3d_against_static_overlap),
         cmocka_unit_test(test_swept_sat_agrees_with_advancement),
         cmocka_unit_test(test_box_path_equals_general),
+        cmocka_unit_test(test_certified_cast_equals_hull),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
