@@ -110,6 +110,20 @@ int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horiz
 imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,
                                      const imp_toi_sweep *acc, double *feature_tol);
 
+/* The certified ray cast of 3D polytopes under linear motion (no acceleration): a GJK ray
+ * cast over in->va and in->vb (imp_ov_gjk_raycast) proposes the first time and the
+ * triangle of their Minkowski difference the relative path enters through; the swept test
+ * on that triangle's normal alone certifies it: its corners on the difference's support
+ * plane along the normal (up to rounding, so a face of it), the pair apart along it until
+ * then, the path crossing at an angle and strictly inside the triangle (touching, then
+ * interpenetrating). A miss is certified by the cast's last two planes, each keeping the
+ * pair apart by more than IMP_CONTACT_REL of the scale over its part of the window. 1
+ * with *out (HIT without its contact point, *feature_tol as imp_toi_swept gives it; or
+ * NONE) when certified, else 0 (overlapping at t = 0 among others): the caller's full
+ * test decides. in->axes and in->n_axes are not read. (For two polygons the cast measured
+ * no faster than their O(n + m) swept test.) */
+int imp_toi_cast(const imp_toi_swept_input *in, imp_toi_result *out, double *feature_tol);
+
 /* imp_quadratic_roots(c2, c1, c0, 0, h, r) with the linear case (c2 = 0)
  * in line: the one root -c0 / c1 (exactly 0 when c0 is), as imp_poly_roots
  * computes it; no root when c0 is infinite (an open side of a band). */

@@ -25,12 +25,11 @@
  * any other pair is first cast without a hull: a GJK ray cast over the
  * points (van den Bergen 2004, imp_ov_gjk_raycast) proposes the time and
  * the triangle of the Minkowski difference it enters through, and the
- * swept test on that triangle's normal alone certifies it (see
- * imp_toi_polytopes_3d_cast: the triangle on the difference's support
- * plane, the pair apart along it until then, the ray strictly inside the
- * triangle and crossing at an angle); a miss is certified by the cast's
- * last two planes. What is not certified (about 1% of hits and misses in
- * test_toi_polytope; every overlap at t = 0) takes the hull path
+ * swept test on that triangle's normal alone certifies it (imp_toi_cast in
+ * toi_polytope.c: the triangle on the difference's support plane, the pair
+ * apart along it until then, the ray strictly inside the triangle and
+ * crossing at an angle); a miss is certified by the cast's last two planes. What is not certified
+ * (about 1% of hits and misses in test_toi_polytope; every overlap at t = 0) takes the hull path
  * (imp_toi_polytopes_3d_hull). Polyhedra of 12 to 20 points: 34 us to
  * 2.3 us a pair in bench_shapes, the hull (built per call) and the axes
  * being what the time went to.
@@ -40,10 +39,8 @@
  */
 #include <assert.h>
 #include <math.h>
-#include <string.h>
 
 #include "overlap.h"
-#include "overlap_impl.h"
 #include "toi_polytope.h"
 #include "tolerance.h"
 
@@ -169,19 +166,6 @@ static imp_toi_result boxes(const imp_shape *a, const imp_motion *ma, const imp_
     return r;
 }
 
-/* The certified cast's margins (dimensionless). Its triangle must not be thin (sides and
- * the sine of their angle above CAST_THIN_REL, the sides relative to the scale); its
- * corners must lie within CAST_PLANE_REL of the scale of C's support plane along its
- * normal (a few ulps: rounding only, so a facet of C and not a cut through C); the ray
- * must meet that plane at an angle (n . dv below -CAST_ENTER_REL |dv|, so the time's
- * error, the plane's over the approach speed, stays within 1e-11 of the scale's travel
- * time) and strictly inside the triangle (every barycentric coordinate above
- * CAST_BARY_MIN). */
-#define CAST_THIN_REL 1e-6
-#define CAST_PLANE_REL 1e-14
-#define CAST_ENTER_REL 1e-3
-#define CAST_BARY_MIN 1e-9
-
 /* a box's 8 corners into buf, or a polyhedron's points */
 static size_t points_of(const imp_shape *s, imp_vec3 buf[8], const imp_vec3 **out) {
     if (s->type == IMP_SHAPE_BOX) {
@@ -195,115 +179,20 @@ static size_t points_of(const imp_shape *s, imp_vec3 buf[8], const imp_vec3 **ou
     return s->n_verts;
 }
 
-static double max_abs_of(const imp_vec3 *v, size_t n) {
-    double m = 0.0;
-    for (size_t i = 0; i < n; ++i)
-        m = fmax(m, imp_max_abs(v[i]));
-    return m;
-}
-
-/* Linear motion, no hull: b's offset from a, x(t) = dp + dv t, meets C = A - B (the
- * points' differences) first where it enters C, so a GJK ray cast (imp_ov_gjk_raycast)
- * over the points finds the time and the triangle T of C's points it enters through, in
- * a few support scans. The answer is then certified by the swept test on T's normal n
- * alone: T's corners are on C's support plane along n (up to rounding, so T lies in a
- * facet of C), the band along n keeps the pair apart until t (the swept test's own lower
- * bound), x(t) lies strictly inside T (so in C: touching), and x enters across the plane
- * at an angle (so inside C right after: they interpenetrate). A miss is certified by the
- * ray cast's plane: the pair stays apart along it over the whole window by more than
- * IMP_CONTACT_REL of the scale. 1 with *out set when certified; 0 sends the pair to the
- * hull and every candidate axis (a polyhedron the hull would call flat too). Linear
- * motion only. */
-/* The pair's gap along unit n at t = 0 (b's least projection, a at the origin and b at dp,
- * less a's greatest) and its rate, n . dv. */
-static double gap_along(const imp_vec3 *va, size_t na, const imp_vec3 *vb, size_t nb, imp_vec3 dp,
-                        imp_vec3 dv, imp_vec3 n, double *rate) {
-    double a0, a1, b0, b1;
-    imp_toi_project(va, na, imp_v3(0, 0, 0), n, &a0, &a1);
-    imp_toi_project(vb, nb, dp, n, &b0, &b1);
-    *rate = imp_dot(n, dv);
-    return b0 - a1;
-}
-
-/* A miss of the ray cast, certified: the last plane the ray was advanced to (sep[1])
- * keeps the pair apart until just before the ray reaches it, by more than the margin
- * (IMP_CONTACT_REL of the scale), and the final plane (sep[0]) from then to the horizon
- * (a gap linear in t is checked at the ends). */
-static int certified_miss(const imp_vec3 *va, size_t na, const imp_vec3 *vb, size_t nb, imp_vec3 dp,
-                          imp_vec3 dv, double horizon, double S, const imp_vec3 sep[2],
-                          imp_toi_result *out) {
-    const double margin = IMP_CONTACT_REL * S;
-    double from = 0.0, c1;
-    imp_vec3 n = imp_normalize_or(sep[1], imp_v3(0, 0, 0));
-    if (n.x != 0.0 || n.y != 0.0 || n.z != 0.0) {
-        double g0 = gap_along(va, na, vb, nb, dp, dv, n, &c1);
-        if (!(g0 > margin && c1 < 0.0)) return 0;
-        from = (g0 - 2.0 * margin) / -c1; /* the gap there is 2 margins, less rounding */
-        if (!(from >= 0.0 && from < INFINITY)) return 0;
-    }
-    n = imp_normalize_or(sep[0], imp_v3(0, 0, 0));
-    double g0 = gap_along(va, na, vb, nb, dp, dv, n, &c1);
-    double gf = g0 + c1 * from;
-    double gh = horizon < INFINITY ? g0 + c1 * horizon : c1 >= 0.0 ? gf : -INFINITY;
-    if (!(gf > margin && gh > margin)) return 0;
-    *out = (imp_toi_result){.state = IMP_TOI_NONE};
-    return 1;
-}
-
 int imp_toi_polytopes_3d_cast(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                               const imp_motion *mb, double horizon, imp_toi_result *out) {
+    /* a polyhedron the hull would call flat goes there, to fail as it does */
     if ((a->type == IMP_SHAPE_POLYHEDRON && imp_polyhedron_check(a->verts, a->n_verts) != 0) ||
         (b->type == IMP_SHAPE_POLYHEDRON && imp_polyhedron_check(b->verts, b->n_verts) != 0))
         return 0;
     imp_vec3 ba[8], bb[8];
-    const imp_vec3 *va, *vb;
-    size_t na = points_of(a, ba, &va), nb = points_of(b, bb, &vb);
-    imp_vec3 dp = imp_sub(mb->p, ma->p), dv = imp_sub(mb->v, ma->v);
-    const double S = max_abs_of(va, na) + max_abs_of(vb, nb) + imp_max_abs(dp);
-    imp_ov_poly A, B;
-    memset(&A, 0, sizeof A);
-    memset(&B, 0, sizeof B);
-    A.local = va;
-    A.n = na;
-    B.local = vb;
-    B.n = nb;
-    double lam, a0, a1, b0, b1;
-    imp_vec3 y[3], sep[2];
-    size_t ny = 0;
-    int k = imp_ov_gjk_raycast(&A, &B, dp, dv, horizon, IMP_CONTACT_REL * S, &lam, y, &ny, sep);
-    if (!(S < INFINITY) || k < 0) return 0;
-    if (k == 0) return certified_miss(va, na, vb, nb, dp, dv, horizon, S, sep, out);
-    if (ny != 3) return 0;
-    imp_vec3 e1 = imp_sub(y[1], y[0]), e2 = imp_sub(y[2], y[0]), c = imp_cross(e1, e2);
-    double l1 = imp_len(e1), l2 = imp_len(e2), lc = imp_len(c);
-    if (!(lc > CAST_THIN_REL * l1 * l2) || !(fmin(l1, l2) > CAST_THIN_REL * S)) return 0;
-    imp_vec3 n = imp_scale(c, 1.0 / lc);
-    if (imp_dot(n, imp_sub(dp, y[0])) < 0.0) n = imp_neg(n); /* outward: x starts outside */
-    imp_toi_band band = {.n = n, .c1 = imp_dot(n, dv), .c2 = 0.0};
-    if (!(band.c1 < -CAST_ENTER_REL * imp_len(dv))) return 0;
-    imp_toi_project(va, na, imp_v3(0, 0, 0), n, &a0, &a1);
-    imp_toi_project(vb, nb, imp_v3(0, 0, 0), n, &b0, &b1);
-    const double support = a1 - b0; /* C's support along n */
-    for (int i = 0; i < 3; ++i)
-        if (!(fabs(imp_dot(n, y[i]) - support) <= CAST_PLANE_REL * S)) return 0;
-    imp_toi_project(vb, nb, dp, n, &b0, &b1);
-    band.lo = a0 - b1;
-    band.hi = a1 - b0;
-    imp_toi_sweep acc;
-    imp_toi_sweep_init(&acc, horizon);
-    if (!imp_toi_sweep_narrow(&acc, &band, horizon) || !(acc.s[0].lo > 0.0)) return 0;
-    /* x(t) strictly inside T */
-    imp_vec3 r = imp_sub(imp_madd(dp, dv, acc.s[0].lo), y[0]);
-    double d00 = imp_dot(e1, e1), d01 = imp_dot(e1, e2), d11 = imp_dot(e2, e2);
-    double d20 = imp_dot(r, e1), d21 = imp_dot(r, e2), den = d00 * d11 - d01 * d01;
-    double bv = (d11 * d20 - d01 * d21) / den, bw = (d00 * d21 - d01 * d20) / den;
-    if (!(bv >= CAST_BARY_MIN && bw >= CAST_BARY_MIN && 1.0 - bv - bw >= CAST_BARY_MIN)) return 0;
-    imp_toi_swept_input si = {*ma, *mb, va, vb, na, nb, NULL, 1, horizon};
+    imp_toi_swept_input s = {*ma, *mb, NULL, NULL, 0, 0, NULL, 1, horizon};
+    s.na = points_of(a, ba, &s.va);
+    s.nb = points_of(b, bb, &s.vb);
     double ftol;
-    imp_toi_result res = imp_toi_sweep_resolve(&si, &band, &acc, &ftol);
-    if (res.state != IMP_TOI_HIT) return 0;
-    res.point = contact_point(&si, res.pa, res.pb, res.normal, ftol);
-    *out = res;
+    if (!imp_toi_cast(&s, out, &ftol)) return 0;
+    if (out->state == IMP_TOI_HIT)
+        out->point = contact_point(&s, out->pa, out->pb, out->normal, ftol);
     return 1;
 }
 
