@@ -260,6 +260,12 @@ static int may_touch(const imp_scene_input *in, uint32_t a, uint32_t b) {
     return (!x->is_static || !y->is_static) && imp_filter_touch(x->filter, y->filter);
 }
 
+/* How far ahead the narrowphase asks for a pair's bodies: the candidates are ordered by
+ * their first body, so their second bodies are scattered over the scene, a cache miss
+ * each when asked for only as the pair is solved (100k uniform 3D spheres: the misses
+ * were most of the narrowphase). */
+#define PREFETCH_PAIRS 8
+
 static void narrow_range(void *ctx, size_t begin, size_t end) {
     const narrow_job *j = ctx;
     chunk_out *out = &j->chunks[begin / j->grain];
@@ -267,6 +273,14 @@ static void narrow_range(void *ctx, size_t begin, size_t end) {
     if ((out->stopped_by = imp_stop_now(st)) != 0) return;
     if (j->pairs) {
         for (size_t i = begin; i < end; ++i) {
+            if (i + PREFETCH_PAIRS < end) { /* both lines of the bodies a few pairs ahead */
+                const imp_scene_body *a = &j->in->bodies[j->pairs[i + PREFETCH_PAIRS].a],
+                                     *b = &j->in->bodies[j->pairs[i + PREFETCH_PAIRS].b];
+                __builtin_prefetch(a);
+                __builtin_prefetch((const char *)a + 64);
+                __builtin_prefetch(b);
+                __builtin_prefetch((const char *)b + 64);
+            }
             solve_pair(j->in, j->pairs[i].a, j->pairs[i].b, out);
             if (should_stop(j, out)) return;
         }
