@@ -47,6 +47,23 @@ typedef struct imp_toi_result {
     imp_failure failure;     /* FAILED: why (IMP_FAILURE_NONE otherwise) */
 } imp_toi_result;
 
+/* A NONE result, every field zero. Written field by field: gcc clears the same result
+ * written {.state = IMP_TOI_NONE} with a rep stos, whose start-up was a fifth of the time
+ * of a sphere pair's miss. */
+static inline imp_toi_result imp_toi_none(void) {
+    imp_toi_result r;
+    const imp_vec3 z = {0.0, 0.0, 0.0};
+    r.state = IMP_TOI_NONE;
+    r.time = 0.0;
+    r.point = r.normal = r.pa = r.pb = z;
+    r.depth = 0.0;
+    r.has_closest = 0;
+    r.closest_time = r.closest_distance = 0.0;
+    r.tolerance = 0.0;
+    r.failure = IMP_FAILURE_NONE;
+    return r;
+}
+
 /* A FAILED result for the reason given. */
 static inline imp_toi_result imp_toi_failed(imp_failure why) {
     imp_toi_result r = {.state = IMP_TOI_FAILED, .failure = why};

@@ -21,7 +21,7 @@
 
 imp_toi_result imp_toi_halfspace(const imp_toi_halfspace_input *in) {
     assert(in->n >= 1 && in->horizon > 0.0);
-    imp_toi_result r = {.state = IMP_TOI_NONE};
+    imp_toi_result r = imp_toi_none();
     const imp_vec3 n = in->normal;
     double low = INFINITY, scale = fabs(in->offset) + in->radius;
     for (size_t i = 0; i < in->n; ++i) {

@@ -197,7 +197,7 @@ static double pair_scale(const imp_toi_swept_input *in, imp_vec3 dp) {
 /* The first interval of acc in which the penetration becomes positive. */
 static imp_toi_result resolve(const imp_toi_swept_input *in, const imp_toi_band *bands, size_t nb,
                               const span_set *acc, double *feature_tol) {
-    imp_toi_result r = {.state = IMP_TOI_NONE};
+    imp_toi_result r = imp_toi_none();
     const double tol = IMP_CONTACT_REL * pair_scale(in, imp_sub(in->b.p, in->a.p));
     for (int k = 0; k < acc->n; ++k) {
         double t0 = acc->s[k].lo, t1 = acc->s[k].hi;
@@ -271,7 +271,7 @@ imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol)
     /* each band as it is needed: a separating axis ends the search */
     span_set acc;
     imp_toi_sweep_init(&acc, in->horizon);
-    imp_toi_result r = {.state = IMP_TOI_NONE};
+    imp_toi_result r = imp_toi_none();
     size_t i = 0, kept = 0;
     for (; i < nb; ++i) {
         /* an axis that is the previous one reversed gives the same band mirrored (the
@@ -390,7 +390,7 @@ int imp_toi_cast(const imp_toi_swept_input *in, imp_toi_result *out, double *fea
     if (k < 0) return 0;
     if (k == 0) {
         if (!certified_miss(in, dp, dv, S, sep)) return 0;
-        *out = (imp_toi_result){.state = IMP_TOI_NONE};
+        *out = imp_toi_none();
         return 1;
     }
     (void)lam; /* the time is the band's along the face's normal, not the cast's */

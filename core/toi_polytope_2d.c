@@ -136,12 +136,12 @@ imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
     assert(in->na >= 3 && in->nb >= 3 && in->horizon > 0.0);
     if (imp_toi_bounds_miss(&in->a, imp_toi_reach(in->va, in->na), &in->b,
                             imp_toi_reach(in->vb, in->nb), in->horizon))
-        return (imp_toi_result){.state = IMP_TOI_NONE};
+        return imp_toi_none();
     size_t n = in->na + in->nb;
     imp_toi_band stack[STACK_EDGES], *bands = stack;
     if (n > STACK_EDGES && !(bands = malloc(n * sizeof *bands)))
         return imp_toi_failed(IMP_FAILURE_NOMEM);
-    imp_toi_result r = {.state = IMP_TOI_NONE};
+    imp_toi_result r = imp_toi_none();
     imp_toi_sweep acc;
     imp_toi_sweep_init(&acc, in->horizon);
     if (face_bands(in, bands, &acc)) {

@@ -152,8 +152,7 @@ static imp_toi_result boxes(const imp_shape *a, const imp_motion *ma, const imp_
         band->hi = ea - (c - eb);
         band->c1 = imp_dot(n, dv);
         band->c2 = 0.5 * imp_dot(n, da);
-        if (!imp_toi_sweep_narrow(&acc, band, horizon))
-            return (imp_toi_result){.state = IMP_TOI_NONE};
+        if (!imp_toi_sweep_narrow(&acc, band, horizon)) return imp_toi_none();
     }
     imp_vec3 va[8], vb[8];
     box_corners(a->half, fa, va);
@@ -218,8 +217,7 @@ imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, co
                                     const imp_motion *mb, double horizon) {
     assert(horizon > 0.0);
     if (!is_polytope(a) || !is_polytope(b)) return imp_toi_failed(IMP_FAILURE_UNSUPPORTED);
-    if (imp_toi_bounds_miss(ma, reach(a), mb, reach(b), horizon))
-        return (imp_toi_result){.state = IMP_TOI_NONE};
+    if (imp_toi_bounds_miss(ma, reach(a), mb, reach(b), horizon)) return imp_toi_none();
     if (a->type == IMP_SHAPE_BOX && b->type == IMP_SHAPE_BOX) return boxes(a, ma, b, mb, horizon);
     imp_toi_result cast;
     if (imp_dot(ma->a, ma->a) == 0.0 && imp_dot(mb->a, mb->a) == 0.0 &&

@@ -192,7 +192,7 @@ static int passes_wide(const imp_motion *q, imp_vec3 u, double rr, double t1) {
 
 imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
     assert(in->na >= 1 && in->nb >= 1 && in->horizon > 0.0);
-    imp_toi_result r = {.state = IMP_TOI_NONE};
+    imp_toi_result r = imp_toi_none();
     if (imp_toi_bounds_miss(&in->a, imp_toi_reach(in->va, in->na) + in->ra, &in->b,
                             imp_toi_reach(in->vb, in->nb) + in->rb, in->horizon))
         return r;

@@ -507,7 +507,7 @@ imp_toi_result imp_toi_rounded_3d_points(const imp_toi_rounded_input *in, int fl
         scale = fmax(scale, imp_max_abs(d.v[k]));
     const double tol = IMP_CONTACT_REL * scale;
 
-    imp_toi_result r = {.state = IMP_TOI_NONE};
+    imp_toi_result r = imp_toi_none();
     nearest n0 = nearest_of(&d, q.p);
     double gap0 = n0.sd - R, t_hit = -1.0;
     imp_vec3 normal = n0.n;

@@ -306,8 +306,6 @@ static int surely_misses_linear(imp_vec3 dp, imp_vec3 dv, double R, double cs) {
 static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest) {
     assert(in->ra >= 0.0 && in->rb >= 0.0);
     assert(in->horizon > 0.0);
-    imp_toi_result out = {0};
-    out.state = IMP_TOI_NONE;
     imp_vec3 dp = imp_sub(in->b.p, in->a.p);
     imp_vec3 dv = imp_sub(in->b.v, in->a.v);
     imp_vec3 da = imp_sub(in->b.a, in->a.a);
@@ -316,7 +314,8 @@ static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest)
      * asked for */
     if (!want_closest && R > 0.0 && da.x == 0.0 && da.y == 0.0 && da.z == 0.0 && tame3(dp) &&
         tame3(dv) && tame(R) && surely_misses_linear(dp, dv, R, coord_scale(in)))
-        return out;
+        return imp_toi_none();
+    imp_toi_result out = imp_toi_none();
 
     /* Work in units where the pair's size is about 1 and the motion
      * covers that size in about unit time: lengths divided by lam, times by
