@@ -120,8 +120,8 @@ double imp_ov_gjk(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_ve
 double imp_ov_gjk_witness(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *wa,
                           imp_vec3 *wb);
 
-/* GJK ray cast: the first lam in [0, h] at which s + lam r lies in C = A - B
- * (the polytopes' points, positions included), as van den Bergen's ray cast
+/* GJK ray cast: the first lam in [0, h] at which s + lam r lies in C = A - B,
+ * the hull of the differences of va[0..na) and vb[0..nb), as van den Bergen's ray cast
  * finds it: 1 with *lam and the simplex y[0..*ny) of C's points (at most 3)
  * whose hull is within `tol` of s + lam r there; 0 when it found a plane of
  * C's, normal sep[0] (pointing away from C), that the ray leaves behind or
@@ -129,8 +129,9 @@ double imp_ov_gjk_witness(const imp_ov_poly *A, const imp_ov_poly *B, double tol
  * was advanced to (zero when none), which kept it off C before; -1 when it
  * cannot say (no progress above rounding, s inside C, the iteration cap). A
  * candidate only: callers certify it. */
-int imp_ov_gjk_raycast(const imp_ov_poly *A, const imp_ov_poly *B, imp_vec3 s, imp_vec3 r, double h,
-                       double tol, double *lam, imp_vec3 y[3], size_t *ny, imp_vec3 sep[2]);
+int imp_ov_gjk_raycast(const imp_vec3 *va, size_t na, const imp_vec3 *vb, size_t nb, imp_vec3 s,
+                       imp_vec3 r, double h, double tol, double *lam, imp_vec3 y[3], size_t *ny,
+                       imp_vec3 sep[2]);
 
 /* ---- separating axes (overlap_sat.c) ---------------------------------------------------- */
 

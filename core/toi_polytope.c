@@ -32,7 +32,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "overlap_impl.h"
 #include "roots.h"
@@ -376,17 +375,11 @@ int imp_toi_cast(const imp_toi_swept_input *in, imp_toi_result *out, double *fea
     imp_vec3 dp = imp_sub(in->b.p, in->a.p), dv = imp_sub(in->b.v, in->a.v);
     const double S = max_abs_of(in->va, in->na) + max_abs_of(in->vb, in->nb) + max_abs(dp);
     if (!(S < INFINITY)) return 0;
-    imp_ov_poly A, B;
-    memset(&A, 0, sizeof A);
-    memset(&B, 0, sizeof B);
-    A.local = in->va;
-    A.n = in->na;
-    B.local = in->vb;
-    B.n = in->nb;
     double lam;
     imp_vec3 y[3], sep[2], n;
     size_t ny = 0;
-    int k = imp_ov_gjk_raycast(&A, &B, dp, dv, in->horizon, IMP_CONTACT_REL * S, &lam, y, &ny, sep);
+    int k = imp_ov_gjk_raycast(in->va, in->na, in->vb, in->nb, dp, dv, in->horizon,
+                               IMP_CONTACT_REL * S, &lam, y, &ny, sep);
     if (k < 0) return 0;
     if (k == 0) {
         if (!certified_miss(in, dp, dv, S, sep)) return 0;
