@@ -198,9 +198,29 @@ static int push(contact_vec *cv, const imp_scene_contact *c) {
     return 0;
 }
 
+/* A pair's contact, if r is one, into the chunk's hits or overlaps. */
+static void record(const imp_toi_result *r, uint32_t ia, uint32_t ib, chunk_out *out) {
+    if (r->state != IMP_TOI_HIT && r->state != IMP_TOI_OVERLAPPING) return;
+    imp_scene_contact c = {.a = ia,
+                           .b = ib,
+                           .time = r->time,
+                           .point = r->point,
+                           .normal = r->normal,
+                           .depth = r->depth,
+                           .tolerance = r->state == IMP_TOI_HIT ? r->tolerance : 0.0};
+    if (push(r->state == IMP_TOI_HIT ? &out->hits : &out->overlaps, &c) != 0) out->nomem = 1;
+}
+
 static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chunk_out *out) {
     const imp_scene_body *a = &in->bodies[ia], *b = &in->bodies[ib];
     imp_toi_result r;
+    if (!a->shape && !b->shape) { /* two spheres: no shape formed (clearing two per pair
+                                   * took a tenth of the narrowphase) */
+        imp_toi_spheres_input q = {a->m, b->m, a->radius, b->radius, in->horizon};
+        r = imp_toi_spheres_impact(&q);
+        record(&r, ia, ib, out);
+        return;
+    }
     imp_shape sa = {.type = IMP_SHAPE_SPHERE, .radius = a->radius};
     imp_shape sb = {.type = IMP_SHAPE_SPHERE, .radius = b->radius};
     if (turns(a->shape, a->w) || turns(b->shape, b->w)) {
@@ -226,24 +246,13 @@ static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chun
                 out->undecided = 1;
             return;
         }
-    } else if (!a->shape && !b->shape) {
-        imp_toi_spheres_input q = {a->m, b->m, a->radius, b->radius, in->horizon};
-        r = imp_toi_spheres_impact(&q);
     } else {
         r = imp_toi_shapes(a->shape ? a->shape : &sa, &a->m, b->shape ? b->shape : &sb, &b->m,
                            in->dim, in->horizon);
         if (r.state == IMP_TOI_FAILED)
             out->nomem = 1; /* the caller checked the pairs; only memory fails here */
     }
-    if (r.state != IMP_TOI_HIT && r.state != IMP_TOI_OVERLAPPING) return;
-    imp_scene_contact c = {.a = ia,
-                           .b = ib,
-                           .time = r.time,
-                           .point = r.point,
-                           .normal = r.normal,
-                           .depth = r.depth,
-                           .tolerance = r.state == IMP_TOI_HIT ? r.tolerance : 0.0};
-    if (push(r.state == IMP_TOI_HIT ? &out->hits : &out->overlaps, &c) != 0) out->nomem = 1;
+    record(&r, ia, ib, out);
 }
 
 /* Polls the caller's stop check every IMP_STOP_POLL_PAIRS pairs; 1: stop this chunk. */
