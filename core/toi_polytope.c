@@ -125,36 +125,14 @@ static void intersect(span_set *acc, const span_set *b) {
     acc->n = n;
 }
 
-/* acc = acc and the t at which band b holds; 0 when that leaves nothing.
- * A linear band (c2 = 0) holds on one interval, [lo / c1, hi / c1] or
- * reversed: its ends are the roots band_spans would find (the same
- * quotients), so it narrows acc in place without the case analysis. */
+/* acc = acc and the t at which band b holds; 0 when that leaves nothing (a linear band:
+ * imp_toi_sweep_narrow_linear). */
 static int narrow(span_set *acc, const imp_toi_band *b, double h) {
-    if (b->c2 != 0.0) {
-        span_set s;
-        band_spans(b, h, &s);
-        intersect(acc, &s);
-        return acc->n > 0;
-    }
-    double t0 = -INFINITY, t1 = INFINITY;
-    if (b->c1 != 0.0) {
-        /* an open side stays open (no division by c1 there) */
-        double c1 = b->c1, inf = c1 > 0.0 ? INFINITY : -INFINITY;
-        double u = b->lo == -INFINITY ? -inf : b->lo / c1 + 0.0;
-        double w = b->hi == INFINITY ? inf : b->hi / c1 + 0.0;
-        t0 = c1 > 0.0 ? u : w;
-        t1 = c1 > 0.0 ? w : u;
-    } else if (!(b->lo <= 0.0 && b->hi >= 0.0)) {
-        acc->n = 0;
-    }
-    int n = 0;
-    for (int i = 0; i < acc->n; ++i) {
-        double lo = acc->s[i].lo > t0 ? acc->s[i].lo : t0;
-        double hi = acc->s[i].hi < t1 ? acc->s[i].hi : t1;
-        if (lo <= hi) acc->s[n++] = (span){lo, hi};
-    }
-    acc->n = n;
-    return n > 0;
+    if (b->c2 == 0.0) return imp_toi_sweep_narrow_linear(acc, b);
+    span_set s;
+    band_spans(b, h, &s);
+    intersect(acc, &s);
+    return acc->n > 0;
 }
 
 /* least penetration over the axes at t, and the axis index and side giving it */
