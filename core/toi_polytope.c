@@ -275,13 +275,14 @@ imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol)
 
 /* ---- the certified ray cast (3D polytopes under linear motion) -------------------------- */
 
-/* The cast's margins (dimensionless). The entry triangle of the Minkowski difference must
- * not be thin (its sides above CAST_THIN_REL of the scale, the sine of their angle above
- * it too); its corners must lie within CAST_PLANE_REL of the scale of the difference's
- * support plane along its normal (a few ulps: rounding only, so a face of the difference
- * and not a cut through it); the ray must cross it at an angle (n . dv below -CAST_ENTER_REL |dv|,
- * so the time's error, the plane's over the approach speed, stays within 1e-11 of the scale's
- * travel time) and strictly inside it (every barycentric coordinate above CAST_BARY_MIN). */
+/* The cast's margins (dimensionless). The entry triangle of the Minkowski difference
+ * must not be thin (its sides above CAST_THIN_REL of the scale, the sine of their angle
+ * above it too); its corners must lie within CAST_PLANE_REL of the scale of the
+ * difference's support plane along its normal (a few ulps: rounding only, so a face of
+ * the difference and not a cut through it); the ray must cross it at an angle (n . dv
+ * below -CAST_ENTER_REL |dv|, so the time's error, the plane's over the approach speed,
+ * stays within 1e-11 of the scale's travel time) and strictly inside it (every
+ * barycentric coordinate above CAST_BARY_MIN). */
 #define CAST_THIN_REL 1e-6
 #define CAST_PLANE_REL 1e-14
 #define CAST_ENTER_REL 1e-3
@@ -351,6 +352,8 @@ static int strictly_inside(const imp_vec3 f[3], imp_vec3 x) {
 
 int imp_toi_cast(const imp_toi_swept_input *in, imp_toi_result *out, double *feature_tol) {
     imp_vec3 dp = imp_sub(in->b.p, in->a.p), dv = imp_sub(in->b.v, in->a.v);
+    imp_vec3 da = imp_sub(in->b.a, in->a.a);
+    if (da.x != 0.0 || da.y != 0.0 || da.z != 0.0) return 0; /* a straight ray only */
     const double S = max_abs_of(in->va, in->na) + max_abs_of(in->vb, in->nb) + max_abs(dp);
     if (!(S < INFINITY)) return 0;
     double lam;

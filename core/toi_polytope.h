@@ -47,10 +47,10 @@ imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in);
 imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                                     const imp_motion *mb, double horizon);
 
-/* The first try of imp_toi_polytopes_3d under linear motion (no acceleration; not two
- * boxes): a GJK ray cast over the points, its answer certified by the swept test on one
- * axis (toi_polytope_3d.c). 1 with *out (HIT or NONE) when certified, else 0 (the hull
- * path decides). */
+/* The first try of imp_toi_polytopes_3d for a pair that is not two boxes: under linear
+ * motion, a GJK ray cast over the points, its answer certified by the swept test on one
+ * axis (imp_toi_cast). 1 with *out (HIT or NONE) when certified, else 0 (accelerating
+ * pairs among others: the hull path decides). */
 int imp_toi_polytopes_3d_cast(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                               const imp_motion *mb, double horizon, imp_toi_result *out);
 
@@ -136,7 +136,7 @@ static inline int imp_toi_sweep_narrow_linear(imp_toi_sweep *acc, const imp_toi_
 imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,
                                      const imp_toi_sweep *acc, double *feature_tol);
 
-/* The certified ray cast of 3D polytopes under linear motion (no acceleration): a GJK ray
+/* The certified ray cast of 3D polytopes under linear motion (0 for any acceleration): a GJK ray
  * cast over in->va and in->vb (imp_ov_gjk_raycast) proposes the first time and the
  * triangle of their Minkowski difference the relative path enters through; the swept test
  * on that triangle's normal alone certifies it: its corners on the difference's support

@@ -28,11 +28,12 @@
  * swept test on that triangle's normal alone certifies it (imp_toi_cast in
  * toi_polytope.c: the triangle on the difference's support plane, the pair
  * apart along it until then, the ray strictly inside the triangle and
- * crossing at an angle); a miss is certified by the cast's last two planes. What is not certified
- * (about 1% of hits and misses in test_toi_polytope; every overlap at t = 0) takes the hull path
+ * crossing at an angle); a miss is certified by the cast's last two
+ * planes. What is not certified (about 1% of hits and misses in
+ * test_toi_polytope; every overlap at t = 0) takes the hull path
  * (imp_toi_polytopes_3d_hull). Polyhedra of 12 to 20 points: 34 us to
- * 2.3 us a pair in bench_shapes, the hull (built per call) and the axes
- * being what the time went to.
+ * about 1 us a pair in bench_shapes, the hull (built per call) and the
+ * axes having been where the time went.
  * Why: exact (see toi_polytope.c); the axes are built once per query, and
  * the swept test is the same code as in 2D; the cast's answer is the swept
  * test's on the axis that binds, so it is as exact.
@@ -152,7 +153,9 @@ static imp_toi_result boxes(const imp_shape *a, const imp_motion *ma, const imp_
         band->hi = ea - (c - eb);
         band->c1 = imp_dot(n, dv);
         band->c2 = 0.5 * imp_dot(n, da);
-        if (!imp_toi_sweep_narrow(&acc, band, horizon)) return imp_toi_none();
+        if (!(band->c2 == 0.0 ? imp_toi_sweep_narrow_linear(&acc, band)
+                              : imp_toi_sweep_narrow(&acc, band, horizon)))
+            return imp_toi_none();
     }
     imp_vec3 va[8], vb[8];
     box_corners(a->half, fa, va);
@@ -220,8 +223,6 @@ imp_toi_result imp_toi_polytopes_3d(const imp_shape *a, const imp_motion *ma, co
     if (imp_toi_bounds_miss(ma, reach(a), mb, reach(b), horizon)) return imp_toi_none();
     if (a->type == IMP_SHAPE_BOX && b->type == IMP_SHAPE_BOX) return boxes(a, ma, b, mb, horizon);
     imp_toi_result cast;
-    if (imp_dot(ma->a, ma->a) == 0.0 && imp_dot(mb->a, mb->a) == 0.0 &&
-        imp_toi_polytopes_3d_cast(a, ma, b, mb, horizon, &cast))
-        return cast;
+    if (imp_toi_polytopes_3d_cast(a, ma, b, mb, horizon, &cast)) return cast;
     return imp_toi_polytopes_3d_hull(a, ma, b, mb, horizon);
 }
