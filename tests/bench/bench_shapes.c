@@ -19,8 +19,9 @@
  * Each rate loops over all pairs until at least MIN_SECONDS have passed;
  * a polyhedron's hull, where one is needed, is built inside every call
  * (the public functions take points), so those rates include it (the
- * linear-motion TOI of imp_toi_polytopes_3d mostly needs none). One thread; the machine may be
- * shared, so compare rows of one run rather than runs.
+ * linear-motion TOI of imp_toi_polytopes_3d mostly needs none). One
+ * thread; the machine may be shared, so compare rows of one run rather
+ * than runs.
  */
 #include <stdint.h>
 #include <stdio.h>

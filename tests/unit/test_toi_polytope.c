@@ -348,8 +348,8 @@ static void expect_same(uint64_t seed, int k, const imp_toi_result *r, const imp
 
 /* Two boxes take their own path (the 15 axes from the frames, extents from the half sizes);
  * the same boxes given as 8-point polyhedra take the general one (hull, Gauss map axes,
- * projected corners): on random pairs, linear and accelerated, the same state, the same
- * time and normal up to rounding, and contact points within the features' tolerance. */
+ * projected corners): on random pairs, linear and accelerated, the same state, and the
+ * same time, normal and contact point up to rounding. */
 static void test_box_path_equals_general(void **state) {
     (void)state;
     const uint64_t seed = 0xB0B5;
@@ -407,7 +407,7 @@ static imp_shape random_cast_shape(uint64_t *rng, imp_vec3 *vbuf) {
 }
 
 /* Under linear motion a box or polyhedron pair is first asked of a GJK ray cast whose
- * answer is certified on one axis (toi_polytope_3d.c); the hull path over every
+ * answer is certified on one axis (imp_toi_cast); the hull path over every
  * candidate axis is the reference: on random pairs every certified answer has its state,
  * and its time, normal and contact point up to rounding; and most pairs are certified. */
 static void test_certified_cast_equals_hull(void **state) {
