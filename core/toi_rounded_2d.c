@@ -188,6 +188,58 @@ static int passes_wide(const imp_motion *q, imp_vec3 u, double rr, double t1) {
     return isfinite(m) && imp_dot(x, x) > m * m;
 }
 
+/* A linear path that starts clearly outside and enters through an edge's span, or clearly
+ * misses, decided without the distance or the loop below (Cyrus and Beck 1978): D rounded
+ * by R lies inside the polygon of D's edges' offset lines, which the path enters at the
+ * latest of the entering lines' crossings and leaves at the earliest of the leaving ones,
+ * so no feature's contact comes earlier. Returns 1 when
+ *  - the path starts outside an offset line by more than tol (so its gap to D rounded is
+ *    more than tol, as the caller's first test would find), and
+ *  - either it enters: the crossing of the entering line is inside its edge's span by
+ *    CLEAR_SPAN of the edge on both sides (so no vertex circle, reached only beyond the
+ *    span, ties with it), before every leaving crossing, in (0, h], and entering; then
+ *    *best is that crossing (the quotient imp_toi_quadratic_roots gives the loop), *k the
+ *    edge and *s the position along it: what the loop and the nearest-feature search find;
+ *  - or it misses: it enters the offset polygon only after the window, leaves it before it
+ *    enters (by 1e-9 of the times, beyond rounding) or runs along outside a line; *best
+ *    stays infinite.
+ * Otherwise 0: the loop decides. D must be a polygon (n >= 3) and R > 0. */
+#define CLEAR_SPAN 1e-3
+
+static int entry_by_edge(const dvert *d, const dedge *ed, size_t n, const imp_motion *q, double R,
+                         double h, double tol, double *best, size_t *k_best, double *s_best) {
+    if (n < 3 || !(R > 0.0)) return 0;
+    double t_in = -INFINITY, t_out = INFINITY, outside = -INFINITY;
+    size_t k_in = n;
+    int parallel_out = 0;
+    for (size_t k = 0; k < n; ++k) {
+        imp_vec3 en = ed[k].en;
+        if (en.x == 0.0 && en.y == 0.0) continue; /* an edge of zero length: no line */
+        double c1 = imp_dot(q->v, en), c0 = imp_dot(imp_sub(q->p, d[k].p), en) - R;
+        double t = c0 == 0.0 ? 0.0 : -c0 / c1;
+        outside = c0 > outside ? c0 : outside;
+        if (c1 < 0.0) {
+            if (t > t_in) t_in = t, k_in = k;
+        } else if (c1 > 0.0) {
+            if (t < t_out) t_out = t;
+        } else if (c0 > 0.0) {
+            parallel_out = 1; /* along a line it is outside of: never inside */
+        }
+    }
+    if (!(outside > tol)) return 0;
+    const double slack =
+        1e-9 * ((t_in > -INFINITY ? fabs(t_in) : 0.0) + (t_out < INFINITY ? fabs(t_out) : 0.0));
+    if (parallel_out || k_in == n || t_in > t_out + slack || t_in > h + 1e-9 * h) return 1;
+    if (!(t_in > 0.0 && t_in <= h && t_in < t_out - slack)) return 0;
+    imp_vec3 en = ed[k_in].en, e = ed[k_in].e;
+    double s = imp_dot(imp_sub(imp_motion_at(q, t_in), d[k_in].p), e) / ed[k_in].ee;
+    if (!(s >= CLEAR_SPAN && s <= 1.0 - CLEAR_SPAN) || !imp_toi_entering(q, t_in, en)) return 0;
+    *best = t_in;
+    *k_best = k_in;
+    *s_best = s;
+    return 1;
+}
+
 #define STACK_VERTS 66
 
 imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
@@ -217,11 +269,21 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
     scale = fmax(scale, imp_max_abs(q.p));
     const double tol = IMP_CONTACT_REL * scale;
 
-    feature f;
-    imp_vec3 nrm;
-    double gap0 = signed_distance(d, ed, n, q.p, tol, &f, &nrm) - R;
-    double t_hit = -1.0;
-    if (gap0 < -tol) {
+    feature f = {0, 0, 0.0};
+    imp_vec3 nrm = imp_v3(1, 0, 0);
+    double t_hit = -1.0, t_edge = INFINITY, s_edge = 0.0;
+    size_t k_edge = n;
+    const int decided =
+        linear && entry_by_edge(d, ed, n, &q, R, in->horizon, tol, &t_edge, &k_edge, &s_edge);
+    double gap0 = decided ? INFINITY : signed_distance(d, ed, n, q.p, tol, &f, &nrm) - R;
+    if (decided) {
+        if (t_edge < INFINITY) {
+            r.state = IMP_TOI_HIT;
+            t_hit = t_edge;
+            nrm = ed[k_edge].en;
+            f = (feature){0, k_edge, s_edge};
+        }
+    } else if (gap0 < -tol) {
         r.state = IMP_TOI_OVERLAPPING;
         r.depth = -gap0;
         t_hit = 0.0;
@@ -303,7 +365,7 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
          * (recomputed from a point on the boundary of a D without radius it would be
          * rounding noise) */
         imp_vec3 x = imp_motion_at(&q, t_hit), unused;
-        (void)signed_distance(d, ed, n, x, tol, &f, t_hit > 0.0 ? &unused : &nrm);
+        if (!decided) (void)signed_distance(d, ed, n, x, tol, &f, t_hit > 0.0 ? &unused : &nrm);
         /* the core point of a behind the nearest point of D */
         size_t k0 = f.k, k1 = f.is_vertex ? f.k : (f.k + 1) % n;
         double s = f.is_vertex ? 0.0 : f.s;
