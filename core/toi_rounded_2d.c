@@ -68,6 +68,10 @@ static size_t lowest(const imp_vec3 *v, size_t n, double sign) {
  * back) for a segment, n for a polygon */
 static size_t core_edges(size_t n) { return n == 1 ? 0 : n; }
 
+/* x mod n for x < 2 n, without a division (the merge below took a fifth of a circle-octagon
+ * query in its four remainders a step) */
+static size_t wrap(size_t x, size_t n) { return x >= n ? x - n : x; }
+
 /* D = a - b: merge the edges of a and of -b by angle, from their lowest
  * vertices. Writes at most na + nb vertices. */
 static size_t minkowski_difference(const imp_vec3 *a, size_t na, const imp_vec3 *b, size_t nb,
@@ -77,11 +81,11 @@ static size_t minkowski_difference(const imp_vec3 *a, size_t na, const imp_vec3 
     size_t ea = core_edges(na), eb = core_edges(nb);
     size_t i = 0, j = 0, k = 0;
     while (i < ea || j < eb || k == 0) {
-        size_t ia = (i0 + i) % na, ib = (j0 + j) % nb;
+        size_t ia = wrap(i0 + i, na), ib = wrap(j0 + j, nb);
         out[k++] = (dvert){imp_sub(a[ia], b[ib]), ia, ib};
         if (i >= ea && j >= eb) break;
-        imp_vec3 da = imp_sub(a[(ia + 1) % na], a[ia]);
-        imp_vec3 db = imp_sub(b[ib], b[(ib + 1) % nb]); /* edge of -b */
+        imp_vec3 da = imp_sub(a[wrap(ia + 1, na)], a[ia]);
+        imp_vec3 db = imp_sub(b[ib], b[wrap(ib + 1, nb)]); /* edge of -b */
         double c = i < ea && j < eb ? cross2(da, db) : 0.0;
         if (j >= eb || (i < ea && c > 0.0))
             ++i;
