@@ -127,17 +127,9 @@ void imp_ov_poly_triangle(const imp_vec3 v[3], imp_ov_poly *p) {
 }
 
 double imp_ov_support(const imp_ov_poly *p, imp_vec3 n, imp_vec3 *at) {
-    size_t best = 0;
-    double m = -INFINITY;
-    for (size_t i = 0; i < p->n; ++i) {
-        double x = imp_dot(p->local[i], n);
-        if (x > m) {
-            m = x;
-            best = i;
-        }
-    }
+    size_t best = imp_ov_farthest(p->local, p->n, n);
     if (at) *at = imp_add(p->pos, p->local[best]);
-    return m + imp_dot(p->pos, n);
+    return (p->n ? imp_dot(p->local[best], n) : -INFINITY) + imp_dot(p->pos, n);
 }
 
 /* ---- by pair type ----------------------------------------------------------------------- */

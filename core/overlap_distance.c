@@ -346,20 +346,6 @@ double imp_ov_gjk_witness(const imp_ov_poly *A, const imp_ov_poly *B, double tol
 
 /* ---- GJK ray cast ------------------------------------------------------------------------- */
 
-/* the point of v[0..n) farthest along d (the first of equals) */
-static imp_vec3 support_of(const imp_vec3 *v, size_t n, imp_vec3 d) {
-    size_t best = 0;
-    double m = -INFINITY;
-    for (size_t i = 0; i < n; ++i) {
-        double x = imp_dot(v[i], d);
-        if (x > m) {
-            m = x;
-            best = i;
-        }
-    }
-    return v[best];
-}
-
 int imp_ov_gjk_raycast(const imp_vec3 *va, size_t na, const imp_vec3 *vb, size_t nb, imp_vec3 s,
                        imp_vec3 r, double h, double tol, double *lam, imp_vec3 y[3], size_t *ny,
                        imp_vec3 sep[2]) {
@@ -370,7 +356,8 @@ int imp_ov_gjk_raycast(const imp_vec3 *va, size_t na, const imp_vec3 *vb, size_t
     for (int it = 0; it < IMP_GJK_MAX_ITER; ++it) {
         double vv = imp_dot(v, v);
         if (vv <= tol * tol) break;
-        imp_vec3 p = imp_sub(support_of(va, na, v), support_of(vb, nb, imp_neg(v)));
+        imp_vec3 p =
+            imp_sub(va[imp_ov_farthest(va, na, v)], vb[imp_ov_farthest(vb, nb, imp_neg(v))]);
         double vw = imp_dot(v, imp_sub(x, p));
         int advanced = vw > 0.0;
         if (advanced) { /* p's plane along v has x on its far side: advance to it or miss */

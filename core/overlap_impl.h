@@ -99,6 +99,20 @@ void imp_ov_poly_triangle(const imp_vec3 v[3], imp_ov_poly *p);
  * (NOMEM) when SAT runs out of memory. */
 imp_overlap_result imp_ov_poly_overlap(const imp_ov_poly *A, const imp_ov_poly *B);
 
+/* The index of the point of v[0..n) farthest along d (the first of equals; 0 when none). */
+static inline size_t imp_ov_farthest(const imp_vec3 *v, size_t n, imp_vec3 d) {
+    size_t best = 0;
+    double m = -INFINITY;
+    for (size_t i = 0; i < n; ++i) {
+        double x = imp_dot(v[i], d);
+        if (x > m) {
+            m = x;
+            best = i;
+        }
+    }
+    return best;
+}
+
 /* Largest projection of a placed polytope on n, and the vertex reaching
  * it (at may be NULL). */
 double imp_ov_support(const imp_ov_poly *p, imp_vec3 n, imp_vec3 *at);

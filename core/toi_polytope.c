@@ -125,16 +125,6 @@ static void intersect(span_set *acc, const span_set *b) {
     acc->n = n;
 }
 
-/* acc = acc and the t at which band b holds; 0 when that leaves nothing (a linear band:
- * imp_toi_sweep_narrow_linear). */
-static int narrow(span_set *acc, const imp_toi_band *b, double h) {
-    if (b->c2 == 0.0) return imp_toi_sweep_narrow_linear(acc, b);
-    span_set s;
-    band_spans(b, h, &s);
-    intersect(acc, &s);
-    return acc->n > 0;
-}
-
 /* least penetration over the axes at t, and the axis index and side giving it */
 static double least_pen(const imp_toi_band *bands, size_t nb, double t, size_t *which, int *plus) {
     double best = INFINITY;
@@ -208,8 +198,11 @@ void imp_toi_sweep_init(imp_toi_sweep *acc, double horizon) {
     acc->n = 1;
 }
 
-int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horizon) {
-    return narrow(acc, b, horizon);
+int imp_toi_sweep_narrow_curved(imp_toi_sweep *acc, const imp_toi_band *b, double horizon) {
+    span_set s;
+    band_spans(b, horizon, &s);
+    intersect(acc, &s);
+    return acc->n > 0;
 }
 
 imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,
@@ -266,7 +259,7 @@ imp_toi_result imp_toi_swept(const imp_toi_swept_input *in, double *feature_tol)
         b->hi = a1 - b0;
         b->c1 = imp_dot(b->n, dv);
         b->c2 = 0.5 * imp_dot(b->n, da);
-        if (!narrow(&acc, b, in->horizon)) break;
+        if (!imp_toi_sweep_narrow(&acc, b, in->horizon)) break;
     }
     if (i == nb) r = resolve(in, bands, kept, &acc, feature_tol);
     if (bands != stack) free(bands);
@@ -383,7 +376,7 @@ int imp_toi_cast(const imp_toi_swept_input *in, imp_toi_result *out, double *fea
     band.hi = a1 - b0;
     span_set acc;
     imp_toi_sweep_init(&acc, in->horizon);
-    if (!narrow(&acc, &band, in->horizon) || !(acc.s[0].lo > 0.0)) return 0;
+    if (!imp_toi_sweep_narrow(&acc, &band, in->horizon) || !(acc.s[0].lo > 0.0)) return 0;
     if (!strictly_inside(y, imp_madd(dp, dv, acc.s[0].lo))) return 0;
     imp_toi_result r = resolve(in, &band, 1, &acc, feature_tol);
     if (r.state != IMP_TOI_HIT) return 0;

@@ -103,14 +103,15 @@ typedef struct imp_toi_sweep {
 } imp_toi_sweep;
 
 void imp_toi_sweep_init(imp_toi_sweep *acc, double horizon);
-/* Narrows acc to the t at which band b holds too; 0 when nothing is left
- * (NONE: b's axis separates them over the whole window). */
-int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horizon);
+/* A band of acceleration (c2 != 0) narrowing acc: imp_toi_sweep_narrow's out-of-line half. */
+int imp_toi_sweep_narrow_curved(imp_toi_sweep *acc, const imp_toi_band *b, double horizon);
 
-/* The same for a linear band (c2 = 0), in line for the callers that narrow by many: it
- * holds on one interval, [lo / c1, hi / c1] or reversed, whose ends are the roots the
+/* Narrows acc to the t at which band b holds too; 0 when nothing is left (NONE: b's axis
+ * separates them over the whole window). A linear band (c2 = 0), the common one, in line:
+ * it holds on one interval, [lo / c1, hi / c1] or reversed, whose ends are the roots the
  * quadratic case would find (the same quotients), so acc narrows in place. */
-static inline int imp_toi_sweep_narrow_linear(imp_toi_sweep *acc, const imp_toi_band *b) {
+static inline int imp_toi_sweep_narrow(imp_toi_sweep *acc, const imp_toi_band *b, double horizon) {
+    if (b->c2 != 0.0) return imp_toi_sweep_narrow_curved(acc, b, horizon);
     double t0 = -INFINITY, t1 = INFINITY;
     if (b->c1 != 0.0) {
         /* an open side stays open (no division by c1 there) */
@@ -131,6 +132,7 @@ static inline int imp_toi_sweep_narrow_linear(imp_toi_sweep *acc, const imp_toi_
     acc->n = n;
     return n > 0;
 }
+
 /* The answer of imp_toi_swept once every band (in->n_axes of them) has
  * narrowed acc; in->va and in->vb give the pair's scale. */
 imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_toi_band *bands,

@@ -124,9 +124,7 @@ static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp
                 b->lo = imp_dot(other[j], b->n) - (b0 > b1 ? b0 : b1);
                 b->hi = INFINITY;
             }
-            if (!(b->c2 == 0.0 ? imp_toi_sweep_narrow_linear(acc, b)
-                               : imp_toi_sweep_narrow(acc, b, in->horizon)))
-                return 0;
+            if (!imp_toi_sweep_narrow(acc, b, in->horizon)) return 0;
         }
     }
     return 1;

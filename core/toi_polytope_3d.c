@@ -153,9 +153,7 @@ static imp_toi_result boxes(const imp_shape *a, const imp_motion *ma, const imp_
         band->hi = ea - (c - eb);
         band->c1 = imp_dot(n, dv);
         band->c2 = 0.5 * imp_dot(n, da);
-        if (!(band->c2 == 0.0 ? imp_toi_sweep_narrow_linear(&acc, band)
-                              : imp_toi_sweep_narrow(&acc, band, horizon)))
-            return imp_toi_none();
+        if (!imp_toi_sweep_narrow(&acc, band, horizon)) return imp_toi_none();
     }
     imp_vec3 va[8], vb[8];
     box_corners(a->half, fa, va);
