@@ -606,19 +606,12 @@ static int dec_rotation(imp_dec *d, const json_t *body, imp_body *out) {
     if (spins && d->world)
         return imp_dec_fail_at(d, "angular_velocity", IMP_E_GEOMETRY,
                                "must be absent or zero: a world collider does not move");
-    if (spins && (d->spin == IMP_DEC_SPIN_REFUSED ||
-                  (d->spin == IMP_DEC_SPIN_SPHERES && out->shape.type != IMP_SHAPE_SPHERE)))
-        return imp_dec_fail_at(
-            d, "angular_velocity", IMP_E_UNSUPPORTED,
-            d->spin == IMP_DEC_SPIN_REFUSED
-                ? "is not served by this endpoint yet: it would change the "
-                  "response (/v1/toi, /v1/overlap, /v1/respond, "
-                  "/v1/scenes/predict, /v1/scenes/simulate and /v1/validate take "
-                  "rotating bodies)"
-                : "is not served here yet for a shape other than a sphere "
-                  "(/v1/toi, /v1/overlap, /v1/respond, /v1/scenes/predict, "
-                  "/v1/scenes/simulate and /v1/validate take rotating "
-                  "bodies)");
+    if (spins && d->spin == IMP_DEC_SPIN_REFUSED)
+        return imp_dec_fail_at(d, "angular_velocity", IMP_E_UNSUPPORTED,
+                               "is not served by this endpoint yet: it would change the "
+                               "response (/v1/toi, /v1/overlap, /v1/respond, "
+                               "/v1/scenes/predict, /v1/scenes/simulate, /v1/validate and the "
+                               "world queries take rotating bodies)");
     imp_quat q = out->orientation;
     if (d->world && d->world->kind != IMP_WORLD_SHAPE) {
         if (q.w == 1.0) return 0; /* the identity: what a normalised quaternion gives for it */
@@ -825,13 +818,6 @@ int imp_dec_body_inertia(imp_dec *d, const json_t *body, const imp_body *b, imp_
                            "is required for this body: its shape has no volume (a thin rod in "
                            "3D) or its moments are too far apart to invert, so a uniform solid "
                            "gives no usable inertia");
-}
-
-int imp_dec_turn_world(imp_dec *d, const imp_body *b) {
-    if (!imp_dec_turns(b)) return 0;
-    return imp_dec_fail_at(d, "angular_velocity", IMP_E_UNSUPPORTED,
-                           "is not served with a stored world yet for a shape other than a "
-                           "sphere: the world's sweeps are translational");
 }
 
 int imp_dec_turn_within(imp_dec *d, const imp_body *bodies, size_t n, const char *key,

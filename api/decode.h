@@ -39,9 +39,7 @@ struct imp_dec_world_shape;
 /* Which bodies may have a non-zero angular_velocity in an endpoint's request. */
 typedef enum imp_dec_spin {
     IMP_DEC_SPIN_REFUSED = 0, /* none (the default: an endpoint that has no use for a spin) */
-    IMP_DEC_SPIN_SPHERES,     /* spheres only: their spin moves no point of the shape, so an
-                                 endpoint that answers from geometry alone honours it */
-    IMP_DEC_SPIN_SERVED       /* every shape but a halfspace (/v1/toi, /v1/overlap) */
+    IMP_DEC_SPIN_SERVED       /* every shape but a halfspace (/v1/toi, /v1/overlap, ...) */
 } imp_dec_spin;
 
 typedef struct imp_dec {
@@ -220,10 +218,6 @@ int imp_dec_turn_ok(imp_dec *d, const imp_body *b, double horizon, const char *w
  */
 int imp_dec_body_inertia(imp_dec *d, const json_t *body, const imp_body *b, imp_mat3 *inertia,
                          imp_mat3 *inv);
-/* Body b (at the current pointer) meets a stored world: if it turns (imp_dec_turns), 422
- * unsupported-field at its angular_velocity (the world's sweeps are translational). 0, or
- * -1 with the error in `d`. */
-int imp_dec_turn_world(imp_dec *d, const imp_body *b);
 /*
  * Member "vertices" of `obj`: an array of `min` (>= 1) to `max` Vecs of the
  * request's dimension, malloc'd into *out (*n of them; the caller frees

@@ -22,9 +22,8 @@
  * Rotating bodies: any shape may turn (angular_velocity); a body that would
  * turn more than IMP_ROT_MAX_ANGLE radians within the horizon is a 422 at
  * its angular_velocity (imp_dec_turn_within: the same answer whatever the
- * broadphase, which a failure inside one pair's solve would not give), and
- * with a stored world a turning shape other than a sphere is 422
- * unsupported-field (the world's casts are translational). A collision of
+ * broadphase, which a failure inside one pair's solve would not give); a
+ * stored world's casts turn the body too (core/world_cast.c). A collision of
  * a pair in which either body has a non-zero angular_velocity carries
  * a_orientation and b_orientation at its time (a world contact:
  * a_orientation), and `tolerance` where the time is certified rather than
@@ -228,20 +227,8 @@ static void put_list(imp_jbuf *w, const imp_scene_contact *cs, size_t n, const i
     free(l.parts);
 }
 
-/* With a stored world no body may turn a shape other than a sphere (imp_dec_turn_world). */
-static int world_turns(imp_dec *d, const imp_scene_in *s) {
-    for (size_t i = 0; i < s->n; ++i) {
-        size_t s1 = imp_dec_push_key(d, "bodies"), s2 = imp_dec_push_index(d, i);
-        int rc = imp_dec_turn_world(d, &s->bodies[i]);
-        imp_dec_pop(d, s2);
-        imp_dec_pop(d, s1);
-        if (rc) return -1;
-    }
-    return 0;
-}
-
 int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    d->spin = IMP_DEC_SPIN_SERVED; /* core/scene.c turns them; a world's casts do not */
+    d->spin = IMP_DEC_SPIN_SERVED; /* core/scene.c turns them, and so do a world's casts */
     static const char *const MEMBERS[] = {"bodies", "broadphase", "horizon", "max_results",
                                           "report", "world",      NULL};
     imp_scene_in s;
@@ -257,8 +244,7 @@ int imp_ep_scenes_predict(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
              dec_kind(d, s.req, &kind) || dec_count(d, s.req, "max_results", &max_results) ||
              dec_report(d, s.req, &first_per_body) || imp_scene_bodies(d, &s, &scene) ||
              imp_dec_scene_world(d, s.req, &world) ||
-             imp_dec_turn_within(d, s.bodies, s.n, "bodies", horizon, "the horizon") ||
-             (world && world_turns(d, &s));
+             imp_dec_turn_within(d, s.bodies, s.n, "bodies", horizon, "the horizon");
     if (rc) {
         imp_scene_in_free(&s);
         free(scene);

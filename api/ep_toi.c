@@ -61,9 +61,9 @@ int imp_ep_toi(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
     int rotating = imp_toi_rotating_needed(&a.shape, a.omega, &b.shape, b.omega), stopped = 0;
     imp_toi_result r;
     if (rotating) {
-        imp_toi_rotating_input ri = {&a.shape, &b.shape, a.m,
-                                     b.m,      a.omega,  b.omega,
-                                     d->dim,   horizon,  &d->ctx->parallel.stop};
+        imp_toi_rotating_input ri = {
+            &a.shape, &b.shape, a.m, b.m, a.omega, b.omega, d->dim, horizon, &d->ctx->parallel.stop,
+            0};
         r = imp_toi_rotating(&ri, &stopped);
     } else {
         r = imp_toi_shapes(&a.shape, &a.m, &b.shape, &b.m, d->dim, horizon);

@@ -32,10 +32,8 @@
  * its hinge), checked by imp_move_check with imp_toi_rotating; one that
  * would turn more than IMP_ROT_MAX_ANGLE radians over dt is a 422 at its
  * angular_velocity (imp_dec_turn_within). The mover may turn too (its
- * shape turns about its position while it goes straight to `to`), except
- * against a stored world, whose casts are translational: a turning mover
- * other than a sphere is then 422 unsupported-field at
- * /body/angular_velocity.
+ * shape turns about its position while it goes straight to `to`), against
+ * a stored world too (its casts turn the mover: core/world_cast.c).
  * Why: a problem at the field is worth more to a game server than a
  * partial answer.
  */
@@ -263,11 +261,6 @@ static int validate(const imp_api_in *in, imp_dec *d, imp_api_out *out, obstacle
         imp_dec_pop(d, saved);
     }
     rc = rc || dec_all_obstacles(d, req, &body, dt, obs);
-    if (!rc && obs->held) { /* the world's casts do not turn the mover */
-        size_t saved = imp_dec_push_key(d, "body");
-        rc = imp_dec_turn_world(d, &body);
-        imp_dec_pop(d, saved);
-    }
     rc = rc ||
          imp_dec_number(d, req, "max_speed", 0, 0.0, 0, INFINITY, "must be a finite number >= 0",
                         &max_speed) ||

@@ -21,6 +21,7 @@
  * Filters: a collider's `filter` is kept in the world; a ray's, a cast
  * body's and an overlap body's are applied per primitive (core/world.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include "api/encode.h"
 #include "api/endpoints.h"
 #include "api/world_store.h"
+#include "core/toi_rotating.h"
 
 static int nomem(imp_dec *d) { return imp_dec_fail(d, IMP_E_NOMEM, "out of memory"); }
 
@@ -587,9 +589,17 @@ static int cast_one(imp_dec *d, const imp_world_entry *e, const json_t *item, si
     double horizon = *(const double *)opts;
     imp_body b;
     if (dec_query_body(d, item, i, &b)) return -1;
-    imp_world_cast cast = {&b.shape, b.m, horizon, &b.filter};
+    /* a turning body needs a horizon within which it turns at most IMP_ROT_MAX_ANGLE */
+    if (imp_dec_turn_ok(d, &b, horizon,
+                        isfinite(horizon) ? "the horizon" : "an unbounded horizon (give one)")) {
+        imp_body_free(&b);
+        return -1;
+    }
+    imp_world_cast cast = {&b.shape, b.m, horizon, &b.filter, b.omega, &d->ctx->parallel.stop};
     imp_world_cast_result r = imp_world_shapecast(e->world, &cast, &d->ctx->parallel.stop);
     json_t *id = imp_enc_id(&b);
+    int turned = b.orientation.w != 1.0 || imp_max_abs(b.omega) > 0.0;
+    imp_quat at = imp_spin_at(b.orientation, b.omega, r.time);
     imp_body_free(&b);
     if (r.state == IMP_WORLD_STOPPED || r.state == IMP_WORLD_FAILED) {
         json_decref(id);
@@ -611,13 +621,14 @@ static int cast_one(imp_dec *d, const imp_world_entry *e, const json_t *item, si
         imp_ep_world_put_prim(o, e, "collider", r.collider, r.index, r.kind, &ok);
         if (r.state == IMP_WORLD_OVERLAPPING) imp_put_real(o, "depth", r.depth, &ok);
         if (r.tolerance > 0.0) imp_put_real(o, "tolerance", r.tolerance, &ok);
+        if (turned) imp_put(o, "orientation", imp_enc_turn(at, dim), &ok);
     }
     if (json_array_append_new(results, o) || !ok) return nomem(d);
     return 0;
 }
 
 int imp_ep_worlds_shapecast(const imp_api_in *in, imp_dec *d, imp_api_out *out) {
-    d->spin = IMP_DEC_SPIN_SPHERES;
+    d->spin = IMP_DEC_SPIN_SERVED; /* core/world_cast.c turns them */
     static const char *const MEMBERS[] = {"bodies", "horizon", NULL};
     const imp_world_entry *e = imp_ep_world_take(in, d, out);
     if (!e) return out->doc ? 0 : -1;

@@ -303,6 +303,10 @@ static int world_leg_contact(solver *sv, const imp_world_cast_prep *prep, size_t
     c->who = prim;
     if (poll_stop(sv)) return LEG_STOPPED;
     imp_world_cast_result wr = imp_world_cast_prim(in->world, prep, prim);
+    if (wr.state == IMP_WORLD_STOPPED) {
+        sv->stopped_by = wr.stopped_by;
+        return LEG_STOPPED;
+    }
     if (wr.state == IMP_WORLD_FAILED) {
         c->r = imp_toi_failed(wr.failure);
         return LEG_FAILED;
@@ -317,10 +321,16 @@ static int world_leg_contact(solver *sv, const imp_world_cast_prep *prep, size_t
     c->r.normal = imp_neg(imp_world_surface_normal(in->world, prim, wr.point, wr.normal));
     c->r.pa = wr.position;
     c->r.depth = wr.depth;
-    double speed = imp_len(v);
-    if (imp_dot(v, c->r.normal) <= IMP_MOVE_SLIDE_REL * speed) return LEG_NONE;
-    if (c->r.state == IMP_TOI_OVERLAPPING) return LEG_CONTACT;
-    double travel = speed * (T - wr.time);
+    /* the mover's point at the contact moves at v, a turning mover's at v + w x arm; the
+     * graze rule (a first touch without approach speed) holds for a mover that does not
+     * turn only, as for the obstacles (leg_contact) */
+    imp_vec3 mv = v;
+    if (prep->turning) mv = imp_add(v, imp_cross(in->w, imp_sub(wr.point, wr.position)));
+    int slides = imp_dot(mv, c->r.normal) <= IMP_MOVE_SLIDE_REL * imp_len(mv);
+    if (c->r.state == IMP_TOI_OVERLAPPING) return slides ? LEG_NONE : LEG_CONTACT;
+    if (slides && !prep->turning) return LEG_NONE;
+    double spin = prep->turning ? imp_len(in->w) * imp_shape_extent(in->shape, in->dim) : 0.0;
+    double travel = (imp_len(v) + spin) * (T - wr.time);
     if (travel <= IMP_MOVE_TOUCH_REL * fmax(sv->move_scale, imp_max_abs(wr.point)))
         return LEG_NONE; /* arriving at contact */
     return LEG_CONTACT;
@@ -342,7 +352,7 @@ static int leg_contact(solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, 
     mover_at(sv, t0, &ms);
     int o_turns = obstacle_turns(o), m_turns = mover_turns(in), turning = o_turns || m_turns;
     if (turning) {
-        imp_toi_rotating_input q = {&ms, &s, mm, m, in->w, o->w, in->dim, T, in->stop};
+        imp_toi_rotating_input q = {&ms, &s, mm, m, in->w, o->w, in->dim, T, in->stop, 0};
         *r = imp_toi_rotating(&q, &sv->stopped_by);
         if (sv->stopped_by) return LEG_STOPPED;
     } else {
@@ -517,7 +527,9 @@ static int first_contact(solver *sv, imp_vec3 p, imp_vec3 v, double t, double T,
         return have;
     }
     if (world_near(sv, p, v, T, 0.0) != 0) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
-    imp_world_cast cast = {sv->in->shape, {p, v, ZERO}, T, sv->in->filter};
+    imp_shape ms;
+    mover_at(sv, t, &ms);
+    imp_world_cast cast = {&ms, {p, v, ZERO}, T, sv->in->filter, sv->in->w, sv->in->stop};
     imp_world_cast_prep prep;
     if (sv->n_near) prep = imp_world_cast_prepare(sv->in->world, &cast);
     for (size_t j = 0; j < sv->n_near; ++j) {
@@ -575,13 +587,13 @@ static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit,
     const imp_move_input *in = sv->in;
     *k = 0;
     if (add_plane(planes, k, cap, hit->r.normal)) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
+    imp_shape ms;
+    mover_at(sv, t, &ms);
     for (size_t c = 0; c < sv->n_cand; ++c) {
         if (!hit->world && sv->cand[c] == hit->who) continue;
         imp_shape s;
         imp_motion m;
         obstacle_at(&in->obstacles[sv->cand[c]], t, sv->verts, &s, &m);
-        imp_shape ms;
-        mover_at(sv, t, &ms);
         imp_overlap_result o = imp_overlap(&ms, p, &s, m.p, in->dim);
         if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, CORRECT_FAILED;
         if ((o.state == IMP_OVERLAP_OVERLAPPING ||
@@ -595,7 +607,7 @@ static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit,
     imp_vec3 buf[8];
     const imp_vec3 *pts;
     double r;
-    size_t np = imp_shape_points(in->shape, in->dim, buf, &pts, &r);
+    size_t np = imp_shape_points(&ms, in->dim, buf, &pts, &r);
     /* far above the band and the rounding of both distances (1e-6 of the scale) */
     double clear = band + IMP_MOVE_CULL_MARGIN_REL * fmax(sv->move_scale, imp_max_abs(p));
     for (size_t j = 0; j < sv->n_near; ++j) {
@@ -604,11 +616,11 @@ static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit,
         imp_vec3 c[3];
         int nc = imp_world_prim_corners(in->world, prim, c);
         if (nc && np && corner_gap(c, nc, pts, np, r, p, in->dim) > clear) continue;
-        imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, p, prim);
+        imp_overlap_result o = imp_world_prim_overlap(in->world, &ms, p, prim);
         if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, CORRECT_FAILED;
         if (o.state != IMP_OVERLAP_OVERLAPPING && !(o.distance <= band)) continue;
         /* the contact point: the body's point nearest the primitive */
-        imp_vec3 at = support(in->shape, in->dim, p, o.normal);
+        imp_vec3 at = support(&ms, in->dim, p, o.normal);
         imp_vec3 n = imp_neg(imp_world_surface_normal(in->world, prim, at, imp_neg(o.normal)));
         if (add_plane(planes, k, cap, n)) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
     }
@@ -675,7 +687,7 @@ static int world_tunnelling(solver *sv, imp_vec3 v, imp_move_result *res, size_t
     const imp_move_input *in = sv->in;
     if (world_near(sv, in->from, v, in->dt, 0.0) != 0) return *why = IMP_FAILURE_NOMEM, -1;
     size_t first = res->n_violations;
-    imp_world_cast cast = {in->shape, {in->from, v, ZERO}, in->dt, in->filter};
+    imp_world_cast cast = {in->shape, {in->from, v, ZERO}, in->dt, in->filter, in->w, in->stop};
     imp_world_cast_prep prep;
     if (sv->n_near) prep = imp_world_cast_prepare(in->world, &cast);
     for (size_t j = 0; j < sv->n_near; ++j) {
@@ -717,15 +729,17 @@ static int world_penetration(solver *sv, imp_move_result *res, size_t *cap, imp_
     const imp_move_input *in = sv->in;
     size_t first = res->n_violations;
     double tol = IMP_MOVE_TOUCH_REL * sv->move_scale;
+    imp_shape ms; /* the mover as it ends, turned */
+    mover_at(sv, in->dt, &ms);
     /* the body at `to` overlaps a primitive only if the straight move reached it: the
      * tunnelling check's cast reported some contact with it over [0, dt] */
     for (size_t j = 0; j < sv->n_touched; ++j) {
         if (poll_stop(sv)) return -2;
         size_t prim = sv->touched[j];
-        imp_overlap_result o = imp_world_prim_overlap(in->world, in->shape, in->to, prim);
+        imp_overlap_result o = imp_world_prim_overlap(in->world, &ms, in->to, prim);
         if (o.state == IMP_OVERLAP_FAILED) return *why = o.failure, -1;
         if (o.state != IMP_OVERLAP_OVERLAPPING || !(o.depth > tol)) continue;
-        imp_vec3 deep = support(in->shape, in->dim, in->to, o.normal);
+        imp_vec3 deep = support(&ms, in->dim, in->to, o.normal);
         imp_vec3 n = imp_neg(imp_world_surface_normal(in->world, prim, deep, imp_neg(o.normal)));
         uint32_t collider, index;
         imp_world_prim_id(in->world, prim, &collider, &index);
@@ -763,7 +777,6 @@ imp_move_result imp_move_check(const imp_move_input *in) {
     double dist = imp_len(d);
     contact straight_best;
     memset(&straight_best, 0, sizeof straight_best);
-    assert(!in->world || !mover_turns(in)); /* the world's casts do not turn */
     solver sv = {.in = in,
                  .extent = mover_turns(in) ? imp_shape_extent(in->shape, in->dim)
                                            : shape_extent(in->shape, in->dim),

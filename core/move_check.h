@@ -72,8 +72,7 @@ typedef struct imp_move_input {
     const imp_stop *stop;     /* NULL: never; polled every IMP_STOP_POLL_PAIRS solves */
     imp_vec3 w;               /* the mover's angular velocity about world axes, rad/s (2D: z
                                  only): its shape (as at the start) turns about its position by
-                                 w t while it moves; 0: it does not. A shape other than a sphere
-                                 may turn only without a world, and at most IMP_ROT_MAX_ANGLE
+                                 w t while it moves; 0: it does not. At most IMP_ROT_MAX_ANGLE
                                  radians over dt */
 } imp_move_input;
 

@@ -283,6 +283,36 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
     return from_gap(d - rr, n);
 }
 
+/* The closest points of two placed polytopes that r (imp_ov_poly_overlap's answer) says are
+ * APART: GJK's witness points, with the tolerance of imp_ov_poly_overlap so that GJK retraces
+ * its steps and finds the same distance (a zero here would contradict APART), carried out
+ * through the radii along r's normal. */
+static imp_overlap_result poly_closest(const imp_ov_poly *A, const imp_ov_poly *B,
+                                       imp_overlap_result r, imp_vec3 *ca, imp_vec3 *cb) {
+    imp_vec3 qa, qb;
+    if (!(imp_ov_gjk_witness(A, B, contact_tol(A, B), &qa, &qb) > 0.0))
+        return failed(IMP_FAILURE_UNDECIDED);
+    *ca = imp_madd(qa, r.normal, A->r);
+    *cb = imp_madd(qb, r.normal, -B->r);
+    return r;
+}
+
+imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const imp_vec3 tri[3],
+                                        imp_vec3 *ca, imp_vec3 *cb) {
+    imp_ov_poly A, B;
+    imp_hull_status st = imp_ov_poly_make(a, pa, &A);
+    imp_overlap_result r;
+    if (st != IMP_HULL_OK) {
+        r = failed(hull_failure(st));
+    } else {
+        imp_ov_poly_triangle(tri, &B);
+        r = imp_ov_poly_overlap(&A, &B);
+        if (ca && cb && r.state == IMP_OVERLAP_APART) r = poly_closest(&A, &B, r, ca, cb);
+    }
+    imp_ov_poly_free(&A);
+    return r;
+}
+
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
     imp_overlap_result r = imp_overlap(a, pa, b, pb, dim);
@@ -308,20 +338,13 @@ imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const im
                      b->type == IMP_SHAPE_BOX || b->type == IMP_SHAPE_POLYHEDRON)) {
         imp_ov_poly A, B;
         imp_hull_status sa = imp_ov_poly_make(a, pa, &A), sb = imp_ov_poly_make(b, pb, &B);
-        imp_failure why = IMP_FAILURE_NONE;
-        if (sa != IMP_HULL_OK || sb != IMP_HULL_OK) {
-            why = hull_failure(sa != IMP_HULL_OK ? sa : sb); /* memory, this second time */
-        } else {
-            /* the tolerance of overlap_polytope, so that GJK retraces its steps and finds
-             * the same distance (a zero here would contradict imp_overlap's APART) */
-            if (!(imp_ov_gjk_witness(&A, &B, contact_tol(&A, &B), &qa, &qb) > 0.0))
-                why = IMP_FAILURE_UNDECIDED;
-            ra = A.r;
-            rb = B.r;
-        }
+        if (sa != IMP_HULL_OK || sb != IMP_HULL_OK)
+            r = failed(hull_failure(sa != IMP_HULL_OK ? sa : sb)); /* memory, this second time */
+        else
+            r = poly_closest(&A, &B, r, ca, cb);
         imp_ov_poly_free(&A);
         imp_ov_poly_free(&B);
-        if (why != IMP_FAILURE_NONE) return failed(why);
+        return r;
     } else {
         imp_ov_core A, B;
         (void)imp_ov_core_make(a, pa, dim, &A);

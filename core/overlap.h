@@ -80,4 +80,13 @@ void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, im
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
 
+/* Shape a (3D, not a halfspace) placed at pa against the flat triangle tri (corners in
+ * world coordinates, not collinear): imp_overlap's rules, with the triangle a flat convex
+ * polytope (its two faces, three edges and their directions), which a polyhedron of its
+ * three points is not (it has no hull). With ca and cb both given, an APART answer also
+ * gives the closest points as imp_overlap_closest does. FAILED: NOMEM or DEGENERATE as
+ * imp_overlap for a, or UNDECIDED as imp_overlap_closest. */
+imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const imp_vec3 tri[3],
+                                        imp_vec3 *ca, imp_vec3 *cb);
+
 #endif

@@ -20,19 +20,9 @@
  * every kind still equals brute; candidate_pairs counts the pairs kept
  * (brute: every pair but the static ones, as before), and max_pairs bounds
  * the broadphase's list before the filters thin it.
- * Turning bodies (angular velocity w about the position): a point x of the
- * shape (relative to the position, at t = 0) is at R(w t) x, a turn by the
- * angle |w| t about the fixed axis u = w / |w|. Its offset from the
- * position is bounded per axis k by three boxes, each holding every
- * orientation over [0, horizon]: (a) the bounding sphere, |R x| = |x| <=
- * reach; (b) the cylinder about u: R x = (u.x) u + c, c perpendicular to u
- * with |c| = rho(x) (the distance of x from the axis), so its k-th
- * coordinate lies in u_k (u.x) +- rho sqrt(1 - u_k^2) (a spin about z keeps
- * a 3D shape's z range); (c) the start: |R x - x| = 2 sin(|w| t / 2) rho <=
- * |w| T rho, the chord no longer than the arc, so the start box grown by
- * |w| T rho_max (tight for short turns). Their intersection per axis,
- * grown by the rounding radius (the rounded shape is the turned core plus
- * a ball, which turning does not move), is added to the path's range. The
+ * Turning bodies (angular velocity w about the position): the box that
+ * holds the shape in every orientation over [0, horizon]
+ * (imp_shape_turning_bounds, core/shape.c) is added to the path's range. The
  * narrowphase of a pair in which a shape other than a sphere turns is
  * imp_toi_rotating (certified conservative advancement), whose contact
  * (apart by at most its rounding margin at time + tolerance, inside the
@@ -59,86 +49,19 @@
  * scheduling, small enough to balance pairs of very different cost. */
 #define NARROW_GRAIN 2048
 
-/* A shape's own bounds about its position (not a halfspace's): the hull of
- * its points grown by its radius, exact for every shape (a rotated box's
- * corners, a polygon's or polyhedron's vertices, a capsule's ends). */
-static void local_bounds(const imp_shape *s, int dim, imp_vec3 *lo, imp_vec3 *hi) {
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double r;
-    size_t n = imp_shape_points(s, dim, buf, &pts, &r);
-    *lo = imp_v3(INFINITY, INFINITY, INFINITY);
-    *hi = imp_v3(-INFINITY, -INFINITY, -INFINITY);
-    for (size_t i = 0; i < n; ++i) {
-        *lo = imp_v3(fmin(lo->x, pts[i].x), fmin(lo->y, pts[i].y), fmin(lo->z, pts[i].z));
-        *hi = imp_v3(fmax(hi->x, pts[i].x), fmax(hi->y, pts[i].y), fmax(hi->z, pts[i].z));
-    }
-    *lo = imp_sub(*lo, imp_v3(r, r, dim == 3 ? r : 0));
-    *hi = imp_add(*hi, imp_v3(r, r, dim == 3 ? r : 0));
-}
-
 imp_aabb imp_swept_bounds_shape(const imp_motion *m, const imp_shape *shape, double horizon,
                                 int dim, double pad) {
-    imp_aabb b = imp_swept_bounds_sphere(m, 0.0, horizon, dim, pad);
-    imp_vec3 lo, hi;
-    local_bounds(shape, dim, &lo, &hi);
-    b.lo = imp_add(b.lo, lo);
-    b.hi = imp_add(b.hi, hi);
-    if (dim == 2) b.lo.z = b.hi.z = 0.0;
-    return b;
-}
-
-/* A shape other than a sphere or halfspace that turns at w (a sphere's turn moves nothing). */
-static int turns(const imp_shape *s, imp_vec3 w) {
-    return s && s->type != IMP_SHAPE_SPHERE && s->type != IMP_SHAPE_HALFSPACE &&
-           !(w.x == 0.0 && w.y == 0.0 && w.z == 0.0);
-}
-
-/* The bounding sphere's radius of a turning shape about its position: its core's reach. */
-static double core_reach(const imp_vec3 *pts, size_t n) {
-    double r = 0.0;
-    for (size_t i = 0; i < n; ++i)
-        r = fmax(r, imp_len(pts[i]));
-    return r;
+    return imp_swept_bounds_turning(m, shape, imp_v3(0, 0, 0), horizon, dim, pad);
 }
 
 imp_aabb imp_swept_bounds_turning(const imp_motion *m, const imp_shape *shape, imp_vec3 w,
                                   double horizon, int dim, double pad) {
-    if (!turns(shape, w)) return imp_swept_bounds_shape(m, shape, horizon, dim, pad);
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double rad;
-    size_t n = imp_shape_points(shape, dim, buf, &pts, &rad);
-    /* the axis from w scaled to its largest component first: a tiny w (1e-320) would lose
-     * its squares to underflow */
-    double big = imp_max_abs(w);
-    imp_vec3 ws = imp_v3(w.x / big, w.y / big, w.z / big);
-    double wsl = imp_len(ws), wl = big * wsl, reach = core_reach(pts, n);
-    imp_vec3 u = imp_scale(ws, 1.0 / wsl);
-    double ulo = INFINITY, uhi = -INFINITY, rho = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-        double h = imp_dot(u, pts[i]);
-        ulo = fmin(ulo, h);
-        uhi = fmax(uhi, h);
-        rho = fmax(rho, imp_len(imp_madd(pts[i], u, -h)));
-    }
-    imp_vec3 slo, shi; /* (c): the start box grown by the longest chord */
-    local_bounds(shape, dim, &slo, &shi);
-    double chord = wl * horizon * rho;
-    const double uc[3] = {u.x, u.y, u.z}, sl[3] = {slo.x, slo.y, slo.z},
-                 sh[3] = {shi.x, shi.y, shi.z};
-    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
-    for (int k = 0; k < dim; ++k) {
-        /* (b): sqrt(1 - u_k^2) from the other two components, without cancellation */
-        double o1 = uc[(k + 1) % 3], o2 = uc[(k + 2) % 3], perp = sqrt(o1 * o1 + o2 * o2);
-        double c1 = uc[k] * ulo, c2 = uc[k] * uhi;
-        double blo = fmin(c1, c2) - rho * perp, bhi = fmax(c1, c2) + rho * perp;
-        lo[k] = fmax(fmax(-reach, blo), sl[k] + rad - chord) - rad;
-        hi[k] = fmin(fmin(reach, bhi), sh[k] - rad + chord) + rad;
-    }
     imp_aabb b = imp_swept_bounds_sphere(m, 0.0, horizon, dim, pad);
-    b.lo = imp_add(b.lo, imp_v3(lo[0], lo[1], lo[2]));
-    b.hi = imp_add(b.hi, imp_v3(hi[0], hi[1], hi[2]));
+    imp_vec3 lo, hi;
+    imp_shape_turning_bounds(shape, w, horizon, dim, &lo, &hi);
+    b.lo = imp_add(b.lo, lo);
+    b.hi = imp_add(b.hi, hi);
+    if (dim == 2) b.lo.z = b.hi.z = 0.0;
     return b;
 }
 
@@ -223,7 +146,7 @@ static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chun
     }
     imp_shape sa = {.type = IMP_SHAPE_SPHERE, .radius = a->radius};
     imp_shape sb = {.type = IMP_SHAPE_SPHERE, .radius = b->radius};
-    if (turns(a->shape, a->w) || turns(b->shape, b->w)) {
+    if (imp_shape_turns(a->shape, a->w) || imp_shape_turns(b->shape, b->w)) {
         imp_toi_rotating_input q = {a->shape ? a->shape : &sa,
                                     b->shape ? b->shape : &sb,
                                     a->m,
@@ -232,7 +155,8 @@ static void solve_pair(const imp_scene_input *in, uint32_t ia, uint32_t ib, chun
                                     b->w,
                                     in->dim,
                                     in->horizon,
-                                    in->par ? &in->par->stop : NULL};
+                                    in->par ? &in->par->stop : NULL,
+                                    0};
         int stopped = 0;
         r = imp_toi_rotating(&q, &stopped);
         if (stopped) {
@@ -337,15 +261,12 @@ static double scene_scale(const imp_scene_input *in) {
         double extent = in->bodies[i].radius;
         if (shape && shape->type == IMP_SHAPE_HALFSPACE) {
             extent = fabs(shape->offset);
-        } else if (turns(shape, in->bodies[i].w)) { /* any orientation: the bounding sphere */
-            imp_vec3 buf[8];
-            const imp_vec3 *pts;
-            double r;
-            size_t k = imp_shape_points(shape, in->dim, buf, &pts, &r);
-            extent = core_reach(pts, k) + r;
+        } else if (imp_shape_turns(shape, in->bodies[i].w)) { /* any orientation: the bounding
+                                                                 sphere */
+            extent = imp_shape_extent(shape, in->dim);
         } else if (shape) {
             imp_vec3 lo, hi;
-            local_bounds(shape, in->dim, &lo, &hi);
+            imp_shape_bounds(shape, in->dim, &lo, &hi);
             extent = fmax(imp_max_abs(lo), imp_max_abs(hi));
         }
         s = fmax(s, reach + extent);
@@ -447,7 +368,15 @@ done:
     return st;
 }
 
-/* Joins the chunks' contacts in chunk order into out; -1 on memory. */
+/* Why gather failed: a turning pair's precondition (UNDECIDED) unless memory ran out. */
+static imp_scene_status gather_failure(const chunk_out *chunks, size_t n_chunks) {
+    for (size_t c = 0; c < n_chunks; ++c)
+        if (chunks[c].undecided && !chunks[c].nomem) return IMP_SCENE_UNDECIDED;
+    return IMP_SCENE_NOMEM;
+}
+
+/* Joins the chunks' contacts in chunk order into out; -1 on memory or a chunk UNDECIDED
+ * (gather_failure says which). */
 static int gather(chunk_out *chunks, size_t n_chunks, imp_scene_output *out) {
     size_t hits = 0, overlaps = 0;
     for (size_t c = 0; c < n_chunks; ++c) {
@@ -507,9 +436,10 @@ static void solve_world_body(const imp_scene_input *in, uint32_t i, chunk_out *o
     if (b->is_static || (b->shape && b->shape->type == IMP_SHAPE_HALFSPACE)) return;
     imp_shape sphere = {.type = IMP_SHAPE_SPHERE, .radius = b->radius, .rot = {1, 0, 0, 0}};
     const imp_shape *shape = b->shape ? b->shape : &sphere;
-    imp_world_cast cast = {shape, b->m, in->horizon, b->filter};
+    imp_world_cast cast = {shape,     b->m, in->horizon,
+                           b->filter, b->w, in->par ? &in->par->stop : NULL};
     imp_world_cast_prep prep = imp_world_cast_prepare(in->world, &cast);
-    imp_aabb box = imp_swept_bounds_shape(&b->m, shape, in->horizon, in->dim, prep.pad);
+    imp_aabb box = imp_swept_bounds_turning(&b->m, shape, b->w, in->horizon, in->dim, prep.pad);
     size_t n = 0;
     if (imp_world_prims_in_box(in->world, box.lo, box.hi, b->filter, near, &n, cap) != 0) {
         out->nomem = 1;
@@ -523,8 +453,17 @@ static void solve_world_body(const imp_scene_input *in, uint32_t i, chunk_out *o
             (out->stopped_by = imp_stop_now(st)) != 0)
             return;
         imp_world_cast_result r = imp_world_cast_prim(in->world, &prep, (*near)[k]);
+        if (r.state == IMP_WORLD_STOPPED) {
+            out->stopped_by = r.stopped_by;
+            return;
+        }
         if (r.state == IMP_WORLD_FAILED) {
-            out->nomem = 1; /* the shapes' pairs were checked; only memory fails here */
+            /* the shapes' pairs were checked; memory fails here, or a turning body's
+             * precondition (as a turning pair) */
+            if (r.failure == IMP_FAILURE_NOMEM)
+                out->nomem = 1;
+            else
+                out->undecided = 1;
             return;
         }
         if (r.state != IMP_WORLD_HIT && r.state != IMP_WORLD_OVERLAPPING) continue;
@@ -534,6 +473,7 @@ static void solve_world_body(const imp_scene_input *in, uint32_t i, chunk_out *o
                                .point = r.point,
                                .normal = imp_neg(r.normal),
                                .depth = r.depth,
+                               .tolerance = r.state == IMP_WORLD_HIT ? r.tolerance : 0.0,
                                .world = 1,
                                .index = r.index,
                                .kind = r.kind};
@@ -566,7 +506,7 @@ static void world_range(void *ctx, size_t begin, size_t end) {
     chunk_out *out = &j->chunks[begin / j->grain];
     const imp_stop *st = j->in->par ? &j->in->par->stop : NULL;
     size_t *near = NULL, cap = 0;
-    for (size_t i = begin; i < end && !out->nomem && !out->stopped_by; ++i) {
+    for (size_t i = begin; i < end && !out->nomem && !out->undecided && !out->stopped_by; ++i) {
         if ((out->stopped_by = imp_stop_now(st)) != 0) break;
         solve_world_body(j->in, (uint32_t)i, out, &near, &cap);
         ++out->pairs_solved;
@@ -585,7 +525,7 @@ static imp_scene_status world_contacts(const imp_scene_input *in, imp_scene_outp
     int by = chunks_stopped(chunks, n_chunks, &solved);
     imp_scene_status st = by ? IMP_SCENE_STOPPED : IMP_SCENE_OK;
     imp_scene_output more = {0};
-    if (!by && gather(chunks, n_chunks, &more) != 0) st = IMP_SCENE_NOMEM;
+    if (!by && gather(chunks, n_chunks, &more) != 0) st = gather_failure(chunks, n_chunks);
     if (st == IMP_SCENE_OK) {
         imp_scene_contact *c =
             realloc(out->collisions, (out->n_collisions + more.n_collisions + 1) * sizeof *c);
@@ -615,8 +555,6 @@ static imp_scene_status world_contacts(const imp_scene_input *in, imp_scene_outp
 imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *out,
                                    imp_error *err) {
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; in->world && i < in->n; ++i) /* the world's casts do not turn */
-        assert(!turns(in->bodies[i].shape, in->bodies[i].w));
     imp_broadphase_kind kind = in->kind;
     imp_pair *pairs = NULL;
     size_t n_pairs = 0, range, grain;
@@ -649,8 +587,7 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
         } else if (gather(chunks, n_chunks, out) == 0) {
             st = IMP_SCENE_OK;
         } else {
-            for (size_t c = 0; c < n_chunks; ++c)
-                if (chunks[c].undecided && !chunks[c].nomem) st = IMP_SCENE_UNDECIDED;
+            st = gather_failure(chunks, n_chunks);
         }
         for (size_t c = 0; c < n_chunks; ++c) {
             free(chunks[c].hits.v);

@@ -63,8 +63,8 @@ imp_aabb imp_swept_bounds_shape(const imp_motion *m, const imp_shape *shape, dou
                                 int dim, double pad);
 /* The same for a shape that turns about its position at angular velocity w
  * (world axes; 2D: z only) over [0, horizon]: the path's range plus a box
- * holding the shape in every orientation it takes, the tightest per axis of
- * three conservative ones (scene.c). w = 0: imp_swept_bounds_shape. */
+ * holding the shape in every orientation it takes (imp_shape_turning_bounds).
+ * w = 0: imp_swept_bounds_shape. */
 imp_aabb imp_swept_bounds_turning(const imp_motion *m, const imp_shape *shape, imp_vec3 w,
                                   double horizon, int dim, double pad);
 
@@ -78,9 +78,8 @@ typedef struct imp_scene_input {
     const imp_parallel *par;  /* may be NULL */
     const imp_world *world;   /* NULL: none; else every body that is not static also meets its
                                  colliders (core/world.h): each body-collider pair's first
-                                 contact is reported like a pair's, with `world` set. Bodies
-                                 then must not turn, spheres excepted (asserted: the world's
-                                 casts are translational) */
+                                 contact is reported like a pair's, with `world` set (a
+                                 turning body's certified, with its tolerance) */
 } imp_scene_input;
 
 typedef struct imp_scene_contact {

@@ -162,15 +162,21 @@ size_t imp_shape_points(const imp_shape *s, int dim, imp_vec3 buf[8], const imp_
     return 0;
 }
 
+/* The largest distance of the points from the position (0 for none). */
+static double core_reach(const imp_vec3 *pts, size_t n) {
+    double r = 0.0;
+    for (size_t i = 0; i < n; ++i)
+        r = fmax(r, imp_len(pts[i]));
+    return r;
+}
+
 double imp_shape_extent(const imp_shape *s, int dim) {
     imp_vec3 buf[8];
     const imp_vec3 *p;
-    double r = 0.0, ext = 0.0;
+    double r = 0.0;
     size_t k = imp_shape_points(s, dim, buf, &p, &r);
     if (k == 0) return 0.0;
-    for (size_t i = 0; i < k; ++i)
-        ext = fmax(ext, imp_len(p[i]));
-    return ext + r;
+    return core_reach(p, k) + r;
 }
 
 static double cross2(imp_vec3 a, imp_vec3 b) { return a.x * b.y - a.y * b.x; }
@@ -262,4 +268,77 @@ int imp_polyhedron_check(const imp_vec3 *p, size_t n) {
         best = fmax(best, d);
     }
     return best > IMP_POLYHEDRON_FLAT_REL * extent ? 0 : -1;
+}
+
+void imp_shape_bounds(const imp_shape *s, int dim, imp_vec3 *lo, imp_vec3 *hi) {
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double r;
+    size_t n = imp_shape_points(s, dim, buf, &pts, &r);
+    *lo = imp_v3(INFINITY, INFINITY, INFINITY);
+    *hi = imp_v3(-INFINITY, -INFINITY, -INFINITY);
+    for (size_t i = 0; i < n; ++i) {
+        *lo = imp_v3(fmin(lo->x, pts[i].x), fmin(lo->y, pts[i].y), fmin(lo->z, pts[i].z));
+        *hi = imp_v3(fmax(hi->x, pts[i].x), fmax(hi->y, pts[i].y), fmax(hi->z, pts[i].z));
+    }
+    *lo = imp_sub(*lo, imp_v3(r, r, dim == 3 ? r : 0));
+    *hi = imp_add(*hi, imp_v3(r, r, dim == 3 ? r : 0));
+}
+
+int imp_shape_turns(const imp_shape *s, imp_vec3 w) {
+    return s && s->type != IMP_SHAPE_SPHERE && s->type != IMP_SHAPE_HALFSPACE &&
+           !(w.x == 0.0 && w.y == 0.0 && w.z == 0.0);
+}
+
+/*
+ * A point x of the shape (relative to the position, at t = 0) is at R(w t) x, a turn by the
+ * angle |w| t about the fixed axis u = w / |w|. Its offset from the position is bounded per
+ * axis k by three boxes, each holding every orientation over [0, horizon]: (a) the bounding
+ * sphere, |R x| = |x| <= reach; (b) the cylinder about u: R x = (u.x) u + c, c perpendicular
+ * to u with |c| = rho(x) (the distance of x from the axis), so its k-th coordinate lies in
+ * u_k (u.x) +- rho sqrt(1 - u_k^2) (a spin about z keeps a 3D shape's z range); (c) the
+ * start: |R x - x| = 2 sin(|w| t / 2) rho <= |w| T rho, the chord no longer than the arc, so
+ * the start box grown by |w| T rho_max (tight for short turns). Their intersection per axis,
+ * grown by the rounding radius (the rounded shape is the turned core plus a ball, which
+ * turning does not move).
+ */
+void imp_shape_turning_bounds(const imp_shape *shape, imp_vec3 w, double horizon, int dim,
+                              imp_vec3 *out_lo, imp_vec3 *out_hi) {
+    if (!imp_shape_turns(shape, w)) {
+        imp_shape_bounds(shape, dim, out_lo, out_hi);
+        return;
+    }
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double rad;
+    size_t n = imp_shape_points(shape, dim, buf, &pts, &rad);
+    /* the axis from w scaled to its largest component first: a tiny w (1e-320) would lose
+     * its squares to underflow */
+    double big = imp_max_abs(w);
+    imp_vec3 ws = imp_v3(w.x / big, w.y / big, w.z / big);
+    double wsl = imp_len(ws), wl = big * wsl, reach = core_reach(pts, n);
+    imp_vec3 u = imp_scale(ws, 1.0 / wsl);
+    double ulo = INFINITY, uhi = -INFINITY, rho = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        double h = imp_dot(u, pts[i]);
+        ulo = fmin(ulo, h);
+        uhi = fmax(uhi, h);
+        rho = fmax(rho, imp_len(imp_madd(pts[i], u, -h)));
+    }
+    imp_vec3 slo, shi; /* (c): the start box grown by the longest chord */
+    imp_shape_bounds(shape, dim, &slo, &shi);
+    double chord = wl * horizon * rho;
+    const double uc[3] = {u.x, u.y, u.z}, sl[3] = {slo.x, slo.y, slo.z},
+                 sh[3] = {shi.x, shi.y, shi.z};
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (int k = 0; k < dim; ++k) {
+        /* (b): sqrt(1 - u_k^2) from the other two components, without cancellation */
+        double o1 = uc[(k + 1) % 3], o2 = uc[(k + 2) % 3], perp = sqrt(o1 * o1 + o2 * o2);
+        double c1 = uc[k] * ulo, c2 = uc[k] * uhi;
+        double blo = fmin(c1, c2) - rho * perp, bhi = fmax(c1, c2) + rho * perp;
+        lo[k] = fmax(fmax(-reach, blo), sl[k] + rad - chord) - rad;
+        hi[k] = fmin(fmin(reach, bhi), sh[k] - rad + chord) + rad;
+    }
+    *out_lo = imp_v3(lo[0], lo[1], lo[2]);
+    *out_hi = imp_v3(hi[0], hi[1], hi[2]);
 }

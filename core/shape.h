@@ -103,6 +103,22 @@ size_t imp_shape_points(const imp_shape *s, int dim, imp_vec3 buf[8], const imp_
  * (imp_shape_points) from the position plus its radius; 0 for a point and a halfspace. */
 double imp_shape_extent(const imp_shape *s, int dim);
 
+/* Whether turning at w moves some point of the shape: w is not zero and s is neither a
+ * sphere (its turn moves nothing) nor a halfspace; 0 for NULL (a scene's sphere). */
+int imp_shape_turns(const imp_shape *s, imp_vec3 w);
+
+/* The shape's own bounds about its position (not a halfspace's): the hull of its points
+ * grown by its radius, exact for every shape (a rotated box's corners, a polygon's or
+ * polyhedron's vertices, a capsule's ends); 2D: z 0. */
+void imp_shape_bounds(const imp_shape *s, int dim, imp_vec3 *lo, imp_vec3 *hi);
+
+/* The box about the position that holds the shape (not a halfspace) in every orientation
+ * it takes turning about its position at angular velocity w (world axes; 2D: about z) over
+ * [0, horizon] (finite): the tightest per axis of three conservative ones (shape.c).
+ * w = 0, or a sphere: imp_shape_bounds. */
+void imp_shape_turning_bounds(const imp_shape *s, imp_vec3 w, double horizon, int dim, imp_vec3 *lo,
+                              imp_vec3 *hi);
+
 typedef enum imp_polygon_status {
     IMP_POLYGON_OK = 0,
     IMP_POLYGON_REPEATED, /* a vertex equals the one before it */

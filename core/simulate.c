@@ -722,7 +722,7 @@ static void predict_turning(imp_sim *s, uint32_t i, uint32_t j, const imp_shape 
             body_at_slot(s, i, from, &ti, &si, &ma, 2);
             body_at_slot(s, j, from, &tj, &sj, &mb, 3);
         }
-        imp_toi_rotating_input in = {si, sj, ma, mb, wi, wj, s->dim, window, &s->stop};
+        imp_toi_rotating_input in = {si, sj, ma, mb, wi, wj, s->dim, window, &s->stop, 0};
         int stopped = 0;
         s->st.predictions++;
         imp_toi_result r = imp_toi_rotating_standing(&in, eta, &stopped);
@@ -857,7 +857,7 @@ static void predict_world(imp_sim *s, uint32_t i, const imp_shape *shi, const im
     double window = fmin(be->t, s->horizon) - s->now;
     if (!(window > 0)) return;
     s->st.predictions++;
-    imp_world_cast c = {shi, *mi, window, s->b[s->orig[i]].filter};
+    imp_world_cast c = {shi, *mi, window, s->b[s->orig[i]].filter, {0, 0, 0}, NULL};
     imp_world_cast_result r = imp_world_shapecast(s->world, &c, NULL);
     if (r.state == IMP_WORLD_FAILED) { /* NOMEM: the supported shapes are a precondition */
         s->failed = 1;

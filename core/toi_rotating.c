@@ -56,6 +56,8 @@
  * UNDECIDED); the caller's stop check. There is no step cap: every step
  * advances by at least w(t) (one ulp at the least), which bounds the work
  * as toi_rotating.h states.
+ * A world's triangle (b_triangle) is placed through imp_overlap_triangle,
+ * the flat polytope of its corners, since three points have no hull.
  * Why: no closed form exists for turning shapes (the trajectories are
  * trigonometric), and root finders on sampled distances miss grazes; the
  * Lipschitz bound makes every skipped interval a proof, whatever the spin,
@@ -98,6 +100,7 @@ typedef struct pair {
     imp_vec3 dv0, da; /* b's velocity at 0 and acceleration relative to a */
     double spin;      /* |w_a| r_a + |w_b| r_b */
     double wmax;      /* the larger |w| */
+    int b_triangle;   /* b is a flat triangle (imp_toi_rotating_input) */
     double eta;       /* > 0: a standing contact (imp_toi_rotating_standing) until a placement
                          proves the pair apart by eta / 2 (parted); then 0 */
 } pair;
@@ -119,12 +122,8 @@ typedef struct probe {
     double until;    /* ... for steps up to this long (plane_rate) */
 } probe;
 
-static int spins(const imp_shape *s, imp_vec3 w) {
-    return s->type != IMP_SHAPE_SPHERE && !(w.x == 0.0 && w.y == 0.0 && w.z == 0.0);
-}
-
 int imp_toi_rotating_needed(const imp_shape *a, imp_vec3 wa, const imp_shape *b, imp_vec3 wb) {
-    return spins(a, wa) || spins(b, wb);
+    return imp_shape_turns(a, wa) || imp_shape_turns(b, wb);
 }
 
 imp_quat imp_spin_at(imp_quat q0, imp_vec3 w, double t) {
@@ -136,7 +135,7 @@ static int body_init(rbody *r, const imp_shape *s, const imp_motion *m, imp_vec3
     r->s = s;
     r->m = *m;
     r->plane = s->type == IMP_SHAPE_HALFSPACE;
-    r->w = spins(s, w) ? w : imp_v3(0.0, 0.0, 0.0);
+    r->w = imp_shape_turns(s, w) ? w : imp_v3(0.0, 0.0, 0.0);
     r->wlen = imp_len(r->w);
     if (r->plane) return 0;
     imp_vec3 buf[8];
@@ -275,7 +274,15 @@ static probe place(const pair *P, double t) {
     body_pose(&P->a, t, &sa);
     body_pose(&P->b, t, &sb);
     frame(P, t, &q.qa, &q.qb);
-    imp_overlap_result r = imp_overlap_closest(&sa, q.qa, &sb, q.qb, P->dim, &q.ca, &q.cb);
+    imp_overlap_result r;
+    if (P->b_triangle) {
+        imp_vec3 tri[3];
+        for (int k = 0; k < 3; ++k)
+            tri[k] = imp_add(q.qb, sb.verts[k]);
+        r = imp_overlap_triangle(&sa, q.qa, tri, &q.ca, &q.cb);
+    } else {
+        r = imp_overlap_closest(&sa, q.qa, &sb, q.qb, P->dim, &q.ca, &q.cb);
+    }
     q.state = r.state;
     q.failure = r.failure;
     q.err = margin(P, t);
@@ -545,6 +552,9 @@ imp_toi_result imp_toi_rotating_standing(const imp_toi_rotating_input *in, doubl
         return failed(IMP_FAILURE_NOMEM);
     }
     assert(!(P.a.plane && P.a.wlen > 0.0) && !(P.b.plane && P.b.wlen > 0.0));
+    assert(!in->b_triangle || (in->dim == 3 && in->b->type == IMP_SHAPE_POLYHEDRON &&
+                               in->b->n_verts == 3 && P.b.wlen == 0.0 && !P.a.plane));
+    P.b_triangle = in->b_triangle;
     P.dim = in->dim;
     P.horizon = in->horizon;
     P.dv0 = imp_sub(in->mb.v, in->ma.v);

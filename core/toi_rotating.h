@@ -26,6 +26,10 @@ typedef struct imp_toi_rotating_input {
     int dim;                /* 2 or 3 */
     double horizon;         /* > 0; INFINITY: unbounded */
     const imp_stop *stop;   /* NULL: never; polled every IMP_ROT_POLL_STEPS distance queries */
+    int b_triangle;         /* 3D: b is a polyhedron of three points standing for the flat
+                               triangle they span (a world's), whose placements
+                               imp_overlap_triangle answers (imp_overlap refuses three points:
+                               no hull); b does not turn */
 } imp_toi_rotating_input;
 
 /* 1 when the pair needs imp_toi_rotating: a body other than a sphere turns (a

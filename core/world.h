@@ -218,8 +218,15 @@ imp_world_ray_result imp_world_raycast(const imp_world *w, const imp_world_ray *
 typedef struct imp_world_cast {
     const imp_shape *shape;   /* any shape of the world's dimension but a halfspace */
     imp_motion motion;        /* p is the shape's position */
-    double horizon;           /* > 0; INFINITY searches all t >= 0 */
+    double horizon;           /* > 0; INFINITY searches all t >= 0 (a turning shape:
+                                 |w| horizon <= IMP_ROT_MAX_ANGLE, else a primitive may fail
+                                 UNDECIDED, and the hierarchy, which searches each primitive
+                                 only up to the best contact so far, may fail less often than
+                                 the loop over every primitive) */
     const imp_filter *filter; /* the body's (NULL: the default), as for a ray */
+    imp_vec3 w;               /* angular velocity about the position (world axes; 2D: z only);
+                                 0: the shape keeps its orientation */
+    const imp_stop *stop;     /* polled within a turning shape's solve (NULL: never) */
 } imp_world_cast;
 
 typedef struct imp_world_cast_result {
@@ -237,7 +244,9 @@ typedef struct imp_world_cast_result {
 
 /*
  * The first contact of a moving body with the world over [0, horizon],
- * with the rules of imp_toi_shapes (a body that overlaps the world at
+ * with the rules of imp_toi_shapes, or of imp_toi_rotating for a shape that
+ * turns (a certified time with its tolerance; the normal and point are
+ * those at `time`) (a body that overlaps the world at
  * t = 0 is OVERLAPPING, the deepest-first order being: time, then
  * overlapping before hitting, then collider, then index). Triangles are
  * flat convex polygons cast exactly against the body's Minkowski
@@ -326,16 +335,31 @@ int imp_world_hit_cmp(const imp_world_hit *a, const imp_world_hit *b);
 typedef struct imp_world_cast_prep {
     const imp_world_cast *cast;
     int dim;
-    imp_vec3 blo, bhi; /* the body's bounds relative to its position */
+    imp_vec3 blo, bhi; /* the body's bounds relative to its position (turning: in every
+                          orientation it takes within the horizon) */
     double pad;        /* absolute padding of the swept bounds */
+    int turning;       /* the shape turns (imp_shape_turns): imp_toi_rotating solves */
 } imp_world_cast_prep;
 
 imp_world_cast_prep imp_world_cast_prepare(const imp_world *w, const imp_world_cast *cast);
 
-/* Primitive i against the cast: its result (state NONE, HIT, OVERLAPPING
- * or FAILED; the time of a HIT within the horizon). */
+/* Primitive i against the cast: its result (state NONE, HIT, OVERLAPPING,
+ * FAILED, or STOPPED when the cast's stop check stopped a turning shape's
+ * solve; the time of a HIT within the horizon). */
 imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_cast_prep *p,
                                           size_t i);
+
+/* imp_world_cast_prim with a turning shape's search ending at `window` (<= the horizon;
+ * ignored for a shape that does not turn, whose casts are closed form): a contact whose
+ * time plus its tolerance lies within the window is found exactly as over the whole
+ * horizon; any other is NONE or later than window less one refinement width. */
+imp_world_cast_result imp_world_cast_prim_within(const imp_world *w, const imp_world_cast_prep *p,
+                                                 size_t i, double window);
+
+/* The window that finds every contact no later than `bound` (a best time so far) as the whole
+ * horizon would: bound plus four refinement widths (IMP_ROT_TIME_REL of max(1, bound)), within
+ * the horizon; the horizon for a shape that does not turn. */
+double imp_world_cast_window(const imp_world_cast_prep *p, double bound);
 
 /* Whether primitive i's bounds meet the body's swept bounds over [0, t]. */
 int imp_world_cast_reaches(const imp_world *w, const imp_world_cast_prep *p, size_t i, double t);

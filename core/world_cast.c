@@ -46,14 +46,28 @@
  * index fails the query, in the walk and in the loop alike. So the walk
  * also skips, within a leaf, a primitive whose box misses the swept box
  * at the best time so far (beyond_bound).
+ * Turning bodies (a shape other than a sphere with angular velocity w):
+ * imp_toi_rotating against each primitive (a triangle as the flat polytope
+ * of its corners, b_triangle), so every time is certified with its
+ * tolerance; the body's bounds are those of every orientation within the
+ * horizon (imp_shape_turning_bounds), constant in T, and the culling axes
+ * see its bounding sphere. The walk searches a primitive only up to
+ * imp_world_cast_window of the best time so far (four refinement widths
+ * past it): the solver's steps from t = 0 do not depend on where its window
+ * ends until they reach it, so every contact up to the best is found as
+ * over the whole horizon, and anything found later loses; the walk still
+ * equals the loop (for |w| horizon <= IMP_ROT_MAX_ANGLE, where no search
+ * fails).
  * Why: the exact casts already exist; the world only adds the flat
  * triangle (no hull of three points) and the time-bounded walk.
  */
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "toi_rotating.h"
 #include "toi_rounded.h"
 #include "toi_shapes.h"
 #include "tolerance.h"
@@ -66,6 +80,13 @@ imp_world_cast_prep imp_world_cast_prepare(const imp_world *w, const imp_world_c
     p.cast = cast;
     p.dim = w->dim;
     double extent = world_shape_bounds(cast->shape, w->dim, imp_v3(0, 0, 0), &p.blo, &p.bhi);
+    p.turning = imp_shape_turns(cast->shape, cast->w);
+    if (p.turning) { /* every orientation it takes within the horizon (an unbounded one: the
+                        bounding sphere, to which the chord's box gives way) */
+        extent = imp_shape_extent(cast->shape, w->dim);
+        imp_shape_turning_bounds(cast->shape, cast->w, fmin(cast->horizon, DBL_MAX), w->dim, &p.blo,
+                                 &p.bhi);
+    }
     p.pad = IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(cast->motion.p) + extent);
     return p;
 }
@@ -189,6 +210,12 @@ static int may_reach_across(const imp_world *w, const imp_world_cast_prep *p, co
 static int may_reach(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr) {
     body_points b;
     b.n = imp_shape_points(p->cast->shape, w->dim, b.buf, &b.pts, &b.r);
+    if (p->turning) { /* in any orientation: its bounding sphere about the position */
+        b.buf[0] = imp_v3(0, 0, 0);
+        b.pts = b.buf;
+        b.n = 1;
+        b.r = imp_shape_extent(p->cast->shape, w->dim);
+    }
     const imp_motion *m = &p->cast->motion;
     double T = p->cast->horizon, vm = imp_max_abs(m->v), am = imp_max_abs(m->a);
     b.pad =
@@ -205,7 +232,7 @@ static int may_reach(const imp_world *w, const imp_world_cast_prep *p, const wor
         if (imp_max_abs(m->v) > 0.0 && !may_reach_across(w, p, pr, &b, m->v, m->a)) return 0;
     }
     const imp_shape *sh = p->cast->shape;
-    int seg = sh->type == IMP_SHAPE_CAPSULE || sh->type == IMP_SHAPE_SEGMENT;
+    int seg = !p->turning && (sh->type == IMP_SHAPE_CAPSULE || sh->type == IMP_SHAPE_SEGMENT);
     imp_vec3 s = imp_sub(sh->b, sh->a);
     if (seg && !may_reach_across(w, p, pr, &b, d, s)) return 0;
     for (int i = 0; i < 3; ++i) {
@@ -216,12 +243,39 @@ static int may_reach(const imp_world *w, const imp_world_cast_prep *p, const wor
     return 1;
 }
 
+/* A turning body against primitive pr, as imp_toi_rotating answers (normal from the body):
+ * a convex collider itself, a 2D chain's segment as a segment shape, a triangle as the
+ * flat polytope of its three corners (b_triangle). *stopped as imp_toi_rotating's. */
+static imp_toi_result solve_turning(const imp_world *w, const imp_world_cast_prep *p,
+                                    const world_prim *pr, double window, int *stopped) {
+    const imp_world_cast *c = p->cast;
+    const world_collider *col = &w->colliders[pr->collider];
+    imp_vec3 corners[3] = {pr->v[0], pr->v[1], pr->v[2]};
+    imp_shape prim = {.type = IMP_SHAPE_SEGMENT, .a = pr->v[0], .b = pr->v[1]};
+    imp_toi_rotating_input in = {.a = c->shape,
+                                 .b = &prim,
+                                 .ma = c->motion,
+                                 .wa = c->w,
+                                 .dim = w->dim,
+                                 .horizon = window,
+                                 .stop = c->stop};
+    if (col->kind == IMP_WORLD_SHAPE) {
+        in.b = &col->shape;
+        in.mb.p = col->position;
+    } else if (col->kind != IMP_WORLD_CHAIN) {
+        prim = (imp_shape){.type = IMP_SHAPE_POLYHEDRON, .verts = corners, .n_verts = 3};
+        in.b_triangle = 1;
+    }
+    return imp_toi_rotating(&in, stopped);
+}
+
 /* The body against primitive pr, as imp_toi_shapes answers (normal from the body). */
-static imp_toi_result solve(const imp_world *w, const imp_world_cast_prep *p,
-                            const world_prim *pr) {
+static imp_toi_result solve(const imp_world *w, const imp_world_cast_prep *p, const world_prim *pr,
+                            double window, int *stopped) {
     const imp_world_cast *c = p->cast;
     const world_collider *col = &w->colliders[pr->collider];
     imp_motion still = {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)};
+    if (p->turning) return solve_turning(w, p, pr, window, stopped);
     if (col->kind == IMP_WORLD_SHAPE) {
         still.p = col->position;
         return imp_toi_shapes(c->shape, &c->motion, &col->shape, &still, w->dim, c->horizon);
@@ -240,6 +294,16 @@ static imp_toi_result solve(const imp_world *w, const imp_world_cast_prep *p,
 
 imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_cast_prep *p,
                                           size_t i) {
+    return imp_world_cast_prim_within(w, p, i, p->cast->horizon);
+}
+
+double imp_world_cast_window(const imp_world_cast_prep *p, double bound) {
+    if (!p->turning) return p->cast->horizon;
+    return fmin(p->cast->horizon, bound + 4.0 * IMP_ROT_TIME_REL * fmax(1.0, bound));
+}
+
+imp_world_cast_result imp_world_cast_prim_within(const imp_world *w, const imp_world_cast_prep *p,
+                                                 size_t i, double window) {
     assert(i < w->n_prims);
     const world_prim *pr = &w->prims[i];
     const world_collider *col = &w->colliders[pr->collider];
@@ -248,7 +312,13 @@ imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_ca
     if (!world_prim_touches(w, pr, p->cast->filter)) return res;
     if (!imp_world_cast_reaches(w, p, i, p->cast->horizon)) return res;
     if (col->kind != IMP_WORLD_SHAPE && !may_reach(w, p, pr)) return res;
-    imp_toi_result r = solve(w, p, pr);
+    int stopped = 0;
+    imp_toi_result r = solve(w, p, pr, window, &stopped);
+    if (stopped) {
+        res.state = IMP_WORLD_STOPPED;
+        res.stopped_by = stopped;
+        return res;
+    }
     if (r.state == IMP_TOI_FAILED) {
         res.state = IMP_WORLD_FAILED;
         res.failure = r.failure;
@@ -340,7 +410,13 @@ static int test_prims(void *ctx, size_t first, size_t count) {
     cast_query *q = ctx;
     for (size_t i = first; i < first + count; ++i) {
         if (beyond_bound(q, i)) continue;
-        imp_world_cast_result r = imp_world_cast_prim(q->w, &q->p, i);
+        /* a turning body's search need not go past the best contact so far */
+        double window = imp_world_cast_window(&q->p, bound(q));
+        imp_world_cast_result r = imp_world_cast_prim_within(q->w, &q->p, i, window);
+        if (r.state == IMP_WORLD_STOPPED) {
+            q->stopped_by = r.stopped_by;
+            return 1;
+        }
         if (r.state == IMP_WORLD_FAILED && world_fails_push(&q->fails, i, r.failure) != 0) {
             q->nomem = 1;
             return 1;

@@ -9,11 +9,10 @@
  * depth separates them.
  * How: the static overlap of core/overlap.h for every pair, through
  * imp_world_prim_overlap (world_surface.c, shared with the move checker). A triangle is
- * a flat convex polytope (imp_ov_poly_triangle: its two faces, its three
+ * a flat convex polytope (imp_overlap_triangle: its two faces, its three
  * edges with their directions), so the body and the triangle go through
- * the same GJK distance and SAT depth as two polyhedra
- * (imp_ov_poly_overlap); a 2D chain segment is a segment shape; a convex
- * collider is itself. A one-sided triangle or segment counts only when
+ * the same GJK distance and SAT depth as two polyhedra; a 2D chain segment
+ * is a segment shape; a convex collider is itself. A one-sided triangle or segment counts only when
  * that normal points to its front (the body is pushed out on its front
  * side). The hierarchy is walked with the body's bounds padded by
  * IMP_WORLD_PAD_REL of the scale (far above the contact tolerance, within

@@ -37,7 +37,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "overlap_impl.h"
+#include "overlap.h"
 #include "tolerance.h"
 #include "world_impl.h"
 
@@ -104,18 +104,8 @@ imp_overlap_result imp_world_prim_overlap(const imp_world *w, const imp_shape *s
         imp_shape seg = {.type = IMP_SHAPE_SEGMENT, .a = pr->v[0], .b = pr->v[1]};
         r = imp_overlap(shape, position, &seg, imp_v3(0, 0, 0), w->dim);
     } else {
-        imp_ov_poly A, B;
-        imp_hull_status st = imp_ov_poly_make(shape, position, &A);
-        if (st != IMP_HULL_OK) {
-            imp_ov_poly_free(&A);
-            memset(&r, 0, sizeof r);
-            r.state = IMP_OVERLAP_FAILED;
-            r.failure = st == IMP_HULL_NOMEM ? IMP_FAILURE_NOMEM : IMP_FAILURE_DEGENERATE;
-            return r;
-        }
-        imp_ov_poly_triangle(pr->v, &B);
-        r = imp_ov_poly_overlap(&A, &B);
-        imp_ov_poly_free(&A);
+        r = imp_overlap_triangle(shape, position, pr->v, NULL, NULL);
+        if (r.state == IMP_OVERLAP_FAILED) return r;
     }
     /* r's normal runs from the body to the primitive: its front must face the body */
     if (r.state != IMP_OVERLAP_FAILED && col->one_sided && col->kind != IMP_WORLD_SHAPE &&

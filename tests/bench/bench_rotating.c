@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
         do {
             for (size_t i = 0; i < n; ++i, ++done) {
                 imp_toi_rotating_input in = {&p[i].a, &p[i].b, p[i].ma, p[i].mb, p[i].wa,
-                                             p[i].wb, dim,     1.0,     NULL};
+                                             p[i].wb, dim,     1.0,     NULL,    0};
                 int stopped;
                 imp_toi_result r = imp_toi_rotating(&in, &stopped);
                 if (done < n) {

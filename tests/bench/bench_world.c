@@ -121,7 +121,8 @@ static void bench_casts(const imp_world *w, const level *L, uint64_t *rng, const
     do {
         for (int k = 0; k < 100; ++k, ++n) {
             imp_vec3 v = imp_scale(random_unit(rng), imp_rng_uniform(rng, 1, 15));
-            imp_world_cast c = {s, {above(L, rng), v, imp_v3(0, -9.81, 0)}, 1.0, NULL};
+            imp_world_cast c = {s,   {above(L, rng), v, imp_v3(0, -9.81, 0)}, 1.0, NULL, {0, 0, 0},
+                                NULL};
             imp_world_cast_result r = imp_world_shapecast(w, &c, NULL);
             hits += r.state == IMP_WORLD_HIT;
         }

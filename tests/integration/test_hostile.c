@@ -2299,6 +2299,23 @@ static void test_worlds(void **state) {
          "{\"body\":{\"shape\":{\"type\":\"box\",\"half_extents\":[9,1.6e42,1]},"
          "\"position\":[3,5,2]},\"to\":[3,4,2],\"dt\":1}",
          422, "/body"},
+        {"spinning box cast without a horizon", "shapecast",
+         "{\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[2,0.1,0.1]},"
+         "\"position\":[3,2,3],\"angular_velocity\":[0,0,1]}]}",
+         422, "/bodies/0/angular_velocity"},
+        {"spinning box cast past 1e6 radians", "shapecast",
+         "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[2,0.1,"
+         "0.1]},\"position\":[3,2,3],\"angular_velocity\":[0,0,1e7]}]}",
+         422, "/bodies/0/angular_velocity"},
+        {"spin of the wrong dimension, cast", "shapecast",
+         "{\"horizon\":1,\"bodies\":[{\"shape\":{\"type\":\"box\",\"half_extents\":[2,0.1,"
+         "0.1]},\"position\":[3,2,3],\"angular_velocity\":1}]}",
+         400, "/bodies/0/angular_velocity"},
+        {"spinning mover past 1e6 radians", "validate",
+         "{\"body\":{\"shape\":{\"type\":\"capsule\",\"a\":[-1,0,0],\"b\":[1,0,0],"
+         "\"radius\":0.1},\"position\":[3,2,3],\"angular_velocity\":[0,1e7,0]},\"to\":[3,2,3],"
+         "\"dt\":1}",
+         422, "/body/angular_velocity"},
         {"overlap without body", "overlap", "{}", 400, "/body"},
         {"overlap NaN", "overlap", "{\"body\":{\"radius\":1,\"position\":[NaN,0,0]}}", 400, NULL},
     };
@@ -2312,6 +2329,16 @@ static void test_worlds(void **state) {
     snprintf(path, sizeof path, "/v1/worlds/%s/validate", id);
     post("world: a move that lands and slides", path,
          "{\"body\":{\"radius\":0.5,\"position\":[1,1,1]},\"to\":[5,-0.5,3],\"dt\":0.1}", ok200());
+    post("world: a spinning blade's move into the floor", path,
+         "{\"body\":{\"shape\":{\"type\":\"box\",\"half_extents\":[2,0.05,0.05]},"
+         "\"position\":[3,1,3],\"angular_velocity\":[0,0,40]},\"to\":[4,1,3],\"dt\":1}",
+         ok200());
+    snprintf(path, sizeof path, "/v1/worlds/%s/shapecast", id);
+    post("world: a blade spinning fast over the floor", path,
+         "{\"horizon\":2,\"bodies\":[{\"shape\":{\"type\":\"polyhedron\",\"vertices\":[[2,0,0],"
+         "[-2,0,0],[0,0.1,0],[0,-0.1,0],[0,0,0.1]]},\"position\":[3,1,3],\"velocity\":[1,0,0],"
+         "\"angular_velocity\":[0,1000,100]}]}",
+         ok200());
     end("worlds");
 }
 

@@ -279,10 +279,13 @@ static void test_validate(void **state) {
     json_decref(doc);
 }
 
-/* Turning bodies beside a stored world: a blade spinning among the `obstacles` (high above the
- * terrain) catches a ball dropping through its disc, as in /v1/validate; in a scene with the
- * world, a spinning box is 422 unsupported-field at its angular_velocity (the world's sweeps
- * do not turn), a spinning ball is answered. */
+/* Turning bodies beside and against a stored world: a blade spinning among the `obstacles`
+ * (high above the terrain) catches a ball dropping through its disc, as in /v1/validate. A blade
+ * (half extents 2, 0.05, 0.05) spinning at 1 rad/s about z, 2 above the closed box's top face,
+ * reaches it at a* = pi/2 - 2 atan2(0.05, 2): the world's shape cast, a scene with the world and
+ * a validated move each answer that contact, its time certified (time <= a* <= time +
+ * tolerance), the blade's orientation then (a turn by the time about z); a spinning ball, whose
+ * turn moves nothing, is answered as if still. */
 static void test_turning_beside_world(void **state) {
     (void)state;
     char path[160], body[640];
@@ -299,36 +302,66 @@ static void test_turning_beside_world(void **state) {
     double t = json_real_value(json_object_get(v, "time"));
     assert_true(t > 0.2 && t < 0.5);
     json_decref(doc);
-    snprintf(body, sizeof body,
-             "{\"horizon\": 1, \"world\": \"%s\", \"bodies\": [{\"shape\": {\"type\": \"box\", "
-             "\"half_extents\": [1, 1, 1]}, \"position\": [3, 40, 3], \"angular_velocity\": [0, "
-             "1, 0]}]}",
-             world_id_);
-    doc = http_json("POST", "/v1/scenes/predict", body, 422);
-    assert_string_equal(json_string_value(json_object_get(doc, "pointer")),
-                        "/bodies/0/angular_velocity");
-    assert_string_equal(json_string_value(json_object_get(doc, "type")), "unsupported-field");
+
+    const double star = 3.14159265358979323846 / 2 - 2 * atan2(0.05, 2);
+    static const char BLADE[] = "{\"id\": \"blade\", \"shape\": {\"type\": \"box\", "
+                                "\"half_extents\": [2, 0.05, 0.05]}, \"position\": [10.5, 23, "
+                                "10.3], \"angular_velocity\": [0, 0, 1]}";
+    /* the shape cast */
+    snprintf(path, sizeof path, "/v1/worlds/%s/shapecast", world_id_);
+    snprintf(body, sizeof body, "{\"horizon\": 3, \"bodies\": [%s]}", BLADE);
+    doc = http_json("POST", path, body, 200);
+    const json_t *r = json_array_get(json_object_get(doc, "results"), 0);
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "hit");
+    assert_string_equal(json_string_value(json_object_get(r, "collider")), "box");
+    double time = json_real_value(json_object_get(r, "time"));
+    double tol = json_real_value(json_object_get(r, "tolerance"));
+    printf("shape cast: %.17g + %.3g (a* %.17g)\n", time, tol, star);
+    assert_true(time <= star && star <= time + tol && tol > 0 && tol <= 1e-9 * time);
+    const json_t *q = json_object_get(r, "orientation");
+    assert_true(fabs(json_real_value(json_array_get(q, 0)) - cos(time / 2)) < 1e-15 &&
+                fabs(json_real_value(json_array_get(q, 3)) - sin(time / 2)) < 1e-15);
+    assert_true(fabs(json_real_value(json_array_get(json_object_get(r, "point"), 1)) - 21) < 1e-8);
     json_decref(doc);
+    /* the scene with the world: the same contact */
+    snprintf(body, sizeof body, "{\"horizon\": 3, \"world\": \"%s\", \"bodies\": [%s]}", world_id_,
+             BLADE);
+    doc = http_json("POST", "/v1/scenes/predict", body, 200);
+    r = json_array_get(json_object_get(doc, "collisions"), 0);
+    assert_string_equal(json_string_value(json_object_get(r, "b")), "box");
+    assert_true(json_real_value(json_object_get(r, "time")) == time);
+    assert_true(json_real_value(json_object_get(r, "tolerance")) == tol);
+    assert_non_null(json_object_get(r, "a_orientation"));
+    json_decref(doc);
+    /* the blade turning in place as a move against the stored world: tunnelling at that time */
+    snprintf(path, sizeof path, "/v1/worlds/%s/validate", world_id_);
+    snprintf(body, sizeof body, "{\"dt\": 3, \"to\": [10.5, 23, 10.3], \"body\": %s}", BLADE);
+    doc = http_json("POST", path, body, 200);
+    assert_false(json_is_true(json_object_get(doc, "valid")));
+    v = json_array_get(json_object_get(doc, "violations"), 0);
+    assert_string_equal(json_string_value(json_object_get(v, "kind")), "tunneling");
+    assert_string_equal(json_string_value(json_object_get(v, "collider")), "box");
+    assert_true(fabs(json_real_value(json_object_get(v, "time")) - star) <= 1e-9 * star);
+    json_decref(doc);
+    /* a spinning ball: answered as the ball not spinning */
     snprintf(body, sizeof body,
              "{\"horizon\": 1, \"world\": \"%s\", \"bodies\": [{\"radius\": 1, \"position\": [3, "
              "40, 3], \"angular_velocity\": [0, 1, 0]}]}",
              world_id_);
     doc = http_json("POST", "/v1/scenes/predict", body, 200);
     json_decref(doc);
-    /* a turning mover against the stored world: 422 unsupported-field, a turning ball: 200 */
-    doc = http_json("POST", path,
-                    "{\"body\": {\"shape\": {\"type\": \"box\", \"half_extents\": [1, 1, 1]}, "
-                    "\"position\": [3, 40, 3], \"angular_velocity\": [0, 1, 0]}, \"to\": [3, 41, "
-                    "3], \"dt\": 1}",
-                    422);
-    assert_string_equal(json_string_value(json_object_get(doc, "pointer")),
-                        "/body/angular_velocity");
-    json_decref(doc);
     doc = http_json("POST", path,
                     "{\"body\": {\"radius\": 1, \"position\": [3, 40, 3], \"angular_velocity\": "
                     "[0, 1, 0]}, \"to\": [3, 41, 3], \"dt\": 1}",
                     200);
     assert_true(json_is_true(json_object_get(doc, "valid")));
+    json_decref(doc);
+    /* a turning body's cast needs a horizon: it would turn past 1e6 radians without one */
+    snprintf(path, sizeof path, "/v1/worlds/%s/shapecast", world_id_);
+    snprintf(body, sizeof body, "{\"bodies\": [%s]}", BLADE);
+    doc = http_json("POST", path, body, 422);
+    assert_string_equal(json_string_value(json_object_get(doc, "pointer")),
+                        "/bodies/0/angular_velocity");
     json_decref(doc);
 }
 

@@ -947,9 +947,16 @@ static void test_property_turning_scenes(void **state) {
                              ? random_spin(&rng)
                              : V(0, 0, 0);
             sc.obs[i] = (imp_move_obstacle){&sc.shapes[i], m, NULL, w};
-            imp_toi_rotating_input q = {
-                &sc.mover, &sc.shapes[i], {sc.from, V(0, 0, 0), V(0, 0, 0)}, m, wm, w, 2,
-                sc.dt,     NULL};
+            imp_toi_rotating_input q = {&sc.mover,
+                                        &sc.shapes[i],
+                                        {sc.from, V(0, 0, 0), V(0, 0, 0)},
+                                        m,
+                                        wm,
+                                        w,
+                                        2,
+                                        sc.dt,
+                                        NULL,
+                                        0};
             int stopped = 0;
             clear = imp_toi_rotating(&q, &stopped).state == IMP_TOI_NONE;
         }

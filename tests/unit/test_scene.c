@@ -692,7 +692,7 @@ static imp_toi_result direct_pair(const imp_scene_body *a, const imp_scene_body 
     imp_shape sb = {.type = IMP_SHAPE_SPHERE, .radius = b->radius};
     const imp_shape *xa = a->shape ? a->shape : &sa, *xb = b->shape ? b->shape : &sb;
     if (imp_toi_rotating_needed(xa, a->w, xb, b->w)) {
-        imp_toi_rotating_input q = {xa, xb, a->m, b->m, a->w, b->w, dim, h, NULL};
+        imp_toi_rotating_input q = {xa, xb, a->m, b->m, a->w, b->w, dim, h, NULL, 0};
         int stopped = 0;
         imp_toi_result r = imp_toi_rotating(&q, &stopped);
         assert_int_equal(stopped, 0);

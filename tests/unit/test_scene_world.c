@@ -8,7 +8,8 @@
  * hierarchy's time-bounded walk) against a world built of that collider
  * alone. The scene's answer (a box query per body, then every primitive
  * in it) must give, per (body, collider), the same first contact: time,
- * state (hit or overlapping), triangle. Seeds are fixed and printed.
+ * state (hit or overlapping), triangle, the tolerance of a turning body's
+ * certified time. Seeds are fixed and printed.
  * Simulation: balls in a room whose walls are a closed mesh bounce as in
  * the same room made of six halfspaces (the exact planes, through another
  * solver): the same events, times within 1e-9, energy kept with e = 1.
@@ -95,13 +96,18 @@ static void test_first_contact_per_collider(void **state) {
                       .b = imp_v3(0.3, 0, 0),
                       .radius = 0.2,
                       .rot = {1, 0, 0, 0}};
+    imp_shape box = {.type = IMP_SHAPE_BOX, .half = imp_v3(0.9, 0.1, 0.3), .rot = {1, 0, 0, 0}};
+    size_t turning = 0, turning_hits = 0;
     for (int i = 0; i < N_BODIES; ++i) {
         imp_motion m = {imp_v3(imp_rng_uniform(&rng, 0, 20), imp_rng_uniform(&rng, -1, 10),
                                imp_rng_uniform(&rng, 0, 20)),
                         random_vec(&rng, 4), imp_v3(0, -9.81 * (i % 2), 0)};
-        b[i] = (imp_scene_body){m,           imp_rng_uniform(&rng, 0.1, 0.8),
-                                i % 17 == 0, i % 5 == 0 ? &caps : NULL,
-                                NULL,        imp_v3(0, 0, 0)};
+        /* capsules and boxes; one body in three of them turns (the world's casts turn it) */
+        const imp_shape *shape = i % 5 == 0 ? &caps : i % 7 == 0 ? &box : NULL;
+        imp_vec3 spin = imp_v3(0, 0, 0);
+        if (shape && i % 3 == 0) spin = imp_scale(random_dir(&rng, 3), imp_rng_uniform(&rng, 1, 8));
+        turning += imp_max_abs(spin) > 0;
+        b[i] = (imp_scene_body){m, imp_rng_uniform(&rng, 0.1, 0.8), i % 17 == 0, shape, NULL, spin};
     }
     imp_scene_input in = {b, N_BODIES, 3, 1.5, IMP_BROAD_AUTO, SIZE_MAX, NULL, w};
     imp_scene_output out;
@@ -111,7 +117,8 @@ static void test_first_contact_per_collider(void **state) {
         for (uint32_t k = 0; k < 3; ++k) {
             imp_shape sphere = {
                 .type = IMP_SHAPE_SPHERE, .radius = b[i].radius, .rot = {1, 0, 0, 0}};
-            imp_world_cast c = {b[i].shape ? b[i].shape : &sphere, b[i].m, in.horizon, NULL};
+            imp_world_cast c = {
+                b[i].shape ? b[i].shape : &sphere, b[i].m, in.horizon, NULL, b[i].w, NULL};
             imp_world_cast_result r = imp_world_shapecast(single[k], &c, NULL);
             int over = 0;
             const imp_scene_contact *got = find(&out, i, k, &over);
@@ -125,16 +132,19 @@ static void test_first_contact_per_collider(void **state) {
                          got ? "contact" : "none", r.state);
             if (!want) continue;
             assert_int_equal(over, r.state == IMP_WORLD_OVERLAPPING);
-            assert_true(got->time == r.time);
+            assert_true(got->time == r.time && got->tolerance == (over ? 0.0 : r.tolerance));
+            assert_true((got->tolerance > 0.0) == (!over && imp_max_abs(b[i].w) > 0.0));
             assert_int_equal(got->index, r.index);
             assert_true(got->normal.x == -r.normal.x && got->normal.y == -r.normal.y &&
                         got->normal.z == -r.normal.z);
             hits += !over;
             overlaps += over;
+            turning_hits += !over && got->tolerance > 0.0;
         }
     }
-    printf("%zu hits, %zu overlaps with colliders checked\n", hits, overlaps);
-    assert_true(hits > 50 && overlaps > 5);
+    printf("%zu hits, %zu overlaps with colliders checked (%zu bodies turn, %zu of the hits)\n",
+           hits, overlaps, turning, turning_hits);
+    assert_true(hits > 50 && overlaps > 5 && turning_hits > 5);
     /* sorted by (time, a), bodies' pairs before colliders at equal (time, a) */
     for (size_t i = 1; i < out.n_collisions; ++i)
         assert_true(out.collisions[i - 1].time <= out.collisions[i].time);

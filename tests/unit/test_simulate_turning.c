@@ -394,7 +394,7 @@ static void test_spinning_box_wall(void **state) {
         imp_sim_output out;
         assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
         imp_toi_rotating_input q = {&box, &wall, b[0].m, b[1].m, t[0].w, imp_v3(0, 0, 0),
-                                    dim,  3,     NULL};
+                                    dim,  3,     NULL,   0};
         int stopped = 0;
         imp_toi_result r = imp_toi_rotating(&q, &stopped);
         assert_int_equal(r.state, IMP_TOI_HIT);

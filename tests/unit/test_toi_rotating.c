@@ -112,7 +112,7 @@ static double gap_at(tbody *a, tbody *b, int dim, double t) {
 }
 
 static imp_toi_result solve(tbody *a, tbody *b, int dim, double horizon) {
-    imp_toi_rotating_input in = {&a->s, &b->s, a->m, b->m, a->w, b->w, dim, horizon, NULL};
+    imp_toi_rotating_input in = {&a->s, &b->s, a->m, b->m, a->w, b->w, dim, horizon, NULL, 0};
     int stopped = 1;
     imp_toi_result r = imp_toi_rotating(&in, &stopped);
     assert_int_equal(stopped, 0);

@@ -153,7 +153,7 @@ static peer_pose peer_pose_at(const rot_pair *p, int k, double t) {
 /* ---- the solvers ------------------------------------------------------------------------- */
 
 static answer run_impactd(const rot_pair *p, int dim, imp_toi_result *full) {
-    imp_toi_rotating_input in = {&p->a, &p->b, p->ma, p->mb, p->wa, p->wb, dim, HORIZON, NULL};
+    imp_toi_rotating_input in = {&p->a, &p->b, p->ma, p->mb, p->wa, p->wb, dim, HORIZON, NULL, 0};
     int stopped;
     imp_toi_result r = imp_toi_rotating(&in, &stopped);
     if (full) *full = r;

@@ -221,7 +221,7 @@ static void sweeps(void *bul, const imp_world *w, const imp_shape *body, double 
     int *sh = malloc(n * sizeof *sh);
     double t0 = bench_now_s();
     for (size_t i = 0; i < n; ++i) {
-        imp_world_cast c = {body, {from[i], vel[i], imp_v3(0, 0, 0)}, 1.0, NULL};
+        imp_world_cast c = {body, {from[i], vel[i], imp_v3(0, 0, 0)}, 1.0, NULL, {0, 0, 0}, NULL};
         imp_world_cast_result r = imp_world_shapecast(w, &c, NULL);
         sh[i] = r.state == IMP_WORLD_HIT || r.state == IMP_WORLD_OVERLAPPING;
         st[i] = r.time;
