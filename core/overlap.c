@@ -234,14 +234,18 @@ static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, cons
     return r;
 }
 
-imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
-                               int dim) {
+/* A 3D pair with a box or polyhedron (the polytope family). */
+static int polytope_pair(const imp_shape *a, const imp_shape *b, int dim) {
+    return dim == 3 && (a->type == IMP_SHAPE_BOX || a->type == IMP_SHAPE_POLYHEDRON ||
+                        b->type == IMP_SHAPE_BOX || b->type == IMP_SHAPE_POLYHEDRON);
+}
+
+/* Every other pair but a halfspace's (the cores: 2D shapes, 3D points and segments): the
+ * answer, and when APART the cores' closest points *qa, *qb and radii *ra, *rb. */
+static imp_overlap_result overlap_cores(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
+                                        imp_vec3 pb, int dim, imp_vec3 *qa_out, imp_vec3 *qb_out,
+                                        double *ra, double *rb) {
     imp_overlap_result none = failed(IMP_FAILURE_UNSUPPORTED);
-    if (b->type == IMP_SHAPE_HALFSPACE) return against_halfspace(a, pa, b, dim, 1);
-    if (a->type == IMP_SHAPE_HALFSPACE) return against_halfspace(b, pb, a, dim, 0);
-    if (dim == 3 && (a->type == IMP_SHAPE_BOX || a->type == IMP_SHAPE_POLYHEDRON ||
-                     b->type == IMP_SHAPE_BOX || b->type == IMP_SHAPE_POLYHEDRON))
-        return overlap_polytope(a, pa, b, pb);
     imp_ov_core ca, cb;
     if (imp_ov_core_make(a, pa, dim, &ca) != 0 || imp_ov_core_make(b, pb, dim, &cb) != 0)
         return none;
@@ -280,7 +284,21 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
         (void)imp_ov_sat_depth_2d(&ca, &cb, &m);
         n = m;
     }
+    *qa_out = qa;
+    *qb_out = qb;
+    *ra = ca.r;
+    *rb = cb.r;
     return from_gap(d - rr, n);
+}
+
+imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
+                               int dim) {
+    if (b->type == IMP_SHAPE_HALFSPACE) return against_halfspace(a, pa, b, dim, 1);
+    if (a->type == IMP_SHAPE_HALFSPACE) return against_halfspace(b, pb, a, dim, 0);
+    if (polytope_pair(a, b, dim)) return overlap_polytope(a, pa, b, pb);
+    imp_vec3 qa, qb;
+    double ra, rb;
+    return overlap_cores(a, pa, b, pb, dim, &qa, &qb, &ra, &rb);
 }
 
 /* The closest points of two placed polytopes that r (imp_ov_poly_overlap's answer) says are
@@ -315,6 +333,18 @@ imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const i
 
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
+    if (a->type != IMP_SHAPE_HALFSPACE && b->type != IMP_SHAPE_HALFSPACE &&
+        !polytope_pair(a, b, dim)) {
+        /* the cores' closest points come with the answer */
+        imp_vec3 qa, qb;
+        double ra, rb;
+        imp_overlap_result r = overlap_cores(a, pa, b, pb, dim, &qa, &qb, &ra, &rb);
+        if (r.state == IMP_OVERLAP_APART) {
+            *ca = imp_madd(qa, r.normal, ra);
+            *cb = imp_madd(qb, r.normal, -rb);
+        }
+        return r;
+    }
     imp_overlap_result r = imp_overlap(a, pa, b, pb, dim);
     if (r.state != IMP_OVERLAP_APART) return r;
     if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE) {
@@ -332,33 +362,13 @@ imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const im
         *cb = h_is_b ? on_plane : on_shape;
         return r;
     }
-    imp_vec3 qa = pa, qb = pb;
-    double ra = 0.0, rb = 0.0;
-    if (dim == 3 && (a->type == IMP_SHAPE_BOX || a->type == IMP_SHAPE_POLYHEDRON ||
-                     b->type == IMP_SHAPE_BOX || b->type == IMP_SHAPE_POLYHEDRON)) {
-        imp_ov_poly A, B;
-        imp_hull_status sa = imp_ov_poly_make(a, pa, &A), sb = imp_ov_poly_make(b, pb, &B);
-        if (sa != IMP_HULL_OK || sb != IMP_HULL_OK)
-            r = failed(hull_failure(sa != IMP_HULL_OK ? sa : sb)); /* memory, this second time */
-        else
-            r = poly_closest(&A, &B, r, ca, cb);
-        imp_ov_poly_free(&A);
-        imp_ov_poly_free(&B);
-        return r;
-    } else {
-        imp_ov_core A, B;
-        (void)imp_ov_core_make(a, pa, dim, &A);
-        (void)imp_ov_core_make(b, pb, dim, &B);
-        if (dim == 3)
-            imp_closest_segments(imp_ov_vert(&A, 0), imp_ov_vert(&A, A.n - 1), imp_ov_vert(&B, 0),
-                                 imp_ov_vert(&B, B.n - 1), &qa, &qb);
-        else
-            (void)imp_ov_core_distance(&A, &B, &qa, &qb);
-        ra = A.r;
-        rb = B.r;
-    }
-    /* from the cores' closest points out through the radii along the normal */
-    *ca = imp_madd(qa, r.normal, ra);
-    *cb = imp_madd(qb, r.normal, -rb);
+    imp_ov_poly A, B;
+    imp_hull_status sa = imp_ov_poly_make(a, pa, &A), sb = imp_ov_poly_make(b, pb, &B);
+    if (sa != IMP_HULL_OK || sb != IMP_HULL_OK)
+        r = failed(hull_failure(sa != IMP_HULL_OK ? sa : sb)); /* memory, this second time */
+    else
+        r = poly_closest(&A, &B, r, ca, cb);
+    imp_ov_poly_free(&A);
+    imp_ov_poly_free(&B);
     return r;
 }

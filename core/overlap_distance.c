@@ -73,9 +73,19 @@ void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, im
     *cq = imp_madd(q0, d2, t);
 }
 
+/* imp_closest_segments(v, v, e0, e1, x, y) (a point against a segment), with the same
+ * arithmetic and so the same bits, without the general case's work. */
+static void closest_point_segment(imp_vec3 v, imp_vec3 e0, imp_vec3 e1, imp_vec3 *x, imp_vec3 *y) {
+    imp_vec3 d2 = imp_sub(e1, e0), r = imp_sub(v, e0);
+    double e = imp_dot(d2, d2), f = imp_dot(d2, r);
+    double t = e == 0.0 ? 0.0 : fmin(fmax(f / e, 0.0), 1.0);
+    *x = imp_madd(v, imp_v3(0.0, 0.0, 0.0), 0.0); /* v + 0: a -0 coordinate becomes +0 */
+    *y = imp_madd(e0, d2, t);
+}
+
 double imp_ov_core_distance(const imp_ov_core *a, const imp_ov_core *b, imp_vec3 *ca,
                             imp_vec3 *cb) {
-    double best = INFINITY;
+    double best = INFINITY, best_sq = INFINITY;
     const imp_ov_core *cs[2] = {a, b};
     for (int side = 0; side < 2; ++side) {
         const imp_ov_core *p = cs[side], *q = cs[1 - side];
@@ -88,10 +98,16 @@ double imp_ov_core_distance(const imp_ov_core *a, const imp_ov_core *b, imp_vec3
                     imp_ov_edge(q, j, &e0, &e1);
                 else
                     e0 = e1 = imp_ov_vert(q, 0);
-                imp_closest_segments(v, v, e0, e1, &x, &y);
-                double d = imp_len(imp_sub(y, x));
+                closest_point_segment(v, e0, e1, &x, &y);
+                imp_vec3 xy = imp_sub(y, x);
+                double dd = imp_dot(xy, xy);
+                /* a square root below best needs dd below best^2 up to its rounding: the
+                 * rest cannot win, so they skip the root */
+                if (!(dd <= best_sq)) continue;
+                double d = sqrt(dd);
                 if (d < best) {
                     best = d;
+                    best_sq = best * best * (1.0 + 1e-14);
                     *ca = side == 0 ? x : y;
                     *cb = side == 0 ? y : x;
                 }
