@@ -26,7 +26,10 @@
  * (its translation part moves exactly with n.v_rel and n.a_rel; a turn
  * raises a support along n at most |n x w| rho per vertex, rho its
  * distance from the spin axis, so a turn about n moves none, and a vertex far below the support
- * cannot rise to it before a time it bounds: plane_rate), and the bounding spheres (or, against a
+ * cannot rise to it before a time it bounds: plane_rate; and its second order, the supports'
+ * present rates n.(w x x) with the turn's acceleration |w|^2 rho as remainder, a Taylor bound
+ * that makes the last steps before a contact Newton-like instead of linear), and the bounding
+ * spheres (or, against a
  * halfspace, the bounding sphere's plane gap), which turning does not move at all, so a fast
  * spinner far away costs a few steps. The lower bound at t: the shapes are placed at t (positions
  * on their paths, each shape turned by the quaternion of w t) and imp_overlap_closest gives a
@@ -120,7 +123,16 @@ typedef struct probe {
     imp_vec3 ca, cb; /* closest points in the frame */
     double rate;     /* the plane gap along n falls through the turns at most this fast ... */
     double until;    /* ... for steps up to this long (plane_rate) */
+    double rise1;    /* second order: the supports rise through the turns at most rise1 s +  */
+    double rise2;    /* rise2 s^2 / 2 for steps s up to until2 (plane_rate) */
+    double until2;
 } probe;
+
+/* plane_rate's answer for one body. */
+typedef struct plane_bound {
+    double rate, until;          /* first order */
+    double rise1, rise2, until2; /* second order */
+} plane_bound;
 
 int imp_toi_rotating_needed(const imp_shape *a, imp_vec3 wa, const imp_shape *b, imp_vec3 wb) {
     return imp_shape_turns(a, wa) || imp_shape_turns(b, wb);
@@ -238,32 +250,50 @@ static double across(const rbody *r, imp_vec3 x) {
  * of R x across the axis counts (the axis is across n x w), so at most |n x w| rho, rho
  * the point's distance from the spin axis, which the turn keeps (the rounding turns with
  * the core and changes no support value). The vertices within a quarter of `slack` of
- * the support give the rate *rate; every other vertex i is below the
- * support by g_i and cannot overtake a point rising at *rate before g_i / (c_i - *rate),
- * the least of which (over the vertices that rise faster) is *until: for steps up to
- * *until the support rises at most *rate s. A turn about n moves no support along n.
+ * the support give the rate b->rate; every other vertex i is below the
+ * support by g_i and cannot overtake a point rising at b->rate before g_i / (c_i - b->rate),
+ * the least of which (over the vertices that rise faster) is b->until: for steps up to
+ * b->until the support rises at most b->rate s. A turn about n moves no support along n.
+ * Second order (a Taylor bound, as in Zhang, Redon, Lee and Kim's Taylor models, with the
+ * remainder of the turn): a vertex x moves n.x at exactly n.(w x x) now and accelerates
+ * along n by n.(w x (w x x)), at most |w|^2 rho at any time; so for steps up to b->until2
+ * (the least g_i / c_i over the other vertices, none of which reaches the support level
+ * before it) the support rises at most b->rise1 s + b->rise2 s^2 / 2, rise1 the largest
+ * present rate over the near vertices (at least 0) and rise2 |w|^2 times their largest
+ * rho. Near contact the first order's rate is the turn's largest possible speed, which
+ * makes advancement converge linearly; the second order's is the present one, with which
+ * it converges as Newton's method does.
  */
 static void plane_rate(const rbody *r, const imp_shape *s, int dim, imp_vec3 n, double slack,
-                       double *rate, double *until) {
-    *rate = 0.0;
-    *until = INFINITY;
+                       plane_bound *b) {
+    b->rate = b->rise1 = b->rise2 = 0.0;
+    b->until = b->until2 = INFINITY;
     if (r->plane || r->wlen == 0.0) return;
     double c = imp_len(imp_cross(n, r->axis)) * (1.0 + 8.0 * UNIT_ROUNDOFF) * r->wlen;
     if (c == 0.0) return;
     imp_vec3 buf[8];
     const imp_vec3 *pts;
-    double rad, top = -INFINITY;
+    double rad, top = -INFINITY, rho_near = 0.0;
     size_t k = imp_shape_points(s, dim, buf, &pts, &rad);
     for (size_t i = 0; i < k; ++i)
         top = fmax(top, imp_dot(n, pts[i]));
     double near = 0.25 * fmax(slack, 0.0) + 8.0 * UNIT_ROUNDOFF * r->reach;
     for (size_t i = 0; i < k; ++i)
-        if (top - imp_dot(n, pts[i]) <= near) *rate = fmax(*rate, c * across(r, pts[i]));
+        if (top - imp_dot(n, pts[i]) <= near) {
+            double rho = across(r, pts[i]);
+            b->rate = fmax(b->rate, c * rho);
+            b->rise1 = fmax(b->rise1, imp_dot(n, imp_cross(r->w, pts[i])));
+            rho_near = fmax(rho_near, rho);
+        }
     for (size_t i = 0; i < k; ++i) {
         double ci = c * across(r, pts[i]);
-        double g = top - imp_dot(n, pts[i]) - 8.0 * UNIT_ROUNDOFF * r->reach;
-        if (ci > *rate) *until = fmin(*until, fmax(g, 0.0) / (ci - *rate));
+        double g = fmax(top - imp_dot(n, pts[i]) - 8.0 * UNIT_ROUNDOFF * r->reach, 0.0);
+        if (ci > b->rate) b->until = fmin(b->until, g / (ci - b->rate));
+        if (top - imp_dot(n, pts[i]) > near && ci > 0.0) b->until2 = fmin(b->until2, g / ci);
     }
+    /* the present rates' rounding: a few ulps of |w| reach each */
+    b->rise1 += 16.0 * UNIT_ROUNDOFF * r->wlen * r->reach;
+    b->rise2 = r->wlen * r->wlen * rho_near * (1.0 + 16.0 * UNIT_ROUNDOFF);
 }
 
 static probe place(const pair *P, double t) {
@@ -299,11 +329,15 @@ static probe place(const pair *P, double t) {
     double lo = q.sep;
     if (r.state == IMP_OVERLAP_APART) lo = fmax(lo, r.distance * (1.0 - IMP_GJK_EXCESS_REL));
     q.lo = lo - q.err;
-    double slack = q.sep - q.err + P->eta, ra, ua, rb, ub;
-    plane_rate(&P->a, &sa, P->dim, q.n, slack, &ra, &ua);
-    plane_rate(&P->b, &sb, P->dim, imp_neg(q.n), slack, &rb, &ub);
-    q.rate = ra + rb;
-    q.until = fmin(ua, ub);
+    double slack = q.sep - q.err + P->eta;
+    plane_bound ba, bb;
+    plane_rate(&P->a, &sa, P->dim, q.n, slack, &ba);
+    plane_rate(&P->b, &sb, P->dim, imp_neg(q.n), slack, &bb);
+    q.rate = ba.rate + bb.rate;
+    q.until = fmin(ba.until, bb.until);
+    q.rise1 = ba.rise1 + bb.rise1;
+    q.rise2 = ba.rise2 + bb.rise2;
+    q.until2 = fmin(ba.until2, bb.until2);
     return q;
 }
 
@@ -400,8 +434,11 @@ static double safe_step(const pair *P, const probe *q) {
     double step = motion_step(q->lo + P->eta, imp_len(v) + P->spin, imp_len(P->da));
     double ps = q->sep - q->err + P->eta;
     if (ps > 0.0) {
-        double plane = first_root(ps, imp_dot(q->n, v) - q->rate, 0.5 * imp_dot(q->n, P->da));
+        double na = imp_dot(q->n, P->da);
+        double plane = first_root(ps, imp_dot(q->n, v) - q->rate, 0.5 * na);
         step = fmax(step, fmin(plane, q->until));
+        double taylor = first_root(ps, imp_dot(q->n, v) - q->rise1, 0.5 * (na - q->rise2));
+        step = fmax(step, fmin(taylor, q->until2));
     }
     return step * (1.0 - IMP_ROT_ROUND_ULPS * UNIT_ROUNDOFF);
 }
@@ -419,13 +456,30 @@ static double width(const pair *P, double t) {
     return t1 - t;
 }
 
-/* Halfway into the overlap of a placement, in the frame: from b's deepest point along -n
- * (a's along n when b is a halfspace) by half the depth. */
+/* How many of a placed shape's points lie within tol of its support along n. */
+static int ties(const imp_shape *s, int dim, imp_vec3 n, double tol) {
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double rad, top = -INFINITY;
+    size_t k = imp_shape_points(s, dim, buf, &pts, &rad);
+    for (size_t i = 0; i < k; ++i)
+        top = fmax(top, imp_dot(n, pts[i]));
+    int c = 0;
+    for (size_t i = 0; i < k; ++i)
+        c += top - imp_dot(n, pts[i]) <= tol;
+    return c;
+}
+
+/* Halfway into the overlap of a placement, in the frame: from the deepest point of the body
+ * whose support along the normal is the sharper one (a vertex rather than an edge or face:
+ * the fewer points within delta of it; b on a tie) by half the depth; a's when b is a
+ * halfspace. So a corner touching a face gives the corner, not one of the face's. */
 static imp_vec3 deepest(const pair *P, const probe *q) {
     imp_shape sa, sb;
     body_pose(&P->a, q->t, &sa);
     body_pose(&P->b, q->t, &sb);
-    if (sb.type == IMP_SHAPE_HALFSPACE)
+    if (sb.type == IMP_SHAPE_HALFSPACE ||
+        ties(&sa, P->dim, q->n, P->delta) < ties(&sb, P->dim, imp_neg(q->n), P->delta))
         return imp_madd(imp_add(q->qa, farthest(&sa, P->dim, q->n)), q->n, -0.5 * q->depth);
     return imp_madd(imp_add(q->qb, farthest(&sb, P->dim, imp_neg(q->n))), q->n, 0.5 * q->depth);
 }
