@@ -268,7 +268,8 @@ static size_t first_turning(const imp_scene_in *s) {
 
 /* Every body's rotation for core (malloc'd into *out): angular velocity, orientation and
  * inertia (imp_dec_body_inertia). A world with rotation is 422 at the first body that names
- * it (the world's sweeps are translational). 0, or -1 with the error in `d`. */
+ * it (core/simulate.c does not turn bodies against a world yet). 0, or -1 with the error in
+ * `d`. */
 static int turns_of(imp_dec *d, const imp_scene_in *s, const imp_world_entry *world,
                     imp_sim_turn **out) {
     *out = NULL;
@@ -280,9 +281,8 @@ static int turns_of(imp_dec *d, const imp_scene_in *s, const imp_world_entry *wo
                               ? "angular_velocity"
                               : "inertia";
         imp_dec_fail_at(d, key, IMP_E_UNSUPPORTED,
-                        "is not served with a stored world yet: the world's sweeps are "
-                        "translational, and a body that turns (or may be turned by a contact) "
-                        "needs rotating ones");
+                        "is not served with a stored world yet: the simulation does not yet "
+                        "turn a body (or let a contact turn it) against a world's colliders");
         imp_dec_pop(d, s1);
         return -1;
     }

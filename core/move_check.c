@@ -71,8 +71,8 @@
  * at contact" lets it go, with the travel bounded by the relative speed
  * plus |w| times the obstacle's reach (every point of it moves no faster).
  * Reachability uses the obstacle's bounding sphere, which holds it in
- * every orientation. The mover may turn too (imp_move_input.w, without a
- * world: the world's casts are translational): it is placed turned by w t
+ * every orientation. The mover may turn too (imp_move_input.w; a world's
+ * casts turn it as well): it is placed turned by w t
  * wherever it is placed at time t (each leg's start, the touching planes,
  * `to` at dt), its point's velocity at a contact is v + w x arm, its extent
  * is its bounding sphere, and its pairs go to imp_toi_rotating.

@@ -1832,7 +1832,7 @@ static void fill_grid(imp_sim *s) {
 imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error *err) {
     assert(in && (in->dim == 2 || in->dim == 3) && in->horizon > 0 && isfinite(in->horizon));
     assert(in->n < UINT32_MAX - 3);
-    assert(!(in->turns && in->world)); /* the world's sweeps are translational */
+    assert(!(in->turns && in->world)); /* turning against a world: not built yet */
     *out = NULL;
     imp_sim *s = calloc(1, sizeof *s);
     if (!s) return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");

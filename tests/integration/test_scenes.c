@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
@@ -426,7 +427,10 @@ static void test_turning_blade(void **state) {
                 fail_msg("%dD %s: time %.17g tolerance %.3g, exact %.17g", dim, kinds[k], t, tol,
                          ts);
             if (dim == 2) {
-                assert_true(json_real_value(member(r, "collisions.0.a_orientation")) == t);
+                /* the angle of the quaternion of a turn by t: t to its rounding */
+                double a = json_real_value(member(r, "collisions.0.a_orientation"));
+                if (!(fabs(a - t) <= 4 * DBL_EPSILON * t))
+                    fail_msg("2D %s: a_orientation %.17g at time %.17g", kinds[k], a, t);
                 assert_true(json_real_value(member(r, "collisions.0.b_orientation")) == 0.0);
             } else {
                 double c = cos(t / 2), s = sin(t / 2), c2 = cos(t), s2 = sin(t);
