@@ -41,6 +41,12 @@
 #include "overlap_impl.h"
 #include "tolerance.h"
 
+/* fmin(fmax(q, 0), 1) as glibc computes it (NaN to 0, -0 kept), without the two calls:
+ * they are library calls at -O2, and the clamp runs once per vertex-edge pair. */
+static inline double clamp01(double q) {
+    return q > 0.0 ? (q < 1.0 ? q : 1.0) : q == 0.0 ? q : 0.0;
+}
+
 void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, imp_vec3 *cp,
                           imp_vec3 *cq) {
     imp_vec3 d1 = imp_sub(p1, p0), d2 = imp_sub(q1, q0), r = imp_sub(p0, q0);
@@ -50,22 +56,22 @@ void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, im
         s = t = 0.0;
     } else if (a == 0.0) {
         s = 0.0;
-        t = fmin(fmax(f / e, 0.0), 1.0);
+        t = clamp01(f / e);
     } else {
         double c = imp_dot(d1, r);
         if (e == 0.0) {
             t = 0.0;
-            s = fmin(fmax(-c / a, 0.0), 1.0);
+            s = clamp01(-c / a);
         } else {
             double b = imp_dot(d1, d2), denom = a * e - b * b;
-            s = denom > 0.0 ? fmin(fmax((b * f - c * e) / denom, 0.0), 1.0) : 0.0;
+            s = denom > 0.0 ? clamp01((b * f - c * e) / denom) : 0.0;
             t = (b * s + f) / e;
             if (t < 0.0) {
                 t = 0.0;
-                s = fmin(fmax(-c / a, 0.0), 1.0);
+                s = clamp01(-c / a);
             } else if (t > 1.0) {
                 t = 1.0;
-                s = fmin(fmax((b - c) / a, 0.0), 1.0);
+                s = clamp01((b - c) / a);
             }
         }
     }
@@ -78,7 +84,7 @@ void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, im
 static void closest_point_segment(imp_vec3 v, imp_vec3 e0, imp_vec3 e1, imp_vec3 *x, imp_vec3 *y) {
     imp_vec3 d2 = imp_sub(e1, e0), r = imp_sub(v, e0);
     double e = imp_dot(d2, d2), f = imp_dot(d2, r);
-    double t = e == 0.0 ? 0.0 : fmin(fmax(f / e, 0.0), 1.0);
+    double t = e == 0.0 ? 0.0 : clamp01(f / e);
     *x = imp_madd(v, imp_v3(0.0, 0.0, 0.0), 0.0); /* v + 0: a -0 coordinate becomes +0 */
     *y = imp_madd(e0, d2, t);
 }
