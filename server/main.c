@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "config.h"
 #include "http.h"
 #include "log.h"
@@ -90,6 +91,7 @@ int main(int argc, char **argv) {
     }
     imp_logger log = {cfg.log, IMP_LOG_INFO};
     raise_fd_limit(&cfg, &log);
+    imp_alloc_keep();
 
     sigset_t stop_signals;
     sigemptyset(&stop_signals);

@@ -30,6 +30,7 @@
 
 #include "api/api.h"
 #include "core/scene.h"
+#include "server/alloc.h"
 #include "server/pool.h"
 #include "tests/rng.h"
 
@@ -205,6 +206,7 @@ int main(int argc, char **argv) {
     /* --json: part 2 alone */
     int json_only = argc > 1 && strcmp(argv[1], "--json") == 0;
     size_t max_n = argc > 1 && !json_only ? (size_t)atol(argv[1]) : 1000000;
+    imp_alloc_keep(); /* as the daemon runs its workers */
     imp_pool *pool = imp_pool_create(2, 64);
     imp_parallel par = imp_pool_parallel(pool);
     static const imp_broadphase_kind kinds[] = {IMP_BROAD_GRID, IMP_BROAD_SAP, IMP_BROAD_BVH,
