@@ -331,6 +331,31 @@ imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const i
     return r;
 }
 
+imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
+                                           imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
+    imp_ov_core A, B;
+    if (dim == 2 && a->type != IMP_SHAPE_HALFSPACE && b->type != IMP_SHAPE_HALFSPACE &&
+        imp_ov_core_make(a, pa, 2, &A) == 0 && imp_ov_core_make(b, pb, 2, &B) == 0) {
+        /* the cores as point sets for GJK (its support scans need nothing else) */
+        imp_ov_poly PA, PB;
+        memset(&PA, 0, sizeof PA);
+        memset(&PB, 0, sizeof PB);
+        PA.pos = pa, PA.local = A.local, PA.n = A.n, PA.r = A.r;
+        PB.pos = pb, PB.local = B.local, PB.n = B.n, PB.r = B.r;
+        imp_vec3 wa, wb;
+        double d = imp_ov_gjk_witness(&PA, &PB, contact_tol(&PA, &PB), &wa, &wb);
+        imp_vec3 n;
+        if (d > contact_tol(&PA, &PB) && d > A.r + B.r &&
+            imp_unit_scaled(imp_sub(wb, wa), &n, NULL) == 0) {
+            imp_overlap_result r = from_gap(d - (A.r + B.r), n);
+            *ca = imp_madd(wa, n, A.r);
+            *cb = imp_madd(wb, n, -B.r);
+            return r;
+        }
+    }
+    return imp_overlap_closest(a, pa, b, pb, dim, ca, cb);
+}
+
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
     if (a->type != IMP_SHAPE_HALFSPACE && b->type != IMP_SHAPE_HALFSPACE &&

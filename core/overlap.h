@@ -80,6 +80,17 @@ void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, im
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
 
+/* imp_overlap_closest, except that two 2D shapes (not halfspaces) whose cores GJK finds
+ * apart by more than the contact tolerance and their radii are measured by GJK, as 3D
+ * polytopes always are: `distance` (the cores' GJK distance less the radii) then exceeds
+ * the true one by at most IMP_GJK_EXCESS_REL of the cores' distance, the normal is the
+ * unit direction between the witness points, and the state and closest points follow
+ * from them. O(n + m) per GJK iteration where the exact 2D path scans every vertex-edge
+ * pair: for callers that need a certified bound of the distance, not its last bits
+ * (core/toi_rotating.c). Every other pair: imp_overlap_closest's answer. */
+imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
+                                           imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
+
 /* Shape a (3D, not a halfspace) placed at pa against the flat triangle tri (corners in
  * world coordinates, not collinear): imp_overlap's rules, with the triangle a flat convex
  * polytope (its two faces, three edges and their directions), which a polyhedron of its

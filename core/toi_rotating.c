@@ -296,6 +296,47 @@ static void plane_rate(const rbody *r, const imp_shape *s, int dim, imp_vec3 n, 
     b->rise2 = r->wlen * r->wlen * rho_near * (1.0 + 16.0 * UNIT_ROUNDOFF);
 }
 
+/* The distance query of a placement into q (state, normal, depth, closest points, the plane
+ * gap along the normal and the lower bound lo); `fast`: 2D pairs by GJK
+ * (imp_overlap_closest_gjk), else exactly (imp_overlap_closest, a triangle by
+ * imp_overlap_triangle). Returns the query's distance when APART, else 0. */
+static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, probe *q, int fast) {
+    imp_overlap_result r;
+    if (P->b_triangle) {
+        imp_vec3 tri[3];
+        for (int k = 0; k < 3; ++k)
+            tri[k] = imp_add(q->qb, sb->verts[k]);
+        r = imp_overlap_triangle(sa, q->qa, tri, &q->ca, &q->cb);
+    } else if (fast) {
+        r = imp_overlap_closest_gjk(sa, q->qa, sb, q->qb, P->dim, &q->ca, &q->cb);
+    } else {
+        r = imp_overlap_closest(sa, q->qa, sb, q->qb, P->dim, &q->ca, &q->cb);
+    }
+    q->state = r.state;
+    q->failure = r.failure;
+    if (r.state == IMP_OVERLAP_FAILED) return 0.0;
+    q->n = r.normal;
+    q->depth = r.state == IMP_OVERLAP_OVERLAPPING ? r.depth : 0.0;
+    q->has_pts = r.state == IMP_OVERLAP_APART;
+    if (P->a.plane || P->b.plane) {
+        /* imp_overlap's gap against a halfspace is the exact plane gap along its normal */
+        q->sep = r.state == IMP_OVERLAP_APART ? r.distance : -r.depth;
+    } else {
+        q->sep = -support(sa, P->dim, q->qa, q->n) - support(sb, P->dim, q->qb, imp_neg(q->n));
+    }
+    double lo = q->sep;
+    /* the exact 2D distance, or 3D GJK's, which exceeds the cores' true one by at most
+     * IMP_GJK_EXCESS_REL of it, the radii coming off after: (distance + rr)(1 - excess) -
+     * rr. The fast 2D distance may exceed the true one by its GJK's stopping tolerance
+     * (IMP_CONTACT_REL of the coordinates), which no relative factor covers: the plane gap
+     * along its normal alone, a lower bound whatever the normal */
+    if (r.state == IMP_OVERLAP_APART && !fast)
+        lo = fmax(lo, r.distance * (1.0 - IMP_GJK_EXCESS_REL) -
+                          IMP_GJK_EXCESS_REL * (P->a.full - P->a.reach + P->b.full - P->b.reach));
+    q->lo = lo - q->err;
+    return r.state == IMP_OVERLAP_APART ? r.distance : 0.0;
+}
+
 static probe place(const pair *P, double t) {
     probe q;
     memset(&q, 0, sizeof q);
@@ -304,31 +345,14 @@ static probe place(const pair *P, double t) {
     body_pose(&P->a, t, &sa);
     body_pose(&P->b, t, &sb);
     frame(P, t, &q.qa, &q.qb);
-    imp_overlap_result r;
-    if (P->b_triangle) {
-        imp_vec3 tri[3];
-        for (int k = 0; k < 3; ++k)
-            tri[k] = imp_add(q.qb, sb.verts[k]);
-        r = imp_overlap_triangle(&sa, q.qa, tri, &q.ca, &q.cb);
-    } else {
-        r = imp_overlap_closest(&sa, q.qa, &sb, q.qb, P->dim, &q.ca, &q.cb);
-    }
-    q.state = r.state;
-    q.failure = r.failure;
     q.err = margin(P, t);
-    if (r.state == IMP_OVERLAP_FAILED) return q;
-    q.n = r.normal;
-    q.depth = r.state == IMP_OVERLAP_OVERLAPPING ? r.depth : 0.0;
-    q.has_pts = r.state == IMP_OVERLAP_APART;
-    if (P->a.plane || P->b.plane) {
-        /* imp_overlap's gap against a halfspace is the exact plane gap along its normal */
-        q.sep = r.state == IMP_OVERLAP_APART ? r.distance : -r.depth;
-    } else {
-        q.sep = -support(&sa, P->dim, q.qa, q.n) - support(&sb, P->dim, q.qb, imp_neg(q.n));
-    }
-    double lo = q.sep;
-    if (r.state == IMP_OVERLAP_APART) lo = fmax(lo, r.distance * (1.0 - IMP_GJK_EXCESS_REL));
-    q.lo = lo - q.err;
+    int fast = P->dim == 2 && !P->a.plane && !P->b.plane;
+    double d = measure(P, &sa, &sb, &q, fast);
+    /* the exact query where the fast one's plane gap proves little: a contact is confirmed,
+     * and a normal that leaves less than half the distance replaced, by the exact one */
+    if (fast && q.state == IMP_OVERLAP_APART && (q.lo + P->eta <= 0.0 || q.sep < 0.5 * d))
+        (void)measure(P, &sa, &sb, &q, 0);
+    if (q.state == IMP_OVERLAP_FAILED) return q;
     double slack = q.sep - q.err + P->eta;
     plane_bound ba, bb;
     plane_rate(&P->a, &sa, P->dim, q.n, slack, &ba);
