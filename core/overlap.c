@@ -202,20 +202,35 @@ static double contact_tol(const imp_ov_poly *A, const imp_ov_poly *B) {
 /* GJK distance of the cores; apart by more than the contact tolerance:
  * distance minus the radii along the closest direction; otherwise SAT depth
  * plus the radii. */
-imp_overlap_result imp_ov_poly_overlap(const imp_ov_poly *A, const imp_ov_poly *B) {
+/* imp_ov_poly_overlap, and with ca and cb given the closest points of an APART answer from
+ * the same GJK run (its witnesses, carried out through the radii along the normal). */
+static imp_overlap_result poly_overlap(const imp_ov_poly *A, const imp_ov_poly *B, imp_vec3 *ca,
+                                       imp_vec3 *cb) {
     double rr = A->r + B->r, tol = contact_tol(A, B);
-    imp_vec3 v;
-    double d = imp_ov_gjk(A, B, tol, &v);
-    if (d > tol) return from_gap(d - rr, imp_scale(v, 1.0 / d));
+    imp_vec3 v, wa, wb;
+    double d = ca ? imp_ov_gjk_closest(A, B, tol, &v, &wa, &wb) : imp_ov_gjk(A, B, tol, &v);
+    if (d > tol) {
+        imp_overlap_result r = from_gap(d - rr, imp_scale(v, 1.0 / d));
+        if (ca && r.state == IMP_OVERLAP_APART) {
+            *ca = imp_madd(wa, r.normal, A->r);
+            *cb = imp_madd(wb, r.normal, -B->r);
+        }
+        return r;
+    }
     imp_vec3 n;
     double depth;
     return imp_ov_sat_depth_3d(A, B, &depth, &n) == 0 ? from_gap(-(depth + rr), n)
                                                       : failed(IMP_FAILURE_NOMEM);
 }
 
-/* A 3D pair with a box or polyhedron (neither a halfspace). */
+imp_overlap_result imp_ov_poly_overlap(const imp_ov_poly *A, const imp_ov_poly *B) {
+    return poly_overlap(A, B, NULL, NULL);
+}
+
+/* A 3D pair with a box or polyhedron (neither a halfspace); with ca and cb given, the
+ * closest points of an APART answer too (poly_overlap). */
 static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
-                                           imp_vec3 pb) {
+                                           imp_vec3 pb, imp_vec3 *ca, imp_vec3 *cb) {
     imp_ov_poly A, B;
     imp_hull_status st = imp_ov_poly_make(a, pa, &A);
     if (st != IMP_HULL_OK) {
@@ -228,7 +243,7 @@ static imp_overlap_result overlap_polytope(const imp_shape *a, imp_vec3 pa, cons
         imp_ov_poly_free(&B);
         return failed(hull_failure(st));
     }
-    imp_overlap_result r = imp_ov_poly_overlap(&A, &B);
+    imp_overlap_result r = poly_overlap(&A, &B, ca, cb);
     imp_ov_poly_free(&A);
     imp_ov_poly_free(&B);
     return r;
@@ -295,24 +310,10 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
                                int dim) {
     if (b->type == IMP_SHAPE_HALFSPACE) return against_halfspace(a, pa, b, dim, 1);
     if (a->type == IMP_SHAPE_HALFSPACE) return against_halfspace(b, pb, a, dim, 0);
-    if (polytope_pair(a, b, dim)) return overlap_polytope(a, pa, b, pb);
+    if (polytope_pair(a, b, dim)) return overlap_polytope(a, pa, b, pb, NULL, NULL);
     imp_vec3 qa, qb;
     double ra, rb;
     return overlap_cores(a, pa, b, pb, dim, &qa, &qb, &ra, &rb);
-}
-
-/* The closest points of two placed polytopes that r (imp_ov_poly_overlap's answer) says are
- * APART: GJK's witness points, with the tolerance of imp_ov_poly_overlap so that GJK retraces
- * its steps and finds the same distance (a zero here would contradict APART), carried out
- * through the radii along r's normal. */
-static imp_overlap_result poly_closest(const imp_ov_poly *A, const imp_ov_poly *B,
-                                       imp_overlap_result r, imp_vec3 *ca, imp_vec3 *cb) {
-    imp_vec3 qa, qb;
-    if (!(imp_ov_gjk_witness(A, B, contact_tol(A, B), &qa, &qb) > 0.0))
-        return failed(IMP_FAILURE_UNDECIDED);
-    *ca = imp_madd(qa, r.normal, A->r);
-    *cb = imp_madd(qb, r.normal, -B->r);
-    return r;
 }
 
 imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const imp_vec3 tri[3],
@@ -324,8 +325,7 @@ imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const i
         r = failed(hull_failure(st));
     } else {
         imp_ov_poly_triangle(tri, &B);
-        r = imp_ov_poly_overlap(&A, &B);
-        if (ca && cb && r.state == IMP_OVERLAP_APART) r = poly_closest(&A, &B, r, ca, cb);
+        r = poly_overlap(&A, &B, ca && cb ? ca : NULL, cb);
     }
     imp_ov_poly_free(&A);
     return r;
@@ -358,8 +358,10 @@ imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, cons
 
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
-    if (a->type != IMP_SHAPE_HALFSPACE && b->type != IMP_SHAPE_HALFSPACE &&
-        !polytope_pair(a, b, dim)) {
+    int planes = a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE;
+    /* polytopes: the witnesses of the GJK run that gives the answer */
+    if (!planes && polytope_pair(a, b, dim)) return overlap_polytope(a, pa, b, pb, ca, cb);
+    if (!planes) {
         /* the cores' closest points come with the answer */
         imp_vec3 qa, qb;
         double ra, rb;
@@ -371,8 +373,7 @@ imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const im
         return r;
     }
     imp_overlap_result r = imp_overlap(a, pa, b, pb, dim);
-    if (r.state != IMP_OVERLAP_APART) return r;
-    if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE) {
+    if (r.state == IMP_OVERLAP_APART) {
         /* the shape's lowest point along the halfspace normal, and its foot on the plane */
         int h_is_b = b->type == IMP_SHAPE_HALFSPACE;
         const imp_shape *h = h_is_b ? b : a;
@@ -385,15 +386,6 @@ imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const im
             imp_madd(on_shape, h->normal, -(imp_dot(on_shape, h->normal) - h->offset));
         *ca = h_is_b ? on_shape : on_plane;
         *cb = h_is_b ? on_plane : on_shape;
-        return r;
     }
-    imp_ov_poly A, B;
-    imp_hull_status sa = imp_ov_poly_make(a, pa, &A), sb = imp_ov_poly_make(b, pb, &B);
-    if (sa != IMP_HULL_OK || sb != IMP_HULL_OK)
-        r = failed(hull_failure(sa != IMP_HULL_OK ? sa : sb)); /* memory, this second time */
-    else
-        r = poly_closest(&A, &B, r, ca, cb);
-    imp_ov_poly_free(&A);
-    imp_ov_poly_free(&B);
     return r;
 }

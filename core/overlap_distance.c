@@ -321,8 +321,16 @@ double imp_ov_gjk(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_ve
  * within `tol`. */
 double imp_ov_gjk_witness(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *wa,
                           imp_vec3 *wb) {
+    imp_vec3 v;
+    return imp_ov_gjk_closest(A, B, tol, &v, wa, wb);
+}
+
+double imp_ov_gjk_closest(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *vout,
+                          imp_vec3 *wa, imp_vec3 *wb) {
     gjk_simplex gs;
-    if (!(gjk_run(A, B, tol, &gs) > 0.0)) return 0.0;
+    double d = gjk_run(A, B, tol, &gs);
+    *vout = gs.v;
+    if (!(d > 0.0)) return 0.0;
     const imp_vec3 *w = gs.w, *sa = gs.sa, *sb = gs.sb;
     imp_vec3 v = gs.v;
     size_t n = gs.n;

@@ -134,6 +134,11 @@ double imp_ov_gjk(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_ve
 double imp_ov_gjk_witness(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *wa,
                           imp_vec3 *wb);
 
+/* The same GJK run once, with both: imp_ov_gjk's v and answer, and when that answer is not
+ * 0 the witness points as imp_ov_gjk_witness gives them. */
+double imp_ov_gjk_closest(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *v,
+                          imp_vec3 *wa, imp_vec3 *wb);
+
 /* GJK ray cast: the first lam in [0, h] at which s + lam r lies in C = A - B,
  * the hull of the differences of va[0..na) and vb[0..nb), as van den Bergen's ray cast
  * finds it: 1 with *lam and the simplex y[0..*ny) of C's points (at most 3)
