@@ -219,22 +219,33 @@ static double margin(const pair *P, double t) {
     return UNIT_ROUNDOFF * (IMP_ROT_ROUND_ULPS * e + IMP_ROT_TURN_ULPS * turn);
 }
 
-/* The point of a placed shape (relative to its position) farthest along n, its radius
- * included. */
-static imp_vec3 farthest(const imp_shape *s, int dim, imp_vec3 n) {
+/* A placed shape's points (imp_shape_points), formed once per placement: a box's corners
+ * are eight turns of its half sizes, and every bound of a placement reads them. Not to be
+ * copied (pts may point into buf). */
+typedef struct shape_pts {
     imp_vec3 buf[8];
     const imp_vec3 *pts;
+    size_t n;
     double rad;
-    size_t k = imp_shape_points(s, dim, buf, &pts, &rad);
+} shape_pts;
+
+static void points_of(const imp_shape *s, int dim, shape_pts *o) {
+    o->n = imp_shape_points(s, dim, o->buf, &o->pts, &o->rad);
+}
+
+/* The point of a placed shape (relative to its position) farthest along n, its radius
+ * included. */
+static imp_vec3 farthest(const shape_pts *o, imp_vec3 n) {
+    const imp_vec3 *pts = o->pts;
     imp_vec3 best = pts[0];
-    for (size_t i = 1; i < k; ++i)
+    for (size_t i = 1; i < o->n; ++i)
         if (imp_dot(n, pts[i]) > imp_dot(n, best)) best = pts[i];
-    return imp_madd(best, n, rad);
+    return imp_madd(best, n, o->rad);
 }
 
 /* Largest n.x over a placed shape at pos (unit n; the rounding is within the margin). */
-static double support(const imp_shape *s, int dim, imp_vec3 pos, imp_vec3 n) {
-    return imp_dot(n, pos) + imp_dot(n, farthest(s, dim, n));
+static double support(const shape_pts *o, imp_vec3 pos, imp_vec3 n) {
+    return imp_dot(n, pos) + imp_dot(n, farthest(o, n));
 }
 
 /* A point's distance from the spin axis through the position, rounded up (a rounding of
@@ -264,17 +275,16 @@ static double across(const rbody *r, imp_vec3 x) {
  * makes advancement converge linearly; the second order's is the present one, with which
  * it converges as Newton's method does.
  */
-static void plane_rate(const rbody *r, const imp_shape *s, int dim, imp_vec3 n, double slack,
+static void plane_rate(const rbody *r, const shape_pts *o, imp_vec3 n, double slack,
                        plane_bound *b) {
     b->rate = b->rise1 = b->rise2 = 0.0;
     b->until = b->until2 = INFINITY;
     if (r->plane || r->wlen == 0.0) return;
     double c = imp_len(imp_cross(n, r->axis)) * (1.0 + 8.0 * UNIT_ROUNDOFF) * r->wlen;
     if (c == 0.0) return;
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double rad, top = -INFINITY, rho_near = 0.0;
-    size_t k = imp_shape_points(s, dim, buf, &pts, &rad);
+    const imp_vec3 *pts = o->pts;
+    size_t k = o->n;
+    double top = -INFINITY, rho_near = 0.0;
     for (size_t i = 0; i < k; ++i)
         top = fmax(top, imp_dot(n, pts[i]));
     double near = 0.25 * fmax(slack, 0.0) + 8.0 * UNIT_ROUNDOFF * r->reach;
@@ -300,7 +310,8 @@ static void plane_rate(const rbody *r, const imp_shape *s, int dim, imp_vec3 n, 
  * gap along the normal and the lower bound lo); `fast`: 2D pairs by GJK
  * (imp_overlap_closest_gjk), else exactly (imp_overlap_closest, a triangle by
  * imp_overlap_triangle). Returns the query's distance when APART, else 0. */
-static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, probe *q, int fast) {
+static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, const shape_pts *pa,
+                      const shape_pts *pb, probe *q, int fast) {
     imp_overlap_result r;
     if (P->b_triangle) {
         imp_vec3 tri[3];
@@ -322,7 +333,7 @@ static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, p
         /* imp_overlap's gap against a halfspace is the exact plane gap along its normal */
         q->sep = r.state == IMP_OVERLAP_APART ? r.distance : -r.depth;
     } else {
-        q->sep = -support(sa, P->dim, q->qa, q->n) - support(sb, P->dim, q->qb, imp_neg(q->n));
+        q->sep = -support(pa, q->qa, q->n) - support(pb, q->qb, imp_neg(q->n));
     }
     double lo = q->sep;
     /* the exact 2D distance, or 3D GJK's, which exceeds the cores' true one by at most
@@ -347,16 +358,19 @@ static probe place(const pair *P, double t) {
     frame(P, t, &q.qa, &q.qb);
     q.err = margin(P, t);
     int fast = P->dim == 2 && !P->a.plane && !P->b.plane;
-    double d = measure(P, &sa, &sb, &q, fast);
+    shape_pts pa, pb;
+    points_of(&sa, P->dim, &pa);
+    points_of(&sb, P->dim, &pb);
+    double d = measure(P, &sa, &sb, &pa, &pb, &q, fast);
     /* the exact query where the fast one's plane gap proves little: a contact is confirmed,
      * and a normal that leaves less than half the distance replaced, by the exact one */
     if (fast && q.state == IMP_OVERLAP_APART && (q.lo + P->eta <= 0.0 || q.sep < 0.5 * d))
-        (void)measure(P, &sa, &sb, &q, 0);
+        (void)measure(P, &sa, &sb, &pa, &pb, &q, 0);
     if (q.state == IMP_OVERLAP_FAILED) return q;
     double slack = q.sep - q.err + P->eta;
     plane_bound ba, bb;
-    plane_rate(&P->a, &sa, P->dim, q.n, slack, &ba);
-    plane_rate(&P->b, &sb, P->dim, imp_neg(q.n), slack, &bb);
+    plane_rate(&P->a, &pa, q.n, slack, &ba);
+    plane_rate(&P->b, &pb, imp_neg(q.n), slack, &bb);
     q.rate = ba.rate + bb.rate;
     q.until = fmin(ba.until, bb.until);
     q.rise1 = ba.rise1 + bb.rise1;
@@ -481,11 +495,10 @@ static double width(const pair *P, double t) {
 }
 
 /* How many of a placed shape's points lie within tol of its support along n. */
-static int ties(const imp_shape *s, int dim, imp_vec3 n, double tol) {
-    imp_vec3 buf[8];
-    const imp_vec3 *pts;
-    double rad, top = -INFINITY;
-    size_t k = imp_shape_points(s, dim, buf, &pts, &rad);
+static int ties(const shape_pts *o, imp_vec3 n, double tol) {
+    const imp_vec3 *pts = o->pts;
+    size_t k = o->n;
+    double top = -INFINITY;
     for (size_t i = 0; i < k; ++i)
         top = fmax(top, imp_dot(n, pts[i]));
     int c = 0;
@@ -502,10 +515,13 @@ static imp_vec3 deepest(const pair *P, const probe *q) {
     imp_shape sa, sb;
     body_pose(&P->a, q->t, &sa);
     body_pose(&P->b, q->t, &sb);
+    shape_pts pa, pb;
+    points_of(&sa, P->dim, &pa);
+    points_of(&sb, P->dim, &pb);
     if (sb.type == IMP_SHAPE_HALFSPACE ||
-        ties(&sa, P->dim, q->n, P->delta) < ties(&sb, P->dim, imp_neg(q->n), P->delta))
-        return imp_madd(imp_add(q->qa, farthest(&sa, P->dim, q->n)), q->n, -0.5 * q->depth);
-    return imp_madd(imp_add(q->qb, farthest(&sb, P->dim, imp_neg(q->n))), q->n, 0.5 * q->depth);
+        ties(&pa, q->n, P->delta) < ties(&pb, imp_neg(q->n), P->delta))
+        return imp_madd(imp_add(q->qa, farthest(&pa, q->n)), q->n, -0.5 * q->depth);
+    return imp_madd(imp_add(q->qb, farthest(&pb, imp_neg(q->n))), q->n, 0.5 * q->depth);
 }
 
 /* n when it is a unit vector; else (a degenerate placement: shapes far beyond their own
