@@ -342,11 +342,9 @@ imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, cons
         memset(&PB, 0, sizeof PB);
         PA.pos = pa, PA.local = A.local, PA.n = A.n, PA.r = A.r;
         PB.pos = pb, PB.local = B.local, PB.n = B.n, PB.r = B.r;
-        imp_vec3 wa, wb;
-        double d = imp_ov_gjk_witness(&PA, &PB, contact_tol(&PA, &PB), &wa, &wb);
-        imp_vec3 n;
-        if (d > contact_tol(&PA, &PB) && d > A.r + B.r &&
-            imp_unit_scaled(imp_sub(wb, wa), &n, NULL) == 0) {
+        imp_vec3 wa, wb, n;
+        double tol = contact_tol(&PA, &PB), d = imp_ov_gjk_witness(&PA, &PB, tol, &wa, &wb);
+        if (d > tol && d > A.r + B.r && imp_unit_scaled(imp_sub(wb, wa), &n, NULL) == 0) {
             imp_overlap_result r = from_gap(d - (A.r + B.r), n);
             *ca = imp_madd(wa, n, A.r);
             *cb = imp_madd(wb, n, -B.r);

@@ -288,15 +288,20 @@ static void plane_rate(const rbody *r, const shape_pts *o, imp_vec3 n, double sl
     for (size_t i = 0; i < k; ++i)
         top = fmax(top, imp_dot(n, pts[i]));
     double near = 0.25 * fmax(slack, 0.0) + 8.0 * UNIT_ROUNDOFF * r->reach;
+    /* each vertex's distance from the axis, once (for shapes of up to RHO_KEPT points) */
+    enum { RHO_KEPT = 64 };
+    double rhos[RHO_KEPT];
+    for (size_t i = 0; i < k && i < RHO_KEPT; ++i)
+        rhos[i] = across(r, pts[i]);
     for (size_t i = 0; i < k; ++i)
         if (top - imp_dot(n, pts[i]) <= near) {
-            double rho = across(r, pts[i]);
+            double rho = i < RHO_KEPT ? rhos[i] : across(r, pts[i]);
             b->rate = fmax(b->rate, c * rho);
             b->rise1 = fmax(b->rise1, imp_dot(n, imp_cross(r->w, pts[i])));
             rho_near = fmax(rho_near, rho);
         }
     for (size_t i = 0; i < k; ++i) {
-        double ci = c * across(r, pts[i]);
+        double ci = c * (i < RHO_KEPT ? rhos[i] : across(r, pts[i]));
         double g = fmax(top - imp_dot(n, pts[i]) - 8.0 * UNIT_ROUNDOFF * r->reach, 0.0);
         if (ci > b->rate) b->until = fmin(b->until, g / (ci - b->rate));
         if (top - imp_dot(n, pts[i]) > near && ci > 0.0) b->until2 = fmin(b->until2, g / ci);
