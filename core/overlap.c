@@ -201,17 +201,18 @@ static double contact_tol(const imp_ov_poly *A, const imp_ov_poly *B) {
 
 /* GJK distance of the cores; apart by more than the contact tolerance:
  * distance minus the radii along the closest direction; otherwise SAT depth
- * plus the radii. */
-/* imp_ov_poly_overlap, and with ca and cb given the closest points of an APART answer from
- * the same GJK run (its witnesses, carried out through the radii along the normal). */
+ * plus the radii (imp_ov_poly_overlap). With ca and cb given, also the closest points of an
+ * APART answer from the same GJK run (its witnesses, carried out through the radii along
+ * the normal). */
 static imp_overlap_result poly_overlap(const imp_ov_poly *A, const imp_ov_poly *B, imp_vec3 *ca,
                                        imp_vec3 *cb) {
     double rr = A->r + B->r, tol = contact_tol(A, B);
     imp_vec3 v, wa, wb;
-    double d = ca ? imp_ov_gjk_closest(A, B, tol, &v, &wa, &wb) : imp_ov_gjk(A, B, tol, &v);
+    int points = ca && cb;
+    double d = points ? imp_ov_gjk_closest(A, B, tol, &v, &wa, &wb) : imp_ov_gjk(A, B, tol, &v);
     if (d > tol) {
         imp_overlap_result r = from_gap(d - rr, imp_scale(v, 1.0 / d));
-        if (ca && r.state == IMP_OVERLAP_APART) {
+        if (points && r.state == IMP_OVERLAP_APART) {
             *ca = imp_madd(wa, r.normal, A->r);
             *cb = imp_madd(wb, r.normal, -B->r);
         }
@@ -325,7 +326,7 @@ imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const i
         r = failed(hull_failure(st));
     } else {
         imp_ov_poly_triangle(tri, &B);
-        r = poly_overlap(&A, &B, ca && cb ? ca : NULL, cb);
+        r = poly_overlap(&A, &B, ca, cb);
     }
     imp_ov_poly_free(&A);
     return r;
