@@ -329,7 +329,7 @@ static int world_leg_contact(solver *sv, const imp_world_cast_prep *prep, size_t
     int slides = imp_dot(mv, c->r.normal) <= IMP_MOVE_SLIDE_REL * imp_len(mv);
     if (c->r.state == IMP_TOI_OVERLAPPING) return slides ? LEG_NONE : LEG_CONTACT;
     if (slides && !prep->turning) return LEG_NONE;
-    double spin = prep->turning ? imp_len(in->w) * imp_shape_extent(in->shape, in->dim) : 0.0;
+    double spin = prep->turning ? imp_len(in->w) * sv->extent : 0.0;
     double travel = (imp_len(v) + spin) * (T - wr.time);
     if (travel <= IMP_MOVE_TOUCH_REL * fmax(sv->move_scale, imp_max_abs(wr.point)))
         return LEG_NONE; /* arriving at contact */
@@ -382,7 +382,7 @@ static int leg_contact(solver *sv, size_t i, imp_vec3 p, imp_vec3 v, double t0, 
     /* how much further in the path could go: every point of a turning obstacle moves at most
      * |w| reach faster than its position */
     double spin = (o_turns ? imp_len(o->w) * imp_shape_extent(o->shape, in->dim) : 0.0) +
-                  (m_turns ? imp_len(in->w) * imp_shape_extent(in->shape, in->dim) : 0.0);
+                  (m_turns ? imp_len(in->w) * sv->extent : 0.0);
     double travel = (imp_len(imp_sub(v, imp_path_vel(m.v, m.a, r->time))) + spin) * rest +
                     0.5 * imp_len(m.a) * rest * rest;
     if (travel <= pair_tol(sv, &s, &m)) return LEG_NONE; /* arriving at contact */

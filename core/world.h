@@ -335,10 +335,11 @@ int imp_world_hit_cmp(const imp_world_hit *a, const imp_world_hit *b);
 typedef struct imp_world_cast_prep {
     const imp_world_cast *cast;
     int dim;
-    imp_vec3 blo, bhi; /* the body's bounds relative to its position (turning: in every
-                          orientation it takes within the horizon) */
-    double pad;        /* absolute padding of the swept bounds */
-    int turning;       /* the shape turns (imp_shape_turns): imp_toi_rotating solves */
+    imp_vec3 blo, bhi;  /* the body's bounds relative to its position (turning: in every
+                           orientation it takes within the horizon) */
+    double pad;         /* absolute padding of the swept bounds */
+    int turning;        /* the shape turns (imp_shape_turns): imp_toi_rotating solves */
+    double turn_extent; /* turning: the shape's extent (imp_shape_extent), its bounding sphere */
 } imp_world_cast_prep;
 
 imp_world_cast_prep imp_world_cast_prepare(const imp_world *w, const imp_world_cast *cast);

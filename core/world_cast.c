@@ -83,7 +83,7 @@ imp_world_cast_prep imp_world_cast_prepare(const imp_world *w, const imp_world_c
     p.turning = imp_shape_turns(cast->shape, cast->w);
     if (p.turning) { /* every orientation it takes within the horizon (an unbounded one: the
                         bounding sphere, to which the chord's box gives way) */
-        extent = imp_shape_extent(cast->shape, w->dim);
+        extent = p.turn_extent = imp_shape_extent(cast->shape, w->dim);
         imp_shape_turning_bounds(cast->shape, cast->w, fmin(cast->horizon, DBL_MAX), w->dim, &p.blo,
                                  &p.bhi);
     }
@@ -214,7 +214,7 @@ static int may_reach(const imp_world *w, const imp_world_cast_prep *p, const wor
         b.buf[0] = imp_v3(0, 0, 0);
         b.pts = b.buf;
         b.n = 1;
-        b.r = imp_shape_extent(p->cast->shape, w->dim);
+        b.r = p->turn_extent;
     }
     const imp_motion *m = &p->cast->motion;
     double T = p->cast->horizon, vm = imp_max_abs(m->v), am = imp_max_abs(m->a);

@@ -790,6 +790,30 @@ static void check_cast_hit(const imp_world *w, const world_parts *p, const imp_w
     }
 }
 
+/* A random cast's path for cast k: from 5 to 12 out, aimed into the world, one in three
+ * accelerating. */
+static imp_motion random_cast_path(uint64_t *rng, int dim, int k) {
+    imp_motion m = {imp_v3(0, 0, 0), imp_v3(0, 0, 0), imp_v3(0, 0, 0)};
+    m.p = imp_scale(random_dir(rng, dim), imp_rng_uniform(rng, 5, 12));
+    imp_vec3 target = random_vec_dim(rng, 5, dim);
+    m.v = imp_scale(imp_sub(target, m.p), imp_rng_uniform(rng, 0.2, 1.5));
+    if (k % 3 == 0) m.a = random_vec_dim(rng, 2, dim);
+    return m;
+}
+
+/* The hierarchy's cast, which must equal the loop over every primitive bit for bit. */
+static imp_world_cast_result cast_equals_loop(const imp_world *w, const imp_world_cast *c,
+                                              uint64_t seed, int wi, int k) {
+    imp_world_cast_result a = imp_world_shapecast(w, c, NULL);
+    imp_world_cast_result b = brute_cast(w, c);
+    if (!same_cast(&a, &b))
+        fail_msg("seed %#llx world %d cast %d (shape %d): query state %d t %.17g c %u i %u, loop "
+                 "state %d t %.17g c %u i %u",
+                 (unsigned long long)seed, wi, k, c->shape->type, a.state, a.time, a.collider,
+                 a.index, b.state, b.time, b.collider, b.index);
+    return a;
+}
+
 static void test_casts_match_loop(void **state) {
     (void)state;
     const uint64_t seed = 0xca57f00du;
@@ -805,18 +829,9 @@ static void test_casts_match_loop(void **state) {
             imp_vec3 buf[16];
             imp_shape s = random_shape_of(&rng, dim, k % IMP_TEST_KIND_HALFSPACE, buf);
             imp_world_cast c = {.shape = &s};
-            c.motion.p = imp_scale(random_dir(&rng, dim), imp_rng_uniform(&rng, 5, 12));
-            imp_vec3 target = random_vec_dim(&rng, 5, dim);
-            c.motion.v = imp_scale(imp_sub(target, c.motion.p), imp_rng_uniform(&rng, 0.2, 1.5));
-            if (k % 3 == 0) c.motion.a = random_vec_dim(&rng, 2, dim);
+            c.motion = random_cast_path(&rng, dim, k);
             c.horizon = k % 4 == 0 ? INFINITY : imp_rng_uniform(&rng, 0.3, 2);
-            imp_world_cast_result a = imp_world_shapecast(w, &c, NULL);
-            imp_world_cast_result b = brute_cast(w, &c);
-            if (!same_cast(&a, &b))
-                fail_msg("seed %#llx world %d cast %d (shape %d): query state %d t %.17g c %u "
-                         "i %u, loop state %d t %.17g c %u i %u",
-                         (unsigned long long)seed, wi, k, s.type, a.state, a.time, a.collider,
-                         a.index, b.state, b.time, b.collider, b.index);
+            imp_world_cast_result a = cast_equals_loop(w, &c, seed, wi, k);
             if (a.state == IMP_WORLD_HIT) check_cast_hit(w, &p, &c, &a, seed, wi * 1000 + k);
             hits += a.state == IMP_WORLD_HIT;
             overlapping += a.state == IMP_WORLD_OVERLAPPING;
@@ -942,21 +957,12 @@ static void test_turning_casts_match_loop(void **state) {
             imp_vec3 buf[16];
             imp_shape s = random_shape_of(&rng, dim, k % IMP_TEST_KIND_HALFSPACE, buf);
             imp_world_cast c = {.shape = &s};
-            c.motion.p = imp_scale(random_dir(&rng, dim), imp_rng_uniform(&rng, 5, 12));
-            imp_vec3 target = random_vec_dim(&rng, 5, dim);
-            c.motion.v = imp_scale(imp_sub(target, c.motion.p), imp_rng_uniform(&rng, 0.2, 1.5));
-            if (k % 3 == 0) c.motion.a = random_vec_dim(&rng, 2, dim);
+            c.motion = random_cast_path(&rng, dim, k);
             double spin = k % 2 ? imp_rng_uniform(&rng, 0.2, 3) : imp_rng_uniform(&rng, 10, 40);
             c.w = dim == 3 ? imp_scale(random_dir(&rng, 3), spin)
                            : imp_v3(0, 0, imp_rng_unit(&rng) < 0.5 ? spin : -spin);
             c.horizon = imp_rng_uniform(&rng, 0.3, 2);
-            imp_world_cast_result a = imp_world_shapecast(w, &c, NULL);
-            imp_world_cast_result b = brute_cast(w, &c);
-            if (!same_cast(&a, &b))
-                fail_msg("seed %#llx world %d cast %d (shape %d): query state %d t %.17g c %u "
-                         "i %u, loop state %d t %.17g c %u i %u",
-                         (unsigned long long)seed, wi, k, s.type, a.state, a.time, a.collider,
-                         a.index, b.state, b.time, b.collider, b.index);
+            imp_world_cast_result a = cast_equals_loop(w, &c, seed, wi, k);
             ++casts;
             failed += a.state == IMP_WORLD_FAILED;
             overlapping += a.state == IMP_WORLD_OVERLAPPING;
