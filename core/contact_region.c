@@ -80,7 +80,7 @@ static int feature_make(const imp_shape *s, imp_vec3 pos, int dim, imp_vec3 dir,
     size_t k = imp_shape_points(s, dim, buf, &p, &r);
     double top = -INFINITY;
     for (size_t i = 0; i < k; ++i)
-        top = fmax(top, imp_dot(dir, p[i]));
+        top = imp_fmax(top, imp_dot(dir, p[i]));
     f->ext = imp_shape_extent(s, dim);
     double tol = IMP_REGION_FLAT_REL * f->ext;
     imp_vec3 rel = imp_sub(pos, o);
@@ -195,7 +195,7 @@ static int segments_centre(const feature *fa, const feature *fb, double lin, imp
         if (fabs(d.x * w.y - d.y * w.x) > lin * len) return 0; /* not on a's line */
         t[i] = imp_dot(w, d) / len;
     }
-    double lo = fmax(0.0, fmin(t[0], t[1])), hi = fmin(len, fmax(t[0], t[1]));
+    double lo = imp_fmax(0.0, imp_fmin(t[0], t[1])), hi = imp_fmin(len, imp_fmax(t[0], t[1]));
     if (!(hi - lo > lin)) return 0;
     *c = imp_add(a0, imp_scale(d, 0.5 * (lo + hi) / len));
     return 1;
@@ -238,11 +238,11 @@ imp_region_status imp_contact_region(const imp_shape *a, imp_vec3 pa, const imp_
                 if (fs[i]->plane) continue;
                 double flo = INFINITY, fhi = -INFINITY;
                 for (size_t j = 0; j < fs[i]->n; ++j) {
-                    flo = fmin(flo, fs[i]->p[j].x);
-                    fhi = fmax(fhi, fs[i]->p[j].x);
+                    flo = imp_fmin(flo, fs[i]->p[j].x);
+                    fhi = imp_fmax(fhi, fs[i]->p[j].x);
                 }
-                lo = fmax(lo, flo);
-                hi = fmin(hi, fhi);
+                lo = imp_fmax(lo, flo);
+                hi = imp_fmin(hi, fhi);
             }
             found = hi - lo > lin;
             c = imp_v3(0.5 * (lo + hi), 0.0, 0.0);

@@ -328,15 +328,17 @@ static int add_eye(builder *b, size_t f) {
 static int run(builder *b) {
     imp_vec3 lo = b->p[0], hi = b->p[0];
     for (size_t i = 1; i < b->n; ++i) {
-        lo = imp_v3(fmin(lo.x, b->p[i].x), fmin(lo.y, b->p[i].y), fmin(lo.z, b->p[i].z));
-        hi = imp_v3(fmax(hi.x, b->p[i].x), fmax(hi.y, b->p[i].y), fmax(hi.z, b->p[i].z));
+        lo =
+            imp_v3(imp_fmin(lo.x, b->p[i].x), imp_fmin(lo.y, b->p[i].y), imp_fmin(lo.z, b->p[i].z));
+        hi =
+            imp_v3(imp_fmax(hi.x, b->p[i].x), imp_fmax(hi.y, b->p[i].y), imp_fmax(hi.z, b->p[i].z));
     }
     imp_vec3 c = imp_scale(imp_add(lo, hi), 0.5);
     double scale = 0.0;
     for (size_t i = 0; i < b->n; ++i) {
         b->q[i] = imp_sub(b->p[i], c);
         b->next[i] = b->slot[i] = NONE;
-        scale = fmax(scale, imp_max_abs(b->q[i]));
+        scale = imp_fmax(scale, imp_max_abs(b->q[i]));
     }
     if (!(scale > 0.0) || !isfinite(scale)) return 1;
     b->eps = IMP_HULL_PLANE_REL * scale;
@@ -607,7 +609,7 @@ static imp_hull *pack_faces(const builder *b, const loops *fin, size_t *vmap, ed
         for (size_t k = s0; k < s1; ++k) {
             size_t v = fv->a[k], nx = fv->a[k + 1 < s1 ? k + 1 : s0];
             h->face_verts[k] = vmap[v];
-            off = fmax(off, imp_dot(n, b->p[v]));
+            off = imp_fmax(off, imp_dot(n, b->p[v]));
             er[k].lo = v < nx ? v : nx;
             er[k].hi = v < nx ? nx : v;
             er[k].from = v;

@@ -217,7 +217,7 @@ int imp_mat3_inverse_spd(const imp_mat3 *a, int dim, imp_mat3 *out) {
     double c00 = m[4] * m[8] - m[5] * m[7], c01 = m[5] * m[6] - m[3] * m[8],
            c02 = m[3] * m[7] - m[4] * m[6];
     double det = m[0] * c00 + m[1] * c01 + m[2] * c02;
-    double scale = fmax(fabs(m[0]), fmax(fabs(m[4]), fabs(m[8])));
+    double scale = imp_fmax(fabs(m[0]), imp_fmax(fabs(m[4]), fabs(m[8])));
     /* not positive definite, or so thin that the smallest moment is lost in rounding */
     if (!(m[0] > 0.0 && m[4] > 0.0 && m[8] > 0.0) || !(det > 1e-12 * scale * scale * scale) ||
         !isfinite(det))

@@ -109,7 +109,7 @@ static double shape_extent(const imp_shape *s, int dim) {
     size_t n = imp_shape_points(s, dim, buf, &pts, &r);
     double e = 0.0;
     for (size_t i = 0; i < n; ++i)
-        e = fmax(e, imp_max_abs(pts[i]));
+        e = imp_fmax(e, imp_max_abs(pts[i]));
     return e + r;
 }
 
@@ -228,8 +228,8 @@ static int world_near(solver *sv, imp_vec3 p, imp_vec3 v, double T, double band)
     imp_vec3 q = imp_madd(p, v, T);
     double e = sv->extent + band;
     e += IMP_MOVE_CULL_MARGIN_REL * (imp_max_abs(p) + imp_max_abs(q) + e);
-    imp_vec3 lo = imp_v3(fmin(p.x, q.x) - e, fmin(p.y, q.y) - e, fmin(p.z, q.z) - e);
-    imp_vec3 hi = imp_v3(fmax(p.x, q.x) + e, fmax(p.y, q.y) + e, fmax(p.z, q.z) + e);
+    imp_vec3 lo = imp_v3(imp_fmin(p.x, q.x) - e, imp_fmin(p.y, q.y) - e, imp_fmin(p.z, q.z) - e);
+    imp_vec3 hi = imp_v3(imp_fmax(p.x, q.x) + e, imp_fmax(p.y, q.y) + e, imp_fmax(p.z, q.z) + e);
     /* a box inside the last one: its primitives are among the last list's (the hierarchy
      * lists every primitive whose bounds meet the box; so does the filter here) */
     if (sv->near_valid && lo.x >= sv->near_lo.x && lo.y >= sv->near_lo.y && lo.z >= sv->near_lo.z &&
@@ -256,9 +256,9 @@ static int world_near(solver *sv, imp_vec3 p, imp_vec3 v, double T, double band)
 static double pair_tol(const solver *sv, const imp_shape *s, const imp_motion *m) {
     double scale = sv->move_scale;
     if (s->type == IMP_SHAPE_HALFSPACE)
-        scale = fmax(scale, fabs(s->offset));
+        scale = imp_fmax(scale, fabs(s->offset));
     else
-        scale = fmax(scale, imp_max_abs(m->p) + shape_extent(s, sv->in->dim));
+        scale = imp_fmax(scale, imp_max_abs(m->p) + shape_extent(s, sv->in->dim));
     return IMP_MOVE_TOUCH_REL * scale;
 }
 
@@ -331,7 +331,7 @@ static int world_leg_contact(solver *sv, const imp_world_cast_prep *prep, size_t
     if (slides && !prep->turning) return LEG_NONE;
     double spin = prep->turning ? imp_len(in->w) * sv->extent : 0.0;
     double travel = (imp_len(v) + spin) * (T - wr.time);
-    if (travel <= IMP_MOVE_TOUCH_REL * fmax(sv->move_scale, imp_max_abs(wr.point)))
+    if (travel <= IMP_MOVE_TOUCH_REL * imp_fmax(sv->move_scale, imp_max_abs(wr.point)))
         return LEG_NONE; /* arriving at contact */
     return LEG_CONTACT;
 }
@@ -569,13 +569,13 @@ static double corner_gap(const imp_vec3 *c, int nc, const imp_vec3 *pts, size_t 
         double clo = INFINITY, chi = -INFINITY, blo = INFINITY, bhi = -INFINITY;
         for (int k = 0; k < nc; ++k) {
             double x = imp_dot(u, c[k]);
-            clo = fmin(clo, x), chi = fmax(chi, x);
+            clo = imp_fmin(clo, x), chi = imp_fmax(chi, x);
         }
         for (size_t k = 0; k < np; ++k) {
             double x = imp_dot(u, imp_add(p, pts[k]));
-            blo = fmin(blo, x), bhi = fmax(bhi, x);
+            blo = imp_fmin(blo, x), bhi = imp_fmax(bhi, x);
         }
-        best = fmax(best, fmax(blo - r - chi, clo - bhi - r));
+        best = imp_fmax(best, imp_fmax(blo - r - chi, clo - bhi - r));
     }
     return best;
 }
@@ -602,14 +602,14 @@ static int touching_planes(solver *sv, imp_vec3 p, double t, const contact *hit,
             return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
     }
     double band = IMP_MOVE_TOUCH_BAND_SKINS * skin +
-                  IMP_MOVE_TOUCH_REL * fmax(sv->move_scale, imp_max_abs(p));
+                  IMP_MOVE_TOUCH_REL * imp_fmax(sv->move_scale, imp_max_abs(p));
     if (world_near(sv, p, ZERO, 0.0, band) != 0) return *why = IMP_FAILURE_NOMEM, CORRECT_FAILED;
     imp_vec3 buf[8];
     const imp_vec3 *pts;
     double r;
     size_t np = imp_shape_points(&ms, in->dim, buf, &pts, &r);
     /* far above the band and the rounding of both distances (1e-6 of the scale) */
-    double clear = band + IMP_MOVE_CULL_MARGIN_REL * fmax(sv->move_scale, imp_max_abs(p));
+    double clear = band + IMP_MOVE_CULL_MARGIN_REL * imp_fmax(sv->move_scale, imp_max_abs(p));
     for (size_t j = 0; j < sv->n_near; ++j) {
         size_t prim = sv->near[j];
         if (hit->world && prim == hit->who) continue;
@@ -666,7 +666,7 @@ static int correct(solver *sv, imp_vec3 target, imp_move_result *res, imp_failur
         double th = best.r.time, speed = imp_len(v);
         imp_vec3 q = imp_madd(p, v, th);
         if (speed > 0.0 && imp_dot(v, best.r.normal) > 0.0)
-            q = imp_madd(q, v, -fmin(skin, speed * th) / speed);
+            q = imp_madd(q, v, -imp_fmin(skin, speed * th) / speed);
         p = q;
         t += th;
         size_t k = 0;
@@ -781,7 +781,8 @@ imp_move_result imp_move_check(const imp_move_input *in) {
                  .extent = mover_turns(in) ? imp_shape_extent(in->shape, in->dim)
                                            : shape_extent(in->shape, in->dim),
                  .straight_best = &straight_best};
-    sv.move_scale = fmax(fmax(imp_max_abs(in->from), imp_max_abs(in->to)), fmax(dist, sv.extent));
+    sv.move_scale =
+        imp_fmax(imp_fmax(imp_max_abs(in->from), imp_max_abs(in->to)), imp_fmax(dist, sv.extent));
     sv.cand = malloc((n ? n : 1) * sizeof *sv.cand);
     size_t most_verts = 1;
     for (size_t i = 0; i < n; ++i)

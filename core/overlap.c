@@ -195,7 +195,7 @@ static double contact_tol(const imp_ov_poly *A, const imp_ov_poly *B) {
     const imp_ov_poly *ps[2] = {A, B};
     for (int k = 0; k < 2; ++k)
         for (size_t i = 0; i < ps[k]->n; ++i)
-            scale = fmax(scale, imp_max_abs(imp_add(ps[k]->pos, ps[k]->local[i])));
+            scale = imp_fmax(scale, imp_max_abs(imp_add(ps[k]->pos, ps[k]->local[i])));
     return IMP_CONTACT_REL * scale;
 }
 

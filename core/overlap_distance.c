@@ -220,7 +220,7 @@ static int closest_on_simplex(imp_vec3 *w, size_t *n, imp_vec3 *v) {
          * origin and reduce it to its closest face instead */
         double edge = 0.0;
         for (int i = 1; i < 4; ++i)
-            edge = fmax(edge, imp_len(imp_sub(w[i], w[0])));
+            edge = imp_fmax(edge, imp_len(imp_sub(w[i], w[0])));
         double vol =
             fabs(imp_dot(imp_cross(imp_sub(w[1], w[0]), imp_sub(w[2], w[0])), imp_sub(w[3], w[0])));
         int flat = !(vol > IMP_GJK_FLAT_REL * edge * edge * edge);
@@ -275,7 +275,7 @@ static double gjk_run(const imp_ov_poly *A, const imp_ov_poly *B, double tol, gj
         (void)imp_ov_support(A, s->v, &pa);
         (void)imp_ov_support(B, imp_neg(s->v), &pb);
         imp_vec3 x = imp_sub(pb, pa);
-        if (vv - imp_dot(s->v, x) <= fmax(IMP_GJK_REL * vv, tol * sqrt(vv))) break;
+        if (vv - imp_dot(s->v, x) <= imp_fmax(IMP_GJK_REL * vv, tol * sqrt(vv))) break;
         int dup = 0;
         for (size_t i = 0; i < s->n; ++i)
             dup |= s->w[i].x == x.x && s->w[i].y == x.y && s->w[i].z == x.z;
@@ -340,7 +340,7 @@ double imp_ov_gjk_closest(const imp_ov_poly *A, const imp_ov_poly *B, double tol
     if (n == 2) {
         imp_vec3 e = imp_sub(w[1], w[0]);
         double ee = imp_dot(e, e), s = ee > 0.0 ? imp_dot(imp_sub(v, w[0]), e) / ee : 0.0;
-        s = fmin(fmax(s, 0.0), 1.0);
+        s = imp_fmin(imp_fmax(s, 0.0), 1.0);
         l[0] = 1.0 - s;
         l[1] = s;
     } else if (n >= 3) {
@@ -348,8 +348,8 @@ double imp_ov_gjk_closest(const imp_ov_poly *A, const imp_ov_poly *B, double tol
         double a11 = imp_dot(e1, e1), a12 = imp_dot(e1, e2), a22 = imp_dot(e2, e2);
         double b1 = imp_dot(r, e1), b2 = imp_dot(r, e2), det = a11 * a22 - a12 * a12;
         if (det > 0.0 && isfinite(det)) {
-            double s = fmax((b1 * a22 - b2 * a12) / det, 0.0);
-            double t = fmax((b2 * a11 - b1 * a12) / det, 0.0);
+            double s = imp_fmax((b1 * a22 - b2 * a12) / det, 0.0);
+            double t = imp_fmax((b2 * a11 - b1 * a12) / det, 0.0);
             double sum = s + t;
             if (sum > 1.0) {
                 s /= sum;
@@ -359,7 +359,7 @@ double imp_ov_gjk_closest(const imp_ov_poly *A, const imp_ov_poly *B, double tol
             l[1] = s;
             l[2] = t;
         } else if (a11 > 0.0) { /* flat triangle: its first edge */
-            double s = fmin(fmax(b1 / a11, 0.0), 1.0);
+            double s = imp_fmin(imp_fmax(b1 / a11, 0.0), 1.0);
             l[0] = 1.0 - s;
             l[1] = s;
         }

@@ -80,8 +80,8 @@ static void project(const imp_ov_core *c, imp_vec3 n, double *lo, double *hi) {
     *hi = -INFINITY;
     for (size_t i = 0; i < c->n; ++i) {
         double x = imp_dot(imp_ov_vert(c, i), n);
-        *lo = fmin(*lo, x);
-        *hi = fmax(*hi, x);
+        *lo = imp_fmin(*lo, x);
+        *hi = imp_fmax(*hi, x);
     }
 }
 
@@ -112,7 +112,7 @@ double imp_ov_sat_depth_2d(const imp_ov_core *a, const imp_ov_core *b, imp_vec3 
             }
         }
     }
-    return best == INFINITY ? 0.0 : fmax(best, 0.0);
+    return best == INFINITY ? 0.0 : imp_fmax(best, 0.0);
 }
 
 /* ---- 3D ------------------------------------------------------------------------------- */
@@ -239,7 +239,7 @@ int imp_ov_sat_depth_3d(const imp_ov_poly *A, const imp_ov_poly *B, double *dept
     depth_ctx c = {A, B, INFINITY, imp_v3(1, 0, 0)};
     if (sat_axes_3d(A, B, consider, &c) != 0) return -1;
     *normal = c.bn;
-    *depth = c.best == INFINITY ? 0.0 : fmax(c.best, 0.0);
+    *depth = c.best == INFINITY ? 0.0 : imp_fmax(c.best, 0.0);
     return 0;
 }
 

@@ -158,7 +158,7 @@ static double parallel_t(const frame *f, range tpu, range tsu) {
         jlo = jhi;
         jhi = x;
     }
-    range in = {fmax(tpu.lo, jlo), fmin(tpu.hi, jhi)};
+    range in = {imp_fmax(tpu.lo, jlo), imp_fmin(tpu.hi, jhi)};
     if (!(in.lo <= in.hi)) return jlo > tpu.hi ? tpu.hi : tpu.lo;
     /* t - s over I, times 2^e1: t_u (1 - k b / e) - k f / e with k = 2^(e1 - e2) */
     double k = scalbn(1.0, f->e1 - f->e2);
@@ -208,8 +208,8 @@ imp_paths_result imp_paths_closest(const imp_paths_input *in) {
     check_point(in->q1, in->dim);
 
     imp_paths_result r = {0};
-    double scale = fmax(fmax(imp_max_abs(in->p0), imp_max_abs(in->p1)),
-                        fmax(imp_max_abs(in->q0), imp_max_abs(in->q1)));
+    double scale = imp_fmax(imp_fmax(imp_max_abs(in->p0), imp_max_abs(in->p1)),
+                            imp_fmax(imp_max_abs(in->q0), imp_max_abs(in->q1)));
     int ex = scale > 0.0 ? ilogb(scale) : 0;
     if (in->tolerance < 0.0) {
         r.dist_tol = IMP_PATHS_DEFAULT_TOL_REL * scale;

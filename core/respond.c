@@ -225,7 +225,7 @@ imp_respond_result imp_respond_resolve_turning(const imp_respond_input *in,
         imp_vec3 dj = imp_neg(solve3(kcol, u0t));
         double q = -imp_dot(dj, u0t), ap = -r.e * un * imp_dot(dj, n);
         if (q > 0.0 && ap > 0.5 * q) {
-            double smax = fmax(0.0, 2.0 * (1.0 - ap / q));
+            double smax = imp_fmax(0.0, 2.0 * (1.0 - ap / q));
             if (smax < s) {
                 s = smax;
                 r.clamped = 1;

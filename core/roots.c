@@ -52,6 +52,7 @@
 
 #include "eft.h"
 #include "tolerance.h"
+#include "vec.h"
 
 typedef struct poly {
     double c[IMP_POLY_MAX_DEGREE + 1]; /* ascending powers; c[n] != 0 */
@@ -632,7 +633,7 @@ static int roots_rec(const poly *p, double lo, double hi, double *out) {
     int nc = roots_rec(&d, lo, hi, crit);
 
     double bound = root_bound(p);
-    double L = fmax(lo, -bound), H = fmin(hi, bound);
+    double L = imp_fmax(lo, -bound), H = imp_fmin(hi, bound);
     if (!(L <= H)) return 0;
 
     node nodes[IMP_POLY_MAX_DEGREE + 2];

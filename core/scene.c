@@ -267,9 +267,9 @@ static double scene_scale(const imp_scene_input *in) {
         } else if (shape) {
             imp_vec3 lo, hi;
             imp_shape_bounds(shape, in->dim, &lo, &hi);
-            extent = fmax(imp_max_abs(lo), imp_max_abs(hi));
+            extent = imp_fmax(imp_max_abs(lo), imp_max_abs(hi));
         }
-        s = fmax(s, reach + extent);
+        s = imp_fmax(s, reach + extent);
     }
     return s;
 }

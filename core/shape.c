@@ -55,7 +55,7 @@ imp_quat imp_quat_from_angle(double angle) {
 
 int imp_quat_normalize(imp_quat q, imp_quat *out) {
     /* scaled by the largest component first, so neither 1e-200 nor 1e200 over- or underflows */
-    double m = fmax(fmax(fabs(q.w), fabs(q.x)), fmax(fabs(q.y), fabs(q.z)));
+    double m = imp_fmax(imp_fmax(fabs(q.w), fabs(q.x)), imp_fmax(fabs(q.y), fabs(q.z)));
     if (!(m > 0.0) || !isfinite(m)) return -1;
     imp_quat s = {q.w / m, q.x / m, q.y / m, q.z / m};
     double l = sqrt(s.w * s.w + s.x * s.x + s.y * s.y + s.z * s.z);
@@ -166,7 +166,7 @@ size_t imp_shape_points(const imp_shape *s, int dim, imp_vec3 buf[8], const imp_
 static double core_reach(const imp_vec3 *pts, size_t n) {
     double r = 0.0;
     for (size_t i = 0; i < n; ++i)
-        r = fmax(r, imp_len(pts[i]));
+        r = imp_fmax(r, imp_len(pts[i]));
     return r;
 }
 
@@ -265,7 +265,7 @@ int imp_polyhedron_check(const imp_vec3 *p, size_t n) {
     best = 0.0;
     for (size_t i = 0; i < n; ++i) {
         double d = fabs(imp_dot(imp_sub(p[i], p[0]), nrm));
-        best = fmax(best, d);
+        best = imp_fmax(best, d);
     }
     return best > IMP_POLYHEDRON_FLAT_REL * extent ? 0 : -1;
 }
@@ -278,8 +278,10 @@ void imp_shape_bounds(const imp_shape *s, int dim, imp_vec3 *lo, imp_vec3 *hi) {
     *lo = imp_v3(INFINITY, INFINITY, INFINITY);
     *hi = imp_v3(-INFINITY, -INFINITY, -INFINITY);
     for (size_t i = 0; i < n; ++i) {
-        *lo = imp_v3(fmin(lo->x, pts[i].x), fmin(lo->y, pts[i].y), fmin(lo->z, pts[i].z));
-        *hi = imp_v3(fmax(hi->x, pts[i].x), fmax(hi->y, pts[i].y), fmax(hi->z, pts[i].z));
+        *lo =
+            imp_v3(imp_fmin(lo->x, pts[i].x), imp_fmin(lo->y, pts[i].y), imp_fmin(lo->z, pts[i].z));
+        *hi =
+            imp_v3(imp_fmax(hi->x, pts[i].x), imp_fmax(hi->y, pts[i].y), imp_fmax(hi->z, pts[i].z));
     }
     *lo = imp_sub(*lo, imp_v3(r, r, dim == 3 ? r : 0));
     *hi = imp_add(*hi, imp_v3(r, r, dim == 3 ? r : 0));
@@ -321,9 +323,9 @@ void imp_shape_turning_bounds(const imp_shape *shape, imp_vec3 w, double horizon
     double ulo = INFINITY, uhi = -INFINITY, rho = 0.0;
     for (size_t i = 0; i < n; ++i) {
         double h = imp_dot(u, pts[i]);
-        ulo = fmin(ulo, h);
-        uhi = fmax(uhi, h);
-        rho = fmax(rho, imp_len(imp_madd(pts[i], u, -h)));
+        ulo = imp_fmin(ulo, h);
+        uhi = imp_fmax(uhi, h);
+        rho = imp_fmax(rho, imp_len(imp_madd(pts[i], u, -h)));
     }
     imp_vec3 slo, shi; /* (c): the start box grown by the longest chord */
     imp_shape_bounds(shape, dim, &slo, &shi);
@@ -335,9 +337,9 @@ void imp_shape_turning_bounds(const imp_shape *shape, imp_vec3 w, double horizon
         /* (b): sqrt(1 - u_k^2) from the other two components, without cancellation */
         double o1 = uc[(k + 1) % 3], o2 = uc[(k + 2) % 3], perp = sqrt(o1 * o1 + o2 * o2);
         double c1 = uc[k] * ulo, c2 = uc[k] * uhi;
-        double blo = fmin(c1, c2) - rho * perp, bhi = fmax(c1, c2) + rho * perp;
-        lo[k] = fmax(fmax(-reach, blo), sl[k] + rad - chord) - rad;
-        hi[k] = fmin(fmin(reach, bhi), sh[k] - rad + chord) + rad;
+        double blo = imp_fmin(c1, c2) - rho * perp, bhi = imp_fmax(c1, c2) + rho * perp;
+        lo[k] = imp_fmax(imp_fmax(-reach, blo), sl[k] + rad - chord) - rad;
+        hi[k] = imp_fmin(imp_fmin(reach, bhi), sh[k] - rad + chord) + rad;
     }
     *out_lo = imp_v3(lo[0], lo[1], lo[2]);
     *out_hi = imp_v3(hi[0], hi[1], hi[2]);

@@ -574,11 +574,11 @@ static void predict_crossing(const imp_sim *s, uint32_t i, best_ev *be) {
 static int spheres_apart(const imp_motion *a, const imp_motion *b, double R, double window) {
     imp_vec3 d = imp_sub(b->p, a->p), w = imp_sub(b->v, a->v), da = imp_sub(b->a, a->a);
     double ww = imp_dot(w, w), dw = imp_dot(d, w);
-    double t = ww > 0 && dw < 0 ? fmin(-dw / ww, window) : 0.0;
+    double t = ww > 0 && dw < 0 ? imp_fmin(-dw / ww, window) : 0.0;
     double m = imp_len(imp_madd(d, w, t));
     double pull = 0.5 * imp_len(da) * window * window;
     double scale =
-        fmax(imp_max_abs(a->p), imp_max_abs(b->p)) + R + imp_len(d) + sqrt(ww) * window + pull;
+        imp_fmax(imp_max_abs(a->p), imp_max_abs(b->p)) + R + imp_len(d) + sqrt(ww) * window + pull;
     return m - pull > R + CULL_REL * scale;
 }
 
@@ -587,7 +587,7 @@ static int spheres_apart(const imp_motion *a, const imp_motion *b, double R, dou
  * window, exceeds the margin. */
 static int halfspace_apart(const imp_motion *a, double r, const imp_shape *h, double window) {
     double vn = imp_dot(h->normal, a->v), an = imp_dot(h->normal, a->a);
-    double close = fmin(0.0, vn * window) + fmin(0.0, 0.5 * an * window * window);
+    double close = imp_fmin(0.0, vn * window) + imp_fmin(0.0, 0.5 * an * window * window);
     double gap = imp_dot(h->normal, a->p) - h->offset - r;
     double scale = imp_max_abs(a->p) + fabs(h->offset) + r + fabs(vn) * window +
                    fabs(0.5 * an) * window * window;
@@ -623,7 +623,7 @@ static double contact_point(const imp_sim *s, const imp_shape *sa, const imp_mot
     double best = normal_speed(ma, wa, mb, wb, n, *x);
     const imp_shape *sh[2] = {sa, sb};
     const imp_motion *m[2] = {ma, mb};
-    double scale = fmax(imp_max_abs(ma->p), imp_max_abs(mb->p));
+    double scale = imp_fmax(imp_max_abs(ma->p), imp_max_abs(mb->p));
     for (int k = 0; k < 2; ++k) {
         const imp_shape *me = sh[k], *other = sh[1 - k];
         if (me->type == IMP_SHAPE_HALFSPACE) continue;
@@ -632,8 +632,8 @@ static double contact_point(const imp_sim *s, const imp_shape *sa, const imp_mot
         double rad, h = -INFINITY, reach = 0;
         size_t np = imp_shape_points(me, s->dim, buf, &pts, &rad);
         for (size_t q = 0; q < np; ++q) {
-            h = fmax(h, imp_dot(dir, pts[q]));
-            reach = fmax(reach, imp_len(pts[q]));
+            h = imp_fmax(h, imp_dot(dir, pts[q]));
+            reach = imp_fmax(reach, imp_len(pts[q]));
         }
         double eps = CONTACT_REL * (scale + reach + rad);
         imp_shape dot = {.type = IMP_SHAPE_SPHERE};
@@ -703,13 +703,13 @@ static void predict_turning(imp_sim *s, uint32_t i, uint32_t j, const imp_shape 
                             const imp_motion *mi, best_ev *be) {
     double from = s->now, eta = 0.0;
     imp_vec3 wi = s->w[i], wj = s->w[j];
-    double wmax = fmax(imp_len(wi), imp_len(wj)), cap = 0.5 * IMP_ROT_MAX_ANGLE / wmax;
+    double wmax = imp_fmax(imp_len(wi), imp_len(wj)), cap = 0.5 * IMP_ROT_MAX_ANGLE / wmax;
     for (unsigned k = 1;; ++k) {
         if (k % GRAZE_POLL == 0 && (s->stopped_by = imp_stop_now(&s->stop)) != 0) {
             s->halted = 1;
             return;
         }
-        double end = fmin(be->t, s->horizon), window = end - from;
+        double end = imp_fmin(be->t, s->horizon), window = end - from;
         if (!(window > 0)) return;
         int capped = window > cap;
         if (capped) window = cap;
@@ -793,7 +793,7 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
     if (!(s->sb[i].default_filter & s->sb[j].default_filter) &&
         !imp_filter_touch(s->b[s->orig[i]].filter, s->b[s->orig[j]].filter))
         return;
-    double window = fmin(be->t, s->horizon) - s->now;
+    double window = imp_fmin(be->t, s->horizon) - s->now;
     if (!(window > 0)) return;
     if (turning(s, i) || turning(s, j)) {
         predict_turning(s, i, j, shi, mi, be);
@@ -854,7 +854,7 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
  * event, until max_events). */
 static void predict_world(imp_sim *s, uint32_t i, const imp_shape *shi, const imp_motion *mi,
                           best_ev *be) {
-    double window = fmin(be->t, s->horizon) - s->now;
+    double window = imp_fmin(be->t, s->horizon) - s->now;
     if (!(window > 0)) return;
     s->st.predictions++;
     imp_world_cast c = {shi, *mi, window, s->b[s->orig[i]].filter, {0, 0, 0}, NULL};
@@ -1344,7 +1344,7 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
      * holds still (a still static body for this contact); met faster, or pushed by a
      * moving static body (which nothing stops), it wakes, with what rests on it; a carried
      * one leaves its cluster */
-    double rest2 = fmax(still_speed2(s, i), still_speed2(s, j));
+    double rest2 = imp_fmax(still_speed2(s, i), still_speed2(s, j));
     int slow = !(u > 0) || u * u <= rest2;
     int pushed = ((s->sb[i].flags | s->sb[j].flags) & (F_STATIC | F_STILL)) == F_STATIC;
     int gentle = !(u > 0) || (u * u <= IMP_SIM_WAKE_REL / IMP_SIM_REST_REL * rest2 && !pushed);
@@ -1463,7 +1463,7 @@ static void crossing(imp_sim *s, uint32_t i) {
 imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
     assert(s);
     if (s->failed) return IMP_SIM_STOP_FAILED;
-    until = fmin(until, s->horizon);
+    until = imp_fmin(until, s->horizon);
     unsigned poll = 0;
     if (s->halted) return IMP_SIM_STOP_STOPPED;
     while (s->hn > 0 && s->heap[0].t <= until) {
@@ -1520,7 +1520,7 @@ static double bounding_radius(const imp_shape *sh, int dim) {
     size_t k = imp_shape_points(sh, dim, buf, &pts, &r);
     double m = 0;
     for (size_t q = 0; q < k; ++q)
-        m = fmax(m, imp_len(pts[q]));
+        m = imp_fmax(m, imp_len(pts[q]));
     return m + r;
 }
 
@@ -1674,17 +1674,17 @@ static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
         s->sb[i].flags = f;
         s->sb[i].default_filter = (uint8_t)imp_filter_is_default(b->filter);
         if (hs) {
-            S = fmax(S, fabs(b->shape->offset));
+            S = imp_fmax(S, fabs(b->shape->offset));
         } else {
             radii[n_local++] = s->br[i];
-            S = fmax(S, imp_max_abs(b->m.p) + s->br[i]);
+            S = imp_fmax(S, imp_max_abs(b->m.p) + s->br[i]);
         }
-        vmax = fmax(vmax, imp_len(b->m.v));
-        amax = fmax(amax, imp_len(s->a_full[i]));
+        vmax = imp_fmax(vmax, imp_len(b->m.v));
+        amax = imp_fmax(amax, imp_len(s->a_full[i]));
     }
-    S = fmax(S, IMP_SIM_MIN_SCALE);
+    S = imp_fmax(S, IMP_SIM_MIN_SCALE);
     s->S = S;
-    s->V = fmax(vmax, sqrt(amax * S));
+    s->V = imp_fmax(vmax, sqrt(amax * S));
     s->u_slow = IMP_SIM_SLOW_REL * s->V;
     s->h_rest = IMP_SIM_REST_REL * S;
     return n_local;
@@ -1712,7 +1712,7 @@ static int load_turns(imp_sim *s, const imp_sim_input *in) {
         if (s->sb[i].flags & F_HALFSPACE) continue;
         s->w[i] = tu->w;
         if (b->shape->verts && b->shape->n_verts > nv) nv = b->shape->n_verts;
-        vmax = fmax(vmax, imp_len(b->m.v) + imp_len(tu->w) * s->br[i]);
+        vmax = imp_fmax(vmax, imp_len(b->m.v) + imp_len(tu->w) * s->br[i]);
         if (b->is_static) continue;
         s->I0[i] = tu->inertia;
         if (imp_mat3_inverse_spd(&tu->inertia, s->dim, &s->I0inv[i]) != 0)
@@ -1754,8 +1754,8 @@ static size_t mark_globals(imp_sim *s, int no_grid, double r_cut, imp_vec3 *lo, 
         }
         ++n_grid;
         imp_vec3 p = s->sb[i].p;
-        *lo = imp_v3(fmin(lo->x, p.x), fmin(lo->y, p.y), fmin(lo->z, p.z));
-        *hi = imp_v3(fmax(hi->x, p.x), fmax(hi->y, p.y), fmax(hi->z, p.z));
+        *lo = imp_v3(imp_fmin(lo->x, p.x), imp_fmin(lo->y, p.y), imp_fmin(lo->z, p.z));
+        *hi = imp_v3(imp_fmax(hi->x, p.x), imp_fmax(hi->y, p.y), imp_fmax(hi->z, p.z));
     }
     s->st.global = s->n_globals;
     return n_grid;
@@ -1772,10 +1772,10 @@ static int build_grid(imp_sim *s, size_t n_grid, double r_cut, imp_vec3 lo, imp_
     }
     int dim = s->dim;
     double L = 2.0 * r_cut * (1.0 + IMP_SIM_CELL_SLACK);
-    double ext = fmax(hi.x - lo.x, fmax(hi.y - lo.y, dim == 3 ? hi.z - lo.z : 0.0));
+    double ext = imp_fmax(hi.x - lo.x, imp_fmax(hi.y - lo.y, dim == 3 ? hi.z - lo.z : 0.0));
     double per_side = dim == 3 ? cbrt((double)n_grid) : sqrt((double)n_grid);
     double sparse = ext / ceil(per_side / SPARSE_EDGE_PER_SPACING);
-    if (sparse > L) L = L > 0 ? fmin(sparse, SPARSE_CELL_MAX_FACTOR * L) : sparse;
+    if (sparse > L) L = L > 0 ? imp_fmin(sparse, SPARSE_CELL_MAX_FACTOR * L) : sparse;
     if (!(L > 0) || !isfinite(L)) L = L > 0 ? L : 1.0;
     s->L = L;
     s->st.cell_size = L;

@@ -158,9 +158,9 @@ static double plane_gap(const pair *P, const probe *q) {
     assert(na > 0 && nb > 0);
     double hi = -INFINITY, lo = INFINITY;
     for (size_t i = 0; i < na; ++i)
-        hi = fmax(hi, imp_dot(q->n, pa[i]));
+        hi = imp_fmax(hi, imp_dot(q->n, pa[i]));
     for (size_t i = 0; i < nb; ++i)
-        lo = fmin(lo, imp_dot(q->n, pb[i]));
+        lo = imp_fmin(lo, imp_dot(q->n, pb[i]));
     return imp_dot(q->n, imp_sub(q->qb, q->qa)) + lo - hi - ra - rb;
 }
 
@@ -187,7 +187,7 @@ static double safe_step(const pair *P, const probe *q, double t) {
     double den = sv + sqrt(sv * sv + 2.0 * sa * d);
     double step = den > 0.0 ? 2.0 * d / den : INFINITY;
     if (q->sep > 0.0)
-        step = fmax(step, first_root(q->sep, imp_dot(q->n, v), 0.5 * imp_dot(q->n, P->da)));
+        step = imp_fmax(step, first_root(q->sep, imp_dot(q->n, v), 0.5 * imp_dot(q->n, P->da)));
     return step;
 }
 
@@ -275,7 +275,7 @@ imp_toi_result imp_toi_advance(const imp_shape *a, const imp_motion *ma, const i
         /* gap > 0 on [t, t + step): past the horizon (or never closing) proves none */
         double step = safe_step(&P, &q, t);
         if (!(step <= horizon - t) || isinf(step)) return finish(&P, IMP_TOI_NONE, t, &q);
-        double next = fmin(t + step, horizon);
+        double next = imp_fmin(t + step, horizon);
         if (it == IMP_ADVANCE_MAX_ITER || !(next > t))
             /* out of steps, or the gap closes within one ulp of t */
             return imp_toi_failed(IMP_FAILURE_UNDECIDED);

@@ -25,8 +25,8 @@ imp_toi_result imp_toi_halfspace(const imp_toi_halfspace_input *in) {
     const imp_vec3 n = in->normal;
     double low = INFINITY, scale = fabs(in->offset) + in->radius;
     for (size_t i = 0; i < in->n; ++i) {
-        low = fmin(low, imp_dot(in->verts[i], n));
-        scale = fmax(scale, imp_max_abs(in->verts[i]) + imp_max_abs(in->body.p));
+        low = imp_fmin(low, imp_dot(in->verts[i], n));
+        scale = imp_fmax(scale, imp_max_abs(in->verts[i]) + imp_max_abs(in->body.p));
     }
     /* g(t) = c0 + c1 t + c2 t^2: relative motion of the shape against the plane */
     imp_vec3 dv = imp_sub(in->body.v, in->plane.v), da = imp_sub(in->body.a, in->plane.a);

@@ -117,7 +117,7 @@ static void intersect(span_set *acc, const span_set *b) {
     int n = 0;
     for (int i = 0; i < acc->n; ++i)
         for (int j = 0; j < b->n; ++j) {
-            double lo = fmax(acc->s[i].lo, b->s[j].lo), hi = fmin(acc->s[i].hi, b->s[j].hi);
+            double lo = imp_fmax(acc->s[i].lo, b->s[j].lo), hi = imp_fmin(acc->s[i].hi, b->s[j].hi);
             if (lo <= hi && n < MAX_INTERVALS) r[n++] = (span){lo, hi};
         }
     for (int i = 0; i < n; ++i)
@@ -187,7 +187,7 @@ static imp_toi_result resolve(const imp_toi_swept_input *in, const imp_toi_band 
         r.normal = imp_v3(r.normal.x + 0.0, r.normal.y + 0.0, r.normal.z + 0.0);
         r.pa = imp_path_at(in->a.p, in->a.v, in->a.a, t0);
         r.pb = imp_path_at(in->b.p, in->b.v, in->b.a, t0);
-        *feature_tol = fmax(tol, r.depth);
+        *feature_tol = imp_fmax(tol, r.depth);
         break;
     }
     return r;
@@ -329,7 +329,7 @@ static int entry_face(const imp_vec3 *y, size_t ny, double S, imp_vec3 *n) {
     if (ny != 3) return 0;
     imp_vec3 e1 = imp_sub(y[1], y[0]), e2 = imp_sub(y[2], y[0]), c = imp_cross(e1, e2);
     double l1 = imp_len(e1), l2 = imp_len(e2), lc = imp_len(c);
-    if (!(lc > CAST_THIN_REL * l1 * l2) || !(fmin(l1, l2) > CAST_THIN_REL * S)) return 0;
+    if (!(lc > CAST_THIN_REL * l1 * l2) || !(imp_fmin(l1, l2) > CAST_THIN_REL * S)) return 0;
     *n = imp_scale(c, 1.0 / lc);
     return 1;
 }

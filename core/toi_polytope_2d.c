@@ -39,19 +39,19 @@ static imp_vec3 contact_point(const imp_toi_swept_input *in, imp_vec3 pa, imp_ve
     for (size_t i = 0; i < in->na; ++i) {
         imp_vec3 w = imp_add(pa, in->va[i]);
         if (imp_dot(w, n) >= ha - tol) {
-            ua0 = fmin(ua0, imp_dot(w, u));
-            ua1 = fmax(ua1, imp_dot(w, u));
+            ua0 = imp_fmin(ua0, imp_dot(w, u));
+            ua1 = imp_fmax(ua1, imp_dot(w, u));
         }
     }
     for (size_t i = 0; i < in->nb; ++i) {
         imp_vec3 w = imp_add(pb, in->vb[i]);
         if (imp_dot(w, n) <= hb + tol) {
-            ub0 = fmin(ub0, imp_dot(w, u));
-            ub1 = fmax(ub1, imp_dot(w, u));
+            ub0 = imp_fmin(ub0, imp_dot(w, u));
+            ub1 = imp_fmax(ub1, imp_dot(w, u));
         }
     }
-    double lo = fmax(ua0, ub0), hi = fmin(ua1, ub1);
-    double mid = lo <= hi ? 0.5 * (lo + hi) : 0.5 * (fmin(ua1, ub1) + fmax(ua0, ub0));
+    double lo = imp_fmax(ua0, ub0), hi = imp_fmin(ua1, ub1);
+    double mid = lo <= hi ? 0.5 * (lo + hi) : 0.5 * (imp_fmin(ua1, ub1) + imp_fmax(ua0, ub0));
     return imp_add(imp_scale(n, 0.5 * (ha + hb)), imp_scale(u, mid));
 }
 

@@ -155,7 +155,7 @@ static int body_init(rbody *r, const imp_shape *s, const imp_motion *m, imp_vec3
     double rad;
     size_t n = imp_shape_points(s, dim, buf, &pts, &rad);
     for (size_t i = 0; i < n; ++i)
-        r->reach = fmax(r->reach, imp_len(pts[i]));
+        r->reach = imp_fmax(r->reach, imp_len(pts[i]));
     r->reach *= 1.0 + 8.0 * UNIT_ROUNDOFF;
     r->full = r->reach + rad;
     if (r->wlen > 0.0) {
@@ -163,8 +163,8 @@ static int body_init(rbody *r, const imp_shape *s, const imp_motion *m, imp_vec3
         r->axlo = INFINITY;
         r->axhi = -INFINITY;
         for (size_t i = 0; i < n; ++i) {
-            r->axlo = fmin(r->axlo, imp_dot(r->axis, pts[i]) - rad);
-            r->axhi = fmax(r->axhi, imp_dot(r->axis, pts[i]) + rad);
+            r->axlo = imp_fmin(r->axlo, imp_dot(r->axis, pts[i]) - rad);
+            r->axhi = imp_fmax(r->axhi, imp_dot(r->axis, pts[i]) + rad);
         }
     }
     if ((s->type == IMP_SHAPE_POLYGON || s->type == IMP_SHAPE_POLYHEDRON) && r->wlen > 0.0) {
@@ -286,8 +286,8 @@ static void plane_rate(const rbody *r, const shape_pts *o, imp_vec3 n, double sl
     size_t k = o->n;
     double top = -INFINITY, rho_near = 0.0;
     for (size_t i = 0; i < k; ++i)
-        top = fmax(top, imp_dot(n, pts[i]));
-    double near = 0.25 * fmax(slack, 0.0) + 8.0 * UNIT_ROUNDOFF * r->reach;
+        top = imp_fmax(top, imp_dot(n, pts[i]));
+    double near = 0.25 * imp_fmax(slack, 0.0) + 8.0 * UNIT_ROUNDOFF * r->reach;
     /* each vertex's distance from the axis, once (for shapes of up to RHO_KEPT points) */
     enum { RHO_KEPT = 64 };
     double rhos[RHO_KEPT];
@@ -296,15 +296,15 @@ static void plane_rate(const rbody *r, const shape_pts *o, imp_vec3 n, double sl
     for (size_t i = 0; i < k; ++i)
         if (top - imp_dot(n, pts[i]) <= near) {
             double rho = i < RHO_KEPT ? rhos[i] : across(r, pts[i]);
-            b->rate = fmax(b->rate, c * rho);
-            b->rise1 = fmax(b->rise1, imp_dot(n, imp_cross(r->w, pts[i])));
-            rho_near = fmax(rho_near, rho);
+            b->rate = imp_fmax(b->rate, c * rho);
+            b->rise1 = imp_fmax(b->rise1, imp_dot(n, imp_cross(r->w, pts[i])));
+            rho_near = imp_fmax(rho_near, rho);
         }
     for (size_t i = 0; i < k; ++i) {
         double ci = c * (i < RHO_KEPT ? rhos[i] : across(r, pts[i]));
-        double g = fmax(top - imp_dot(n, pts[i]) - 8.0 * UNIT_ROUNDOFF * r->reach, 0.0);
-        if (ci > b->rate) b->until = fmin(b->until, g / (ci - b->rate));
-        if (top - imp_dot(n, pts[i]) > near && ci > 0.0) b->until2 = fmin(b->until2, g / ci);
+        double g = imp_fmax(top - imp_dot(n, pts[i]) - 8.0 * UNIT_ROUNDOFF * r->reach, 0.0);
+        if (ci > b->rate) b->until = imp_fmin(b->until, g / (ci - b->rate));
+        if (top - imp_dot(n, pts[i]) > near && ci > 0.0) b->until2 = imp_fmin(b->until2, g / ci);
     }
     /* the present rates' rounding: a few ulps of |w| reach each */
     b->rise1 += 16.0 * UNIT_ROUNDOFF * r->wlen * r->reach;
@@ -347,7 +347,8 @@ static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, c
      * (IMP_CONTACT_REL of the coordinates), which no relative factor covers: the plane gap
      * along its normal alone, a lower bound whatever the normal */
     if (r.state == IMP_OVERLAP_APART && !fast)
-        lo = fmax(lo, r.distance * (1.0 - IMP_GJK_EXCESS_REL) -
+        lo = imp_fmax(lo,
+                      r.distance * (1.0 - IMP_GJK_EXCESS_REL) -
                           IMP_GJK_EXCESS_REL * (P->a.full - P->a.reach + P->b.full - P->b.reach));
     q->lo = lo - q->err;
     return r.state == IMP_OVERLAP_APART ? r.distance : 0.0;
@@ -377,10 +378,10 @@ static probe place(const pair *P, double t) {
     plane_rate(&P->a, &pa, q.n, slack, &ba);
     plane_rate(&P->b, &pb, imp_neg(q.n), slack, &bb);
     q.rate = ba.rate + bb.rate;
-    q.until = fmin(ba.until, bb.until);
+    q.until = imp_fmin(ba.until, bb.until);
     q.rise1 = ba.rise1 + bb.rise1;
     q.rise2 = ba.rise2 + bb.rise2;
-    q.until2 = fmin(ba.until2, bb.until2);
+    q.until2 = imp_fmin(ba.until2, bb.until2);
     return q;
 }
 
@@ -428,7 +429,7 @@ static double slab_step(const rbody *x, const rbody *y, imp_vec3 qx, imp_vec3 qy
     const double eps = 8.0 * UNIT_ROUNDOFF;
     double h = imp_dot(x->axis, imp_sub(qy, qx)), up = h - x->axhi, down = x->axlo - h;
     double sg = up >= down ? 1.0 : -1.0;
-    double g = fmax(up, down) - y->full - err - eps * (fabs(h) + x->full);
+    double g = imp_fmax(up, down) - y->full - err - eps * (fabs(h) + x->full);
     return line_step(g, sg * imp_dot(x->axis, V) - eps * imp_len(V),
                      0.5 * sg * imp_dot(x->axis, A) - eps * imp_len(A), never);
 }
@@ -455,8 +456,8 @@ static double free_step(const pair *P, double t, double err, int *never) {
         return line_step(g, sg * imp_dot(n, V) - eps * imp_len(V),
                          0.5 * sg * imp_dot(n, A) - eps * imp_len(A), never);
     }
-    double best = fmax(slab_step(&P->a, &P->b, qa, qb, V, A, err, never),
-                       slab_step(&P->b, &P->a, qb, qa, imp_neg(V), imp_neg(A), err, never));
+    double best = imp_fmax(slab_step(&P->a, &P->b, qa, qb, V, A, err, never),
+                           slab_step(&P->b, &P->a, qb, qa, imp_neg(V), imp_neg(A), err, never));
     imp_vec3 D = imp_sub(qb, qa);
     double R = (P->a.full + P->b.full) * (1.0 + eps) + err;
     double dl = imp_len(D), vl = imp_len(V), al = imp_len(A);
@@ -466,7 +467,7 @@ static double free_step(const pair *P, double t, double err, int *never) {
     double c1 = 2.0 * imp_dot(D, V), c2 = imp_dot(V, V) + imp_dot(D, A), c3 = imp_dot(V, A);
     if (c1 >= 2.0 * eps * dl * vl && c2 >= eps * (vl * vl + dl * al) && c3 >= eps * vl * al)
         *never = 1;
-    return fmax(best, motion_step(g, vl, al));
+    return imp_fmax(best, motion_step(g, vl, al));
 }
 
 /* The step that keeps d + eta > 0 from the placement q with lo + eta > 0: the larger of the
@@ -479,9 +480,9 @@ static double safe_step(const pair *P, const probe *q) {
     if (ps > 0.0) {
         double na = imp_dot(q->n, P->da);
         double plane = first_root(ps, imp_dot(q->n, v) - q->rate, 0.5 * na);
-        step = fmax(step, fmin(plane, q->until));
+        step = imp_fmax(step, imp_fmin(plane, q->until));
         double taylor = first_root(ps, imp_dot(q->n, v) - q->rise1, 0.5 * (na - q->rise2));
-        step = fmax(step, fmin(taylor, q->until2));
+        step = imp_fmax(step, imp_fmin(taylor, q->until2));
     }
     return step * (1.0 - IMP_ROT_ROUND_ULPS * UNIT_ROUNDOFF);
 }
@@ -489,7 +490,7 @@ static double safe_step(const pair *P, const probe *q) {
 /* The refinement width at t: the time tolerance, and no more than delta of travel; t + w
  * is a double (so the width is exactly what the refinement spans), at least one ulp past t. */
 static double width(const pair *P, double t) {
-    double limit = IMP_ROT_TIME_REL * fmax(1.0, t), w = limit;
+    double limit = IMP_ROT_TIME_REL * imp_fmax(1.0, t), w = limit;
     double L = imp_len(imp_path_vel(P->dv0, P->da, t)) + imp_len(P->da) * w + P->spin;
     if (L * w > P->delta) w = P->delta / L;
     double t1 = t + w;
@@ -505,7 +506,7 @@ static int ties(const shape_pts *o, imp_vec3 n, double tol) {
     size_t k = o->n;
     double top = -INFINITY;
     for (size_t i = 0; i < k; ++i)
-        top = fmax(top, imp_dot(n, pts[i]));
+        top = imp_fmax(top, imp_dot(n, pts[i]));
     int c = 0;
     for (size_t i = 0; i < k; ++i)
         c += top - imp_dot(n, pts[i]) <= tol;
@@ -613,7 +614,7 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
             continue;
         }
         /* refine: is there contact by t + w? */
-        double t1 = fmin(t + w, P->horizon);
+        double t1 = imp_fmin(t + w, P->horizon);
         if (!(t1 > t)) { /* t is the horizon: a touch exactly there */
             return finish(P, touches(P, &q) ? IMP_TOI_HIT : IMP_TOI_NONE, &q, t);
         }
@@ -632,7 +633,8 @@ static double pair_scale(const pair *P) {
     const rbody *bs[2] = {&P->a, &P->b};
     double s = 0.0;
     for (int k = 0; k < 2; ++k)
-        s = fmax(s, bs[k]->plane ? fabs(bs[k]->s->offset) : imp_max_abs(bs[k]->m.p) + bs[k]->full);
+        s = imp_fmax(s,
+                     bs[k]->plane ? fabs(bs[k]->s->offset) : imp_max_abs(bs[k]->m.p) + bs[k]->full);
     return s > 0.0 ? s : 1.0;
 }
 
@@ -659,7 +661,7 @@ imp_toi_result imp_toi_rotating_standing(const imp_toi_rotating_input *in, doubl
     P.dv0 = imp_sub(in->mb.v, in->ma.v);
     P.da = imp_sub(in->mb.a, in->ma.a);
     P.spin = P.a.wlen * P.a.reach + P.b.wlen * P.b.reach;
-    P.wmax = fmax(P.a.wlen, P.b.wlen);
+    P.wmax = imp_fmax(P.a.wlen, P.b.wlen);
     P.delta = IMP_ROT_DEPTH_REL * pair_scale(&P);
     P.eta = standing > 0.0 ? standing : 0.0;
     imp_toi_result r = run(&P, in->stop, stopped);

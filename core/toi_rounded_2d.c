@@ -270,7 +270,7 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
         double m = max_abs2(d[k].p);
         scale = m > scale ? m : scale;
     }
-    scale = fmax(scale, imp_max_abs(q.p));
+    scale = imp_fmax(scale, imp_max_abs(q.p));
     const double tol = IMP_CONTACT_REL * scale;
 
     feature f = {0, 0, 0.0};
@@ -335,7 +335,7 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
             /* vertex k: |q(t) - p0|^2 = R^2, unless the path never comes that close
              * before the best time so far */
             if (R > 0.0 && !vertex_away &&
-                !(linear && passes_wide(&q, p0, R, fmin(best, in->horizon)))) {
+                !(linear && passes_wide(&q, p0, R, imp_fmin(best, in->horizon)))) {
                 double c[5];
                 imp_toi_distance_quartic(&q, p0, R * R, c);
                 nr = imp_poly_roots(c, 4, 0.0, in->horizon, roots);

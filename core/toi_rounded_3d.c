@@ -181,8 +181,8 @@ static int build_flat(const imp_vec3 *p, size_t n, imp_vec3 p0, imp_vec3 e1, imp
         e[k] = (imp_hull_edge){{k, (k + 1) % m}, {0, 1}};
         floop[k] = k;             /* counter-clockwise about +nrm */
         floop[m + k] = m - 1 - k; /* and about -nrm */
-        fd[0] = fmax(fd[0], imp_dot(nrm, v[k]));
-        fd[1] = fmax(fd[1], -imp_dot(nrm, v[k]));
+        fd[0] = imp_fmax(fd[0], imp_dot(nrm, v[k]));
+        fd[1] = imp_fmax(fd[1], -imp_dot(nrm, v[k]));
     }
     fn[0] = nrm, fn[1] = imp_neg(nrm);
     fstart[0] = 0, fstart[1] = m, fstart[2] = 2 * m;
@@ -247,7 +247,7 @@ static int build_prism(const imp_vec3 *p, dpoly *d) {
         fd[f] = -INFINITY;
         for (size_t k = 0; k < len[f]; ++k) {
             floop[at++] = L[k];
-            fd[f] = fmax(fd[f], imp_dot(fn[f], v[L[k]]));
+            fd[f] = imp_fmax(fd[f], imp_dot(fn[f], v[L[k]]));
         }
     }
     fstart[5] = at;
@@ -274,7 +274,7 @@ static int build_dpoly(const imp_vec3 *p, size_t n, int nb_is_3, dpoly *d) {
     *d = (dpoly){0};
     double s = 0.0;
     for (size_t k = 0; k < n; ++k)
-        s = fmax(s, imp_max_abs(p[k]));
+        s = imp_fmax(s, imp_max_abs(p[k]));
     const double thr = IMP_HULL_PLANE_REL * s;
     imp_vec3 p0 = p[0];
     size_t i1 = 0;
@@ -295,7 +295,7 @@ static int build_dpoly(const imp_vec3 *p, size_t n, int nb_is_3, dpoly *d) {
     imp_vec3 nrm = imp_normalize_or(imp_cross(e1, imp_sub(p[i2], p0)), imp_v3(0, 0, 1));
     double h3 = 0.0;
     for (size_t k = 1; k < n; ++k)
-        h3 = fmax(h3, fabs(imp_dot(imp_sub(p[k], p0), nrm)));
+        h3 = imp_fmax(h3, fabs(imp_dot(imp_sub(p[k], p0), nrm)));
     if (h3 > thr) {
         int rc = n == 6 && nb_is_3 ? build_prism(p, d) : 1;
         if (rc <= 0) return rc;
@@ -357,7 +357,7 @@ static nearest nearest_of(const dpoly *d, imp_vec3 x) {
     for (size_t k = 0; k < d->ne; ++k) {
         imp_vec3 u = d->v[d->e[k].v[0]], e = imp_sub(d->v[d->e[k].v[1]], u);
         double ee = imp_dot(e, e);
-        double s = ee > 0.0 ? fmin(fmax(imp_dot(imp_sub(x, u), e) / ee, 0.0), 1.0) : 0.0;
+        double s = ee > 0.0 ? imp_fmin(imp_fmax(imp_dot(imp_sub(x, u), e) / ee, 0.0), 1.0) : 0.0;
         imp_vec3 c = imp_madd(u, e, s), w = imp_sub(x, c);
         double dist = imp_len(w);
         if (dist < r.sd) {
@@ -388,7 +388,7 @@ static imp_vec3 core_a_point(const dpoly *d, const nearest *r, const imp_vec3 *v
         if (!(area > 0.0)) continue;
         double l1 = imp_dot(imp_cross(imp_sub(v2, v0), imp_sub(r->y, v0)), n) / -area;
         double l2 = imp_dot(imp_cross(imp_sub(v1, v0), imp_sub(r->y, v0)), n) / area;
-        double l0 = 1.0 - l1 - l2, worst = fmin(l0, fmin(l1, l2));
+        double l0 = 1.0 - l1 - l2, worst = imp_fmin(l0, imp_fmin(l1, l2));
         if (worst > best) best = worst, bj = j, w[0] = l0, w[1] = l1, w[2] = l2;
     }
     imp_vec3 c = imp_v3(0, 0, 0);
@@ -405,9 +405,9 @@ static double first_entry(const dpoly *d, const imp_motion *q, double R, double 
     double best = INFINITY, roots[4];
     for (size_t f = 0; f < d->nf; ++f) {
         imp_vec3 fn = d->fn[f];
-        int nr =
-            imp_quadratic_roots(0.5 * imp_dot(q->a, fn), imp_dot(q->v, fn),
-                                imp_dot(q->p, fn) - d->fd[f] - R, 0.0, fmin(horizon, best), roots);
+        int nr = imp_quadratic_roots(0.5 * imp_dot(q->a, fn), imp_dot(q->v, fn),
+                                     imp_dot(q->p, fn) - d->fd[f] - R, 0.0, imp_fmin(horizon, best),
+                                     roots);
         for (int i = 0; i < nr; ++i) {
             double t = roots[i];
             /* the face a hair wider: with R = 0 a path through an edge of D must not slip
@@ -429,7 +429,7 @@ static double first_entry(const dpoly *d, const imp_motion *q, double R, double 
         double c[5] = {imp_dot(c0, c0) - R * R * ee, 2.0 * imp_dot(c0, c1),
                        imp_dot(c1, c1) + 2.0 * imp_dot(c0, c2), 2.0 * imp_dot(c1, c2),
                        imp_dot(c2, c2)};
-        int nr = imp_poly_roots(c, 4, 0.0, fmin(horizon, best), roots);
+        int nr = imp_poly_roots(c, 4, 0.0, imp_fmin(horizon, best), roots);
         for (int i = 0; i < nr; ++i) {
             double t = roots[i];
             if (!(t > 0.0 && t < best)) continue;
@@ -445,7 +445,7 @@ static double first_entry(const dpoly *d, const imp_motion *q, double R, double 
     for (size_t k = 0; k < d->nv; ++k) { /* |q(t) - v|^2 = R^2 */
         double c[5];
         imp_toi_distance_quartic(q, d->v[k], R * R, c);
-        int nr = imp_poly_roots(c, 4, 0.0, fmin(horizon, best), roots);
+        int nr = imp_poly_roots(c, 4, 0.0, imp_fmin(horizon, best), roots);
         for (int i = 0; i < nr; ++i) {
             double t = roots[i];
             imp_vec3 rn = imp_normalize_or(imp_sub(imp_motion_at(q, t), d->v[k]), imp_v3(0, 0, 0));
@@ -502,9 +502,9 @@ imp_toi_result imp_toi_rounded_3d_points(const imp_toi_rounded_input *in, int fl
     }
 
     imp_motion q = imp_toi_relative(ma, mb);
-    double scale = fmax(R, imp_max_abs(q.p));
+    double scale = imp_fmax(R, imp_max_abs(q.p));
     for (size_t k = 0; k < d.nv; ++k)
-        scale = fmax(scale, imp_max_abs(d.v[k]));
+        scale = imp_fmax(scale, imp_max_abs(d.v[k]));
     const double tol = IMP_CONTACT_REL * scale;
 
     imp_toi_result r = imp_toi_none();

@@ -55,7 +55,7 @@ int imp_toi_shapes_supported(const imp_shape *a, const imp_shape *b, int dim) {
 /* The pair's length scale: positions and the shapes' own extents. */
 static double pair_scale(const imp_shape *a, const imp_motion *ma, const imp_shape *b,
                          const imp_motion *mb, int dim) {
-    double s = fmax(imp_max_abs(ma->p), imp_max_abs(mb->p));
+    double s = imp_fmax(imp_max_abs(ma->p), imp_max_abs(mb->p));
     const imp_shape *sh[2] = {a, b};
     for (int k = 0; k < 2; ++k) {
         imp_vec3 buf[8];
@@ -63,7 +63,7 @@ static double pair_scale(const imp_shape *a, const imp_motion *ma, const imp_sha
         double r;
         size_t n = imp_shape_points(sh[k], dim, buf, &pts, &r);
         for (size_t i = 0; i < n; ++i)
-            s = fmax(s, imp_max_abs(pts[i]) + r);
+            s = imp_fmax(s, imp_max_abs(pts[i]) + r);
     }
     return s > 0.0 ? s : 1.0;
 }

@@ -330,7 +330,7 @@ static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest)
     /* max-abs, not the length: |dv|^2 itself may underflow */
     double speed = max_abs3(dv), accel = max_abs3(da), tchar = INFINITY;
     if (speed > 0.0) tchar = 1.0 / speed;
-    if (accel > 0.0) tchar = fmin(tchar, sqrt(2.0 / accel));
+    if (accel > 0.0) tchar = imp_fmin(tchar, sqrt(2.0 / accel));
     double ts = isfinite(tchar) ? pow2_near(tchar) : 1.0;
     dv = imp_scale(dv, ts);
     da = imp_scale(imp_scale(da, ts), ts); /* ts * ts may overflow */

@@ -36,7 +36,14 @@ static inline double imp_len(imp_vec3 a) { return sqrt(imp_dot(a, a)); }
 static inline imp_vec3 imp_madd(imp_vec3 a, imp_vec3 b, double s) {
     return imp_v3(a.x + b.x * s, a.y + b.y * s, a.z + b.z * s);
 }
-static inline double imp_max_abs(imp_vec3 a) { return fmax(fabs(a.x), fmax(fabs(a.y), fabs(a.z))); }
+/* C's fmax and fmin as inline selects, with the same answers (a NaN operand gives the other
+ * one; of two equal operands, b, as x86-64's maxsd and minsd and so libm's): gcc calls libm
+ * for fmax and fmin unless told that no NaN occurs, a call on every solver's hot path. */
+static inline double imp_fmax(double a, double b) { return a > b || b != b ? a : b; }
+static inline double imp_fmin(double a, double b) { return a < b || b != b ? a : b; }
+static inline double imp_max_abs(imp_vec3 a) {
+    return imp_fmax(fabs(a.x), imp_fmax(fabs(a.y), fabs(a.z)));
+}
 
 /* Unit vector along a; returns `fallback` when a has zero (or non-finite) length. */
 static inline imp_vec3 imp_normalize_or(imp_vec3 a, imp_vec3 fallback) {
@@ -58,14 +65,14 @@ static inline imp_vec3 imp_path_vel(imp_vec3 v, imp_vec3 a, double t) { return i
  * t = -v / a when that lies inside. */
 static inline void imp_path_range(double p, double v, double a, double T, double *lo, double *hi) {
     double e = p + (v + 0.5 * a * T) * T;
-    *lo = fmin(p, e);
-    *hi = fmax(p, e);
+    *lo = imp_fmin(p, e);
+    *hi = imp_fmax(p, e);
     if (a != 0.0) {
         double ts = -v / a;
         if (ts > 0.0 && ts < T) {
             double x = p + (v + 0.5 * a * ts) * ts;
-            *lo = fmin(*lo, x);
-            *hi = fmax(*hi, x);
+            *lo = imp_fmin(*lo, x);
+            *hi = imp_fmax(*hi, x);
         }
     }
 }

@@ -105,9 +105,9 @@ double world_shape_bounds(const imp_shape *s, int dim, imp_vec3 pos, imp_vec3 *l
     double extent = r;
     for (size_t i = 0; i < n; ++i) {
         imp_vec3 p = imp_add(pos, pts[i]);
-        a = imp_v3(fmin(a.x, p.x), fmin(a.y, p.y), fmin(a.z, p.z));
-        b = imp_v3(fmax(b.x, p.x), fmax(b.y, p.y), fmax(b.z, p.z));
-        extent = fmax(extent, imp_max_abs(pts[i]) + r);
+        a = imp_v3(imp_fmin(a.x, p.x), imp_fmin(a.y, p.y), imp_fmin(a.z, p.z));
+        b = imp_v3(imp_fmax(b.x, p.x), imp_fmax(b.y, p.y), imp_fmax(b.z, p.z));
+        extent = imp_fmax(extent, imp_max_abs(pts[i]) + r);
     }
     *lo = imp_v3(a.x - r, a.y - r, a.z - r);
     *hi = imp_v3(b.x + r, b.y + r, b.z + r);
@@ -249,12 +249,12 @@ void world_prim_bounds(const imp_world *w, const world_prim *p, imp_vec3 *lo, im
         return;
     }
     imp_vec3 a = p->v[0], b = p->v[1];
-    *lo = imp_v3(fmin(a.x, b.x), fmin(a.y, b.y), fmin(a.z, b.z));
-    *hi = imp_v3(fmax(a.x, b.x), fmax(a.y, b.y), fmax(a.z, b.z));
+    *lo = imp_v3(imp_fmin(a.x, b.x), imp_fmin(a.y, b.y), imp_fmin(a.z, b.z));
+    *hi = imp_v3(imp_fmax(a.x, b.x), imp_fmax(a.y, b.y), imp_fmax(a.z, b.z));
     if (c->kind != IMP_WORLD_CHAIN) {
         imp_vec3 d = p->v[2];
-        *lo = imp_v3(fmin(lo->x, d.x), fmin(lo->y, d.y), fmin(lo->z, d.z));
-        *hi = imp_v3(fmax(hi->x, d.x), fmax(hi->y, d.y), fmax(hi->z, d.z));
+        *lo = imp_v3(imp_fmin(lo->x, d.x), imp_fmin(lo->y, d.y), imp_fmin(lo->z, d.z));
+        *hi = imp_v3(imp_fmax(hi->x, d.x), imp_fmax(hi->y, d.y), imp_fmax(hi->z, d.z));
     }
 }
 
@@ -288,14 +288,14 @@ static void world_bounds(imp_world *w) {
     for (size_t i = 0; i < w->n_bvh; ++i) {
         imp_vec3 a, b;
         world_prim_bounds(w, &w->prims[i], &a, &b);
-        lo = imp_v3(fmin(lo.x, a.x), fmin(lo.y, a.y), fmin(lo.z, a.z));
-        hi = imp_v3(fmax(hi.x, b.x), fmax(hi.y, b.y), fmax(hi.z, b.z));
+        lo = imp_v3(imp_fmin(lo.x, a.x), imp_fmin(lo.y, a.y), imp_fmin(lo.z, a.z));
+        hi = imp_v3(imp_fmax(hi.x, b.x), imp_fmax(hi.y, b.y), imp_fmax(hi.z, b.z));
     }
     w->info.has_bounds = w->n_bvh > 0;
     if (w->n_bvh > 0) {
         w->info.lo = lo;
         w->info.hi = hi;
-        w->scale = fmax(imp_max_abs(lo), imp_max_abs(hi));
+        w->scale = imp_fmax(imp_max_abs(lo), imp_max_abs(hi));
     }
 }
 

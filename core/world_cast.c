@@ -84,8 +84,8 @@ imp_world_cast_prep imp_world_cast_prepare(const imp_world *w, const imp_world_c
     if (p.turning) { /* every orientation it takes within the horizon (an unbounded one: the
                         bounding sphere, to which the chord's box gives way) */
         extent = p.turn_extent = imp_shape_extent(cast->shape, w->dim);
-        imp_shape_turning_bounds(cast->shape, cast->w, fmin(cast->horizon, DBL_MAX), w->dim, &p.blo,
-                                 &p.bhi);
+        imp_shape_turning_bounds(cast->shape, cast->w, imp_fmin(cast->horizon, DBL_MAX), w->dim,
+                                 &p.blo, &p.bhi);
     }
     p.pad = IMP_WORLD_PAD_REL * (w->scale + imp_max_abs(cast->motion.p) + extent);
     return p;
@@ -141,8 +141,8 @@ static void scalar_range(double p, double v, double a, double T, double *lo, dou
     }
     double apex = p;
     if (a != 0.0 && -v / a > 0.0) apex = p + 0.5 * v * (-v / a);
-    *lo = a < 0.0 || (a == 0.0 && v < 0.0) ? -INFINITY : fmin(p, apex);
-    *hi = a > 0.0 || (a == 0.0 && v > 0.0) ? INFINITY : fmax(p, apex);
+    *lo = a < 0.0 || (a == 0.0 && v < 0.0) ? -INFINITY : imp_fmin(p, apex);
+    *hi = a > 0.0 || (a == 0.0 && v > 0.0) ? INFINITY : imp_fmax(p, apex);
 }
 
 /* The body's points relative to its position and its radius (the rounded
@@ -299,7 +299,7 @@ imp_world_cast_result imp_world_cast_prim(const imp_world *w, const imp_world_ca
 
 double imp_world_cast_window(const imp_world_cast_prep *p, double bound) {
     if (!p->turning) return p->cast->horizon;
-    return fmin(p->cast->horizon, bound + 4.0 * IMP_ROT_TIME_REL * fmax(1.0, bound));
+    return imp_fmin(p->cast->horizon, bound + 4.0 * IMP_ROT_TIME_REL * imp_fmax(1.0, bound));
 }
 
 imp_world_cast_result imp_world_cast_prim_within(const imp_world *w, const imp_world_cast_prep *p,

@@ -711,7 +711,7 @@ int imp_world_ray_reaches(const imp_world *w, const imp_world_ray_prep *p, size_
     const world_collider *c = &w->colliders[pr->collider];
     if (c->kind == IMP_WORLD_SHAPE && c->shape.type == IMP_SHAPE_HALFSPACE) return 1;
     double t0, t1;
-    return prim_span(w, p, pr, fmin(t, p->ray.max_t), &t0, &t1);
+    return prim_span(w, p, pr, imp_fmin(t, p->ray.max_t), &t0, &t1);
 }
 
 int imp_world_hit_cmp(const imp_world_hit *a, const imp_world_hit *b) {

@@ -216,8 +216,8 @@ imp_vec3 imp_world_surface_normal(const imp_world *w, size_t i, imp_vec3 point, 
     if (imp_max_abs(imp_sub(n, side)) <= IMP_WORLD_FACE_SNAP) return side;
     imp_vec3 lo = q.f[0], hi = q.f[0];
     if (q.nf == 2) {
-        lo = imp_v3(fmin(lo.x, q.f[1].x), fmin(lo.y, q.f[1].y), fmin(lo.z, q.f[1].z));
-        hi = imp_v3(fmax(hi.x, q.f[1].x), fmax(hi.y, q.f[1].y), fmax(hi.z, q.f[1].z));
+        lo = imp_v3(imp_fmin(lo.x, q.f[1].x), imp_fmin(lo.y, q.f[1].y), imp_fmin(lo.z, q.f[1].z));
+        hi = imp_v3(imp_fmax(hi.x, q.f[1].x), imp_fmax(hi.y, q.f[1].y), imp_fmax(hi.z, q.f[1].z));
     }
     q.lo[0] = lo.x, q.lo[1] = lo.y, q.lo[2] = lo.z;
     q.hi[0] = hi.x, q.hi[1] = hi.y, q.hi[2] = hi.z;
