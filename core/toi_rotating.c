@@ -28,10 +28,10 @@
  * distance from the spin axis, so a turn about n moves none, and a vertex far below the support
  * cannot rise to it before a time it bounds: plane_rate; and its second order, the supports'
  * present rates n.(w x x) with the turn's acceleration |w|^2 rho as remainder, a Taylor bound
- * that makes the last steps before a contact Newton-like instead of linear; in 2D also with
- * the normal held in either body's turning frame, frame_step, whose first-order term is the
- * distance's exact rate where a corner meets that body's face, and along the face normal
- * nearest the query's, face_normal, which rounding does not blur near contact), and the
+ * that makes the last steps before a contact Newton-like instead of linear; also with the
+ * normal held in either body's turning frame, frame_step (3D: frame_rate3), whose first-order
+ * term is the distance's exact rate where a corner meets that body's face; in 2D along the face
+ * normal nearest the query's, face_normal, which rounding does not blur near contact), and the
  * bounding spheres (or, against a
  * halfspace, the bounding sphere's plane gap), which turning does not move at all, so a fast
  * spinner far away costs a few steps. The lower bound at t: the shapes are placed at t (positions
@@ -106,6 +106,7 @@ typedef struct rbody {
     imp_vec3 vbuf[RB_KEPT]; /* verts for shapes of up to RB_KEPT vertices */
     double rho[RB_KEPT];    /* spinning: each point's distance from the axis (across), which
                                the turn keeps: the placed points' (imp_shape_points' order) */
+    double len[RB_KEPT];    /* each point's distance from the position, rounded up */
 } rbody;
 
 typedef struct pair {
@@ -138,10 +139,12 @@ typedef struct probe {
     double rise1;    /* second order: the supports rise through the turns at most rise1 s +  */
     double rise2;    /* rise2 s^2 / 2 for steps s up to until2 (plane_rate) */
     double until2;
-    /* 2D: the same second-order bound along the normal held in a turning frame, a's (k = 0)
-     * or b's (k = 1): turn[k] the frame's spin about z (0: not formed), rise1/rise2/until2 the
-     * bodies' turns relative to it (frame_bound) */
-    double turn[2], frise1[2], frise2[2], funtil2[2];
+    /* the same second-order bound along the normal held in a turning frame, a's (k = 0) or
+     * b's (k = 1), when fon[k]: fw[k] the frame's spin, rise1/rise2/until2 of the bodies'
+     * turns relative to it (frame_step) */
+    int fon[2];
+    imp_vec3 fw[2];
+    double frise1[2], frise2[2], funtil2[2];
 } probe;
 
 /* plane_rate's answer for one body. */
@@ -197,6 +200,8 @@ static int body_init(rbody *r, const imp_shape *s, const imp_motion *m, imp_vec3
     if (about_z(r, dim) || r->wlen > 0.0)
         for (size_t i = 0; i < n && i < RB_KEPT; ++i)
             r->rho[i] = across(r, pts[i]);
+    for (size_t i = 0; i < n && i < RB_KEPT; ++i)
+        r->len[i] = imp_len(pts[i]) * (1.0 + 8.0 * UNIT_ROUNDOFF) + 8.0 * UNIT_ROUNDOFF * r->reach;
     if ((s->type == IMP_SHAPE_POLYGON || s->type == IMP_SHAPE_POLYHEDRON) && r->wlen > 0.0) {
         r->verts = s->n_verts <= RB_KEPT ? r->vbuf : malloc(s->n_verts * sizeof *r->verts);
         if (!r->verts) return -1;
@@ -311,8 +316,12 @@ typedef struct plane_view {
     double cmax, cmin; /* the largest and least n.(axis x x) over them */
     double u1, u2;     /* the least g_i / (rho_i - rmax) (rho_i > rmax) and g_i / rho_i over
                           the others, g_i a point's gap below the support less rounding */
-    size_t nfar;       /* the others' g_i and rho_i, when there are at most RB_KEPT points */
-    double fg[RB_KEPT], frho[RB_KEPT];
+    size_t nfar;       /* the others' g_i, rho_i and |x_i|, when there are at most RB_KEPT
+                          points (else SIZE_MAX) */
+    double fg[RB_KEPT], frho[RB_KEPT], flen[RB_KEPT];
+    size_t nnear; /* 3D, kept: the near points' x_i x n, and their largest |x_i| */
+    imp_vec3 nm[RB_KEPT];
+    double nlen;
 } plane_view;
 
 static void plane_view_of(const rbody *r, const shape_pts *o, imp_vec3 n, double slack,
@@ -320,7 +329,8 @@ static void plane_view_of(const rbody *r, const shape_pts *o, imp_vec3 n, double
     v->c = imp_len(imp_cross(n, r->spin_axis));
     v->rmax = v->cmax = v->cmin = 0.0;
     v->u1 = v->u2 = INFINITY;
-    v->nfar = 0;
+    v->nfar = v->nnear = 0;
+    v->nlen = 0.0;
     const imp_vec3 *pts = o->pts;
     size_t k = o->n;
     int kept = k <= RB_KEPT;
@@ -342,6 +352,10 @@ static void plane_view_of(const rbody *r, const shape_pts *o, imp_vec3 n, double
         v->cmax = first ? cr : imp_fmax(v->cmax, cr);
         v->cmin = first ? cr : imp_fmin(v->cmin, cr);
         first = 0;
+        if (kept) {
+            v->nm[v->nnear++] = imp_cross(pts[i], n);
+            v->nlen = imp_fmax(v->nlen, r->len[i]);
+        }
     }
     for (size_t i = 0; i < k; ++i) {
         double below = top - (i < RB_KEPT ? h[i] : imp_dot(n, pts[i]));
@@ -352,6 +366,7 @@ static void plane_view_of(const rbody *r, const shape_pts *o, imp_vec3 n, double
         if (rho > 0.0) v->u2 = imp_fmin(v->u2, g / rho);
         if (kept) {
             v->fg[v->nfar] = g;
+            v->flen[v->nfar] = r->len[i];
             v->frho[v->nfar++] = rho;
         }
     }
@@ -388,6 +403,33 @@ static void plane_rate(const rbody *r, const plane_view *v, double spin, plane_b
         }
     }
     b->rise2 = ws * ws * v->rmax * (1.0 + 16.0 * UNIT_ROUNDOFF);
+}
+
+/*
+ * 3D: the second-order bounds of a body turning at w_F + u in the frame turning at w_F
+ * (frame_step), from its kept plane_view v. In the frame it turns by Q(s) = R_F(s)^T R(s),
+ * Q' = [R_F(s)^T u] Q: at the constant speed |u| about an axis that turns back with the
+ * frame, so a point x moves n.x at n.(u x x) now, with |x''| <= (|w_F x u| + |u|^2) |x|,
+ * and no point moves faster than |u| |x|. The others overtake the near ones no sooner than
+ * g_i / (|u| |x_i| - rise1).
+ */
+static void frame_rate3(const plane_view *v, imp_vec3 u, imp_vec3 wf, double reach,
+                        plane_bound *b) {
+    b->rate = b->rise1 = b->rise2 = 0.0;
+    b->until = b->until2 = INFINITY;
+    double ul = imp_len(u);
+    if (ul == 0.0) return;
+    const double shorter = 1.0 - 4.0 * UNIT_ROUNDOFF;
+    double rise1 = -INFINITY;
+    for (size_t i = 0; i < v->nnear; ++i)
+        rise1 = imp_fmax(rise1, imp_dot(u, v->nm[i]));
+    rise1 += 16.0 * UNIT_ROUNDOFF * ul * reach;
+    b->rise1 = rise1;
+    for (size_t i = 0; i < v->nfar; ++i) {
+        double ci = ul * v->flen[i] * (1.0 + 8.0 * UNIT_ROUNDOFF);
+        if (ci > rise1) b->until2 = imp_fmin(b->until2, v->fg[i] / (ci - rise1) * shorter);
+    }
+    b->rise2 = (imp_len(imp_cross(wf, u)) + ul * ul) * v->nlen * (1.0 + 16.0 * UNIT_ROUNDOFF);
 }
 
 /* The distance query of a placement into q (state, normal, depth, closest points, the plane
@@ -503,9 +545,13 @@ static probe place(const pair *P, double t) {
     if (q.state == IMP_OVERLAP_FAILED) return q;
     double slack = q.sep - q.err + P->eta;
     int two = about_z(&P->a, P->dim) && about_z(&P->b, P->dim);
+    /* 3D frames: both bodies of at most RB_KEPT points, one spinning */
+    int three = P->dim == 3 && !P->a.plane && !P->b.plane && pa.n <= RB_KEPT && pb.n <= RB_KEPT &&
+                (P->a.wlen > 0.0 || P->b.wlen > 0.0);
     plane_view va, vb;
-    if (!P->a.plane && (two || P->a.wlen > 0.0)) plane_view_of(&P->a, &pa, q.n, slack, &va);
-    if (!P->b.plane && (two || P->b.wlen > 0.0))
+    if (!P->a.plane && (two || three || P->a.wlen > 0.0))
+        plane_view_of(&P->a, &pa, q.n, slack, &va);
+    if (!P->b.plane && (two || three || P->b.wlen > 0.0))
         plane_view_of(&P->b, &pb, imp_neg(q.n), slack, &vb);
     /* the spin about each body's spin_axis: z's component, else |w| */
     double spa = about_z(&P->a, P->dim) ? P->a.w.z : P->a.wlen;
@@ -524,7 +570,20 @@ static probe place(const pair *P, double t) {
             if (wf == 0.0) continue;
             plane_rate(&P->a, &va, spa - wf, &ba);
             plane_rate(&P->b, &vb, spb - wf, &bb);
-            q.turn[k] = wf;
+            q.fon[k] = 1;
+            q.fw[k] = imp_v3(0.0, 0.0, wf);
+            q.frise1[k] = ba.rise1 + bb.rise1;
+            q.frise2[k] = ba.rise2 + bb.rise2;
+            q.funtil2[k] = imp_fmin(ba.until2, bb.until2);
+        }
+    if (three)
+        for (int k = 0; k < 2; ++k) {
+            imp_vec3 wf = k ? P->b.w : P->a.w;
+            if (imp_len(wf) == 0.0) continue;
+            frame_rate3(&va, imp_sub(P->a.w, wf), wf, P->a.reach, &ba);
+            frame_rate3(&vb, imp_sub(P->b.w, wf), wf, P->b.reach, &bb);
+            q.fon[k] = 1;
+            q.fw[k] = wf;
             q.frise1[k] = ba.rise1 + bb.rise1;
             q.frise2[k] = ba.rise2 + bb.rise2;
             q.funtil2[k] = imp_fmin(ba.until2, bb.until2);
@@ -618,12 +677,13 @@ static double free_step(const pair *P, double t, double err, int *never) {
 }
 
 /*
- * 2D: the second-order bound along q's normal held in the frame of a turning body (k = 0:
+ * The second-order bound along q's normal held in the frame of a turning body (k = 0:
  * a's, 1: b's) instead of fixed: the gap along any unit direction is a lower bound of the
  * distance, so also along R(s) n, R(s) the frame's turn over the step (Box2D's separation
  * function along a face of one body, b2TimeOfImpact, takes its axis so; here it gives a
  * bound, not an estimate). In that frame each body turns at its spin less the frame's (the
- * frame's body not at all), which plane_rate bounds, and the relative position D turns
+ * frame's body not at all), which plane_rate (3D: frame_rate3) bounds, and the relative
+ * position D turns
  * back: n.(R^T D)(s) = n.D + n.(V - w x D) s + r(s), |r(s)| <= M s^2 / 2 with M bounding
  * |(R^T D)''| = |A - 2 w x V + w x (w x D)| over the step, |A| + 2|w||V(s)| + w^2|D(s)|.
  * Near a contact whose feature on the frame's body is an edge (the one the other body's
@@ -633,19 +693,19 @@ static double free_step(const pair *P, double t, double err, int *never) {
  */
 static double frame_step(const pair *P, const probe *q, int k, double ps, imp_vec3 v) {
     const double eps = 16.0 * UNIT_ROUNDOFF;
-    double w = q->turn[k], wl = fabs(w);
+    imp_vec3 w = q->fw[k];
+    double wl = imp_len(w);
     imp_vec3 D = imp_sub(q->qb, q->qa);
     double vl = imp_len(v), al = imp_len(P->da), dl = imp_len(D);
-    /* n.(w x D) with w along z: w (n_y D_x - n_x D_y) */
-    double turned = w * (q->n.y * D.x - q->n.x * D.y);
-    double g1 = imp_dot(q->n, v) - turned - eps * (vl + wl * dl) - q->frise1[k];
+    double g1 =
+        imp_dot(q->n, v) - imp_dot(q->n, imp_cross(w, D)) - eps * (vl + wl * dl) - q->frise1[k];
     /* steps up to S (finite: within a radian of the frame's turn; not the horizon, on which
-     * no step before it depends: world_cast.c), M over them; then once
-     * more over twice the step found, where M is smaller */
+     * no step before it depends: world_cast.c), M over them; then once more over twice the
+     * step found, where M is smaller */
     double S = imp_fmin(q->funtil2[k], 1.0 / wl), best = 0.0;
     for (int pass = 0; pass < 2 && S > 0.0; ++pass) {
-        double M =
-            (al + 2.0 * wl * (vl + al * S) + w * w * (dl + (vl + 0.5 * al * S) * S)) * (1.0 + eps);
+        double M = (al + 2.0 * wl * (vl + al * S) + wl * wl * (dl + (vl + 0.5 * al * S) * S)) *
+                   (1.0 + eps);
         double step = imp_fmin(first_root(ps, g1, -0.5 * (M + q->frise2[k])), S);
         best = imp_fmax(best, step);
         S = imp_fmin(S, 2.0 * step);
@@ -667,7 +727,7 @@ static double safe_step(const pair *P, const probe *q) {
         double taylor = first_root(ps, imp_dot(q->n, v) - q->rise1, 0.5 * (na - q->rise2));
         step = imp_fmax(step, imp_fmin(taylor, q->until2));
         for (int k = 0; k < 2; ++k)
-            if (q->turn[k] != 0.0) step = imp_fmax(step, frame_step(P, q, k, ps, v));
+            if (q->fon[k]) step = imp_fmax(step, frame_step(P, q, k, ps, v));
     }
     return step * (1.0 - IMP_ROT_ROUND_ULPS * UNIT_ROUNDOFF);
 }
