@@ -117,6 +117,7 @@ typedef struct pair {
     double spin;      /* |w_a| r_a + |w_b| r_b */
     double wmax;      /* the larger |w| */
     int b_triangle;   /* b is a flat triangle (imp_toi_rotating_input) */
+    int ready;        /* body_points done */
     double eta;       /* > 0: a standing contact (imp_toi_rotating_standing) until a placement
                          proves the pair apart by eta / 2 (parted); then 0 */
 } pair;
@@ -197,16 +198,30 @@ static int body_init(rbody *r, const imp_shape *s, const imp_motion *m, imp_vec3
         }
     }
     r->spin_axis = about_z(r, dim) ? imp_v3(0.0, 0.0, 1.0) : r->axis;
-    if (about_z(r, dim) || r->wlen > 0.0)
-        for (size_t i = 0; i < n && i < RB_KEPT; ++i)
-            r->rho[i] = across(r, pts[i]);
-    for (size_t i = 0; i < n && i < RB_KEPT; ++i)
-        r->len[i] = imp_len(pts[i]) * (1.0 + 8.0 * UNIT_ROUNDOFF) + 8.0 * UNIT_ROUNDOFF * r->reach;
     if ((s->type == IMP_SHAPE_POLYGON || s->type == IMP_SHAPE_POLYHEDRON) && r->wlen > 0.0) {
         r->verts = s->n_verts <= RB_KEPT ? r->vbuf : malloc(s->n_verts * sizeof *r->verts);
         if (!r->verts) return -1;
     }
     return 0;
+}
+
+/* Each point's rho and |x| (rbody), for the placements' bounds: formed at the first placement
+ * (ready), which a pair whose bounding spheres never meet does not reach. */
+static void body_points(rbody *r, int dim) {
+    if (r->plane) return;
+    imp_vec3 buf[8];
+    const imp_vec3 *pts;
+    double rad;
+    size_t n = imp_shape_points(r->s, dim, buf, &pts, &rad);
+    for (size_t i = 0; i < n && i < RB_KEPT; ++i) {
+        double l = imp_len(pts[i]);
+        r->len[i] = l * (1.0 + 8.0 * UNIT_ROUNDOFF) + 8.0 * UNIT_ROUNDOFF * r->reach;
+        /* 2D points about z: rho is |x| (z = 0) */
+        if (about_z(r, dim) && pts[i].z == 0.0)
+            r->rho[i] = r->len[i];
+        else if (about_z(r, dim) || r->wlen > 0.0)
+            r->rho[i] = across(r, pts[i]);
+    }
 }
 
 static void body_free(rbody *r) {
@@ -821,14 +836,33 @@ static void parted(pair *P, const probe *q) {
     if (q->lo > 0.5 * P->eta) P->eta = 0.0;
 }
 
+/* The pair placed at t, its bodies' points read first (body_points). */
+static probe ready_place(pair *P, double t) {
+    if (!P->ready) {
+        body_points(&P->a, P->dim);
+        body_points(&P->b, P->dim);
+        P->ready = 1;
+    }
+    return place(P, t);
+}
+
 static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
     double t = 0.0;
-    probe q = place(P, 0.0);
-    if (q.state == IMP_OVERLAP_FAILED) return failed(q.failure);
-    if (P->eta == 0.0 && q.state == IMP_OVERLAP_OVERLAPPING && q.depth > q.err && q.sep <= -q.err)
-        return finish(P, IMP_TOI_OVERLAPPING, &q, 0.0);
-    parted(P, &q);
-    int placed = 1; /* q is the placement at t */
+    probe q;
+    memset(&q, 0, sizeof q);
+    int placed = 0; /* q is the placement at t */
+    int never0 = 0;
+    /* bounding spheres (or slabs) apart at 0 leave nothing to measure there: the loop below
+     * places the pair when it must (a pair that never meets, most misses, is never placed) */
+    if (P->eta > 0.0 || !(free_step(P, 0.0, margin(P, 0.0), &never0) > 0.0)) {
+        q = ready_place(P, 0.0);
+        if (q.state == IMP_OVERLAP_FAILED) return failed(q.failure);
+        if (P->eta == 0.0 && q.state == IMP_OVERLAP_OVERLAPPING && q.depth > q.err &&
+            q.sep <= -q.err)
+            return finish(P, IMP_TOI_OVERLAPPING, &q, 0.0);
+        parted(P, &q);
+        placed = 1;
+    }
     for (unsigned long it = 1;; ++it) {
         if (it % IMP_ROT_POLL_STEPS == 0 && (*stopped = imp_stop_now(stop)) != 0)
             return failed(IMP_FAILURE_UNDECIDED);
@@ -845,7 +879,7 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
         }
         if (!placed) {
             if (P->wmax * t > IMP_ROT_MAX_ANGLE) return failed(IMP_FAILURE_UNDECIDED);
-            q = place(P, t);
+            q = ready_place(P, t);
             if (q.state == IMP_OVERLAP_FAILED) return failed(q.failure);
             parted(P, &q);
             placed = 1;
@@ -864,7 +898,7 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
             return finish(P, touches(P, &q) ? IMP_TOI_HIT : IMP_TOI_NONE, &q, t);
         }
         if (P->wmax * t1 > IMP_ROT_MAX_ANGLE) return failed(IMP_FAILURE_UNDECIDED);
-        probe q1 = place(P, t1);
+        probe q1 = ready_place(P, t1);
         if (q1.state == IMP_OVERLAP_FAILED) return failed(q1.failure);
         if (touches(P, &q1)) return finish(P, IMP_TOI_HIT, &q, t1);
         parted(P, &q1);
@@ -900,6 +934,7 @@ imp_toi_result imp_toi_rotating_standing(const imp_toi_rotating_input *in, doubl
     assert(!in->b_triangle || (in->dim == 3 && in->b->type == IMP_SHAPE_POLYHEDRON &&
                                in->b->n_verts == 3 && P.b.wlen == 0.0 && !P.a.plane));
     P.b_triangle = in->b_triangle;
+    P.ready = 0;
     P.dim = in->dim;
     P.horizon = in->horizon;
     P.dv0 = imp_sub(in->mb.v, in->ma.v);
