@@ -53,7 +53,7 @@ static inline size_t imp_ov_n_edges(const imp_ov_core *c) {
 /* Edge i of a core as its two end points. */
 static inline void imp_ov_edge(const imp_ov_core *c, size_t i, imp_vec3 *e0, imp_vec3 *e1) {
     *e0 = imp_ov_vert(c, i);
-    *e1 = imp_ov_vert(c, (i + 1) % c->n);
+    *e1 = imp_ov_vert(c, i + 1 < c->n ? i + 1 : 0); /* (not % c->n: a division per edge) */
 }
 
 /* Fills c from a placed shape (not a halfspace). 0, or -1 when the shape

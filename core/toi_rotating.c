@@ -184,9 +184,10 @@ static int body_init(rbody *r, const imp_shape *s, const imp_motion *m, imp_vec3
     const imp_vec3 *pts;
     double rad;
     size_t n = imp_shape_points(s, dim, buf, &pts, &rad);
+    double far2 = 0.0; /* the largest |x|^2: one square root (sqrt is monotonic, exact) */
     for (size_t i = 0; i < n; ++i)
-        r->reach = imp_fmax(r->reach, imp_len(pts[i]));
-    r->reach *= 1.0 + 8.0 * UNIT_ROUNDOFF;
+        far2 = imp_fmax(far2, imp_dot(pts[i], pts[i]));
+    r->reach = sqrt(far2) * (1.0 + 8.0 * UNIT_ROUNDOFF);
     r->full = r->reach + rad;
     if (r->wlen > 0.0) {
         r->axis = imp_scale(r->w, 1.0 / r->wlen);
