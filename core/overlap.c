@@ -32,6 +32,7 @@
  */
 #include "overlap.h"
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -353,6 +354,22 @@ imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, cons
         }
     }
     return imp_overlap_closest(a, pa, b, pb, dim, ca, cb);
+}
+
+int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb) {
+    imp_ov_core A, B;
+    if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE ||
+        imp_ov_core_make(a, pa, 2, &A) != 0 || imp_ov_core_make(b, pb, 2, &B) != 0)
+        return 0;
+    imp_ov_poly PA, PB;
+    memset(&PA, 0, sizeof PA);
+    memset(&PB, 0, sizeof PB);
+    PA.pos = pa, PA.local = A.local, PA.n = A.n, PA.r = A.r;
+    PB.pos = pb, PB.local = B.local, PB.n = B.n, PB.r = B.r;
+    /* a support point is pos + local, each rounded once, and a difference of two: an error of
+     * a few units of the largest coordinate's last place (contact_tol's scale) */
+    double tol = contact_tol(&PA, &PB), slack = 16.0 * DBL_EPSILON * (tol / IMP_CONTACT_REL);
+    return imp_ov_gjk_encloses_2d(&PA, &PB, tol, slack);
 }
 
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,

@@ -91,6 +91,14 @@ imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const im
 imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                            imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
 
+/* Two 2D shapes (not halfspaces) placed at pa and pb: 1 when a GJK run over their cores
+ * proves them overlapping, ending on a triangle of the cores' difference that holds the
+ * origin inside by more than its points' rounding (imp_ov_gjk_encloses_2d); 0 when it does
+ * not prove it (apart, touching, overlapping by about the rounding, or shapes it does not
+ * take), which says nothing. O(n + m) per iteration: a cheap sufficient test of contact
+ * where imp_overlap would scan every pair of edges (core/toi_rotating.c). */
+int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb);
+
 /* Shape a (3D, not a halfspace) placed at pa against the flat triangle tri (corners in
  * world coordinates, not collinear): imp_overlap's rules, with the triangle a flat convex
  * polytope (its two faces, three edges and their directions), which a polyhedron of its

@@ -33,6 +33,7 @@
  * exactly in finitely many steps, IMP_GJK_REL only stops rounding from
  * cycling.
  */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -305,6 +306,26 @@ static double gjk_run(const imp_ov_poly *A, const imp_ov_poly *B, double tol, gj
         s->v = nv;
     }
     return imp_len(s->v);
+}
+
+int imp_ov_gjk_encloses_2d(const imp_ov_poly *A, const imp_ov_poly *B, double tol, double slack) {
+    gjk_simplex s;
+    if (gjk_run(A, B, tol, &s) != 0.0 || s.n != 3) return 0;
+    const imp_vec3 *w = s.w;
+    int sign = 0;
+    for (int i = 0; i < 3; ++i) {
+        imp_vec3 p = w[i], q = w[(i + 1) % 3];
+        if (p.z != 0.0 || q.z != 0.0) return 0;
+        /* twice the signed area of (0, p, q), which each point's error (slack) moves by at
+         * most slack (|p| + |q|) + slack^2, and its own rounding by 2u of its terms */
+        double det = p.x * q.y - p.y * q.x;
+        double err = slack * (imp_len(p) + imp_len(q) + slack) +
+                     DBL_EPSILON * (fabs(p.x * q.y) + fabs(p.y * q.x));
+        int sg = det > err ? 1 : det < -err ? -1 : 0;
+        if (sg == 0 || (sign != 0 && sg != sign)) return 0;
+        sign = sg;
+    }
+    return 1;
 }
 
 double imp_ov_gjk(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *vout) {

@@ -128,6 +128,12 @@ double imp_ov_core_distance(const imp_ov_core *a, const imp_ov_core *b, imp_vec3
  * when the origin is within `tol` of B - A (intersecting or touching). */
 double imp_ov_gjk(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *v);
 
+/* 2D (every point at z = 0): 1 when the same GJK run ends on a triangle of B - A that holds
+ * the origin strictly inside by more than `slack`, an absolute bound of each of its points'
+ * error: then the cores overlap, a proof; 0 when it does not (apart, touching, or inside by
+ * no more than rounding). */
+int imp_ov_gjk_encloses_2d(const imp_ov_poly *A, const imp_ov_poly *B, double tol, double slack);
+
 /* The same GJK run, with the closest points *wa on A and *wb on B instead
  * of v. Returns |v|, or 0 (witnesses unset) when the cores intersect or
  * touch within `tol`. */

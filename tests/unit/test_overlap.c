@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "core/overlap.h"
+#include "core/overlap_impl.h"
 #include "tests/rng.h"
 #include "tests/shapes.h"
 
@@ -242,6 +243,15 @@ static imp_shape random_shape(uint64_t *rng, imp_vec3 *vbuf) {
     }
 }
 
+/* Two random shapes (vertices into va and vb), a placed within 1 of the origin and b within 3. */
+static void random_placed_pair(uint64_t *rng, imp_vec3 *va, imp_vec3 *vb, imp_shape *a,
+                               imp_shape *b, imp_vec3 *pa, imp_vec3 *pb) {
+    *a = random_shape(rng, va);
+    *b = random_shape(rng, vb);
+    *pa = imp_v3(imp_rng_uniform(rng, -1, 1), imp_rng_uniform(rng, -1, 1), 0);
+    *pb = imp_v3(imp_rng_uniform(rng, -3, 3), imp_rng_uniform(rng, -3, 3), 0);
+}
+
 #define MAX_SAMPLES 100000
 
 static void test_random_pairs_against_sdf(void **state) {
@@ -253,10 +263,9 @@ static void test_random_pairs_against_sdf(void **state) {
     const double step = 0.01;
     int apart = 0, overlapping = 0;
     for (int k = 0; k < 20000; ++k) {
-        imp_vec3 va[16], vb[16];
-        imp_shape a = random_shape(&rng, va), b = random_shape(&rng, vb);
-        imp_vec3 pa = imp_v3(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1), 0);
-        imp_vec3 pb = imp_v3(imp_rng_uniform(&rng, -3, 3), imp_rng_uniform(&rng, -3, 3), 0);
+        imp_vec3 va[16], vb[16], pa, pb;
+        imp_shape a, b;
+        random_placed_pair(&rng, va, vb, &a, &b, &pa, &pb);
         imp_overlap_result r = imp_overlap(&a, pa, &b, pb, 2);
         imp_overlap_result s = imp_overlap(&b, pb, &a, pa, 2);
         if (r.state != s.state || fabs(r.depth - s.depth) > 1e-12 ||
@@ -285,6 +294,52 @@ static void test_random_pairs_against_sdf(void **state) {
     }
     free(pts);
     assert_true(apart > 300 && overlapping > 300);
+}
+
+/* imp_overlap_proven_2d, GJK's proof of overlap, is sufficient: over random pairs, every pair
+ * it proves overlapping the exact test calls overlapping (deeper than rounding); known
+ * answers: two squares overlapping by 1e-6 proven, the same squares sharing an edge exactly or
+ * apart by 1e-6 not; a disc inside a polygon proven; a halfspace never. */
+static void test_overlap_proven_2d(void **state) {
+    (void)state;
+    imp_shape sq = box2(1, 1, 0), disc = sphere(0.3);
+    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &sq, imp_v3(2 - 1e-6, 0.5, 0)), 1);
+    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &sq, imp_v3(2, 0.5, 0)), 0);
+    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &sq, imp_v3(2 + 1e-6, 0.5, 0)), 0);
+    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &disc, imp_v3(0.2, -0.1, 0)), 1);
+    imp_shape h = {.type = IMP_SHAPE_HALFSPACE, .normal = {0, 1, 0}, .offset = 0};
+    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &h, imp_v3(0, 0, 0)), 0);
+    /* the margin: squares of side 2 overlapping by 0.01 are proven with a slack of 1e-9 in
+     * their points, not with one of 0.1 (which could make them apart) */
+    imp_vec3 corners[4] = {{-1, -1, 0}, {1, -1, 0}, {1, 1, 0}, {-1, 1, 0}};
+    imp_ov_poly A, B;
+    memset(&A, 0, sizeof A);
+    memset(&B, 0, sizeof B);
+    A.pos = imp_v3(0, 0, 0), A.local = corners, A.n = 4;
+    B.pos = imp_v3(1.99, 0.5, 0), B.local = corners, B.n = 4;
+    assert_int_equal(imp_ov_gjk_encloses_2d(&A, &B, 1e-12, 1e-9), 1);
+    assert_int_equal(imp_ov_gjk_encloses_2d(&A, &B, 1e-12, 0.1), 0);
+    const uint64_t seed = 0x9A0F;
+    uint64_t rng = seed;
+    int proven = 0, overlapping = 0;
+    for (int k = 0; k < 100000; ++k) {
+        imp_vec3 va[16], vb[16], pa, pb;
+        imp_shape a, b;
+        random_placed_pair(&rng, va, vb, &a, &b, &pa, &pb);
+        imp_overlap_result r = imp_overlap(&a, pa, &b, pb, 2);
+        overlapping += r.state == IMP_OVERLAP_OVERLAPPING;
+        if (!imp_overlap_proven_2d(&a, pa, &b, pb)) continue;
+        ++proven;
+        if (r.state != IMP_OVERLAP_OVERLAPPING || !(r.depth > 0.0))
+            fail_msg("seed %#llx case %d: proven overlapping, the exact test says state %d "
+                     "depth %g distance %g",
+                     (unsigned long long)seed, k, (int)r.state, r.depth, r.distance);
+    }
+    printf("seed %#llx: %d of %d overlapping pairs proven\n", (unsigned long long)seed, proven,
+           overlapping);
+    /* and a useful one: it proves a good share of them (cores overlapping, not only the
+     * rounded parts) */
+    assert_true(proven > overlapping / 3);
 }
 
 /* ---- 3D boxes and polyhedra (SAT, GJK) --------------------------------------------------- */
@@ -712,6 +767,7 @@ int main(void) {
         cmocka_unit_test(test_known_answers_2d),
         cmocka_unit_test(test_known_answers_3d),
         cmocka_unit_test(test_random_pairs_against_sdf),
+        cmocka_unit_test(test_overlap_proven_2d),
         cmocka_unit_test(test_known_answers_3d_polytopes),
         cmocka_unit_test(test_random_pairs_3d_against_sdf),
     };
