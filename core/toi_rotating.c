@@ -558,7 +558,8 @@ static probe place(const pair *P, double t) {
         (void)measure(P, &sa, &sb, &pa, &pb, &q, 0);
         if (q.state == IMP_OVERLAP_APART) face_normal(&pa, &pb, &q);
     }
-    if (q.state == IMP_OVERLAP_FAILED) return q;
+    /* failed, or in contact (touches): no step is taken from here, so no bounds */
+    if (q.state == IMP_OVERLAP_FAILED || q.lo + P->eta <= 0.0) return q;
     double slack = q.sep - q.err + P->eta;
     int two = about_z(&P->a, P->dim) && about_z(&P->b, P->dim);
     /* 3D frames: both bodies of at most RB_KEPT points, one spinning */
@@ -837,6 +838,17 @@ static void parted(pair *P, const probe *q) {
     if (q->lo > 0.5 * P->eta) P->eta = 0.0;
 }
 
+/* 2D: the pair placed at t proven overlapping by GJK (imp_overlap_proven_2d), a contact by
+ * touches()'s rule (a placement that overlaps is not apart by any margin). */
+static int proven_at(const pair *P, double t) {
+    imp_shape sa, sb;
+    imp_vec3 qa, qb;
+    body_pose(&P->a, t, &sa);
+    body_pose(&P->b, t, &sb);
+    frame(P, t, &qa, &qb);
+    return imp_overlap_proven_2d(&sa, qa, &sb, qb);
+}
+
 /* The pair placed at t, its bodies' points read first (body_points). */
 static probe ready_place(pair *P, double t) {
     if (!P->ready) {
@@ -899,6 +911,9 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
             return finish(P, touches(P, &q) ? IMP_TOI_HIT : IMP_TOI_NONE, &q, t);
         }
         if (P->wmax * t1 > IMP_ROT_MAX_ANGLE) return failed(IMP_FAILURE_UNDECIDED);
+        /* the cheap sufficient test first: GJK's proof that the 2D pair overlaps at t1 */
+        if (P->eta == 0.0 && P->dim == 2 && !P->a.plane && !P->b.plane && proven_at(P, t1))
+            return finish(P, IMP_TOI_HIT, &q, t1);
         probe q1 = ready_place(P, t1);
         if (q1.state == IMP_OVERLAP_FAILED) return failed(q1.failure);
         if (touches(P, &q1)) return finish(P, IMP_TOI_HIT, &q, t1);
