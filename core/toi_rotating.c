@@ -118,6 +118,7 @@ typedef struct pair {
     double wmax;      /* the larger |w| */
     int b_triangle;   /* b is a flat triangle (imp_toi_rotating_input) */
     int ready;        /* body_points done */
+    double mg[4];     /* margin's sums (margin_init) */
     double eta;       /* > 0: a standing contact (imp_toi_rotating_standing) until a placement
                          proves the pair apart by eta / 2 (parted); then 0 */
 } pair;
@@ -263,15 +264,22 @@ static void frame(const pair *P, double t, imp_vec3 *qa, imp_vec3 *qb) {
 /* The rounding margin of a placement at t (IMP_ROT_ROUND_ULPS of the magnitudes placed,
  * IMP_ROT_TURN_ULPS of the turned arcs). */
 static double margin(const pair *P, double t) {
+    return UNIT_ROUNDOFF * (IMP_ROT_ROUND_ULPS * (P->mg[0] + (P->mg[1] + P->mg[2] * t) * t) +
+                            IMP_ROT_TURN_ULPS * P->mg[3] * t);
+}
+
+/* margin's sums over the bodies, once per pair: |p| + full (+ a plane's |offset|), |v|,
+ * |a| / 2, and |w| reach. */
+static void margin_init(pair *P) {
     const rbody *bs[2] = {&P->a, &P->b};
-    double e = 0.0, turn = 0.0;
+    P->mg[0] = P->mg[1] = P->mg[2] = P->mg[3] = 0.0;
     for (int k = 0; k < 2; ++k) {
         const rbody *r = bs[k];
-        e += imp_len(r->m.p) + imp_len(r->m.v) * t + 0.5 * imp_len(r->m.a) * t * t + r->full;
-        if (r->plane) e += fabs(r->s->offset);
-        turn += r->wlen * t * r->reach;
+        P->mg[0] += imp_len(r->m.p) + r->full + (r->plane ? fabs(r->s->offset) : 0.0);
+        P->mg[1] += imp_len(r->m.v);
+        P->mg[2] += 0.5 * imp_len(r->m.a);
+        P->mg[3] += r->wlen * r->reach;
     }
-    return UNIT_ROUNDOFF * (IMP_ROT_ROUND_ULPS * e + IMP_ROT_TURN_ULPS * turn);
 }
 
 /* A placed shape's points (imp_shape_points), formed once per placement: a box's corners
@@ -959,6 +967,7 @@ imp_toi_result imp_toi_rotating_standing(const imp_toi_rotating_input *in, doubl
     P.wmax = imp_fmax(P.a.wlen, P.b.wlen);
     P.delta = IMP_ROT_DEPTH_REL * pair_scale(&P);
     P.eta = standing > 0.0 ? standing : 0.0;
+    margin_init(&P);
     imp_toi_result r = run(&P, in->stop, stopped);
     body_free(&P.a);
     body_free(&P.b);
