@@ -218,11 +218,13 @@ static void body_points(rbody *r, int dim) {
     for (size_t i = 0; i < n && i < RB_KEPT; ++i) {
         double l = imp_len(pts[i]);
         r->len[i] = l * (1.0 + 8.0 * UNIT_ROUNDOFF) + 8.0 * UNIT_ROUNDOFF * r->reach;
-        /* 2D points about z: rho is |x| (z = 0) */
-        if (about_z(r, dim) && pts[i].z == 0.0)
-            r->rho[i] = r->len[i];
-        else if (about_z(r, dim) || r->wlen > 0.0)
+        /* 2D points about z: rho is |x| (z = 0); a body that does not turn has no axis, and
+         * |x| bounds its distance from any through the position (its views are formed for
+         * the other's frame, which reads no rho) */
+        if (about_z(r, dim) ? pts[i].z != 0.0 : r->wlen > 0.0)
             r->rho[i] = across(r, pts[i]);
+        else
+            r->rho[i] = r->len[i];
     }
 }
 
