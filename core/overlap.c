@@ -333,17 +333,24 @@ imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const i
     return r;
 }
 
+/* Two 2D shapes' cores (not halfspaces) into A and B, and as point sets for GJK into PA and
+ * PB: only pos, local, n and r set, all that GJK and contact_tol read (not the whole record,
+ * whose buffers are 600 bytes to clear). 0 when a shape has no such core. */
+static int gjk_cores_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
+                        imp_ov_core *A, imp_ov_core *B, imp_ov_poly *PA, imp_ov_poly *PB) {
+    if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE ||
+        imp_ov_core_make(a, pa, 2, A) != 0 || imp_ov_core_make(b, pb, 2, B) != 0)
+        return 0;
+    PA->pos = pa, PA->local = A->local, PA->n = A->n, PA->r = A->r;
+    PB->pos = pb, PB->local = B->local, PB->n = B->n, PB->r = B->r;
+    return 1;
+}
+
 imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                            imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
     imp_ov_core A, B;
-    if (dim == 2 && a->type != IMP_SHAPE_HALFSPACE && b->type != IMP_SHAPE_HALFSPACE &&
-        imp_ov_core_make(a, pa, 2, &A) == 0 && imp_ov_core_make(b, pb, 2, &B) == 0) {
-        /* the cores as point sets for GJK (its support scans need nothing else) */
-        imp_ov_poly PA, PB;
-        memset(&PA, 0, sizeof PA);
-        memset(&PB, 0, sizeof PB);
-        PA.pos = pa, PA.local = A.local, PA.n = A.n, PA.r = A.r;
-        PB.pos = pb, PB.local = B.local, PB.n = B.n, PB.r = B.r;
+    imp_ov_poly PA, PB;
+    if (dim == 2 && gjk_cores_2d(a, pa, b, pb, &A, &B, &PA, &PB)) {
         imp_vec3 wa, wb, n;
         double tol = contact_tol(&PA, &PB), d = imp_ov_gjk_witness(&PA, &PB, tol, &wa, &wb);
         if (d > tol && d > A.r + B.r && imp_unit_scaled(imp_sub(wb, wa), &n, NULL) == 0) {
@@ -358,14 +365,8 @@ imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, cons
 
 int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb) {
     imp_ov_core A, B;
-    if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE ||
-        imp_ov_core_make(a, pa, 2, &A) != 0 || imp_ov_core_make(b, pb, 2, &B) != 0)
-        return 0;
     imp_ov_poly PA, PB;
-    memset(&PA, 0, sizeof PA);
-    memset(&PB, 0, sizeof PB);
-    PA.pos = pa, PA.local = A.local, PA.n = A.n, PA.r = A.r;
-    PB.pos = pb, PB.local = B.local, PB.n = B.n, PB.r = B.r;
+    if (!gjk_cores_2d(a, pa, b, pb, &A, &B, &PA, &PB)) return 0;
     /* a support point is pos + local, each rounded once, and a difference of two: an error of
      * a few units of the largest coordinate's last place (contact_tol's scale) */
     double tol = contact_tol(&PA, &PB), slack = 16.0 * DBL_EPSILON * (tol / IMP_CONTACT_REL);
