@@ -346,19 +346,30 @@ static int gjk_cores_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp
     return 1;
 }
 
-imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
-                                           imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
+imp_overlap_result imp_overlap_gjk_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
+                                      imp_vec3 pb, imp_vec3 *ca, imp_vec3 *cb, int *near) {
     imp_ov_core A, B;
     imp_ov_poly PA, PB;
-    if (dim == 2 && gjk_cores_2d(a, pa, b, pb, &A, &B, &PA, &PB)) {
-        imp_vec3 wa, wb, n;
-        double tol = contact_tol(&PA, &PB), d = imp_ov_gjk_witness(&PA, &PB, tol, &wa, &wb);
-        if (d > tol && d > A.r + B.r && imp_unit_scaled(imp_sub(wb, wa), &n, NULL) == 0) {
-            imp_overlap_result r = from_gap(d - (A.r + B.r), n);
-            *ca = imp_madd(wa, n, A.r);
-            *cb = imp_madd(wb, n, -B.r);
-            return r;
-        }
+    *near = 0;
+    if (!gjk_cores_2d(a, pa, b, pb, &A, &B, &PA, &PB)) return failed(IMP_FAILURE_UNSUPPORTED);
+    imp_vec3 wa, wb, n;
+    double tol = contact_tol(&PA, &PB), d = imp_ov_gjk_witness(&PA, &PB, tol, &wa, &wb);
+    if (d > tol && d > A.r + B.r && imp_unit_scaled(imp_sub(wb, wa), &n, NULL) == 0) {
+        imp_overlap_result r = from_gap(d - (A.r + B.r), n);
+        *ca = imp_madd(wa, n, A.r);
+        *cb = imp_madd(wb, n, -B.r);
+        return r;
+    }
+    *near = 1;
+    return failed(IMP_FAILURE_UNDECIDED);
+}
+
+imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
+                                           imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
+    int near;
+    if (dim == 2) {
+        imp_overlap_result r = imp_overlap_gjk_2d(a, pa, b, pb, ca, cb, &near);
+        if (r.state == IMP_OVERLAP_APART) return r;
     }
     return imp_overlap_closest(a, pa, b, pb, dim, ca, cb);
 }

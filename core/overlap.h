@@ -91,6 +91,13 @@ imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const im
 imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                            imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
 
+/* imp_overlap_closest_gjk's GJK part alone, for two 2D shapes: its APART answer (with the
+ * closest points) where GJK finds the cores apart by more than the contact tolerance and
+ * their radii; else FAILED, with *near set when the shapes are such a pair (GJK found them
+ * within that, or overlapping) and UNSUPPORTED (near 0) when they are not (a halfspace). */
+imp_overlap_result imp_overlap_gjk_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
+                                      imp_vec3 pb, imp_vec3 *ca, imp_vec3 *cb, int *near);
+
 /* Two 2D shapes (not halfspaces) placed at pa and pb: 1 when a GJK run over their cores
  * proves them overlapping, ending on a triangle of the cores' difference that holds the
  * origin inside by more than its points' rounding (imp_ov_gjk_encloses_2d); 0 when it does

@@ -141,6 +141,7 @@ typedef struct probe {
     double rise1;    /* second order: the supports rise through the turns at most rise1 s +  */
     double rise2;    /* rise2 s^2 / 2 for steps s up to until2 (plane_rate) */
     double until2;
+    int near; /* a fast pair GJK found within its tolerance of contact, measured along a hint */
     /* the same second-order bound along the normal held in a turning frame, a's (k = 0) or
      * b's (k = 1), when fon[k]: fw[k] the frame's spin, rise1/rise2/until2 of the bodies'
      * turns relative to it (frame_step) */
@@ -460,10 +461,12 @@ static void frame_rate3(const plane_view *v, imp_vec3 u, imp_vec3 wf, double rea
 
 /* The distance query of a placement into q (state, normal, depth, closest points, the plane
  * gap along the normal and the lower bound lo); `fast`: 2D pairs by GJK
- * (imp_overlap_closest_gjk), else exactly (imp_overlap_closest, a triangle by
- * imp_overlap_triangle). Returns the query's distance when APART, else 0. */
+ * (imp_overlap_gjk_2d, as imp_overlap_closest_gjk), else exactly (imp_overlap_closest, a
+ * triangle by imp_overlap_triangle); `hint` (or NULL): a normal for a fast pair that GJK
+ * finds within its tolerance of contact, instead of the exact query. Returns the query's
+ * distance when APART, else 0. */
 static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, const shape_pts *pa,
-                      const shape_pts *pb, probe *q, int fast) {
+                      const shape_pts *pb, probe *q, int fast, const imp_vec3 *hint) {
     imp_overlap_result r;
     if (P->b_triangle) {
         imp_vec3 tri[3];
@@ -471,7 +474,17 @@ static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, c
             tri[k] = imp_add(q->qb, sb->verts[k]);
         r = imp_overlap_triangle(sa, q->qa, tri, &q->ca, &q->cb);
     } else if (fast) {
-        r = imp_overlap_closest_gjk(sa, q->qa, sb, q->qb, P->dim, &q->ca, &q->cb);
+        int near = 0;
+        r = imp_overlap_gjk_2d(sa, q->qa, sb, q->qb, &q->ca, &q->cb, &near);
+        if (r.state != IMP_OVERLAP_APART && near && hint) {
+            /* within GJK's tolerance of contact, with the last placement's normal to hand: no
+             * exact query, only the plane gap along that normal (face_normal then takes the
+             * face's), a lower bound whatever it is; touching, without closest points */
+            r = (imp_overlap_result){.state = IMP_OVERLAP_OVERLAPPING, .normal = *hint};
+            q->near = 1;
+        } else if (r.state != IMP_OVERLAP_APART) {
+            r = imp_overlap_closest(sa, q->qa, sb, q->qb, P->dim, &q->ca, &q->cb);
+        }
     } else {
         r = imp_overlap_closest(sa, q->qa, sb, q->qb, P->dim, &q->ca, &q->cb);
     }
@@ -545,7 +558,7 @@ static void face_normal(const shape_pts *pa, const shape_pts *pb, probe *q) {
     }
 }
 
-static probe place(const pair *P, double t) {
+static probe place(const pair *P, double t, const imp_vec3 *hint) {
     probe q;
     memset(&q, 0, sizeof q);
     q.t = t;
@@ -558,14 +571,15 @@ static probe place(const pair *P, double t) {
     shape_pts pa, pb;
     points_of(&sa, P->dim, &pa);
     points_of(&sb, P->dim, &pb);
-    double d = measure(P, &sa, &sb, &pa, &pb, &q, fast);
+    double d = measure(P, &sa, &sb, &pa, &pb, &q, fast, hint);
     /* (a gap along the query's normal within a millionth of its distance leaves the faces
      * nothing to prove) */
-    if (fast && q.state == IMP_OVERLAP_APART && q.sep < d * (1.0 - 1e-6)) face_normal(&pa, &pb, &q);
+    if (fast && (q.near || (q.state == IMP_OVERLAP_APART && q.sep < d * (1.0 - 1e-6))))
+        face_normal(&pa, &pb, &q);
     /* the exact query where the fast one's plane gap proves little: a contact is confirmed,
      * and a normal that leaves less than half the distance replaced, by the exact one */
     if (fast && q.state == IMP_OVERLAP_APART && (q.lo + P->eta <= 0.0 || q.sep < 0.5 * d)) {
-        (void)measure(P, &sa, &sb, &pa, &pb, &q, 0);
+        (void)measure(P, &sa, &sb, &pa, &pb, &q, 0, NULL);
         if (q.state == IMP_OVERLAP_APART) face_normal(&pa, &pb, &q);
     }
     /* failed, or in contact (touches): no step is taken from here, so no bounds */
@@ -859,14 +873,20 @@ static int proven_at(const pair *P, double t) {
     return imp_overlap_proven_2d(&sa, qa, &sb, qb);
 }
 
-/* The pair placed at t, its bodies' points read first (body_points). */
-static probe ready_place(pair *P, double t) {
+/* The pair placed at t, its bodies' points read first (body_points); `last` (or NULL) the
+ * pair's last placement, whose normal serves a placement within GJK's tolerance of contact
+ * (measure) outside a standing contact and before the horizon. Only where its contact
+ * claims nothing: a placement's touches() then only asks for a refinement, which decides
+ * exactly (the refinement's own placement and one at the horizon take no hint). */
+static probe ready_place(pair *P, double t, const probe *last) {
     if (!P->ready) {
         body_points(&P->a, P->dim);
         body_points(&P->b, P->dim);
         P->ready = 1;
     }
-    return place(P, t);
+    int hint = last && last->state != IMP_OVERLAP_FAILED && P->eta == 0.0 && t < P->horizon &&
+               fabs(imp_len(last->n) - 1.0) < 1e-6;
+    return place(P, t, hint ? &last->n : NULL);
 }
 
 static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
@@ -874,17 +894,18 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
     probe q;
     memset(&q, 0, sizeof q);
     int placed = 0; /* q is the placement at t */
+    int seen = 0;   /* q is a placement (at t or before) */
     int never0 = 0;
     /* bounding spheres (or slabs) apart at 0 leave nothing to measure there: the loop below
      * places the pair when it must (a pair that never meets, most misses, is never placed) */
     if (P->eta > 0.0 || !(free_step(P, 0.0, margin(P, 0.0), &never0) > 0.0)) {
-        q = ready_place(P, 0.0);
+        q = ready_place(P, 0.0, NULL);
         if (q.state == IMP_OVERLAP_FAILED) return failed(q.failure);
         if (P->eta == 0.0 && q.state == IMP_OVERLAP_OVERLAPPING && q.depth > q.err &&
             q.sep <= -q.err)
             return finish(P, IMP_TOI_OVERLAPPING, &q, 0.0);
         parted(P, &q);
-        placed = 1;
+        placed = seen = 1;
     }
     for (unsigned long it = 1;; ++it) {
         if (it % IMP_ROT_POLL_STEPS == 0 && (*stopped = imp_stop_now(stop)) != 0)
@@ -902,10 +923,10 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
         }
         if (!placed) {
             if (P->wmax * t > IMP_ROT_MAX_ANGLE) return failed(IMP_FAILURE_UNDECIDED);
-            q = ready_place(P, t);
+            q = ready_place(P, t, seen ? &q : NULL);
             if (q.state == IMP_OVERLAP_FAILED) return failed(q.failure);
             parted(P, &q);
-            placed = 1;
+            placed = seen = 1;
         }
         double step = q.lo + P->eta > 0.0 ? safe_step(P, &q) : 0.0;
         if (step >= w) {
@@ -924,7 +945,7 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
         /* the cheap sufficient test first: GJK's proof that the 2D pair overlaps at t1 */
         if (P->eta == 0.0 && P->dim == 2 && !P->a.plane && !P->b.plane && proven_at(P, t1))
             return finish(P, IMP_TOI_HIT, &q, t1);
-        probe q1 = ready_place(P, t1);
+        probe q1 = ready_place(P, t1, NULL); /* exact: its contact is a claim */
         if (q1.state == IMP_OVERLAP_FAILED) return failed(q1.failure);
         if (touches(P, &q1)) return finish(P, IMP_TOI_HIT, &q, t1);
         parted(P, &q1);
