@@ -572,8 +572,9 @@ static probe place(const pair *P, double t, const imp_vec3 *hint) {
     points_of(&sa, P->dim, &pa);
     points_of(&sb, P->dim, &pb);
     double d = measure(P, &sa, &sb, &pa, &pb, &q, fast, hint);
-    /* (a gap along the query's normal within a millionth of its distance leaves the faces
-     * nothing to prove) */
+    /* the faces' normals where the query's may be blurred: a placement measured along a hint,
+     * or a gap along the query's normal short of its distance (within a millionth of it
+     * leaves the faces nothing to prove) */
     if (fast && (q.near || (q.state == IMP_OVERLAP_APART && q.sep < d * (1.0 - 1e-6))))
         face_normal(&pa, &pb, &q);
     /* the exact query where the fast one's plane gap proves little: a contact is confirmed,
