@@ -364,16 +364,6 @@ imp_overlap_result imp_overlap_gjk_2d(const imp_shape *a, imp_vec3 pa, const imp
     return failed(IMP_FAILURE_UNDECIDED);
 }
 
-imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
-                                           imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb) {
-    int near;
-    if (dim == 2) {
-        imp_overlap_result r = imp_overlap_gjk_2d(a, pa, b, pb, ca, cb, &near);
-        if (r.state == IMP_OVERLAP_APART) return r;
-    }
-    return imp_overlap_closest(a, pa, b, pb, dim, ca, cb);
-}
-
 int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb) {
     imp_ov_core A, B;
     imp_ov_poly PA, PB;

@@ -80,21 +80,16 @@ void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, im
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
 
-/* imp_overlap_closest, except that two 2D shapes (not halfspaces) whose cores GJK finds
- * apart by more than the contact tolerance and their radii are measured by GJK, as 3D
- * polytopes always are: `distance` (the cores' GJK distance less the radii) then exceeds
- * the true one by at most IMP_GJK_EXCESS_REL of the cores' distance, the normal is the
- * unit direction between the witness points, and the state and closest points follow
- * from them. O(n + m) per GJK iteration where the exact 2D path scans every vertex-edge
- * pair: for callers that need a certified bound of the distance, not its last bits
- * (core/toi_rotating.c). Every other pair: imp_overlap_closest's answer. */
-imp_overlap_result imp_overlap_closest_gjk(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
-                                           imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
-
-/* imp_overlap_closest_gjk's GJK part alone, for two 2D shapes: its APART answer (with the
- * closest points) where GJK finds the cores apart by more than the contact tolerance and
- * their radii; else FAILED, with *near set when the shapes are such a pair (GJK found them
- * within that, or overlapping) and UNSUPPORTED (near 0) when they are not (a halfspace). */
+/* Two 2D shapes (not halfspaces) measured by GJK over their cores, as 3D polytopes always
+ * are: where GJK finds the cores apart by more than the contact tolerance and their radii,
+ * an APART answer whose `distance` (the cores' GJK distance less the radii) exceeds the
+ * true one by at most IMP_GJK_EXCESS_REL of the cores' distance, whose normal is the unit
+ * direction between the witness points, and whose closest points (*ca, *cb) follow from
+ * them. O(n + m) per GJK iteration where the exact 2D path (imp_overlap_closest) scans
+ * every vertex-edge pair: for callers that need a certified bound of the distance, not its
+ * last bits (core/toi_rotating.c). Otherwise FAILED: with *near set when the shapes are
+ * such a pair (GJK found them within that, or overlapping), which imp_overlap_closest then
+ * decides; UNSUPPORTED with near 0 when they are not (a halfspace). */
 imp_overlap_result imp_overlap_gjk_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                       imp_vec3 pb, imp_vec3 *ca, imp_vec3 *cb, int *near);
 

@@ -461,10 +461,10 @@ static void frame_rate3(const plane_view *v, imp_vec3 u, imp_vec3 wf, double rea
 
 /* The distance query of a placement into q (state, normal, depth, closest points, the plane
  * gap along the normal and the lower bound lo); `fast`: 2D pairs by GJK
- * (imp_overlap_gjk_2d, as imp_overlap_closest_gjk), else exactly (imp_overlap_closest, a
- * triangle by imp_overlap_triangle); `hint` (or NULL): a normal for a fast pair that GJK
- * finds within its tolerance of contact, instead of the exact query. Returns the query's
- * distance when APART, else 0. */
+ * (imp_overlap_gjk_2d; within its tolerance, imp_overlap_closest), else exactly
+ * (imp_overlap_closest, a triangle by imp_overlap_triangle); `hint` (or NULL): a normal for a fast
+ * pair that GJK finds within its tolerance of contact, instead of the exact query. Returns the
+ * query's distance when APART, else 0. */
 static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, const shape_pts *pa,
                       const shape_pts *pb, probe *q, int fast, const imp_vec3 *hint) {
     imp_overlap_result r;
@@ -558,6 +558,15 @@ static void face_normal(const shape_pts *pa, const shape_pts *pb, probe *q) {
     }
 }
 
+/* q's frame k (spinning at wf) from both bodies' second-order bounds in it. */
+static void set_frame(probe *q, int k, imp_vec3 wf, const plane_bound *ba, const plane_bound *bb) {
+    q->fon[k] = 1;
+    q->fw[k] = wf;
+    q->frise1[k] = ba->rise1 + bb->rise1;
+    q->frise2[k] = ba->rise2 + bb->rise2;
+    q->funtil2[k] = imp_fmin(ba->until2, bb->until2);
+}
+
 static probe place(const pair *P, double t, const imp_vec3 *hint) {
     probe q;
     memset(&q, 0, sizeof q);
@@ -612,11 +621,7 @@ static probe place(const pair *P, double t, const imp_vec3 *hint) {
             if (wf == 0.0) continue;
             plane_rate(&P->a, &va, spa - wf, &ba);
             plane_rate(&P->b, &vb, spb - wf, &bb);
-            q.fon[k] = 1;
-            q.fw[k] = imp_v3(0.0, 0.0, wf);
-            q.frise1[k] = ba.rise1 + bb.rise1;
-            q.frise2[k] = ba.rise2 + bb.rise2;
-            q.funtil2[k] = imp_fmin(ba.until2, bb.until2);
+            set_frame(&q, k, imp_v3(0.0, 0.0, wf), &ba, &bb);
         }
     if (three)
         for (int k = 0; k < 2; ++k) {
@@ -624,11 +629,7 @@ static probe place(const pair *P, double t, const imp_vec3 *hint) {
             if (imp_len(wf) == 0.0) continue;
             frame_rate3(&va, imp_sub(P->a.w, wf), wf, P->a.reach, &ba);
             frame_rate3(&vb, imp_sub(P->b.w, wf), wf, P->b.reach, &bb);
-            q.fon[k] = 1;
-            q.fw[k] = wf;
-            q.frise1[k] = ba.rise1 + bb.rise1;
-            q.frise2[k] = ba.rise2 + bb.rise2;
-            q.funtil2[k] = imp_fmin(ba.until2, bb.until2);
+            set_frame(&q, k, wf, &ba, &bb);
         }
     return q;
 }
