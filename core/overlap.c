@@ -333,45 +333,53 @@ imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const i
     return r;
 }
 
-/* Two 2D shapes' cores (not halfspaces) into A and B, and as point sets for GJK into PA and
- * PB: only pos, local, n and r set, all that GJK and contact_tol read (not the whole record,
- * whose buffers are 600 bytes to clear). 0 when a shape has no such core. */
+/* Two 2D shapes' cores for the 2D GJK (imp_ov_gjk2_*), with its tolerance: contact_tol's,
+ * IMP_CONTACT_REL of the radii and the largest coordinate magnitude of the placed vertices.
+ * 0 when a shape has no such core (a halfspace). */
 static int gjk_cores_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
-                        imp_ov_core *A, imp_ov_core *B, imp_ov_poly *PA, imp_ov_poly *PB) {
+                        imp_ov_core *A, imp_ov_core *B, double *tol) {
     if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE ||
         imp_ov_core_make(a, pa, 2, A) != 0 || imp_ov_core_make(b, pb, 2, B) != 0)
         return 0;
-    PA->pos = pa, PA->local = A->local, PA->n = A->n, PA->r = A->r;
-    PB->pos = pb, PB->local = B->local, PB->n = B->n, PB->r = B->r;
+    double scale = A->r + B->r;
+    const imp_ov_core *cs[2] = {A, B};
+    for (int k = 0; k < 2; ++k)
+        for (size_t i = 0; i < cs[k]->n; ++i)
+            scale = imp_fmax(scale, imp_max_abs(imp_ov_vert(cs[k], i)));
+    *tol = IMP_CONTACT_REL * scale;
     return 1;
 }
 
 imp_overlap_result imp_overlap_gjk_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
-                                      imp_vec3 pb, imp_vec3 *ca, imp_vec3 *cb, int *near) {
+                                      imp_vec3 pb, imp_gjk2_cache *cache, imp_vec3 *ca,
+                                      imp_vec3 *cb, int *near) {
     imp_ov_core A, B;
-    imp_ov_poly PA, PB;
+    double tol;
     *near = 0;
-    if (!gjk_cores_2d(a, pa, b, pb, &A, &B, &PA, &PB)) return failed(IMP_FAILURE_UNSUPPORTED);
-    imp_vec3 wa, wb, n;
-    double tol = contact_tol(&PA, &PB), d = imp_ov_gjk_witness(&PA, &PB, tol, &wa, &wb);
-    if (d > tol && d > A.r + B.r && imp_unit_scaled(imp_sub(wb, wa), &n, NULL) == 0) {
+    if (!gjk_cores_2d(a, pa, b, pb, &A, &B, &tol)) return failed(IMP_FAILURE_UNSUPPORTED);
+    imp_vec3 v, wa, wb, n;
+    double d =
+        imp_ov_gjk2_closest(A.local, A.n, B.local, B.n, imp_sub(pb, pa), tol, cache, &v, &wa, &wb);
+    if (d > tol && d > A.r + B.r && imp_unit_scaled(v, &n, NULL) == 0) {
         imp_overlap_result r = from_gap(d - (A.r + B.r), n);
-        *ca = imp_madd(wa, n, A.r);
-        *cb = imp_madd(wb, n, -B.r);
+        *ca = imp_madd(imp_add(pa, wa), n, A.r);
+        *cb = imp_madd(imp_add(pb, wb), n, -B.r);
         return r;
     }
     *near = 1;
     return failed(IMP_FAILURE_UNDECIDED);
 }
 
-int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb) {
+int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
+                          imp_gjk2_cache *cache) {
     imp_ov_core A, B;
-    imp_ov_poly PA, PB;
-    if (!gjk_cores_2d(a, pa, b, pb, &A, &B, &PA, &PB)) return 0;
-    /* a support point is pos + local, each rounded once, and a difference of two: an error of
-     * a few units of the largest coordinate's last place (contact_tol's scale) */
-    double tol = contact_tol(&PA, &PB), slack = 16.0 * DBL_EPSILON * (tol / IMP_CONTACT_REL);
-    return imp_ov_gjk_encloses_2d(&PA, &PB, tol, slack);
+    double tol;
+    if (!gjk_cores_2d(a, pa, b, pb, &A, &B, &tol)) return 0;
+    /* a point of B - A is (d + b) - a, each step rounded once, d = pb - pa itself once: an
+     * error of a few units of the last place of |pa| + |pb| and the cores' coordinates, which
+     * the scale (tol's, the largest placed coordinate) bounds */
+    double slack = 16.0 * DBL_EPSILON * (tol / IMP_CONTACT_REL + imp_max_abs(pa) + imp_max_abs(pb));
+    return imp_ov_gjk2_encloses(A.local, A.n, B.local, B.n, imp_sub(pb, pa), tol, slack, cache);
 }
 
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,

@@ -80,26 +80,39 @@ void imp_closest_segments(imp_vec3 p0, imp_vec3 p1, imp_vec3 q0, imp_vec3 q1, im
 imp_overlap_result imp_overlap_closest(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
                                        imp_vec3 pb, int dim, imp_vec3 *ca, imp_vec3 *cb);
 
+/* A 2D GJK run's final simplex, by its points' indices into each shape's core points: a later
+ * run on the same two shapes, a little moved or turned, starts from it (a warm start, as
+ * Box2D's b2SimplexCache), which usually ends it within an iteration or two. n = 0: none
+ * yet, a cold start. */
+typedef struct imp_gjk2_cache {
+    int n;
+    unsigned ia[3], ib[3];
+} imp_gjk2_cache;
+
 /* Two 2D shapes (not halfspaces) measured by GJK over their cores, as 3D polytopes always
  * are: where GJK finds the cores apart by more than the contact tolerance and their radii,
  * an APART answer whose `distance` (the cores' GJK distance less the radii) exceeds the
  * true one by at most IMP_GJK_EXCESS_REL of the cores' distance, whose normal is the unit
- * direction between the witness points, and whose closest points (*ca, *cb) follow from
- * them. O(n + m) per GJK iteration where the exact 2D path (imp_overlap_closest) scans
- * every vertex-edge pair: for callers that need a certified bound of the distance, not its
- * last bits (core/toi_rotating.c). Otherwise FAILED: with *near set when the shapes are
- * such a pair (GJK found them within that, or overlapping), which imp_overlap_closest then
- * decides; UNSUPPORTED with near 0 when they are not (a halfspace). */
+ * direction of GJK's closest point of the cores' difference, and whose closest points (*ca,
+ * *cb) follow from its witnesses. O(n + m) per GJK iteration where the exact 2D path
+ * (imp_overlap_closest) scans every vertex-edge pair: for callers that need a certified
+ * bound of the distance, not its last bits (core/toi_rotating.c). Otherwise FAILED: with
+ * *near set when the shapes are such a pair (GJK found them within that, or overlapping),
+ * which imp_overlap_closest then decides; UNSUPPORTED with near 0 when they are not (a
+ * halfspace). `cache` (or NULL): imp_gjk2_cache, of earlier runs on these two shapes. */
 imp_overlap_result imp_overlap_gjk_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b,
-                                      imp_vec3 pb, imp_vec3 *ca, imp_vec3 *cb, int *near);
+                                      imp_vec3 pb, imp_gjk2_cache *cache, imp_vec3 *ca,
+                                      imp_vec3 *cb, int *near);
 
 /* Two 2D shapes (not halfspaces) placed at pa and pb: 1 when a GJK run over their cores
  * proves them overlapping, ending on a triangle of the cores' difference that holds the
- * origin inside by more than its points' rounding (imp_ov_gjk_encloses_2d); 0 when it does
+ * origin inside by more than its points' rounding (imp_ov_gjk2_encloses); 0 when it does
  * not prove it (apart, touching, overlapping by about the rounding, or shapes it does not
  * take), which says nothing. O(n + m) per iteration: a cheap sufficient test of contact
- * where imp_overlap would scan every pair of edges (core/toi_rotating.c). */
-int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb);
+ * where imp_overlap would scan every pair of edges (core/toi_rotating.c). `cache` as
+ * imp_overlap_gjk_2d's. */
+int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
+                          imp_gjk2_cache *cache);
 
 /* Shape a (3D, not a halfspace) placed at pa against the flat triangle tri (corners in
  * world coordinates, not collinear): imp_overlap's rules, with the triangle a flat convex

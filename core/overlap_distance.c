@@ -308,26 +308,6 @@ static double gjk_run(const imp_ov_poly *A, const imp_ov_poly *B, double tol, gj
     return imp_len(s->v);
 }
 
-int imp_ov_gjk_encloses_2d(const imp_ov_poly *A, const imp_ov_poly *B, double tol, double slack) {
-    gjk_simplex s;
-    if (gjk_run(A, B, tol, &s) != 0.0 || s.n != 3) return 0;
-    const imp_vec3 *w = s.w;
-    int sign = 0;
-    for (int i = 0; i < 3; ++i) {
-        imp_vec3 p = w[i], q = w[(i + 1) % 3];
-        if (p.z != 0.0 || q.z != 0.0) return 0;
-        /* twice the signed area of (0, p, q), which each point's error (slack) moves by at
-         * most slack (|p| + |q|) + slack^2, and its own rounding by 2u of its terms */
-        double det = p.x * q.y - p.y * q.x;
-        double err = slack * (imp_len(p) + imp_len(q) + slack) +
-                     DBL_EPSILON * (fabs(p.x * q.y) + fabs(p.y * q.x));
-        int sg = det > err ? 1 : det < -err ? -1 : 0;
-        if (sg == 0 || (sign != 0 && sg != sign)) return 0;
-        sign = sg;
-    }
-    return 1;
-}
-
 double imp_ov_gjk(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *vout) {
     gjk_simplex s;
     double d = gjk_run(A, B, tol, &s);
@@ -335,17 +315,8 @@ double imp_ov_gjk(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_ve
     return d;
 }
 
-/* Witness points of GJK's answer: the closest point v of the final simplex
- * to the origin, in barycentric coordinates of that simplex, applied to the
- * support points each vertex came from (van den Bergen 2004, 4.3.6).
- * Returns |v|, or 0 (witnesses unset) when the cores intersect or touch
- * within `tol`. */
-double imp_ov_gjk_witness(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *wa,
-                          imp_vec3 *wb) {
-    imp_vec3 v;
-    return imp_ov_gjk_closest(A, B, tol, &v, wa, wb);
-}
-
+/* The witness points: v's barycentric coordinates in the final simplex applied to the support
+ * points each of its vertices came from (van den Bergen 2004, 4.3.6). */
 double imp_ov_gjk_closest(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *vout,
                           imp_vec3 *wa, imp_vec3 *wb) {
     gjk_simplex gs;
@@ -393,6 +364,200 @@ double imp_ov_gjk_closest(const imp_ov_poly *A, const imp_ov_poly *B, double tol
     *wa = ra;
     *wb = rb;
     return imp_len(v);
+}
+
+/* ---- 2D GJK, warm-started ------------------------------------------------------------- */
+
+/* The simplex of a 2D run: its points w = d + b[ib] - a[ia] of B - A, by the indices they
+ * come from, and the barycentric weights l of its closest point v to the origin. */
+typedef struct gjk2 {
+    double wx[3], wy[3], l[3];
+    unsigned ia[3], ib[3];
+    int n;
+    double vx, vy;
+} gjk2;
+
+static void gjk2_set(gjk2 *s, int k, const imp_vec3 *a, const imp_vec3 *b, imp_vec3 d, unsigned i,
+                     unsigned j) {
+    s->ia[k] = i;
+    s->ib[k] = j;
+    s->wx[k] = (d.x + b[j].x) - a[i].x;
+    s->wy[k] = (d.y + b[j].y) - a[i].y;
+}
+
+/* Keeps the simplex's points k0 (and k1 when k1 >= 0) with weights l0 (and l1), in order. */
+static void gjk2_keep(gjk2 *s, int k0, double l0, int k1, double l1) {
+    gjk2 o = *s;
+    int ks[2] = {k0, k1};
+    s->n = k1 < 0 ? 1 : 2;
+    for (int m = 0; m < s->n; ++m) {
+        s->wx[m] = o.wx[ks[m]], s->wy[m] = o.wy[ks[m]];
+        s->ia[m] = o.ia[ks[m]], s->ib[m] = o.ib[ks[m]];
+    }
+    s->l[0] = l0;
+    s->l[1] = l1;
+}
+
+/* The segment's weights where its closest point to the origin is inside it (the other's
+ * weight at each end: -w_i.(w_j - w_i) for j's, w_j.(w_j - w_i) for i's), as the signed
+ * areas of Gilbert, Johnson and Keerthi's sub-simplex test reduce to in 1D. */
+static void seg_weights(const gjk2 *s, int i, int j, double *li, double *lj) {
+    double ex = s->wx[j] - s->wx[i], ey = s->wy[j] - s->wy[i];
+    *li = s->wx[j] * ex + s->wy[j] * ey;
+    *lj = -(s->wx[i] * ex + s->wy[i] * ey);
+}
+
+/* Reduces the simplex to the feature closest to the origin and sets v (GJK's distance
+ * sub-algorithm by Voronoi regions in the plane: Ericson, "Real-Time Collision
+ * Detection", 5.1.5, and the barycentric form of Catto, "Computing Distance", GDC 2010).
+ * Returns 1 when the origin is inside the triangle (all three weights positive). */
+static int gjk2_solve(gjk2 *s) {
+    if (s->n == 2) {
+        double l0, l1;
+        seg_weights(s, 0, 1, &l0, &l1);
+        if (l1 <= 0.0)
+            gjk2_keep(s, 0, 1.0, -1, 0.0);
+        else if (l0 <= 0.0)
+            gjk2_keep(s, 1, 1.0, -1, 0.0);
+        else
+            s->l[0] = l0 / (l0 + l1), s->l[1] = l1 / (l0 + l1);
+    } else if (s->n == 3) {
+        double a01, b01, a02, b02, a12, b12; /* each edge's end weights */
+        seg_weights(s, 0, 1, &a01, &b01);
+        seg_weights(s, 0, 2, &a02, &b02);
+        seg_weights(s, 1, 2, &a12, &b12);
+        /* the triangle's weights: each vertex's opposite sub-triangle's signed area, of the
+         * triangle's orientation */
+        double area = (s->wx[1] - s->wx[0]) * (s->wy[2] - s->wy[0]) -
+                      (s->wy[1] - s->wy[0]) * (s->wx[2] - s->wx[0]);
+        double t0 = area * (s->wx[1] * s->wy[2] - s->wy[1] * s->wx[2]);
+        double t1 = area * (s->wx[2] * s->wy[0] - s->wy[2] * s->wx[0]);
+        double t2 = area * (s->wx[0] * s->wy[1] - s->wy[0] * s->wx[1]);
+        if (b01 <= 0.0 && b02 <= 0.0)
+            gjk2_keep(s, 0, 1.0, -1, 0.0);
+        else if (a01 > 0.0 && b01 > 0.0 && t2 <= 0.0)
+            gjk2_keep(s, 0, a01 / (a01 + b01), 1, b01 / (a01 + b01));
+        else if (a02 > 0.0 && b02 > 0.0 && t1 <= 0.0)
+            gjk2_keep(s, 0, a02 / (a02 + b02), 2, b02 / (a02 + b02));
+        else if (a01 <= 0.0 && b12 <= 0.0)
+            gjk2_keep(s, 1, 1.0, -1, 0.0);
+        else if (a02 <= 0.0 && a12 <= 0.0)
+            gjk2_keep(s, 2, 1.0, -1, 0.0);
+        else if (a12 > 0.0 && b12 > 0.0 && t0 <= 0.0)
+            gjk2_keep(s, 1, a12 / (a12 + b12), 2, b12 / (a12 + b12));
+        else if (t0 + t1 + t2 > 0.0 && isfinite(t0 + t1 + t2)) {
+            double sum = t0 + t1 + t2;
+            s->l[0] = t0 / sum, s->l[1] = t1 / sum, s->l[2] = t2 / sum;
+            s->vx = s->vy = 0.0;
+            return 1;
+        } else { /* flat: rounding left no region; the nearest end of all */
+            int k = 0;
+            for (int m = 1; m < 3; ++m)
+                if (s->wx[m] * s->wx[m] + s->wy[m] * s->wy[m] <
+                    s->wx[k] * s->wx[k] + s->wy[k] * s->wy[k])
+                    k = m;
+            gjk2_keep(s, k, 1.0, -1, 0.0);
+        }
+    }
+    if (s->n == 1) s->l[0] = 1.0;
+    s->vx = s->vy = 0.0;
+    for (int k = 0; k < s->n; ++k) {
+        s->vx += s->l[k] * s->wx[k];
+        s->vy += s->l[k] * s->wy[k];
+    }
+    return 0;
+}
+
+/* Index of the point of p[0..n) farthest along (x, y). */
+static unsigned farthest2(const imp_vec3 *p, size_t n, double x, double y) {
+    unsigned best = 0;
+    double top = p[0].x * x + p[0].y * y;
+    for (size_t i = 1; i < n; ++i) {
+        double h = p[i].x * x + p[i].y * y;
+        if (h > top) top = h, best = (unsigned)i;
+    }
+    return best;
+}
+
+/* The run itself: returns 1 when the origin is inside the final triangle, else 0 with s's v
+ * the closest point found. The cache's simplex, where it names points of these shapes, is
+ * the start; the final one goes back into it. */
+static int gjk2_run(const imp_vec3 *a, size_t na, const imp_vec3 *b, size_t nb, imp_vec3 d,
+                    double tol, imp_gjk2_cache *cache, gjk2 *s) {
+    s->n = 0;
+    if (cache && cache->n >= 1 && cache->n <= 3) {
+        s->n = cache->n;
+        for (int k = 0; k < s->n; ++k)
+            if (cache->ia[k] >= na || cache->ib[k] >= nb) s->n = 0;
+        for (int k = 0; k < s->n; ++k)
+            gjk2_set(s, k, a, b, d, cache->ia[k], cache->ib[k]);
+    }
+    if (s->n == 0) { /* cold: the supports along the line of the positions */
+        gjk2_set(s, 0, a, b, d, farthest2(a, na, d.x, d.y), farthest2(b, nb, -d.x, -d.y));
+        s->n = 1;
+    }
+    int inside = gjk2_solve(s);
+    for (int it = 0; !inside && it < IMP_GJK_MAX_ITER; ++it) {
+        double vv = s->vx * s->vx + s->vy * s->vy;
+        if (vv <= tol * tol) break;
+        unsigned i = farthest2(a, na, s->vx, s->vy), j = farthest2(b, nb, -s->vx, -s->vy);
+        int dup = 0;
+        for (int k = 0; k < s->n; ++k)
+            dup |= s->ia[k] == i && s->ib[k] == j;
+        if (dup) break;
+        gjk2 next = *s;
+        gjk2_set(&next, next.n++, a, b, d, i, j);
+        double vw = s->vx * next.wx[next.n - 1] + s->vy * next.wy[next.n - 1];
+        if (vv - vw <= imp_fmax(IMP_GJK_REL * vv, tol * sqrt(vv))) break;
+        inside = gjk2_solve(&next);
+        if (!inside && !(next.vx * next.vx + next.vy * next.vy < vv))
+            break; /* no progress: rounding; s is the best found */
+        *s = next;
+    }
+    if (cache) {
+        cache->n = s->n;
+        for (int k = 0; k < s->n; ++k)
+            cache->ia[k] = s->ia[k], cache->ib[k] = s->ib[k];
+    }
+    return inside;
+}
+
+double imp_ov_gjk2_closest(const imp_vec3 *a, size_t na, const imp_vec3 *b, size_t nb, imp_vec3 d,
+                           double tol, imp_gjk2_cache *cache, imp_vec3 *v, imp_vec3 *wa,
+                           imp_vec3 *wb) {
+    gjk2 s;
+    int inside = gjk2_run(a, na, b, nb, d, tol, cache, &s);
+    *v = imp_v3(s.vx, s.vy, 0.0);
+    double vv = s.vx * s.vx + s.vy * s.vy;
+    if (inside || vv <= tol * tol) return 0.0;
+    imp_vec3 ra = imp_v3(0, 0, 0), rb = imp_v3(0, 0, 0);
+    for (int k = 0; k < s.n; ++k) {
+        ra = imp_madd(ra, a[s.ia[k]], s.l[k]);
+        rb = imp_madd(rb, b[s.ib[k]], s.l[k]);
+    }
+    *wa = imp_v3(ra.x, ra.y, 0.0);
+    *wb = imp_v3(rb.x, rb.y, 0.0);
+    return sqrt(vv);
+}
+
+int imp_ov_gjk2_encloses(const imp_vec3 *a, size_t na, const imp_vec3 *b, size_t nb, imp_vec3 d,
+                         double tol, double slack, imp_gjk2_cache *cache) {
+    gjk2 s;
+    if (!gjk2_run(a, na, b, nb, d, tol, cache, &s)) return 0;
+    int sign = 0;
+    for (int i = 0; i < 3; ++i) {
+        int j = i == 2 ? 0 : i + 1;
+        double px = s.wx[i], py = s.wy[i], qx = s.wx[j], qy = s.wy[j];
+        /* twice the signed area of (0, p, q), which each point's error (slack) moves by at
+         * most slack (|p| + |q|) + slack^2, and its own rounding by 2u of its terms */
+        double det = px * qy - py * qx;
+        double err = slack * (sqrt(px * px + py * py) + sqrt(qx * qx + qy * qy) + slack) +
+                     DBL_EPSILON * (fabs(px * qy) + fabs(py * qx));
+        int sg = det > err ? 1 : det < -err ? -1 : 0;
+        if (sg == 0 || (sign != 0 && sg != sign)) return 0;
+        sign = sg;
+    }
+    return 1;
 }
 
 /* ---- GJK ray cast ------------------------------------------------------------------------- */

@@ -128,20 +128,28 @@ double imp_ov_core_distance(const imp_ov_core *a, const imp_ov_core *b, imp_vec3
  * when the origin is within `tol` of B - A (intersecting or touching). */
 double imp_ov_gjk(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *v);
 
-/* 2D (every point at z = 0): 1 when the same GJK run ends on a triangle of B - A that holds
- * the origin strictly inside by more than `slack`, an absolute bound of each of its points'
- * error: then the cores overlap, a proof; 0 when it does not (apart, touching, or inside by
- * no more than rounding). */
-int imp_ov_gjk_encloses_2d(const imp_ov_poly *A, const imp_ov_poly *B, double tol, double slack);
+/* 2D GJK, warm-started (every point at z = 0): the cores are the hulls of a[0..na) and
+ * b[0..nb) relative to their positions, d the position of b's less a's; the points of
+ * B - A are formed as (d + b_j) - a_i, so far from the origin the relative placement keeps
+ * its bits. `cache` (or NULL) starts the run from a simplex of an earlier run on the same
+ * shapes and takes the final one. */
 
-/* The same GJK run, with the closest points *wa on A and *wb on B instead
- * of v. Returns |v|, or 0 (witnesses unset) when the cores intersect or
- * touch within `tol`. */
-double imp_ov_gjk_witness(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *wa,
-                          imp_vec3 *wb);
+/* |v|, v the closest point of B - A to the origin that GJK reaches (from a towards b),
+ * within IMP_GJK_REL of |v| or `tol` of the distance, with the witness points *wa on A and *wb
+ * on B relative to their positions; 0 (witnesses unset) when the origin is within `tol` of
+ * B - A or inside it. */
+double imp_ov_gjk2_closest(const imp_vec3 *a, size_t na, const imp_vec3 *b, size_t nb, imp_vec3 d,
+                           double tol, imp_gjk2_cache *cache, imp_vec3 *v, imp_vec3 *wa,
+                           imp_vec3 *wb);
 
-/* The same GJK run once, with both: imp_ov_gjk's v and answer, and when that answer is not
- * 0 the witness points as imp_ov_gjk_witness gives them. */
+/* 1 when the run ends on a triangle of B - A that holds the origin strictly inside by more
+ * than `slack`, an absolute bound of each of its points' error: then the cores overlap, a
+ * proof; 0 when it does not (apart, touching, or inside by no more than rounding). */
+int imp_ov_gjk2_encloses(const imp_vec3 *a, size_t na, const imp_vec3 *b, size_t nb, imp_vec3 d,
+                         double tol, double slack, imp_gjk2_cache *cache);
+
+/* The same GJK run, with the closest points *wa on A and *wb on B (its witnesses) too when
+ * the answer is not 0. */
 double imp_ov_gjk_closest(const imp_ov_poly *A, const imp_ov_poly *B, double tol, imp_vec3 *v,
                           imp_vec3 *wa, imp_vec3 *wb);
 

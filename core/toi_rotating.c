@@ -113,14 +113,15 @@ typedef struct pair {
     rbody a, b;
     int dim;
     double horizon, delta;
-    imp_vec3 dv0, da; /* b's velocity at 0 and acceleration relative to a */
-    double spin;      /* |w_a| r_a + |w_b| r_b */
-    double wmax;      /* the larger |w| */
-    int b_triangle;   /* b is a flat triangle (imp_toi_rotating_input) */
-    int ready;        /* body_points done */
-    double mg[4];     /* margin's sums (margin_init) */
-    double eta;       /* > 0: a standing contact (imp_toi_rotating_standing) until a placement
-                         proves the pair apart by eta / 2 (parted); then 0 */
+    imp_vec3 dv0, da;   /* b's velocity at 0 and acceleration relative to a */
+    double spin;        /* |w_a| r_a + |w_b| r_b */
+    double wmax;        /* the larger |w| */
+    int b_triangle;     /* b is a flat triangle (imp_toi_rotating_input) */
+    int ready;          /* body_points done */
+    imp_gjk2_cache gjk; /* 2D: the last GJK run's simplex, the next one's start */
+    double mg[4];       /* margin's sums (margin_init) */
+    double eta;         /* > 0: a standing contact (imp_toi_rotating_standing) until a placement
+                           proves the pair apart by eta / 2 (parted); then 0 */
 } pair;
 
 /* A placement of the pair at t. */
@@ -465,7 +466,7 @@ static void frame_rate3(const plane_view *v, imp_vec3 u, imp_vec3 wf, double rea
  * (imp_overlap_closest, a triangle by imp_overlap_triangle); `hint` (or NULL): a normal for a fast
  * pair that GJK finds within its tolerance of contact, instead of the exact query. Returns the
  * query's distance when APART, else 0. */
-static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, const shape_pts *pa,
+static double measure(pair *P, const imp_shape *sa, const imp_shape *sb, const shape_pts *pa,
                       const shape_pts *pb, probe *q, int fast, const imp_vec3 *hint) {
     imp_overlap_result r;
     if (P->b_triangle) {
@@ -475,7 +476,7 @@ static double measure(const pair *P, const imp_shape *sa, const imp_shape *sb, c
         r = imp_overlap_triangle(sa, q->qa, tri, &q->ca, &q->cb);
     } else if (fast) {
         int near = 0;
-        r = imp_overlap_gjk_2d(sa, q->qa, sb, q->qb, &q->ca, &q->cb, &near);
+        r = imp_overlap_gjk_2d(sa, q->qa, sb, q->qb, &P->gjk, &q->ca, &q->cb, &near);
         if (r.state != IMP_OVERLAP_APART && near && hint) {
             /* within GJK's tolerance of contact, with the last placement's normal to hand: no
              * exact query, only the plane gap along that normal (face_normal then takes the
@@ -567,7 +568,7 @@ static void set_frame(probe *q, int k, imp_vec3 wf, const plane_bound *ba, const
     q->funtil2[k] = imp_fmin(ba->until2, bb->until2);
 }
 
-static probe place(const pair *P, double t, const imp_vec3 *hint) {
+static probe place(pair *P, double t, const imp_vec3 *hint) {
     probe q;
     memset(&q, 0, sizeof q);
     q.t = t;
@@ -866,13 +867,13 @@ static void parted(pair *P, const probe *q) {
 
 /* 2D: the pair placed at t proven overlapping by GJK (imp_overlap_proven_2d), a contact by
  * touches()'s rule (a placement that overlaps is not apart by any margin). */
-static int proven_at(const pair *P, double t) {
+static int proven_at(pair *P, double t) {
     imp_shape sa, sb;
     imp_vec3 qa, qb;
     body_pose(&P->a, t, &sa);
     body_pose(&P->b, t, &sb);
     frame(P, t, &qa, &qb);
-    return imp_overlap_proven_2d(&sa, qa, &sb, qb);
+    return imp_overlap_proven_2d(&sa, qa, &sb, qb, &P->gjk);
 }
 
 /* The pair placed at t, its bodies' points read first (body_points); `last` (or NULL) the
@@ -984,6 +985,7 @@ imp_toi_result imp_toi_rotating_standing(const imp_toi_rotating_input *in, doubl
                                in->b->n_verts == 3 && P.b.wlen == 0.0 && !P.a.plane));
     P.b_triangle = in->b_triangle;
     P.ready = 0;
+    P.gjk.n = 0;
     P.dim = in->dim;
     P.horizon = in->horizon;
     P.dv0 = imp_sub(in->mb.v, in->ma.v);

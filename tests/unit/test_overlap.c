@@ -24,6 +24,7 @@
 
 #include "core/overlap.h"
 #include "core/overlap_impl.h"
+#include "core/tolerance.h"
 #include "tests/rng.h"
 #include "tests/shapes.h"
 
@@ -303,22 +304,20 @@ static void test_random_pairs_against_sdf(void **state) {
 static void test_overlap_proven_2d(void **state) {
     (void)state;
     imp_shape sq = box2(1, 1, 0), disc = sphere(0.3);
-    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &sq, imp_v3(2 - 1e-6, 0.5, 0)), 1);
-    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &sq, imp_v3(2, 0.5, 0)), 0);
-    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &sq, imp_v3(2 + 1e-6, 0.5, 0)), 0);
-    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &disc, imp_v3(0.2, -0.1, 0)), 1);
+    assert_int_equal(
+        imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &sq, imp_v3(2 - 1e-6, 0.5, 0), NULL), 1);
+    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &sq, imp_v3(2, 0.5, 0), NULL), 0);
+    assert_int_equal(
+        imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &sq, imp_v3(2 + 1e-6, 0.5, 0), NULL), 0);
+    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &disc, imp_v3(0.2, -0.1, 0), NULL),
+                     1);
     imp_shape h = {.type = IMP_SHAPE_HALFSPACE, .normal = {0, 1, 0}, .offset = 0};
-    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &h, imp_v3(0, 0, 0)), 0);
+    assert_int_equal(imp_overlap_proven_2d(&sq, imp_v3(0, 0, 0), &h, imp_v3(0, 0, 0), NULL), 0);
     /* the margin: squares of side 2 overlapping by 0.01 are proven with a slack of 1e-9 in
      * their points, not with one of 0.1 (which could make them apart) */
-    imp_vec3 corners[4] = {{-1, -1, 0}, {1, -1, 0}, {1, 1, 0}, {-1, 1, 0}};
-    imp_ov_poly A, B;
-    memset(&A, 0, sizeof A);
-    memset(&B, 0, sizeof B);
-    A.pos = imp_v3(0, 0, 0), A.local = corners, A.n = 4;
-    B.pos = imp_v3(1.99, 0.5, 0), B.local = corners, B.n = 4;
-    assert_int_equal(imp_ov_gjk_encloses_2d(&A, &B, 1e-12, 1e-9), 1);
-    assert_int_equal(imp_ov_gjk_encloses_2d(&A, &B, 1e-12, 0.1), 0);
+    imp_vec3 corners[4] = {{-1, -1, 0}, {1, -1, 0}, {1, 1, 0}, {-1, 1, 0}}, d = {1.99, 0.5, 0};
+    assert_int_equal(imp_ov_gjk2_encloses(corners, 4, corners, 4, d, 1e-12, 1e-9, NULL), 1);
+    assert_int_equal(imp_ov_gjk2_encloses(corners, 4, corners, 4, d, 1e-12, 0.1, NULL), 0);
     const uint64_t seed = 0x9A0F;
     uint64_t rng = seed;
     int proven = 0, overlapping = 0;
@@ -328,7 +327,7 @@ static void test_overlap_proven_2d(void **state) {
         random_placed_pair(&rng, va, vb, &a, &b, &pa, &pb);
         imp_overlap_result r = imp_overlap(&a, pa, &b, pb, 2);
         overlapping += r.state == IMP_OVERLAP_OVERLAPPING;
-        if (!imp_overlap_proven_2d(&a, pa, &b, pb)) continue;
+        if (!imp_overlap_proven_2d(&a, pa, &b, pb, NULL)) continue;
         ++proven;
         if (r.state != IMP_OVERLAP_OVERLAPPING || !(r.depth > 0.0))
             fail_msg("seed %#llx case %d: proven overlapping, the exact test says state %d "
@@ -340,6 +339,62 @@ static void test_overlap_proven_2d(void **state) {
     /* and a useful one: it proves a good share of them (cores overlapping, not only the
      * rounded parts) */
     assert_true(proven > overlapping / 3);
+}
+
+/* imp_overlap_gjk_2d against the exact 2D query (imp_overlap_closest, which scans every
+ * vertex-edge pair), cold and warm-started: the cache primed by a run on the same shapes at
+ * another placement (b moved by up to 0.5 and the shapes' order of runs kept), as a solver's
+ * next placement reuses it. An APART answer is one of the exact query's, its distance at most
+ * IMP_GJK_EXCESS_REL of the cores' distance (and the contact tolerance) above the exact one,
+ * and its closest points that distance apart along its normal; a pair it leaves (near) is
+ * within the tolerance of contact or overlapping; and a warm proof of overlap is one. */
+static void test_overlap_gjk_2d(void **state) {
+    (void)state;
+    const uint64_t seed = 0x61C2;
+    uint64_t rng = seed;
+    int apart = 0, warm_proofs = 0;
+    for (int k = 0; k < 100000; ++k) {
+        imp_vec3 va[16], vb[16], pa, pb, ea, eb;
+        imp_shape a, b;
+        random_placed_pair(&rng, va, vb, &a, &b, &pa, &pb);
+        imp_overlap_result ex = imp_overlap_closest(&a, pa, &b, pb, 2, &ea, &eb);
+        double rr = a.radius + b.radius;
+        imp_gjk2_cache cache = {0};
+        imp_vec3 other = imp_add(
+            pb, imp_v3(imp_rng_uniform(&rng, -0.5, 0.5), imp_rng_uniform(&rng, -0.5, 0.5), 0));
+        imp_vec3 ca, cb;
+        int near;
+        (void)imp_overlap_gjk_2d(&a, pa, &b, other, &cache, &ca, &cb, &near);
+        imp_gjk2_cache primed = cache;
+        for (int warm = 0; warm < 2; ++warm) {
+            imp_overlap_result r =
+                imp_overlap_gjk_2d(&a, pa, &b, pb, warm ? &cache : NULL, &ca, &cb, &near);
+            if (r.state == IMP_OVERLAP_APART) {
+                apart += !warm;
+                double hi = ex.distance + IMP_GJK_EXCESS_REL * (ex.distance + rr) + 1e-11;
+                if (ex.state != IMP_OVERLAP_APART || r.distance < ex.distance - 1e-12 ||
+                    r.distance > hi || fabs(imp_len(r.normal) - 1.0) > 1e-12 ||
+                    imp_len(imp_sub(imp_sub(cb, ca), imp_scale(r.normal, r.distance))) > 1e-9)
+                    fail_msg("seed %#llx case %d (%s): GJK apart by %.17g, exactly state %d "
+                             "distance %.17g",
+                             (unsigned long long)seed, k, warm ? "warm" : "cold", r.distance,
+                             (int)ex.state, ex.distance);
+            } else if (!near || (ex.state == IMP_OVERLAP_APART && ex.distance > 1e-9)) {
+                fail_msg("seed %#llx case %d (%s): GJK state %d near %d, exactly apart by %.17g",
+                         (unsigned long long)seed, k, warm ? "warm" : "cold", (int)r.state, near,
+                         ex.distance);
+            }
+        }
+        if (imp_overlap_proven_2d(&a, pa, &b, pb, &primed)) {
+            ++warm_proofs;
+            if (ex.state == IMP_OVERLAP_APART || !(imp_overlap(&a, pa, &b, pb, 2).depth > 0.0))
+                fail_msg("seed %#llx case %d: a warm proof of overlap, exactly state %d",
+                         (unsigned long long)seed, k, (int)ex.state);
+        }
+    }
+    printf("seed %#llx: %d pairs apart, %d warm proofs of overlap\n", (unsigned long long)seed,
+           apart, warm_proofs);
+    assert_true(apart > 20000 && warm_proofs > 5000);
 }
 
 /* ---- 3D boxes and polyhedra (SAT, GJK) --------------------------------------------------- */
@@ -768,6 +823,7 @@ int main(void) {
         cmocka_unit_test(test_known_answers_3d),
         cmocka_unit_test(test_random_pairs_against_sdf),
         cmocka_unit_test(test_overlap_proven_2d),
+        cmocka_unit_test(test_overlap_gjk_2d),
         cmocka_unit_test(test_known_answers_3d_polytopes),
         cmocka_unit_test(test_random_pairs_3d_against_sdf),
     };
