@@ -104,6 +104,7 @@ typedef struct rbody {
                            which turning about the axis does not change */
     imp_vec3 *verts;
     int plane; /* a halfspace */
+    int zturn; /* a 2D polygon, segment or capsule turning about z (body_pose) */
     /* the buffers last (body_init clears what comes before them) */
     imp_vec3 vbuf[RB_KEPT]; /* verts for shapes of up to RB_KEPT vertices */
     double rho[RB_KEPT];    /* spinning: each point's distance from the axis (across), which
@@ -206,6 +207,9 @@ static int body_init(rbody *r, const imp_shape *s, const imp_motion *m, imp_vec3
         }
     }
     r->spin_axis = about_z(r, dim) ? imp_v3(0.0, 0.0, 1.0) : r->axis;
+    r->zturn = r->wlen > 0.0 && about_z(r, dim) &&
+               (s->type == IMP_SHAPE_POLYGON || s->type == IMP_SHAPE_SEGMENT ||
+                s->type == IMP_SHAPE_CAPSULE);
     if ((s->type == IMP_SHAPE_POLYGON || s->type == IMP_SHAPE_POLYHEDRON) && r->wlen > 0.0) {
         r->verts = s->n_verts <= RB_KEPT ? r->vbuf : malloc(s->n_verts * sizeof *r->verts);
         if (!r->verts) return -1;
@@ -238,10 +242,30 @@ static void body_free(rbody *r) {
     if (r->verts != r->vbuf) free(r->verts);
 }
 
-/* The body's shape at t (turned by w t), into *out; its vertices into r->verts. */
+/* A 2D point turned about z by the angle whose cosine and sine are c and s. */
+static imp_vec3 turn_z(imp_vec3 x, double c, double s) {
+    return imp_v3(c * x.x - s * x.y, s * x.x + c * x.y, x.z);
+}
+
+/* The body's shape at t (turned by w t), into *out; its vertices into r->verts. A 2D
+ * polygon, segment or capsule turning about z turns by the angle's cosine and sine, four
+ * products a point, the rotation the quaternion of w t gives to within rounding (of the
+ * turned arcs' size, within the margin). */
 static void body_pose(const rbody *r, double t, imp_shape *out) {
     *out = *r->s;
     if (r->wlen == 0.0) return;
+    if (r->zturn) {
+        double th = r->w.z * t, c = cos(th), s = sin(th);
+        if (out->type == IMP_SHAPE_POLYGON) {
+            for (size_t i = 0; i < out->n_verts; ++i)
+                r->verts[i] = turn_z(r->s->verts[i], c, s);
+            out->verts = r->verts;
+        } else {
+            out->a = turn_z(out->a, c, s);
+            out->b = turn_z(out->b, c, s);
+        }
+        return;
+    }
     imp_quat q = imp_quat_from_rotvec(imp_scale(r->w, t));
     if (r->verts) {
         memcpy(r->verts, r->s->verts, r->s->n_verts * sizeof *r->verts);
