@@ -383,10 +383,6 @@ typedef struct plane_view {
 static void plane_view_of(const rbody *r, const shape_pts *o, imp_vec3 n, double slack,
                           plane_view *v) {
     v->c = imp_len(imp_cross(n, r->spin_axis));
-    v->rmax = v->cmax = v->cmin = 0.0;
-    v->u1 = v->u2 = INFINITY;
-    v->nfar = v->nnear = 0;
-    v->nlen = 0.0;
     const imp_vec3 *pts = o->pts;
     size_t k = o->n;
     int kept = k <= RB_KEPT;
@@ -398,35 +394,44 @@ static void plane_view_of(const rbody *r, const shape_pts *o, imp_vec3 n, double
     }
     const double tiny = 8.0 * UNIT_ROUNDOFF * r->reach;
     double near = 0.25 * imp_fmax(slack, 0.0) + tiny;
+    /* (the loops keep their sums in locals: stores through v, which may alias the points,
+     * would chain each round to the last) */
+    double rmax = 0.0, cmax = 0.0, cmin = 0.0, nlen = 0.0;
+    size_t nnear = 0;
     int first = 1;
     for (size_t i = 0; i < k; ++i) {
         double below = top - (i < RB_KEPT ? h[i] : imp_dot(n, pts[i]));
         if (below > near) continue;
         double rho = i < RB_KEPT ? r->rho[i] : across(r, pts[i]);
         double cr = imp_dot(n, imp_cross(r->spin_axis, pts[i]));
-        v->rmax = imp_fmax(v->rmax, rho);
-        v->cmax = first ? cr : imp_fmax(v->cmax, cr);
-        v->cmin = first ? cr : imp_fmin(v->cmin, cr);
+        rmax = imp_fmax(rmax, rho);
+        cmax = first ? cr : imp_fmax(cmax, cr);
+        cmin = first ? cr : imp_fmin(cmin, cr);
         first = 0;
         if (kept) {
-            v->nm[v->nnear++] = imp_cross(pts[i], n);
-            v->nlen = imp_fmax(v->nlen, r->len[i]);
+            v->nm[nnear++] = imp_cross(pts[i], n);
+            nlen = imp_fmax(nlen, r->len[i]);
         }
     }
+    double u1 = INFINITY, u2 = INFINITY;
+    size_t nfar = 0;
     for (size_t i = 0; i < k; ++i) {
         double below = top - (i < RB_KEPT ? h[i] : imp_dot(n, pts[i]));
         if (below <= near) continue;
         double rho = i < RB_KEPT ? r->rho[i] : across(r, pts[i]);
         double g = imp_fmax(below - tiny, 0.0);
-        if (rho > v->rmax) v->u1 = imp_fmin(v->u1, g / (rho - v->rmax));
-        if (rho > 0.0) v->u2 = imp_fmin(v->u2, g / rho);
+        if (rho > rmax) u1 = imp_fmin(u1, g / (rho - rmax));
+        if (rho > 0.0) u2 = imp_fmin(u2, g / rho);
         if (kept) {
-            v->fg[v->nfar] = g;
-            v->flen[v->nfar] = r->len[i];
-            v->frho[v->nfar++] = rho;
+            v->fg[nfar] = g;
+            v->flen[nfar] = r->len[i];
+            v->frho[nfar++] = rho;
         }
     }
-    if (!kept) v->nfar = SIZE_MAX;
+    v->rmax = rmax, v->cmax = cmax, v->cmin = cmin, v->nlen = nlen;
+    v->u1 = u1, v->u2 = u2;
+    v->nnear = nnear;
+    v->nfar = kept ? nfar : SIZE_MAX;
 }
 
 /*
@@ -453,10 +458,12 @@ static void plane_rate(const rbody *r, const plane_view *v, double spin, plane_b
         b->until2 = v->u2 / c * shorter;
     } else {
         b->rise1 = rise1;
+        double until2 = INFINITY; /* (a local: see plane_view_of) */
         for (size_t i = 0; i < v->nfar; ++i) {
             double ci = c * v->frho[i];
-            if (ci > rise1) b->until2 = imp_fmin(b->until2, v->fg[i] / (ci - rise1) * shorter);
+            if (ci > rise1) until2 = imp_fmin(until2, v->fg[i] / (ci - rise1) * shorter);
         }
+        b->until2 = until2;
     }
     b->rise2 = ws * ws * v->rmax * (1.0 + 16.0 * UNIT_ROUNDOFF);
 }
@@ -481,10 +488,12 @@ static void frame_rate3(const plane_view *v, imp_vec3 u, imp_vec3 wf, double rea
         rise1 = imp_fmax(rise1, imp_dot(u, v->nm[i]));
     rise1 += 16.0 * UNIT_ROUNDOFF * ul * reach;
     b->rise1 = rise1;
+    double until2 = INFINITY; /* (a local: see plane_view_of) */
     for (size_t i = 0; i < v->nfar; ++i) {
         double ci = ul * v->flen[i] * (1.0 + 8.0 * UNIT_ROUNDOFF);
-        if (ci > rise1) b->until2 = imp_fmin(b->until2, v->fg[i] / (ci - rise1) * shorter);
+        if (ci > rise1) until2 = imp_fmin(until2, v->fg[i] / (ci - rise1) * shorter);
     }
+    b->until2 = until2;
     b->rise2 = (imp_len(imp_cross(wf, u)) + ul * ul) * v->nlen * (1.0 + 16.0 * UNIT_ROUNDOFF);
 }
 
@@ -621,8 +630,11 @@ static probe place(pair *P, double t, const imp_vec3 *hint) {
         (void)measure(P, &sa, &sb, &pa, &pb, &q, 0, NULL);
         if (q.state == IMP_OVERLAP_APART) face_normal(&pa, &pb, &q);
     }
-    /* failed, or in contact (touches): no step is taken from here, so no bounds */
-    if (q.state == IMP_OVERLAP_FAILED || q.lo + P->eta <= 0.0) return q;
+    /* failed, or in contact (touches): no step is taken from here, so no bounds; nor within
+     * GJK's tolerance of contact (near), where the steps they could prove are all but always
+     * shorter than the refinement's width: the Lipschitz bound alone (until and until2 0)
+     * decides, and a refinement that finds no contact places the pair exactly, with them */
+    if (q.state == IMP_OVERLAP_FAILED || q.lo + P->eta <= 0.0 || q.near) return q;
     double slack = q.sep - q.err + P->eta;
     int two = about_z(&P->a, P->dim) && about_z(&P->b, P->dim);
     /* 3D frames: both bodies of at most RB_KEPT points, one spinning */
