@@ -145,7 +145,9 @@ typedef struct probe {
     double rise1;    /* second order: the supports rise through the turns at most rise1 s +  */
     double rise2;    /* rise2 s^2 / 2 for steps s up to until2 (plane_rate) */
     double until2;
-    int near; /* a fast pair GJK found within its tolerance of contact, measured along a hint */
+    int near;    /* a fast pair GJK found within its tolerance of contact, measured along a hint */
+    int face;    /* 2D: fn is the normal of a's face (1) or b's (2) where the pair is closest */
+    imp_vec3 fn; /* (face_normal, gjk_face), from a towards b; else face 0 */
     /* the same second-order bound along the normal held in a turning frame, a's (k = 0) or
      * b's (k = 1), when fon[k]: fw[k] the frame's spin, rise1/rise2/until2 of the bodies'
      * turns relative to it (frame_step) */
@@ -530,6 +532,7 @@ static double measure(pair *P, const imp_shape *sa, const imp_shape *sb, const s
     q->failure = r.failure;
     if (r.state == IMP_OVERLAP_FAILED) return 0.0;
     q->n = r.normal;
+    q->face = 0;
     q->depth = r.state == IMP_OVERLAP_OVERLAPPING ? r.depth : 0.0;
     q->has_pts = r.state == IMP_OVERLAP_APART;
     if (P->a.plane || P->b.plane) {
@@ -591,9 +594,31 @@ static void face_normal(const shape_pts *pa, const shape_pts *pb, probe *q) {
         if (sep > q->sep) {
             q->lo = imp_fmax(q->lo, sep - q->err);
             q->sep = sep;
-            q->n = e;
+            q->n = q->fn = e;
+            q->face = k + 1;
         }
     }
+}
+
+/* 2D: the face of a or b at which the last GJK run (P->gjk) found the pair closest, from its
+ * final simplex: a segment of the difference whose two points share one body's vertex and
+ * take adjacent vertices of the other's, that body's face between them. Its normal (turned
+ * to q's side) into q->fn, and q->face; nothing when the simplex is not such a segment. */
+static void gjk_face(const pair *P, const shape_pts *pa, const shape_pts *pb, probe *q) {
+    const imp_gjk2_cache *c = &P->gjk;
+    if (c->n != 2 || (c->ia[0] == c->ia[1]) == (c->ib[0] == c->ib[1])) return;
+    int of_b = c->ia[0] == c->ia[1];
+    const shape_pts *o = of_b ? pb : pa;
+    unsigned i = of_b ? c->ib[0] : c->ia[0], j = of_b ? c->ib[1] : c->ia[1];
+    size_t m = o->n;
+    if (m < 3 || i >= m || j >= m ||
+        !(i + 1 == j || j + 1 == i || (i == 0 && j + 1 == m) || (j == 0 && i + 1 == m)))
+        return;
+    imp_vec3 f = imp_sub(o->pts[j], o->pts[i]), u = imp_v3(f.y, -f.x, 0.0);
+    double l = imp_len(u);
+    if (!(l > 0.0)) return;
+    q->fn = imp_scale(u, (imp_dot(u, q->n) < 0.0 ? -1.0 : 1.0) / l);
+    q->face = of_b ? 2 : 1;
 }
 
 /* q's frame k (spinning at wf) from both bodies' second-order bounds in it. */
@@ -624,6 +649,8 @@ static probe place(pair *P, double t, const imp_vec3 *hint) {
      * leaves the faces nothing to prove) */
     if (fast && (q.near || (q.state == IMP_OVERLAP_APART && q.sep < d * (1.0 - 1e-6))))
         face_normal(&pa, &pb, &q);
+    else if (fast && q.state == IMP_OVERLAP_APART)
+        gjk_face(P, &pa, &pb, &q);
     /* the exact query where the fast one's plane gap proves little: a contact is confirmed,
      * and a normal that leaves less than half the distance replaced, by the exact one */
     if (fast && q.state == IMP_OVERLAP_APART && (q.lo + P->eta <= 0.0 || q.sep < 0.5 * d)) {
@@ -959,6 +986,36 @@ static probe ready_place(pair *P, double t, const probe *last) {
     return place(P, t, hint ? &last->n : NULL);
 }
 
+/*
+ * 2D: a step from placement q to t = q->t + step that the bounds' curvature says closes the
+ * gap to within the refinement's travel (a Newton-like last step: the gap's second derivative
+ * bounded by K, K step^2 below L w) most likely ends at contact: when GJK proves the pair
+ * overlapping at t1 = t + width(t), that is a HIT at t ([q->t, t) is the step's, contact by t1
+ * GJK's proof) without a placement at t. Its normal is q's face normal (face_normal) turned
+ * with the face's body to t, the face's normal there to within rounding, as a placement at t
+ * would take it. 1 with *h (the hit's probe: positions, normal, no closest points) and *t1.
+ */
+static int lands(pair *P, const probe *q, double step, probe *h, double *t1) {
+    if (P->dim != 2 || P->eta != 0.0 || P->a.plane || P->b.plane || q->face == 0 ||
+        !about_z(&P->a, 2) || !about_z(&P->b, 2))
+        return 0;
+    double t = q->t + step, w = width(P, t);
+    double wsum = fabs(P->a.w.z) + fabs(P->b.w.z), vl = imp_len(imp_path_vel(P->dv0, P->da, t));
+    double L = vl + P->spin,
+           K = imp_len(P->da) + 2.0 * wsum * vl + wsum * wsum * (P->a.reach + P->b.reach);
+    *t1 = imp_fmin(t + w, P->horizon);
+    if (!(K * step * step < L * w) || !(*t1 > t) || P->wmax * *t1 > IMP_ROT_MAX_ANGLE ||
+        !proven_at(P, *t1))
+        return 0;
+    memset(h, 0, sizeof *h);
+    h->t = t;
+    frame(P, t, &h->qa, &h->qb);
+    double th = (q->face == 1 ? P->a.w.z : P->b.w.z) * (t - q->t);
+    h->n = turn_z(q->fn, cos(th), sin(th));
+    h->state = IMP_OVERLAP_OVERLAPPING;
+    return 1;
+}
+
 static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
     double t = 0.0;
     probe q;
@@ -1007,6 +1064,9 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
         if (step >= w) {
             /* a bound that never reaches zero proves the rest of time free */
             if (isinf(step) || !(step <= P->horizon - t)) return finish(P, IMP_TOI_NONE, &q, t);
+            probe h;
+            double t1;
+            if (lands(P, &q, step, &h, &t1)) return finish(P, IMP_TOI_HIT, &h, t1);
             t += step;
             placed = 0;
             continue;
