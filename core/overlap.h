@@ -114,6 +114,17 @@ imp_overlap_result imp_overlap_gjk_2d(const imp_shape *a, imp_vec3 pa, const imp
 int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
                           imp_gjk2_cache *cache);
 
+/* Two 3D shapes placed at pa and pb, one of them a box or polyhedron (not a halfspace), that
+ * touch or all but do: the contact's normal, as the separating axis test finds it, into *n
+ * (from a towards b): of *n as given and the candidate axes (each one's face normals and the
+ * cross products of their edge directions), the direction along which the gap between them
+ * is largest. Any direction's gap is at most their distance, and at a contact of polytopes
+ * one of those axes meets it, where the direction between closest points a few ulps apart is
+ * rounding's; so it is the contact's normal to within rounding. 0, or -1 (*n unchanged)
+ * for another pair or when a polyhedron's hull cannot be built (NOMEM). */
+int imp_overlap_contact_normal_3d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
+                                  imp_vec3 *n);
+
 /* Shape a (3D, not a halfspace) placed at pa against the flat triangle tri (corners in
  * world coordinates, not collinear): imp_overlap's rules, with the triangle a flat convex
  * polytope (its two faces, three edges and their directions), which a polyhedron of its

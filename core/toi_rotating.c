@@ -939,6 +939,14 @@ static imp_toi_result finish(const pair *P, imp_toi_state st, const probe *at, d
      * (touching within rounding, or overlapping at 0) halfway into the overlap from b's
      * deepest point; back from the frame to the world */
     r.normal = unit_normal_or(at->n, imp_sub(r.pb, r.pa), imp_sub(P->b.m.v, P->a.m.v));
+    /* 3D: a box's or polyhedron's contact normal by the separating axes (the closest points'
+     * direction this close to contact is GJK's tolerance's) */
+    if (st == IMP_TOI_HIT && P->dim == 3 && !P->b_triangle && !P->a.plane && !P->b.plane) {
+        imp_shape sa, sb;
+        body_pose(&P->a, t, &sa);
+        body_pose(&P->b, t, &sb);
+        (void)imp_overlap_contact_normal_3d(&sa, at->qa, &sb, at->qb, &r.normal);
+    }
     r.point = at->has_pts ? imp_scale(imp_add(at->ca, at->cb), 0.5) : deepest(P, at);
     if (P->a.plane) r.point = imp_add(r.point, disp(&P->a, t));
     if (P->b.plane) r.point = imp_add(r.point, disp(&P->b, t));

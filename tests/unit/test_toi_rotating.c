@@ -169,12 +169,10 @@ static void check(tbody *a, tbody *b, int dim, double horizon, const imp_toi_res
             fail_msg("%s: apart by %g at time + tolerance (time %.17g)", what, g1, r->time);
         double g0 = gap_at(a, b, dim, r->time);
         if (!(g0 >= -depth_ok)) fail_msg("%s: overlapping by %g at time %.17g", what, -g0, r->time);
-        /* 2D: the normal is the contact's: the shapes at `time` are not apart along it, nor
+        /* the normal is the contact's: the shapes at `time` are not apart along it, nor
          * overlapping by more than the depth a graze may have (a normal turned by an angle
-         * from the contact's overlaps them by about the angle times the touching feature).
-         * (3D hits take the last placement's closest points' direction, which GJK's
-         * tolerance blurs that close to contact: not yet held to this.) */
-        if (dim == 2 && a->s.type != IMP_SHAPE_HALFSPACE && b->s.type != IMP_SHAPE_HALFSPACE) {
+         * from the contact's overlaps them by about the angle times the touching feature) */
+        if (a->s.type != IMP_SHAPE_HALFSPACE && b->s.type != IMP_SHAPE_HALFSPACE) {
             double gn = gap_along(a, b, dim, r->time, r->normal);
             if (!(fabs(gn) <= depth_ok))
                 fail_msg("%s: the gap along the normal (%.17g, %.17g, %.17g) at time %.17g is %g",
