@@ -366,14 +366,16 @@ static double support(const shape_pts *o, imp_vec3 pos, imp_vec3 n) {
  * it converges as Newton's method does.
  * Split in two: plane_view_of reads the placed points along n once, relative to the unit
  * axis (rho, each point's n.(axis x x) and gap below the support); plane_rate scales that
- * by a spin about the axis, the body's own or (2D) its spin relative to a turning frame.
+ * by a spin about the axis, the body's own (`first`: with the first order's rate and until)
+ * or (2D) its spin relative to a turning frame (the second order only, until 0).
  */
 typedef struct plane_view {
     double c;          /* |n x axis| */
     double rmax;       /* the largest rho over the points near the support */
     double cmax, cmin; /* the largest and least n.(axis x x) over them */
     double u1, u2;     /* the least g_i / (rho_i - rmax) (rho_i > rmax) and g_i / rho_i over
-                          the others, g_i a point's gap below the support less rounding */
+                          the others, g_i a point's gap below the support less rounding
+                          (when not kept below: else plane_rate forms u1 from them) */
     size_t nfar;       /* the others' g_i, rho_i and |x_i|, when there are at most RB_KEPT
                           points (else SIZE_MAX) */
     double fg[RB_KEPT], frho[RB_KEPT], flen[RB_KEPT];
@@ -422,13 +424,14 @@ static void plane_view_of(const rbody *r, const shape_pts *o, imp_vec3 n, double
         if (below <= near) continue;
         double rho = i < RB_KEPT ? r->rho[i] : across(r, pts[i]);
         double g = imp_fmax(below - tiny, 0.0);
-        if (rho > rmax) u1 = imp_fmin(u1, g / (rho - rmax));
-        if (rho > 0.0) u2 = imp_fmin(u2, g / rho);
-        if (kept) {
+        if (kept) { /* plane_rate reads them when it needs u1 */
             v->fg[nfar] = g;
             v->flen[nfar] = r->len[i];
             v->frho[nfar++] = rho;
+            continue;
         }
+        if (rho > rmax) u1 = imp_fmin(u1, g / (rho - rmax));
+        if (rho > 0.0) u2 = imp_fmin(u2, g / rho);
     }
     v->rmax = rmax, v->cmax = cmax, v->cmin = cmin, v->nlen = nlen;
     v->u1 = u1, v->u2 = u2;
@@ -443,7 +446,8 @@ static void plane_view_of(const rbody *r, const shape_pts *o, imp_vec3 n, double
  * reach top + rise1 s, that is for s up to g_i / (c_i - rise1); shapes of more than RB_KEPT
  * points keep rise1 >= 0 and until2 the least g_i / c_i.
  */
-static void plane_rate(const rbody *r, const plane_view *v, double spin, plane_bound *b) {
+static void plane_rate(const rbody *r, const plane_view *v, double spin, int first,
+                       plane_bound *b) {
     b->rate = b->rise1 = b->rise2 = 0.0;
     b->until = b->until2 = INFINITY;
     if (r->plane || spin == 0.0) return; /* (v is not formed then) */
@@ -451,7 +455,11 @@ static void plane_rate(const rbody *r, const plane_view *v, double spin, plane_b
     if (!(c > 0.0)) return;
     const double shorter = 1.0 - 4.0 * UNIT_ROUNDOFF; /* the divisions by c below */
     b->rate = c * v->rmax;
-    b->until = v->u1 / c * shorter;
+    double u1 = v->u1;
+    if (first && v->nfar != SIZE_MAX)
+        for (size_t i = 0; i < v->nfar; ++i)
+            if (v->frho[i] > v->rmax) u1 = imp_fmin(u1, v->fg[i] / (v->frho[i] - v->rmax));
+    b->until = first ? u1 / c * shorter : 0.0;
     /* the present rate, and its rounding: a few ulps of |w| reach */
     double rise1 =
         (spin > 0.0 ? spin * v->cmax : spin * v->cmin) + 16.0 * UNIT_ROUNDOFF * ws * r->reach;
@@ -680,8 +688,8 @@ static probe place(pair *P, double t, const imp_vec3 *hint) {
      * spins' placements and 23% of the fast ones', which then take a step more) */
     plane_bound ba, bb;
     if (!(two && spa != 0.0 && spb != 0.0)) {
-        plane_rate(&P->a, &va, spa, &ba);
-        plane_rate(&P->b, &vb, spb, &bb);
+        plane_rate(&P->a, &va, spa, 1, &ba);
+        plane_rate(&P->b, &vb, spb, 1, &bb);
         q.rate = ba.rate + bb.rate;
         q.until = imp_fmin(ba.until, bb.until);
         q.rise1 = ba.rise1 + bb.rise1;
@@ -692,8 +700,8 @@ static probe place(pair *P, double t, const imp_vec3 *hint) {
         for (int k = 0; k < 2; ++k) {
             double wf = k ? spb : spa;
             if (wf == 0.0) continue;
-            plane_rate(&P->a, &va, spa - wf, &ba);
-            plane_rate(&P->b, &vb, spb - wf, &bb);
+            plane_rate(&P->a, &va, spa - wf, 0, &ba);
+            plane_rate(&P->b, &vb, spb - wf, 0, &bb);
             set_frame(&q, k, imp_v3(0.0, 0.0, wf), &ba, &bb);
         }
     if (three)
