@@ -344,8 +344,11 @@ static int gjk_cores_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp
     double scale = A->r + B->r;
     const imp_ov_core *cs[2] = {A, B};
     for (int k = 0; k < 2; ++k)
-        for (size_t i = 0; i < cs[k]->n; ++i)
-            scale = imp_fmax(scale, imp_max_abs(imp_ov_vert(cs[k], i)));
+        for (size_t i = 0; i < cs[k]->n; ++i) {
+            imp_vec3 x = imp_ov_vert(cs[k], i);
+            scale =
+                imp_fmax_run(imp_fmax_run(imp_fmax_run(scale, fabs(x.x)), fabs(x.y)), fabs(x.z));
+        }
     *tol = IMP_CONTACT_REL * scale;
     return 1;
 }

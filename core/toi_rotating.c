@@ -194,7 +194,7 @@ static int body_init(rbody *r, const imp_shape *s, const imp_motion *m, imp_vec3
     size_t n = imp_shape_points(s, dim, buf, &pts, &rad);
     double far2 = 0.0; /* the largest |x|^2: one square root (sqrt is monotonic, exact) */
     for (size_t i = 0; i < n; ++i)
-        far2 = imp_fmax(far2, imp_dot(pts[i], pts[i]));
+        far2 = imp_fmax_run(far2, imp_dot(pts[i], pts[i]));
     r->reach = sqrt(far2) * (1.0 + 8.0 * UNIT_ROUNDOFF);
     r->full = r->reach + rad;
     if (r->wlen > 0.0) r->axis = imp_scale(r->w, 1.0 / r->wlen);
@@ -394,7 +394,7 @@ static void plane_view_of(const rbody *r, const shape_pts *o, imp_vec3 n, double
     for (size_t i = 0; i < k; ++i) {
         double hi = imp_dot(n, pts[i]);
         if (i < RB_KEPT) h[i] = hi;
-        top = imp_fmax(top, hi);
+        top = imp_fmax_run(top, hi);
     }
     const double tiny = 8.0 * UNIT_ROUNDOFF * r->reach;
     double near = 0.25 * imp_fmax(slack, 0.0) + tiny;

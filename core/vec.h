@@ -39,11 +39,21 @@ static inline imp_vec3 imp_madd(imp_vec3 a, imp_vec3 b, double s) {
 /* C's fmax and fmin as inline selects, with the same answers (a NaN operand gives the other
  * one; of two equal operands, b, as x86-64's maxsd and minsd and so libm's): gcc calls libm
  * for fmax and fmin unless told that no NaN occurs, a call on every solver's hot path. */
-static inline double imp_fmax(double a, double b) { return a > b || b != b ? a : b; }
-static inline double imp_fmin(double a, double b) { return a < b || b != b ? a : b; }
+static inline double imp_fmax(double a, double b) {
+    double m = a > b ? a : b; /* maxsd: b when a is NaN or they are equal */
+    return b != b ? a : m;    /* a select, not a branch (a > b || b != b branched) */
+}
+static inline double imp_fmin(double a, double b) {
+    double m = a < b ? a : b;
+    return b != b ? a : m;
+}
 static inline double imp_max_abs(imp_vec3 a) {
     return imp_fmax(fabs(a.x), imp_fmax(fabs(a.y), fabs(a.z)));
 }
+/* A running maximum m (never NaN) taking x: imp_fmax(m, x) but for the sign of equal zeros
+ * (m kept), a NaN x passed over as imp_fmax passes it; one maxsd, without imp_fmax's NaN
+ * test and select. */
+static inline double imp_fmax_run(double m, double x) { return x > m ? x : m; }
 
 /* Unit vector along a; returns `fallback` when a has zero (or non-finite) length. */
 static inline imp_vec3 imp_normalize_or(imp_vec3 a, imp_vec3 fallback) {

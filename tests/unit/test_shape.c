@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/shape.h"
+#include "core/vec.h"
 #include "tests/rng.h"
 
 static imp_polygon_status check(const double (*xy)[2], size_t n, imp_vec3 *out, size_t *bad) {
@@ -162,6 +163,45 @@ static void test_quaternions(void **state) {
     assert_true(fabs(imp_len(r) - 13) < 1e-13);
 }
 
+/* imp_fmax and imp_fmin are C's fmax and fmin bit for bit: over every pair of special and
+ * ordinary values, a NaN operand gives the other one, and of two equal operands (zeros of
+ * either sign) the second; imp_fmax_run is imp_fmax for a running maximum that is a number,
+ * but for the sign of equal zeros. */
+static void test_fmax_fmin(void **state) {
+    (void)state;
+    const double v[] = {-INFINITY, -1.5, -0.0, 0.0, 4.9e-324, 1.5, INFINITY, NAN};
+    const int n = (int)(sizeof v / sizeof v[0]);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            double a = v[i], b = v[j];
+            double got[2] = {imp_fmax(a, b), imp_fmin(a, b)};
+            double want[2] = {isnan(b)   ? a
+                              : isnan(a) ? b
+                              : a > b    ? a
+                                         : b,
+                              isnan(b)   ? a
+                              : isnan(a) ? b
+                              : a < b    ? a
+                                         : b};
+            double libm[2] = {fmax(a, b), fmin(a, b)};
+            for (int k = 0; k < 2; ++k) {
+                if (memcmp(&got[k], &want[k], sizeof got[k]) != 0 &&
+                    !(isnan(got[k]) && isnan(want[k])))
+                    fail_msg("%s(%g, %g) = %g, want %g", k ? "fmin" : "fmax", a, b, got[k],
+                             want[k]);
+                if (!(got[k] == libm[k] || (isnan(got[k]) && isnan(libm[k]))))
+                    fail_msg("%s(%g, %g) = %g, libm %g", k ? "fmin" : "fmax", a, b, got[k],
+                             libm[k]);
+            }
+            if (!isnan(a)) {
+                double r = imp_fmax_run(a, b);
+                double keep = a == 0.0 && b == 0.0 ? a : got[0]; /* equal zeros: a's sign */
+                if (memcmp(&r, &keep, sizeof r) != 0 && !(isnan(r) && isnan(keep)))
+                    fail_msg("imp_fmax_run(%g, %g) = %g", a, b, r);
+            }
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_convex_either_winding),
@@ -171,6 +211,7 @@ int main(void) {
         cmocka_unit_test(test_random_polygons),
         cmocka_unit_test(test_polyhedron),
         cmocka_unit_test(test_quaternions),
+        cmocka_unit_test(test_fmax_fmin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
