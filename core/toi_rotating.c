@@ -940,10 +940,9 @@ static imp_vec3 unit_normal_or(imp_vec3 n, imp_vec3 centres, imp_vec3 rel) {
 }
 
 static imp_toi_result finish(const pair *P, imp_toi_state st, const probe *at, double t1) {
-    imp_toi_result r;
-    memset(&r, 0, sizeof r);
-    r.state = st;
+    imp_toi_result r = imp_toi_none(); /* (not a memset: see imp_toi_none) */
     if (st == IMP_TOI_NONE) return r;
+    r.state = st;
     double t = at->t;
     r.time = t;
     r.pa = imp_path_at(P->a.m.p, P->a.m.v, P->a.m.a, t);
@@ -1039,8 +1038,7 @@ static int lands(pair *P, const probe *q, double step, probe *h, double *t1) {
 
 static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
     double t = 0.0;
-    probe q;
-    memset(&q, 0, sizeof q);
+    probe q; /* read only once placed (or seen): most misses never are, nor clear its 400 bytes */
     int placed = 0; /* q is the placement at t */
     int seen = 0;   /* q is a placement (at t or before) */
     /* bounding spheres (or slabs) apart at 0 leave nothing to measure there: the loop below
