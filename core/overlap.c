@@ -336,20 +336,60 @@ imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const i
 /* Two 2D shapes' cores for the 2D GJK (imp_ov_gjk2_*), with its tolerance: contact_tol's,
  * IMP_CONTACT_REL of the radii and the largest coordinate magnitude of the placed vertices.
  * 0 when a shape has no such core (a halfspace). */
-static int gjk_cores_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
-                        imp_ov_core *A, imp_ov_core *B, double *tol) {
+/* IMP_CONTACT_REL of the pair's scale: the caller's bound, else the radii's sum and the
+ * largest placed coordinate's magnitude (contact_tol's). */
+static double core2_tol(const imp_core2 *a, const imp_core2 *b, double scale) {
+    if (!(scale > 0.0)) {
+        scale = a->r + b->r;
+        const imp_core2 *cs[2] = {a, b};
+        for (int k = 0; k < 2; ++k)
+            for (size_t i = 0; i < cs[k]->n; ++i) {
+                imp_vec3 x = imp_add(cs[k]->pos, cs[k]->pts[i]);
+                scale = imp_fmax_run(imp_fmax_run(imp_fmax_run(scale, fabs(x.x)), fabs(x.y)),
+                                     fabs(x.z));
+            }
+    }
+    return IMP_CONTACT_REL * scale;
+}
+
+imp_overlap_result imp_overlap_gjk_core2(const imp_core2 *a, const imp_core2 *b, double scale,
+                                         imp_gjk2_cache *cache, imp_vec3 *ca, imp_vec3 *cb,
+                                         int *near) {
+    double tol = core2_tol(a, b, scale);
+    imp_vec3 v, wa, wb, n;
+    double d = imp_ov_gjk2_closest(a->pts, a->n, b->pts, b->n, imp_sub(b->pos, a->pos), tol, cache,
+                                   &v, &wa, &wb);
+    if (d > tol && d > a->r + b->r && imp_unit_scaled(v, &n, NULL) == 0) {
+        *near = 0;
+        imp_overlap_result r = from_gap(d - (a->r + b->r), n);
+        *ca = imp_madd(imp_add(a->pos, wa), n, a->r);
+        *cb = imp_madd(imp_add(b->pos, wb), n, -b->r);
+        return r;
+    }
+    *near = 1;
+    return failed(IMP_FAILURE_UNDECIDED);
+}
+
+int imp_overlap_proven_core2(const imp_core2 *a, const imp_core2 *b, double scale,
+                             imp_gjk2_cache *cache) {
+    double tol = core2_tol(a, b, scale);
+    /* a point of B - A is (d + b) - a, each step rounded once, d = pb - pa itself once: an
+     * error of a few units of the last place of |pa| + |pb| and the cores' coordinates, which
+     * the scale (tol's, the largest placed coordinate) bounds */
+    double slack =
+        16.0 * DBL_EPSILON * (tol / IMP_CONTACT_REL + imp_max_abs(a->pos) + imp_max_abs(b->pos));
+    return imp_ov_gjk2_encloses(a->pts, a->n, b->pts, b->n, imp_sub(b->pos, a->pos), tol, slack,
+                                cache);
+}
+
+/* Two 2D shapes' cores (imp_core2); 0 when a shape has none (a halfspace). */
+static int cores_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
+                    imp_ov_core *A, imp_ov_core *B, imp_core2 *ca, imp_core2 *cb) {
     if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE ||
         imp_ov_core_make(a, pa, 2, A) != 0 || imp_ov_core_make(b, pb, 2, B) != 0)
         return 0;
-    double scale = A->r + B->r;
-    const imp_ov_core *cs[2] = {A, B};
-    for (int k = 0; k < 2; ++k)
-        for (size_t i = 0; i < cs[k]->n; ++i) {
-            imp_vec3 x = imp_ov_vert(cs[k], i);
-            scale =
-                imp_fmax_run(imp_fmax_run(imp_fmax_run(scale, fabs(x.x)), fabs(x.y)), fabs(x.z));
-        }
-    *tol = IMP_CONTACT_REL * scale;
+    *ca = (imp_core2){A->local, A->n, A->r, pa};
+    *cb = (imp_core2){B->local, B->n, B->r, pb};
     return 1;
 }
 
@@ -357,32 +397,17 @@ imp_overlap_result imp_overlap_gjk_2d(const imp_shape *a, imp_vec3 pa, const imp
                                       imp_vec3 pb, imp_gjk2_cache *cache, imp_vec3 *ca,
                                       imp_vec3 *cb, int *near) {
     imp_ov_core A, B;
-    double tol;
+    imp_core2 c, d;
     *near = 0;
-    if (!gjk_cores_2d(a, pa, b, pb, &A, &B, &tol)) return failed(IMP_FAILURE_UNSUPPORTED);
-    imp_vec3 v, wa, wb, n;
-    double d =
-        imp_ov_gjk2_closest(A.local, A.n, B.local, B.n, imp_sub(pb, pa), tol, cache, &v, &wa, &wb);
-    if (d > tol && d > A.r + B.r && imp_unit_scaled(v, &n, NULL) == 0) {
-        imp_overlap_result r = from_gap(d - (A.r + B.r), n);
-        *ca = imp_madd(imp_add(pa, wa), n, A.r);
-        *cb = imp_madd(imp_add(pb, wb), n, -B.r);
-        return r;
-    }
-    *near = 1;
-    return failed(IMP_FAILURE_UNDECIDED);
+    if (!cores_2d(a, pa, b, pb, &A, &B, &c, &d)) return failed(IMP_FAILURE_UNSUPPORTED);
+    return imp_overlap_gjk_core2(&c, &d, 0.0, cache, ca, cb, near);
 }
 
 int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
                           imp_gjk2_cache *cache) {
     imp_ov_core A, B;
-    double tol;
-    if (!gjk_cores_2d(a, pa, b, pb, &A, &B, &tol)) return 0;
-    /* a point of B - A is (d + b) - a, each step rounded once, d = pb - pa itself once: an
-     * error of a few units of the last place of |pa| + |pb| and the cores' coordinates, which
-     * the scale (tol's, the largest placed coordinate) bounds */
-    double slack = 16.0 * DBL_EPSILON * (tol / IMP_CONTACT_REL + imp_max_abs(pa) + imp_max_abs(pb));
-    return imp_ov_gjk2_encloses(A.local, A.n, B.local, B.n, imp_sub(pb, pa), tol, slack, cache);
+    imp_core2 c, d;
+    return cores_2d(a, pa, b, pb, &A, &B, &c, &d) && imp_overlap_proven_core2(&c, &d, 0.0, cache);
 }
 
 /* The gap between placed polytopes A and B along the unit n (from a towards b), radii

@@ -89,6 +89,15 @@ typedef struct imp_gjk2_cache {
     unsigned ia[3], ib[3];
 } imp_gjk2_cache;
 
+/* A 2D shape's core placed: its points relative to pos (a point, a segment's two ends, or a
+ * convex polygon's corners in order; z = 0) and the radius that rounds them. */
+typedef struct imp_core2 {
+    const imp_vec3 *pts;
+    size_t n;
+    double r;
+    imp_vec3 pos;
+} imp_core2;
+
 /* Two 2D shapes (not halfspaces) measured by GJK over their cores, as 3D polytopes always
  * are: where GJK finds the cores apart by more than the contact tolerance and their radii,
  * an APART answer whose `distance` (the cores' GJK distance less the radii) exceeds the
@@ -124,6 +133,16 @@ int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, i
  * for another pair or when a polyhedron's hull cannot be built (NOMEM). */
 int imp_overlap_contact_normal_3d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
                                   imp_vec3 *n);
+
+/* imp_overlap_gjk_2d and imp_overlap_proven_2d on two placed cores, for a caller that has
+ * them (core/toi_rotating.c); `scale` bounds the radii's sum and every placed coordinate's
+ * magnitude from above (the contact tolerance's and the proof's rounding's scale), or 0 to
+ * have it formed from the points. */
+imp_overlap_result imp_overlap_gjk_core2(const imp_core2 *a, const imp_core2 *b, double scale,
+                                         imp_gjk2_cache *cache, imp_vec3 *ca, imp_vec3 *cb,
+                                         int *near);
+int imp_overlap_proven_core2(const imp_core2 *a, const imp_core2 *b, double scale,
+                             imp_gjk2_cache *cache);
 
 /* Shape a (3D, not a halfspace) placed at pa against the flat triangle tri (corners in
  * world coordinates, not collinear): imp_overlap's rules, with the triangle a flat convex

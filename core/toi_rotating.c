@@ -330,6 +330,17 @@ static void points_of(const imp_shape *s, int dim, shape_pts *o) {
     o->n = imp_shape_points(s, dim, o->buf, &o->pts, &o->rad);
 }
 
+/* A placed 2D shape's points as the 2D GJK takes them, at frame position pos. */
+static imp_core2 core2_of(const shape_pts *o, imp_vec3 pos) {
+    return (imp_core2){o->pts, o->n, o->rad, pos};
+}
+
+/* A bound of the placed pair's radii and coordinates for the 2D GJK (imp_overlap_gjk_core2):
+ * the positions' magnitudes and the bounding spheres, whose reach the turns keep. */
+static double core2_scale(const pair *P, imp_vec3 qa, imp_vec3 qb) {
+    return imp_max_abs(qa) + imp_max_abs(qb) + P->a.full + P->b.full;
+}
+
 /* The point of a placed shape (relative to its position) farthest along n, its radius
  * included. */
 static imp_vec3 farthest(const shape_pts *o, imp_vec3 n) {
@@ -523,7 +534,9 @@ static double measure(pair *P, const imp_shape *sa, const imp_shape *sb, const s
         r = imp_overlap_triangle(sa, q->qa, tri, &q->ca, &q->cb);
     } else if (fast) {
         int near = 0;
-        r = imp_overlap_gjk_2d(sa, q->qa, sb, q->qb, &P->gjk, &q->ca, &q->cb, &near);
+        imp_core2 ca = core2_of(pa, q->qa), cb = core2_of(pb, q->qb);
+        r = imp_overlap_gjk_core2(&ca, &cb, core2_scale(P, q->qa, q->qb), &P->gjk, &q->ca, &q->cb,
+                                  &near);
         if (r.state != IMP_OVERLAP_APART && near && hint) {
             /* within GJK's tolerance of contact, with the last placement's normal to hand: no
              * exact query, only the plane gap along that normal (face_normal then takes the
@@ -987,7 +1000,11 @@ static int proven_at(pair *P, double t) {
     body_pose(&P->a, t, &sa);
     body_pose(&P->b, t, &sb);
     frame(P, t, &qa, &qb);
-    return imp_overlap_proven_2d(&sa, qa, &sb, qb, &P->gjk);
+    shape_pts pa, pb;
+    points_of(&sa, P->dim, &pa);
+    points_of(&sb, P->dim, &pb);
+    imp_core2 ca = core2_of(&pa, qa), cb = core2_of(&pb, qb);
+    return imp_overlap_proven_core2(&ca, &cb, core2_scale(P, qa, qb), &P->gjk);
 }
 
 /* The pair placed at t, its bodies' points read first (body_points); `last` (or NULL) the

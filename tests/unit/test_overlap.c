@@ -342,12 +342,13 @@ static void test_overlap_proven_2d(void **state) {
 }
 
 /* imp_overlap_gjk_2d against the exact 2D query (imp_overlap_closest, which scans every
- * vertex-edge pair), cold and warm-started: the cache primed by a run on the same shapes at
- * another placement (b moved by up to 0.5 and the shapes' order of runs kept), as a solver's
- * next placement reuses it. An APART answer is one of the exact query's, its distance at most
- * IMP_GJK_EXCESS_REL of the cores' distance (and the contact tolerance) above the exact one,
- * and its closest points that distance apart along its normal; a pair it leaves (near) is
- * within the tolerance of contact or overlapping; and a warm proof of overlap is one. */
+ * vertex-edge pair), cold, and warm-started on the cores with a caller's scale
+ * (imp_overlap_gjk_core2, imp_overlap_proven_core2): the cache primed by a run on the same
+ * shapes at another placement (b moved by up to 0.5), as a solver's next placement reuses it. An
+ * APART answer is one of the exact query's, its distance at most IMP_GJK_EXCESS_REL of the cores'
+ * distance (and the contact tolerance) above the exact one, and its closest points that distance
+ * apart along its normal; a pair it leaves (near) is within the tolerance of contact or
+ * overlapping; and a warm proof of overlap is one. */
 static void test_overlap_gjk_2d(void **state) {
     (void)state;
     const uint64_t seed = 0x61C2;
@@ -366,9 +367,17 @@ static void test_overlap_gjk_2d(void **state) {
         int near;
         (void)imp_overlap_gjk_2d(&a, pa, &b, other, &cache, &ca, &cb, &near);
         imp_gjk2_cache primed = cache;
+        /* warm: on the cores with a caller's scale, as the rotating solver measures */
+        imp_vec3 bufa[8], bufb[8];
+        imp_core2 ka = {.pos = pa}, kb = {.pos = pb};
+        ka.n = imp_shape_points(&a, 2, bufa, &ka.pts, &ka.r);
+        kb.n = imp_shape_points(&b, 2, bufb, &kb.pts, &kb.r);
+        double scale =
+            imp_max_abs(pa) + imp_max_abs(pb) + imp_shape_extent(&a, 2) + imp_shape_extent(&b, 2);
         for (int warm = 0; warm < 2; ++warm) {
             imp_overlap_result r =
-                imp_overlap_gjk_2d(&a, pa, &b, pb, warm ? &cache : NULL, &ca, &cb, &near);
+                warm ? imp_overlap_gjk_core2(&ka, &kb, scale, &cache, &ca, &cb, &near)
+                     : imp_overlap_gjk_2d(&a, pa, &b, pb, NULL, &ca, &cb, &near);
             if (r.state == IMP_OVERLAP_APART) {
                 apart += !warm;
                 double hi = ex.distance + IMP_GJK_EXCESS_REL * (ex.distance + rr) + 1e-11;
@@ -385,7 +394,7 @@ static void test_overlap_gjk_2d(void **state) {
                          ex.distance);
             }
         }
-        if (imp_overlap_proven_2d(&a, pa, &b, pb, &primed)) {
+        if (imp_overlap_proven_core2(&ka, &kb, scale, &primed)) {
             ++warm_proofs;
             if (ex.state == IMP_OVERLAP_APART || !(imp_overlap(&a, pa, &b, pb, 2).depth > 0.0))
                 fail_msg("seed %#llx case %d: a warm proof of overlap, exactly state %d",
