@@ -597,6 +597,29 @@ static int face_of(const shape_pts *o, imp_vec3 n, imp_vec3 *e) {
     return 1;
 }
 
+/* 2D: the face of a or b at which the last GJK run (P->gjk) found the pair closest, from its
+ * final simplex: a segment of the difference whose two points share one body's vertex and
+ * take adjacent vertices of the other's, that body's face between them. Its unit normal,
+ * turned to `side` (from a towards b), into *e; returns 1 for a's face, 2 for b's, 0 (*e
+ * unset) when the simplex is not such a segment. */
+static int gjk_face(const pair *P, const shape_pts *pa, const shape_pts *pb, imp_vec3 side,
+                    imp_vec3 *e) {
+    const imp_gjk2_cache *c = &P->gjk;
+    if (c->n != 2 || (c->ia[0] == c->ia[1]) == (c->ib[0] == c->ib[1])) return 0;
+    int of_b = c->ia[0] == c->ia[1];
+    const shape_pts *o = of_b ? pb : pa;
+    unsigned i = of_b ? c->ib[0] : c->ia[0], j = of_b ? c->ib[1] : c->ia[1];
+    size_t m = o->n;
+    if (m < 3 || i >= m || j >= m ||
+        !(i + 1 == j || j + 1 == i || (i == 0 && j + 1 == m) || (j == 0 && i + 1 == m)))
+        return 0;
+    imp_vec3 f = imp_sub(o->pts[j], o->pts[i]), u = imp_v3(f.y, -f.x, 0.0);
+    double l = imp_len(u);
+    if (!(l > 0.0)) return 0;
+    *e = imp_scale(u, (imp_dot(u, side) < 0.0 ? -1.0 : 1.0) / l);
+    return of_b ? 2 : 1;
+}
+
 /*
  * 2D: the gap along the normal of the face of a or b that q's normal meets, kept (normal,
  * gap and lower bound) where it proves more. Any unit direction's gap is a lower bound of
@@ -605,41 +628,26 @@ static int face_of(const shape_pts *o, imp_vec3 n, imp_vec3 *e) {
  * the distance), which on a face spanning the reach turns the gap along it negative at
  * distances of about 1e-8; the face's own normal keeps it exact there, and is the contact's.
  */
-static void face_normal(const shape_pts *pa, const shape_pts *pb, probe *q) {
+static void face_normal(const pair *P, const shape_pts *pa, const shape_pts *pb, probe *q) {
+    imp_vec3 e[2];
+    int face[2] = {0, 0};
+    /* GJK's face where it names one (two passes over the points, not six), else both
+     * bodies' faces at their supports along n */
+    if (!(face[0] = gjk_face(P, pa, pb, q->n, &e[0])))
+        for (int k = 0; k < 2; ++k)
+            if (face_of(k ? pb : pa, k ? imp_neg(q->n) : q->n, &e[k]))
+                face[k] = k + 1, e[k] = k ? imp_neg(e[k]) : e[k];
     for (int k = 0; k < 2; ++k) {
-        imp_vec3 e;
-        if (!face_of(k ? pb : pa, k ? imp_neg(q->n) : q->n, &e)) continue;
-        if (k) e = imp_neg(e);
-        double sep = imp_dot(e, imp_sub(q->qb, q->qa)) - imp_dot(e, farthest(pa, e)) +
-                     imp_dot(e, farthest(pb, imp_neg(e)));
+        if (!face[k]) continue;
+        double sep = imp_dot(e[k], imp_sub(q->qb, q->qa)) - imp_dot(e[k], farthest(pa, e[k])) +
+                     imp_dot(e[k], farthest(pb, imp_neg(e[k])));
         if (sep > q->sep) {
             q->lo = imp_fmax(q->lo, sep - q->err);
             q->sep = sep;
-            q->n = q->fn = e;
-            q->face = k + 1;
+            q->n = q->fn = e[k];
+            q->face = face[k];
         }
     }
-}
-
-/* 2D: the face of a or b at which the last GJK run (P->gjk) found the pair closest, from its
- * final simplex: a segment of the difference whose two points share one body's vertex and
- * take adjacent vertices of the other's, that body's face between them. Its normal (turned
- * to q's side) into q->fn, and q->face; nothing when the simplex is not such a segment. */
-static void gjk_face(const pair *P, const shape_pts *pa, const shape_pts *pb, probe *q) {
-    const imp_gjk2_cache *c = &P->gjk;
-    if (c->n != 2 || (c->ia[0] == c->ia[1]) == (c->ib[0] == c->ib[1])) return;
-    int of_b = c->ia[0] == c->ia[1];
-    const shape_pts *o = of_b ? pb : pa;
-    unsigned i = of_b ? c->ib[0] : c->ia[0], j = of_b ? c->ib[1] : c->ia[1];
-    size_t m = o->n;
-    if (m < 3 || i >= m || j >= m ||
-        !(i + 1 == j || j + 1 == i || (i == 0 && j + 1 == m) || (j == 0 && i + 1 == m)))
-        return;
-    imp_vec3 f = imp_sub(o->pts[j], o->pts[i]), u = imp_v3(f.y, -f.x, 0.0);
-    double l = imp_len(u);
-    if (!(l > 0.0)) return;
-    q->fn = imp_scale(u, (imp_dot(u, q->n) < 0.0 ? -1.0 : 1.0) / l);
-    q->face = of_b ? 2 : 1;
 }
 
 /* q's frame k (spinning at wf) from both bodies' second-order bounds in it. */
@@ -669,14 +677,14 @@ static probe place(pair *P, double t, const imp_vec3 *hint) {
      * or a gap along the query's normal short of its distance (within a millionth of it
      * leaves the faces nothing to prove) */
     if (fast && (q.near || (q.state == IMP_OVERLAP_APART && q.sep < d * (1.0 - 1e-6))))
-        face_normal(&pa, &pb, &q);
+        face_normal(P, &pa, &pb, &q);
     else if (fast && q.state == IMP_OVERLAP_APART)
-        gjk_face(P, &pa, &pb, &q);
+        q.face = gjk_face(P, &pa, &pb, q.n, &q.fn);
     /* the exact query where the fast one's plane gap proves little: a contact is confirmed,
      * and a normal that leaves less than half the distance replaced, by the exact one */
     if (fast && q.state == IMP_OVERLAP_APART && (q.lo + P->eta <= 0.0 || q.sep < 0.5 * d)) {
         (void)measure(P, &sa, &sb, &pa, &pb, &q, 0, NULL);
-        if (q.state == IMP_OVERLAP_APART) face_normal(&pa, &pb, &q);
+        if (q.state == IMP_OVERLAP_APART) face_normal(P, &pa, &pb, &q);
     }
     /* failed, or in contact (touches): no step is taken from here, so no bounds; nor within
      * GJK's tolerance of contact (near), where the steps they could prove are all but always
@@ -855,12 +863,16 @@ static double free_step(const pair *P, double t, double err, int *never) {
  * converge as Newton's method does where the fixed normal's converge linearly (its edge
  * tips, raising one of its ends at the turn's rate along the whole edge).
  */
-static double frame_step(const pair *P, const probe *q, int k, double ps, imp_vec3 v) {
+/* (the motion's magnitudes, which safe_step forms once for both frames) */
+typedef struct motion_now {
+    imp_vec3 v, D;     /* b's velocity and position relative to a at the placement */
+    double vl, al, dl; /* |v|, |a_rel|, |D| */
+} motion_now;
+
+static double frame_step(const probe *q, int k, double ps, const motion_now *m) {
     const double eps = 16.0 * UNIT_ROUNDOFF;
-    imp_vec3 w = q->fw[k];
-    double wl = imp_len(w);
-    imp_vec3 D = imp_sub(q->qb, q->qa);
-    double vl = imp_len(v), al = imp_len(P->da), dl = imp_len(D);
+    imp_vec3 w = q->fw[k], v = m->v, D = m->D;
+    double wl = imp_len(w), vl = m->vl, al = m->al, dl = m->dl;
     double g1 =
         imp_dot(q->n, v) - imp_dot(q->n, imp_cross(w, D)) - eps * (vl + wl * dl) - q->frise1[k];
     /* steps up to S (finite: within a radian of the frame's turn; not the horizon, on which
@@ -881,17 +893,25 @@ static double frame_step(const pair *P, const probe *q, int k, double ps, imp_ve
  * Lipschitz bound's and the plane bound's along q's normal (its translation part exact,
  * the turns rising at most q->rate for steps up to q->until). */
 static double safe_step(const pair *P, const probe *q) {
-    imp_vec3 v = imp_path_vel(P->dv0, P->da, q->t);
-    double step = motion_step(q->lo + P->eta, imp_len(v) + P->spin, imp_len(P->da));
+    motion_now m;
+    m.v = imp_path_vel(P->dv0, P->da, q->t);
+    m.D = imp_sub(q->qb, q->qa);
+    m.vl = imp_len(m.v), m.al = imp_len(P->da), m.dl = imp_len(m.D);
+    double step = motion_step(q->lo + P->eta, m.vl + P->spin, m.al);
     double ps = q->sep - q->err + P->eta;
     if (ps > 0.0) {
+        /* (a bound not formed, until or until2 0, proves no step) */
         double na = imp_dot(q->n, P->da);
-        double plane = first_root(ps, imp_dot(q->n, v) - q->rate, 0.5 * na);
-        step = imp_fmax(step, imp_fmin(plane, q->until));
-        double taylor = first_root(ps, imp_dot(q->n, v) - q->rise1, 0.5 * (na - q->rise2));
-        step = imp_fmax(step, imp_fmin(taylor, q->until2));
+        if (q->until > 0.0) {
+            double plane = first_root(ps, imp_dot(q->n, m.v) - q->rate, 0.5 * na);
+            step = imp_fmax(step, imp_fmin(plane, q->until));
+        }
+        if (q->until2 > 0.0) {
+            double taylor = first_root(ps, imp_dot(q->n, m.v) - q->rise1, 0.5 * (na - q->rise2));
+            step = imp_fmax(step, imp_fmin(taylor, q->until2));
+        }
         for (int k = 0; k < 2; ++k)
-            if (q->fon[k]) step = imp_fmax(step, frame_step(P, q, k, ps, v));
+            if (q->fon[k]) step = imp_fmax(step, frame_step(q, k, ps, &m));
     }
     return step * (1.0 - IMP_ROT_ROUND_ULPS * UNIT_ROUNDOFF);
 }
