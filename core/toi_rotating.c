@@ -524,6 +524,44 @@ static void frame_rate3(const plane_view *v, imp_vec3 u, imp_vec3 wf, double rea
  * (imp_overlap_closest, a triangle by imp_overlap_triangle); `hint` (or NULL): a normal for a fast
  * pair that GJK finds within its tolerance of contact, instead of the exact query. Returns the
  * query's distance when APART, else 0. */
+static int gjk_face(const pair *P, const shape_pts *pa, const shape_pts *pb, imp_vec3 side,
+                    imp_vec3 *e);
+
+/*
+ * 2D: where the pair's last GJK run found it closest at a face of one body and a vertex of
+ * the other (gjk_face), and the other body's support towards the face still has its foot on
+ * the face, that point and the face are the cores' closest pair (the face's line separates the
+ * convex cores, and the foot is on the face), so no GJK run is needed: an APART answer with
+ * the face's normal (turned to `side`, from a towards b), the distance and the closest points.
+ * 0 when the support's foot is off the face or the gap is within tol of contact: GJK decides
+ * those. The placement's bound is the plane gap along the normal as always (measure).
+ */
+static int face_measure(const pair *P, const shape_pts *pa, const shape_pts *pb, const probe *q,
+                        imp_vec3 side, double tol, imp_overlap_result *r, imp_vec3 *ca,
+                        imp_vec3 *cb) {
+    imp_vec3 e;
+    int f = gjk_face(P, pa, pb, side, &e);
+    if (!f) return 0;
+    const imp_gjk2_cache *c = &P->gjk;
+    const shape_pts *F = f == 1 ? pa : pb, *O = f == 1 ? pb : pa;
+    imp_vec3 qF = f == 1 ? q->qa : q->qb, qO = f == 1 ? q->qb : q->qa;
+    unsigned i = f == 1 ? c->ia[0] : c->ib[0], j = f == 1 ? c->ia[1] : c->ib[1];
+    imp_vec3 out = f == 1 ? e : imp_neg(e); /* the face's outward normal */
+    size_t k = 0;                           /* O's support towards the face */
+    for (size_t m = 1; m < O->n; ++m)
+        if (imp_dot(out, O->pts[m]) < imp_dot(out, O->pts[k])) k = m;
+    imp_vec3 v = imp_add(qO, O->pts[k]), f0 = imp_add(qF, F->pts[i]);
+    imp_vec3 fe = imp_sub(imp_add(qF, F->pts[j]), f0);
+    double s = imp_dot(imp_sub(v, f0), fe), ll = imp_dot(fe, fe);
+    double gap = imp_dot(out, imp_sub(v, f0)) - F->rad - O->rad;
+    if (!(s >= 0.0 && s <= ll && ll > 0.0 && gap > tol)) return 0;
+    imp_vec3 foot = imp_madd(f0, fe, s / ll);
+    *ca = f == 1 ? imp_madd(foot, e, F->rad) : imp_madd(v, e, O->rad);
+    *cb = f == 1 ? imp_madd(v, e, -O->rad) : imp_madd(foot, e, -F->rad);
+    *r = (imp_overlap_result){.state = IMP_OVERLAP_APART, .distance = gap, .normal = e};
+    return 1;
+}
+
 static double measure(pair *P, const imp_shape *sa, const imp_shape *sb, const shape_pts *pa,
                       const shape_pts *pb, probe *q, int fast, const imp_vec3 *hint) {
     imp_overlap_result r;
@@ -532,6 +570,10 @@ static double measure(pair *P, const imp_shape *sa, const imp_shape *sb, const s
         for (int k = 0; k < 3; ++k)
             tri[k] = imp_add(q->qb, sb->verts[k]);
         r = imp_overlap_triangle(sa, q->qa, tri, &q->ca, &q->cb);
+    } else if (fast && hint &&
+               face_measure(P, pa, pb, q, *hint, IMP_CONTACT_REL * core2_scale(P, q->qa, q->qb), &r,
+                            &q->ca, &q->cb)) {
+        /* the last GJK run's face and point, still the closest: no run */
     } else if (fast) {
         int near = 0;
         imp_core2 ca = core2_of(pa, q->qa), cb = core2_of(pb, q->qb);
