@@ -532,9 +532,10 @@ static int gjk_face(const pair *P, const shape_pts *pa, const shape_pts *pb, imp
  * the other (gjk_face), and the other body's support towards the face still has its foot on
  * the face, that point and the face are the cores' closest pair (the face's line separates the
  * convex cores, and the foot is on the face), so no GJK run is needed: an APART answer with
- * the face's normal (turned to `side`, from a towards b), the distance and the closest points.
- * 0 when the support's foot is off the face or the gap is within tol of contact: GJK decides
- * those. The placement's bound is the plane gap along the normal as always (measure).
+ * the face's normal (turned to `side`, from a towards b), the distance and the closest points;
+ * returns gjk_face's answer, 1 or 2. 0 when the support's foot is off the face or the gap is
+ * within tol of contact: GJK decides those. The placement's bound is the plane gap along the normal
+ * as always (measure).
  */
 static int face_measure(const pair *P, const shape_pts *pa, const shape_pts *pb, const probe *q,
                         imp_vec3 side, double tol, imp_overlap_result *r, imp_vec3 *ca,
@@ -559,20 +560,22 @@ static int face_measure(const pair *P, const shape_pts *pa, const shape_pts *pb,
     *ca = f == 1 ? imp_madd(foot, e, F->rad) : imp_madd(v, e, O->rad);
     *cb = f == 1 ? imp_madd(v, e, -O->rad) : imp_madd(foot, e, -F->rad);
     *r = (imp_overlap_result){.state = IMP_OVERLAP_APART, .distance = gap, .normal = e};
-    return 1;
+    return f;
 }
 
 static double measure(pair *P, const imp_shape *sa, const imp_shape *sb, const shape_pts *pa,
                       const shape_pts *pb, probe *q, int fast, const imp_vec3 *hint) {
     imp_overlap_result r;
+    int face = 0;
     if (P->b_triangle) {
         imp_vec3 tri[3];
         for (int k = 0; k < 3; ++k)
             tri[k] = imp_add(q->qb, sb->verts[k]);
         r = imp_overlap_triangle(sa, q->qa, tri, &q->ca, &q->cb);
     } else if (fast && hint &&
-               face_measure(P, pa, pb, q, *hint, IMP_CONTACT_REL * core2_scale(P, q->qa, q->qb), &r,
-                            &q->ca, &q->cb)) {
+               (face = face_measure(P, pa, pb, q, *hint,
+                                    IMP_CONTACT_REL * core2_scale(P, q->qa, q->qb), &r, &q->ca,
+                                    &q->cb)) != 0) {
         /* the last GJK run's face and point, still the closest: no run */
     } else if (fast) {
         int near = 0;
@@ -595,7 +598,8 @@ static double measure(pair *P, const imp_shape *sa, const imp_shape *sb, const s
     q->failure = r.failure;
     if (r.state == IMP_OVERLAP_FAILED) return 0.0;
     q->n = r.normal;
-    q->face = 0;
+    q->face = face;
+    q->fn = r.normal;
     q->depth = r.state == IMP_OVERLAP_OVERLAPPING ? r.depth : 0.0;
     q->has_pts = r.state == IMP_OVERLAP_APART;
     if (P->a.plane || P->b.plane) {
@@ -721,7 +725,7 @@ static probe place(pair *P, double t, const imp_vec3 *hint) {
     if (fast && (q.near || (q.state == IMP_OVERLAP_APART && q.sep < d * (1.0 - 1e-6))))
         face_normal(P, &pa, &pb, &q);
     else if (fast && q.state == IMP_OVERLAP_APART)
-        q.face = gjk_face(P, &pa, &pb, q.n, &q.fn);
+        q.face = q.face ? q.face : gjk_face(P, &pa, &pb, q.n, &q.fn);
     /* the exact query where the fast one's plane gap proves little: a contact is confirmed,
      * and a normal that leaves less than half the distance replaced, by the exact one */
     if (fast && q.state == IMP_OVERLAP_APART && (q.lo + P->eta <= 0.0 || q.sep < 0.5 * d)) {
