@@ -345,10 +345,13 @@ static double core2_scale(const pair *P, imp_vec3 qa, imp_vec3 qb) {
  * included. */
 static imp_vec3 farthest(const shape_pts *o, imp_vec3 n) {
     const imp_vec3 *pts = o->pts;
-    imp_vec3 best = pts[0];
-    for (size_t i = 1; i < o->n; ++i)
-        if (imp_dot(n, pts[i]) > imp_dot(n, best)) best = pts[i];
-    return imp_madd(best, n, o->rad);
+    size_t best = 0;
+    double top = imp_dot(n, pts[0]); /* (kept: not the best's product again each round) */
+    for (size_t i = 1; i < o->n; ++i) {
+        double h = imp_dot(n, pts[i]);
+        if (h > top) top = h, best = i;
+    }
+    return imp_madd(pts[best], n, o->rad);
 }
 
 /* Largest n.x over a placed shape at pos (unit n; the rounding is within the margin). */
@@ -549,8 +552,11 @@ static int face_measure(const pair *P, const shape_pts *pa, const shape_pts *pb,
     unsigned i = f == 1 ? c->ia[0] : c->ib[0], j = f == 1 ? c->ia[1] : c->ib[1];
     imp_vec3 out = f == 1 ? e : imp_neg(e); /* the face's outward normal */
     size_t k = 0;                           /* O's support towards the face */
-    for (size_t m = 1; m < O->n; ++m)
-        if (imp_dot(out, O->pts[m]) < imp_dot(out, O->pts[k])) k = m;
+    double low = imp_dot(out, O->pts[0]);
+    for (size_t m = 1; m < O->n; ++m) {
+        double h = imp_dot(out, O->pts[m]);
+        if (h < low) low = h, k = m;
+    }
     imp_vec3 v = imp_add(qO, O->pts[k]), f0 = imp_add(qF, F->pts[i]);
     imp_vec3 fe = imp_sub(imp_add(qF, F->pts[j]), f0);
     double s = imp_dot(imp_sub(v, f0), fe), ll = imp_dot(fe, fe);
@@ -1141,7 +1147,6 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
     for (unsigned long it = 1;; ++it) {
         if (it % IMP_ROT_POLL_STEPS == 0 && (*stopped = imp_stop_now(stop)) != 0)
             return failed(IMP_FAILURE_UNDECIDED);
-        double w = width(P, t);
         /* the bounding spheres (or plane), which turning does not move */
         if (!have_fs) {
             never = 0;
@@ -1149,6 +1154,7 @@ static imp_toi_result run(pair *P, const imp_stop *stop, int *stopped) {
         }
         have_fs = 0;
         if (never) return finish(P, IMP_TOI_NONE, &q, t);
+        double w = width(P, t);
         if (fs > w) {
             if (isinf(fs) || !(fs <= P->horizon - t)) return finish(P, IMP_TOI_NONE, &q, t);
             t += fs * (1.0 - IMP_ROT_ROUND_ULPS * UNIT_ROUNDOFF);
