@@ -936,7 +936,8 @@ static double frame_step(const probe *q, int k, double ps, const motion_now *m) 
                    (1.0 + eps);
         double step = imp_fmin(first_root(ps, g1, -0.5 * (M + q->frise2[k])), S);
         best = imp_fmax(best, step);
-        S = imp_fmin(S, 2.0 * step);
+        if (!(2.0 * step < S)) break; /* the same S again: the same step */
+        S = 2.0 * step;
     }
     return best;
 }
