@@ -712,9 +712,13 @@ static void set_frame(probe *q, int k, imp_vec3 wf, const plane_bound *ba, const
 }
 
 static probe place(pair *P, double t, const imp_vec3 *hint) {
+    /* not a memset of the 400 bytes: what measure() does not set, and the bounds' (0: none
+     * formed); the frames' own fields are read only where fon is set */
     probe q;
-    memset(&q, 0, sizeof q);
     q.t = t;
+    q.near = 0;
+    q.rate = q.until = q.rise1 = q.rise2 = q.until2 = 0.0;
+    q.fon[0] = q.fon[1] = 0;
     imp_shape sa, sb;
     body_pose(&P->a, t, &sa);
     body_pose(&P->b, t, &sb);
