@@ -82,6 +82,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact_region.h"
 #include "overlap.h"
 #include "tolerance.h"
 
@@ -999,21 +1000,50 @@ static int ties(const shape_pts *o, imp_vec3 n, double tol) {
     return c;
 }
 
-/* Halfway into the overlap of a placement, in the frame: from the deepest point of the body
- * whose support along the normal is the sharper one (a vertex rather than an edge or face:
- * the fewer points within delta of it; b on a tie) by half the depth; a's when b is a
- * halfspace. So a corner touching a face gives the corner, not one of the face's. */
-static imp_vec3 deepest(const pair *P, const probe *q) {
+/* The points of a placed shape within tol of its support along n: how many, the first two
+ * into e. */
+static int support_feature(const shape_pts *o, imp_vec3 n, double tol, imp_vec3 e[2]) {
+    double top = -INFINITY;
+    for (size_t i = 0; i < o->n; ++i)
+        top = imp_fmax_run(top, imp_dot(n, o->pts[i]));
+    int c = 0;
+    for (size_t i = 0; i < o->n; ++i)
+        if (top - imp_dot(n, o->pts[i]) <= tol) {
+            if (c < 2) e[c] = o->pts[i];
+            ++c;
+        }
+    return c;
+}
+
+/* The contact point of a placement without closest points (touching within rounding, or
+ * overlapping at 0), in the frame, for the normal n. 3D: the centre of the touching region
+ * where the two support features share one with extent (imp_contact_region), or where two
+ * edges cross the middle of their closest points. Else (and in 2D) halfway into the overlap
+ * from the deepest point of the body whose support along the normal is the sharper one (a
+ * vertex rather than an edge or face: the fewer points within delta of it; b on a tie) by half
+ * the depth; a's when b is a halfspace. So a corner touching a face gives the corner, not one
+ * of the face's. */
+static imp_vec3 deepest(const pair *P, const probe *q, imp_vec3 n) {
     imp_shape sa, sb;
     body_pose(&P->a, q->t, &sa);
     body_pose(&P->b, q->t, &sb);
     shape_pts pa, pb;
     points_of(&sa, P->dim, &pa);
     points_of(&sb, P->dim, &pb);
-    if (sb.type == IMP_SHAPE_HALFSPACE ||
-        ties(&pa, q->n, P->delta) < ties(&pb, imp_neg(q->n), P->delta))
-        return imp_madd(imp_add(q->qa, farthest(&pa, q->n)), q->n, -0.5 * q->depth);
-    return imp_madd(imp_add(q->qb, farthest(&pb, imp_neg(q->n))), q->n, 0.5 * q->depth);
+    if (P->dim == 3 && sa.type != IMP_SHAPE_HALFSPACE && sb.type != IMP_SHAPE_HALFSPACE) {
+        imp_vec3 c, ea[2], eb[2];
+        if (imp_contact_region(&sa, q->qa, &sb, q->qb, 3, n, &c) == IMP_REGION_FOUND) return c;
+        if (support_feature(&pa, n, P->delta, ea) == 2 &&
+            support_feature(&pb, imp_neg(n), P->delta, eb) == 2) {
+            imp_vec3 cp, cq;
+            imp_closest_segments(imp_add(q->qa, ea[0]), imp_add(q->qa, ea[1]),
+                                 imp_add(q->qb, eb[0]), imp_add(q->qb, eb[1]), &cp, &cq);
+            return imp_scale(imp_add(imp_madd(cp, n, pa.rad), imp_madd(cq, n, -pb.rad)), 0.5);
+        }
+    }
+    if (sb.type == IMP_SHAPE_HALFSPACE || ties(&pa, n, P->delta) < ties(&pb, imp_neg(n), P->delta))
+        return imp_madd(imp_add(q->qa, farthest(&pa, n)), n, -0.5 * q->depth);
+    return imp_madd(imp_add(q->qb, farthest(&pb, imp_neg(n))), n, 0.5 * q->depth);
 }
 
 /* n when it is a unit vector; else (a degenerate placement: shapes far beyond their own
@@ -1049,7 +1079,7 @@ static imp_toi_result finish(const pair *P, imp_toi_state st, const probe *at, d
         body_pose(&P->b, t, &sb);
         (void)imp_overlap_contact_normal_3d(&sa, at->qa, &sb, at->qb, &r.normal);
     }
-    r.point = at->has_pts ? imp_scale(imp_add(at->ca, at->cb), 0.5) : deepest(P, at);
+    r.point = at->has_pts ? imp_scale(imp_add(at->ca, at->cb), 0.5) : deepest(P, at, r.normal);
     if (P->a.plane) r.point = imp_add(r.point, disp(&P->a, t));
     if (P->b.plane) r.point = imp_add(r.point, disp(&P->b, t));
     if (st == IMP_TOI_OVERLAPPING) r.depth = at->depth;

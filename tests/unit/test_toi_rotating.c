@@ -169,11 +169,9 @@ static void check(tbody *a, tbody *b, int dim, double horizon, const imp_toi_res
             fail_msg("%s: apart by %g at time + tolerance (time %.17g)", what, g1, r->time);
         double g0 = gap_at(a, b, dim, r->time);
         if (!(g0 >= -depth_ok)) fail_msg("%s: overlapping by %g at time %.17g", what, -g0, r->time);
-        /* 2D: the point is the contact's, on both shapes at `time` to within the depth a
-         * graze may have (a halfspace's pair: positions() here moves the other body instead).
-         * (3D: a hit whose last placement touches within rounding takes the point from the
-         * sharper body's support, which an edge meeting an edge misplaces: not yet held.) */
-        if (dim == 2 && a->s.type != IMP_SHAPE_HALFSPACE && b->s.type != IMP_SHAPE_HALFSPACE) {
+        /* the point is the contact's, on both shapes at `time` to within the depth a graze
+         * may have (a halfspace's pair: positions() here moves the other body instead) */
+        if (a->s.type != IMP_SHAPE_HALFSPACE && b->s.type != IMP_SHAPE_HALFSPACE) {
             imp_vec3 pa, pb;
             positions(a, b, r->time, &pa, &pb);
             imp_shape sa = pose(a, r->time), sb = pose(b, r->time), dot = sphere(0.0);
@@ -318,6 +316,27 @@ static void test_cuboids_meet_mid_turn(void **state) {
     check(&a, &b, 3, 1.0, &r, 2.0, "cuboids", &st, 1);
 }
 
+/* A small box spinning about z falls face down onto a large box's top, which spins the other
+ * way, and overhangs its edge: the contact is face on face, at t = 1.5 exactly (b's bottom at
+ * z = 3 - 0.5 - t meets a's top at 1), its normal z, and its point in the region the two
+ * faces share, not a corner of the small box's face past the large one's edge. */
+static void test_face_lands_overhanging(void **state) {
+    (void)state;
+    tbody a = {.s = box3(1, 1, 1, (imp_quat){1, 0, 0, 0}),
+               .m = motion3(ZERO, ZERO, ZERO),
+               .w = {0, 0, -0.5}};
+    tbody b = {.s = box3(0.5, 0.5, 0.5, (imp_quat){1, 0, 0, 0}),
+               .m = motion3(imp_v3(1.2, 0, 3), imp_v3(0, 0, -1), ZERO),
+               .w = {0, 0, 1}};
+    imp_toi_result r = solve(&a, &b, 3, 3.0);
+    assert_int_equal(r.state, IMP_TOI_HIT);
+    if (!(r.time <= 1.5 && 1.5 <= r.time + r.tolerance))
+        fail_msg("[%.17g, +%g] misses 1.5", r.time, r.tolerance);
+    assert_true(fabs(r.normal.z - 1.0) < 1e-12);
+    stats st = {0};
+    check(&a, &b, 3, 3.0, &r, 4.0, "face on face", &st, 1);
+}
+
 /* The bar of test_bar_turns_onto_ball placed 1 m and 500 m from the origin: the same time
  * enclosure of the exact acos(0.2), to the same 1e-9 s (parry #429: 139 mm short at 500 m). */
 static void test_same_accuracy_far_away(void **state) {
@@ -440,6 +459,7 @@ int main(void) {
         cmocka_unit_test(test_thin_box_only_turns_past_wall),
         cmocka_unit_test(test_fast_bodies_crossing),
         cmocka_unit_test(test_cuboids_meet_mid_turn),
+        cmocka_unit_test(test_face_lands_overhanging),
         cmocka_unit_test(test_same_accuracy_far_away),
         cmocka_unit_test(test_blade_beside_ball),
         cmocka_unit_test(test_unit_normal_far_out),
