@@ -333,9 +333,6 @@ imp_overlap_result imp_overlap_triangle(const imp_shape *a, imp_vec3 pa, const i
     return r;
 }
 
-/* Two 2D shapes' cores for the 2D GJK (imp_ov_gjk2_*), with its tolerance: contact_tol's,
- * IMP_CONTACT_REL of the radii and the largest coordinate magnitude of the placed vertices.
- * 0 when a shape has no such core (a halfspace). */
 /* IMP_CONTACT_REL of the pair's scale: the caller's bound, else the radii's sum and the
  * largest placed coordinate's magnitude (contact_tol's). */
 static double core2_tol(const imp_core2 *a, const imp_core2 *b, double scale) {
