@@ -1024,6 +1024,18 @@ static int support_feature(const shape_pts *o, imp_vec3 n, double tol, imp_vec3 
  * the depth; a's when b is a halfspace. So a corner touching a face gives the corner, not one
  * of the face's. */
 static imp_vec3 deepest(const pair *P, const probe *q, imp_vec3 n) {
+    if (P->dim == 2 && q->face && q->depth == 0.0) {
+        /* 2D, touching at a face (lands): the other body alone, when its support along n is
+         * one point; the face's body has two at its support, so this is the sharper one */
+        const rbody *o = q->face == 1 ? &P->b : &P->a;
+        imp_vec3 side = q->face == 1 ? imp_neg(n) : n, e[2];
+        imp_shape so;
+        body_pose(o, q->t, &so);
+        shape_pts po;
+        points_of(&so, 2, &po);
+        if (!o->plane && support_feature(&po, side, P->delta, e) == 1)
+            return imp_add(q->face == 1 ? q->qb : q->qa, farthest(&po, side));
+    }
     imp_shape sa, sb;
     body_pose(&P->a, q->t, &sa);
     body_pose(&P->b, q->t, &sb);
@@ -1151,12 +1163,15 @@ static int lands(pair *P, const probe *q, double step, probe *h, double *t1) {
     if (!(K * step * step < L * w) || !(*t1 > t) || P->wmax * *t1 > IMP_ROT_MAX_ANGLE ||
         !proven_at(P, *t1))
         return 0;
-    memset(h, 0, sizeof *h);
+    /* (what finish and deepest read: not a memset of the 400 bytes) */
     h->t = t;
     frame(P, t, &h->qa, &h->qb);
     double th = (q->face == 1 ? P->a.w.z : P->b.w.z) * (t - q->t);
-    h->n = turn_z(q->fn, cos(th), sin(th));
+    h->n = h->fn = turn_z(q->fn, cos(th), sin(th));
+    h->face = q->face;
     h->state = IMP_OVERLAP_OVERLAPPING;
+    h->has_pts = 0;
+    h->depth = 0.0;
     return 1;
 }
 
