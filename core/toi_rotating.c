@@ -753,14 +753,19 @@ static probe place(pair *P, double t, const imp_vec3 *hint) {
     /* 3D frames: both bodies of at most RB_KEPT points, one spinning */
     int three = P->dim == 3 && !P->a.plane && !P->b.plane && pa.n <= RB_KEPT && pb.n <= RB_KEPT &&
                 (P->a.wlen > 0.0 || P->b.wlen > 0.0);
-    plane_view va, vb;
-    if (!P->a.plane && (two || three || P->a.wlen > 0.0))
-        plane_view_of(&P->a, &pa, q.n, slack, &va);
-    if (!P->b.plane && (two || three || P->b.wlen > 0.0))
-        plane_view_of(&P->b, &pb, imp_neg(q.n), slack, &vb);
     /* the spin about each body's spin_axis: z's component, else |w| */
     double spa = about_z(&P->a, P->dim) ? P->a.w.z : P->a.wlen;
     double spb = about_z(&P->b, P->dim) ? P->b.w.z : P->b.wlen;
+    /* both 2D bodies turning, closest at a known face: the face's body's frame alone, whose
+     * first order is the distance's exact rate there (on bench_rotating's slow 8-gons its step
+     * is within 5% of the best at 96.5% of such placements), so the face's body's view, which
+     * only the other frame reads, is not formed */
+    int face_only = two && spa != 0.0 && spb != 0.0 && q.face != 0;
+    plane_view va, vb;
+    if (!P->a.plane && (two || three || P->a.wlen > 0.0) && !(face_only && q.face == 1))
+        plane_view_of(&P->a, &pa, q.n, slack, &va);
+    if (!P->b.plane && (two || three || P->b.wlen > 0.0) && !(face_only && q.face == 2))
+        plane_view_of(&P->b, &pb, imp_neg(q.n), slack, &vb);
     /* the normal held fixed: not where both 2D bodies turn, whose two turning frames' bounds
      * it all but never beats (on bench_rotating's 8-gons, by more than 5% at 2% of the slow
      * spins' placements and 23% of the fast ones', which then take a step more) */
@@ -777,7 +782,7 @@ static probe place(pair *P, double t, const imp_vec3 *hint) {
     if (two && !P->a.plane && !P->b.plane)
         for (int k = 0; k < 2; ++k) {
             double wf = k ? spb : spa;
-            if (wf == 0.0) continue;
+            if (wf == 0.0 || (face_only && k != q.face - 1)) continue;
             plane_rate(&P->a, &va, spa - wf, 0, &ba);
             plane_rate(&P->b, &vb, spb - wf, 0, &bb);
             set_frame(&q, k, imp_v3(0.0, 0.0, wf), &ba, &bb);
