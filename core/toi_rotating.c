@@ -331,6 +331,16 @@ static void points_of(const imp_shape *s, int dim, shape_pts *o) {
     o->n = imp_shape_points(s, dim, o->buf, &o->pts, &o->rad);
 }
 
+/* Both bodies' shapes at t (body_pose) and their points (points_of), which point into the
+ * shapes, the bodies' buffers and pa, pb themselves (so not to be copied). */
+static void pose_both(const pair *P, double t, imp_shape *sa, imp_shape *sb, shape_pts *pa,
+                      shape_pts *pb) {
+    body_pose(&P->a, t, sa);
+    body_pose(&P->b, t, sb);
+    points_of(sa, P->dim, pa);
+    points_of(sb, P->dim, pb);
+}
+
 /* A placed 2D shape's points as the 2D GJK takes them, at frame position pos. */
 static imp_core2 core2_of(const shape_pts *o, imp_vec3 pos) {
     return (imp_core2){o->pts, o->n, o->rad, pos};
@@ -528,6 +538,16 @@ static void frame_rate3(const plane_view *v, imp_vec3 u, imp_vec3 wf, double rea
  * (imp_overlap_closest, a triangle by imp_overlap_triangle); `hint` (or NULL): a normal for a fast
  * pair that GJK finds within its tolerance of contact, instead of the exact query. Returns the
  * query's distance when APART, else 0. */
+/* 2D: the unit normal of the edge from p to q, turned to `side`, into *e; 0 when the edge has
+ * no length. */
+static int edge_normal(imp_vec3 p, imp_vec3 q, imp_vec3 side, imp_vec3 *e) {
+    imp_vec3 f = imp_sub(q, p), u = imp_v3(f.y, -f.x, 0.0);
+    double l = imp_len(u);
+    if (!(l > 0.0)) return 0;
+    *e = imp_scale(u, (imp_dot(u, side) < 0.0 ? -1.0 : 1.0) / l);
+    return 1;
+}
+
 static int gjk_face(const pair *P, const shape_pts *pa, const shape_pts *pb, imp_vec3 side,
                     imp_vec3 *e);
 
@@ -643,11 +663,7 @@ static int face_of(const shape_pts *o, imp_vec3 n, imp_vec3 *e) {
         else if (h > imp_dot(n, pts[j]))
             j = k;
     }
-    imp_vec3 f = imp_sub(pts[j], pts[i]), u = imp_v3(f.y, -f.x, 0.0);
-    double l = imp_len(u);
-    if (!(l > 0.0)) return 0;
-    *e = imp_scale(u, (imp_dot(u, n) < 0.0 ? -1.0 : 1.0) / l);
-    return 1;
+    return edge_normal(pts[i], pts[j], n, e);
 }
 
 /* 2D: the face of a or b at which the last GJK run (P->gjk) found the pair closest, from its
@@ -666,10 +682,7 @@ static int gjk_face(const pair *P, const shape_pts *pa, const shape_pts *pb, imp
     if (m < 3 || i >= m || j >= m ||
         !(i + 1 == j || j + 1 == i || (i == 0 && j + 1 == m) || (j == 0 && i + 1 == m)))
         return 0;
-    imp_vec3 f = imp_sub(o->pts[j], o->pts[i]), u = imp_v3(f.y, -f.x, 0.0);
-    double l = imp_len(u);
-    if (!(l > 0.0)) return 0;
-    *e = imp_scale(u, (imp_dot(u, side) < 0.0 ? -1.0 : 1.0) / l);
+    if (!edge_normal(o->pts[i], o->pts[j], side, e)) return 0;
     return of_b ? 2 : 1;
 }
 
@@ -721,14 +734,11 @@ static probe place(pair *P, double t, const imp_vec3 *hint) {
     q.rate = q.until = q.rise1 = q.rise2 = q.until2 = 0.0;
     q.fon[0] = q.fon[1] = 0;
     imp_shape sa, sb;
-    body_pose(&P->a, t, &sa);
-    body_pose(&P->b, t, &sb);
+    shape_pts pa, pb;
+    pose_both(P, t, &sa, &sb, &pa, &pb);
     frame(P, t, &q.qa, &q.qb);
     q.err = margin(P, t);
     int fast = P->dim == 2 && !P->a.plane && !P->b.plane;
-    shape_pts pa, pb;
-    points_of(&sa, P->dim, &pa);
-    points_of(&sb, P->dim, &pb);
     double d = measure(P, &sa, &sb, &pa, &pb, &q, fast, hint);
     /* the faces' normals where the query's may be blurred: a placement measured along a hint,
      * or a gap along the query's normal short of its distance (within a millionth of it
@@ -992,29 +1002,16 @@ static double width(const pair *P, double t) {
     return t1 - t;
 }
 
-/* How many of a placed shape's points lie within tol of its support along n. */
-static int ties(const shape_pts *o, imp_vec3 n, double tol) {
-    const imp_vec3 *pts = o->pts;
-    size_t k = o->n;
-    double top = -INFINITY;
-    for (size_t i = 0; i < k; ++i)
-        top = imp_fmax(top, imp_dot(n, pts[i]));
-    int c = 0;
-    for (size_t i = 0; i < k; ++i)
-        c += top - imp_dot(n, pts[i]) <= tol;
-    return c;
-}
-
-/* The points of a placed shape within tol of its support along n: how many, the first two
- * into e. */
-static int support_feature(const shape_pts *o, imp_vec3 n, double tol, imp_vec3 e[2]) {
+/* The points of a placed shape within tol of its support along n: how many (the fewer, the
+ * sharper the support), the first two into e (or NULL). */
+static int support_feature(const shape_pts *o, imp_vec3 n, double tol, imp_vec3 *e) {
     double top = -INFINITY;
     for (size_t i = 0; i < o->n; ++i)
         top = imp_fmax_run(top, imp_dot(n, o->pts[i]));
     int c = 0;
     for (size_t i = 0; i < o->n; ++i)
         if (top - imp_dot(n, o->pts[i]) <= tol) {
-            if (c < 2) e[c] = o->pts[i];
+            if (e && c < 2) e[c] = o->pts[i];
             ++c;
         }
     return c;
@@ -1042,11 +1039,8 @@ static imp_vec3 deepest(const pair *P, const probe *q, imp_vec3 n) {
             return imp_add(q->face == 1 ? q->qb : q->qa, farthest(&po, side));
     }
     imp_shape sa, sb;
-    body_pose(&P->a, q->t, &sa);
-    body_pose(&P->b, q->t, &sb);
     shape_pts pa, pb;
-    points_of(&sa, P->dim, &pa);
-    points_of(&sb, P->dim, &pb);
+    pose_both(P, q->t, &sa, &sb, &pa, &pb);
     if (P->dim == 3 && sa.type != IMP_SHAPE_HALFSPACE && sb.type != IMP_SHAPE_HALFSPACE) {
         imp_vec3 c, ea[2], eb[2];
         if (imp_contact_region(&sa, q->qa, &sb, q->qb, 3, n, &c) == IMP_REGION_FOUND) return c;
@@ -1058,7 +1052,8 @@ static imp_vec3 deepest(const pair *P, const probe *q, imp_vec3 n) {
             return imp_scale(imp_add(imp_madd(cp, n, pa.rad), imp_madd(cq, n, -pb.rad)), 0.5);
         }
     }
-    if (sb.type == IMP_SHAPE_HALFSPACE || ties(&pa, n, P->delta) < ties(&pb, imp_neg(n), P->delta))
+    if (sb.type == IMP_SHAPE_HALFSPACE ||
+        support_feature(&pa, n, P->delta, NULL) < support_feature(&pb, imp_neg(n), P->delta, NULL))
         return imp_madd(imp_add(q->qa, farthest(&pa, n)), n, -0.5 * q->depth);
     return imp_madd(imp_add(q->qb, farthest(&pb, imp_neg(n))), n, 0.5 * q->depth);
 }
@@ -1120,13 +1115,10 @@ static void parted(pair *P, const probe *q) {
  * touches()'s rule (a placement that overlaps is not apart by any margin). */
 static int proven_at(pair *P, double t) {
     imp_shape sa, sb;
-    imp_vec3 qa, qb;
-    body_pose(&P->a, t, &sa);
-    body_pose(&P->b, t, &sb);
-    frame(P, t, &qa, &qb);
     shape_pts pa, pb;
-    points_of(&sa, P->dim, &pa);
-    points_of(&sb, P->dim, &pb);
+    imp_vec3 qa, qb;
+    pose_both(P, t, &sa, &sb, &pa, &pb);
+    frame(P, t, &qa, &qb);
     imp_core2 ca = core2_of(&pa, qa), cb = core2_of(&pb, qb);
     return imp_overlap_proven_core2(&ca, &cb, core2_scale(P, qa, qb), &P->gjk);
 }
