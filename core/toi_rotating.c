@@ -1023,8 +1023,8 @@ static int support_feature(const shape_pts *o, imp_vec3 n, double tol, imp_vec3 
  * edges cross the middle of their closest points. Else (and in 2D) halfway into the overlap
  * from the deepest point of the body whose support along the normal is the sharper one (a
  * vertex rather than an edge or face: the fewer points within delta of it; b on a tie) by half
- * the depth; a's when b is a halfspace. So a corner touching a face gives the corner, not one
- * of the face's. */
+ * the depth; a's when b is a halfspace, b's when a is (a halfspace has no points). So a
+ * corner touching a face gives the corner, not one of the face's. */
 static imp_vec3 deepest(const pair *P, const probe *q, imp_vec3 n) {
     if (P->dim == 2 && q->face && q->depth == 0.0) {
         /* 2D, touching at a face (lands): the other body alone, when its support along n is
@@ -1053,7 +1053,8 @@ static imp_vec3 deepest(const pair *P, const probe *q, imp_vec3 n) {
         }
     }
     if (sb.type == IMP_SHAPE_HALFSPACE ||
-        support_feature(&pa, n, P->delta, NULL) < support_feature(&pb, imp_neg(n), P->delta, NULL))
+        (sa.type != IMP_SHAPE_HALFSPACE && support_feature(&pa, n, P->delta, NULL) <
+                                               support_feature(&pb, imp_neg(n), P->delta, NULL)))
         return imp_madd(imp_add(q->qa, farthest(&pa, n)), n, -0.5 * q->depth);
     return imp_madd(imp_add(q->qb, farthest(&pb, imp_neg(n))), n, 0.5 * q->depth);
 }

@@ -337,6 +337,30 @@ static void test_face_lands_overhanging(void **state) {
     check(&a, &b, 3, 3.0, &r, 4.0, "face on face", &st, 1);
 }
 
+/* A halfspace as body a and a spinning segment reaching into it at 0 (the api fuzz target's
+ * find): the point of a placement without closest points is taken from b, a halfspace having
+ * no points (it read a's missing points); it lies within the depth of the plane and of the
+ * segment at `time`. */
+static void test_halfspace_first_point(void **state) {
+    (void)state;
+    imp_vec3 n = imp_scale(imp_v3(2, 1, 0), 1.0 / sqrt(5.0));
+    tbody a = {.s = halfspace(n, 0), .m = motion2(0, 0, 0, 0, 0, 0), .w = ZERO};
+    tbody b = {.s = {.type = IMP_SHAPE_SEGMENT, .a = {-2, 0, 0}, .b = {0, 0, 0}},
+               .m = motion2(0, 3, 0, -1, 0, 0),
+               .w = {0, 0, -30}};
+    imp_toi_result r = solve(&a, &b, 2, 10.0);
+    assert_int_equal(r.state, IMP_TOI_OVERLAPPING);
+    imp_vec3 pa, pb;
+    positions(&a, &b, r.time, &pa, &pb);
+    imp_shape sb = pose(&b, r.time), dot = sphere(0.0);
+    double on_b = imp_overlap(&dot, r.point, &sb, pb, 2).distance;
+    double on_plane = fabs(imp_dot(n, r.point));
+    if (!(isfinite(r.point.x) && isfinite(r.point.y) && on_b <= r.depth + 1e-12 &&
+          on_plane <= r.depth + 1e-12))
+        fail_msg("point (%.17g, %.17g) at %.17g: %g from b, %g from the plane", r.point.x,
+                 r.point.y, r.time, on_b, on_plane);
+}
+
 /* The bar of test_bar_turns_onto_ball placed 1 m and 500 m from the origin: the same time
  * enclosure of the exact acos(0.2), to the same 1e-9 s (parry #429: 139 mm short at 500 m). */
 static void test_same_accuracy_far_away(void **state) {
@@ -460,6 +484,7 @@ int main(void) {
         cmocka_unit_test(test_fast_bodies_crossing),
         cmocka_unit_test(test_cuboids_meet_mid_turn),
         cmocka_unit_test(test_face_lands_overhanging),
+        cmocka_unit_test(test_halfspace_first_point),
         cmocka_unit_test(test_same_accuracy_far_away),
         cmocka_unit_test(test_blade_beside_ball),
         cmocka_unit_test(test_unit_normal_far_out),
