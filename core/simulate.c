@@ -310,6 +310,9 @@ struct imp_sim {
     imp_mat3 *I0, *I0inv; /* inertia of the shape as given, and its inverse (0: never turns) */
     imp_vec3 *vbuf[4];    /* turned vertices: predict's body, its partner, a later search's two */
     int halted;           /* a turning pair's search was stopped by the stop check */
+    /* the owner of the event being handled: its entry stays in the queue until it is
+     * predicted again (a replacement in place, not a removal and an insertion) */
+    uint32_t handling;
 };
 
 /* ---- heap ------------------------------------------------------------------------------- */
@@ -371,7 +374,7 @@ static void push(imp_sim *s, qev e) {
         s->heap[s->hn] = e;
         sift_up(s, s->hn++);
     } else {
-        s->st.stale++;
+        if (e.owner != s->handling) s->st.stale++;
         heap_replace(s, at, e);
     }
 }
@@ -384,8 +387,6 @@ static void unqueue(imp_sim *s, uint32_t i) {
     qev last = s->heap[--s->hn];
     if (at < s->hn) heap_replace(s, at, last);
 }
-
-static void pop(imp_sim *s) { unqueue(s, s->heap[0].owner); }
 
 /* ---- grid ------------------------------------------------------------------------------- */
 
@@ -1542,6 +1543,9 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
         }
         qev e = s->heap[0];
         assert(e.seq == s->sb[e.owner].seq);
+        /* every kind of event ends with its owner predicted again, which replaces the
+         * entry (or drops it) */
+        s->handling = e.owner;
         uint32_t partner =
             s->sb[e.owner].t_cross <= s->ev[e.owner].t ? CROSS : s->ev[e.owner].partner;
         if (partner == WORLD) {
@@ -1549,7 +1553,6 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
                 if (e.t > s->now) s->now = e.t;
                 return IMP_SIM_STOP_MAX_EVENTS;
             }
-            pop(s);
             if (e.t > s->now) s->now = e.t;
             contact_world(s, e.owner, s->now);
         } else if (partner == AGAIN) {
@@ -1560,7 +1563,6 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
             if (e.t > s->now) s->now = e.t;
             predict(s, e.owner); /* replaces the entry (counted stale there) */
         } else if (partner == CROSS) {
-            pop(s);
             if (e.t > s->now) s->now = e.t;
             crossing(s, e.owner);
         } else {
@@ -1568,10 +1570,10 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
                 if (e.t > s->now) s->now = e.t;
                 return IMP_SIM_STOP_MAX_EVENTS;
             }
-            pop(s);
             if (e.t > s->now) s->now = e.t;
             contact(s, e.owner, partner, s->now);
         }
+        s->handling = NONE;
         if (s->failed) return IMP_SIM_STOP_FAILED;
         if (s->halted) return IMP_SIM_STOP_STOPPED;
     }
@@ -1905,6 +1907,7 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     if (!s) return (imp_sim_status)imp_error_set(err, IMP_SIM_NOMEM, "out of memory");
     s->b = in->bodies;
     s->n = in->n;
+    s->handling = NONE;
     s->dim = in->dim;
     s->horizon = in->horizon;
     s->max_events = in->max_events;
