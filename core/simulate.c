@@ -18,8 +18,10 @@
  *    contact of i with each body near it (window [now, min(best, horizon)],
  *    best the earliest contact found so far: not cut at the cell crossing),
  *    and, for a body in the grid, for the time it leaves its cell; the
- *    earlier of the two is i's one pending event, kept on a 4-ary heap
- *    ordered by (time, owner). At a crossing the pair event stands and only
+ *    earlier of the two is i's one pending event, kept in a queue ordered
+ *    by (time, owner): a 4-ary heap for the current bucket of time and a
+ *    calendar of buckets for the later events (see "event calendar"). At a crossing the pair event
+ stands and only
  *    the bodies of the cells entered are searched (predict_entered): a
  *    third of the cells in 2D and of the 3D ones, without the globals; with
  *    the pair windows uncut, 2.5-4 times the solver calls, and still 1.1-1.2
@@ -209,6 +211,12 @@ typedef struct qev {
     uint32_t owner, seq; /* the owner's pending event while seq is the owner's seq */
 } qev;
 
+/* A body's event in the calendar's lists: time, seq, the list's neighbours and bucket. */
+typedef struct qlink {
+    double t;
+    uint32_t seq, next, prev, bucket;
+} qlink;
+
 enum {
     F_STATIC = 1,
     F_HALFSPACE = 2,
@@ -295,7 +303,12 @@ struct imp_sim {
     /* queue: an indexed heap, at most one entry per body */
     qev *heap;
     size_t hn;
-    uint32_t *hpos; /* a body's slot in the heap, NONE when it has no pending event */
+    uint32_t *hpos; /* a body's slot in the heap, LISTED, or NONE when it has no pending event */
+    /* the calendar of the later events (see "event calendar") */
+    qlink *ql;                          /* per body: its listed event and its links */
+    uint32_t *cal_head;                 /* cal_nb buckets, then the overflow */
+    size_t cal_nb, cal_cur, cal_listed; /* buckets, the heap's bucket, events listed in them */
+    double cal_base, cal_width;
     /* record */
     imp_sim_event *rec;
     size_t nrec, rcap;
@@ -366,16 +379,96 @@ static void heap_replace(imp_sim *s, size_t i, qev e) {
         sift_down(s, i);
 }
 
-/* The owner's pending event becomes e: the one it had (now invalid) is replaced in place, so
- * the heap holds at most one entry per body and never a stale one. */
+/* ---- event calendar ----------------------------------------------------------------------
+ *
+ * The queue is the heap above for the events of the current bucket of time and, for the later
+ * ones, a calendar (Paul 2007, "A complexity O(1) priority queue for event driven molecular
+ * dynamics simulations", J. Comput. Phys. 221; as Smallenburg 2022 keeps it): buckets of
+ * `width` from `base`, each a doubly linked list of the bodies whose event falls in it, and
+ * an overflow list past the last. An event goes to the heap when its bucket index
+ * (t - base) / width, computed the same way everywhere, is at most the current bucket's:
+ * that index never decreases with t, so every event in the heap precedes (or ties with, in
+ * the same bucket) every listed one, and events come out in the heap's exact (time, owner)
+ * order. When the heap empties the next bucket's list moves into it; past the last bucket
+ * the overflow is spread over a new set of buckets (rebase), whose width is set from the
+ * pending events' mean distance in time from the earliest, so that a bucket holds about
+ * CAL_PER_BUCKET of them near the front. The heap then holds a handful of entries, not
+ * every body's: an insertion or removal touches a bucket head and a neighbour's links
+ * instead of a path through a heap of n entries (13% of the time per contact at 100k
+ * bodies with the heap alone), and when a bucket's events move into the heap, their owners'
+ * records are asked for ahead of their handling. bench_simulate --case 2 0.1 100000: 1.1x
+ * to 1.15x the contacts per second of the heap alone (1k bodies, and 3D: the same within
+ * the noise). Each body is in the heap, in one list, or queued nowhere. */
+
+/* hpos[i] for a body whose event is in a bucket's list or the overflow. */
+#define LISTED (UINT32_MAX - 1)
+
+/* About this many events per bucket near the front of the queue (tuned on bench_simulate). */
+#define CAL_PER_BUCKET 8.0
+
+/* The bucket index of time t: the heap's bucket (cur) or earlier means the heap. */
+static double cal_index(const imp_sim *s, double t) { return (t - s->cal_base) / s->cal_width; }
+
+static int in_heap_span(const imp_sim *s, double t) {
+    return cal_index(s, t) < (double)s->cal_cur + 1.0;
+}
+
+static void heap_insert(imp_sim *s, qev e) {
+    s->heap[s->hn] = e;
+    sift_up(s, s->hn++);
+}
+
+static void heap_remove(imp_sim *s, uint32_t at) {
+    qev last = s->heap[--s->hn];
+    if (at < s->hn) heap_replace(s, at, last);
+}
+
+static void list_insert(imp_sim *s, qev e) {
+    double k = cal_index(s, e.t);
+    uint32_t b = k < (double)s->cal_nb ? (uint32_t)k : (uint32_t)s->cal_nb; /* nb: overflow */
+    qlink *l = &s->ql[e.owner];
+    l->t = e.t;
+    l->seq = e.seq;
+    l->bucket = b;
+    l->prev = NONE;
+    l->next = s->cal_head[b];
+    if (l->next != NONE) s->ql[l->next].prev = e.owner;
+    s->cal_head[b] = e.owner;
+    s->hpos[e.owner] = LISTED;
+    if (b < s->cal_nb) s->cal_listed++;
+}
+
+static void list_remove(imp_sim *s, uint32_t i) {
+    qlink *l = &s->ql[i];
+    if (l->prev != NONE)
+        s->ql[l->prev].next = l->next;
+    else
+        s->cal_head[l->bucket] = l->next;
+    if (l->next != NONE) s->ql[l->next].prev = l->prev;
+    if (l->bucket < s->cal_nb) s->cal_listed--;
+}
+
+/* The owner's pending event becomes e: the one it had (now invalid) is replaced, so the queue
+ * holds at most one entry per body and never a stale one. */
 static void push(imp_sim *s, qev e) {
     uint32_t at = s->hpos[e.owner];
+    if (at != NONE && e.owner != s->handling) s->st.stale++;
+    int heap = in_heap_span(s, e.t);
+    if (at == LISTED) {
+        list_remove(s, e.owner);
+        at = NONE;
+    }
     if (at == NONE) {
-        s->heap[s->hn] = e;
-        sift_up(s, s->hn++);
-    } else {
-        if (e.owner != s->handling) s->st.stale++;
+        if (heap) {
+            heap_insert(s, e);
+        } else {
+            list_insert(s, e);
+        }
+    } else if (heap) {
         heap_replace(s, at, e);
+    } else {
+        heap_remove(s, at);
+        list_insert(s, e);
     }
 }
 
@@ -384,8 +477,69 @@ static void unqueue(imp_sim *s, uint32_t i) {
     uint32_t at = s->hpos[i];
     if (at == NONE) return;
     s->hpos[i] = NONE;
-    qev last = s->heap[--s->hn];
-    if (at < s->hn) heap_replace(s, at, last);
+    if (at == LISTED)
+        list_remove(s, i);
+    else
+        heap_remove(s, at);
+}
+
+/* Every bucket is used up and the heap is empty: the overflow's events are spread over new
+ * buckets from the earliest of them (those of the first go to the heap). */
+static void rebase(imp_sim *s) {
+    uint32_t h = s->cal_head[s->cal_nb];
+    s->cal_head[s->cal_nb] = NONE;
+    double tmin = INFINITY, sum = 0;
+    size_t n = 0;
+    for (uint32_t i = h; i != NONE; i = s->ql[i].next)
+        tmin = imp_fmin(tmin, s->ql[i].t);
+    for (uint32_t i = h; i != NONE; i = s->ql[i].next)
+        sum += s->ql[i].t - tmin, ++n;
+    assert(n > 0 && tmin < INFINITY); /* events are within the (finite) horizon */
+    double width = CAL_PER_BUCKET * (sum / (double)n) / (double)n;
+    /* any width keeps the order; a degenerate one (events all at one time) is set from the
+     * time's own scale, and the next rebase sets it from what follows */
+    if (!(width > 0) || !isfinite(width)) width = imp_fmax(fabs(tmin), 1.0) * 0x1p-30;
+    s->cal_base = tmin;
+    s->cal_width = width;
+    s->cal_cur = 0;
+    for (uint32_t i = h, next; i != NONE; i = next) {
+        next = s->ql[i].next;
+        qev e = {s->ql[i].t, i, s->ql[i].seq};
+        if (in_heap_span(s, e.t))
+            heap_insert(s, e);
+        else
+            list_insert(s, e);
+    }
+}
+
+/* The heap's top is the queue's first event: 0 when the queue is empty. */
+static int queue_top(imp_sim *s) {
+    while (s->hn == 0) {
+        if (s->cal_listed == 0) {
+            if (s->cal_head[s->cal_nb] == NONE) return 0;
+            s->cal_cur = s->cal_nb; /* the buckets left are empty */
+        }
+        if (++s->cal_cur >= s->cal_nb) {
+            rebase(s);
+            continue;
+        }
+        uint32_t h = s->cal_head[s->cal_cur];
+        s->cal_head[s->cal_cur] = NONE;
+        /* the next bucket's first entry, and what handling these events reads of their
+         * owners, are asked for now: the calendar knows them ahead of time */
+        if (s->cal_cur + 1 < s->cal_nb && s->cal_head[s->cal_cur + 1] != NONE)
+            __builtin_prefetch(&s->ql[s->cal_head[s->cal_cur + 1]]);
+        for (uint32_t i = h, next; i != NONE; i = next) {
+            next = s->ql[i].next;
+            if (next != NONE) __builtin_prefetch(&s->ql[next]);
+            __builtin_prefetch(&s->sb[i].p);
+            __builtin_prefetch(&s->sb[i].seq);
+            __builtin_prefetch(&s->ev[i]);
+            s->cal_listed--;
+            heap_insert(s, (qev){s->ql[i].t, i, s->ql[i].seq});
+        }
+    }
+    return 1;
 }
 
 /* ---- grid ------------------------------------------------------------------------------- */
@@ -1536,7 +1690,7 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
     until = imp_fmin(until, s->horizon);
     unsigned poll = 0;
     if (s->halted) return IMP_SIM_STOP_STOPPED;
-    while (s->hn > 0 && s->heap[0].t <= until) {
+    while (queue_top(s) && s->heap[0].t <= until) {
         if (++poll == IMP_STOP_POLL_EVENTS) {
             poll = 0;
             if ((s->stopped_by = imp_stop_now(&s->stop)) != 0) return IMP_SIM_STOP_STOPPED;
@@ -1704,6 +1858,16 @@ static int alloc_bodies(imp_sim *s) {
     ALLOC(s->cmass, n);
     ALLOC(s->heap, n);
     ALLOC(s->hpos, n);
+    ALLOC(s->ql, n);
+    /* about a bucket a body, at least 16, and the overflow; the first event's rebase sets
+     * the width (until then every event is in the overflow) */
+    s->cal_nb = n > 16 ? n : 16;
+    ALLOC(s->cal_head, s->cal_nb + 1);
+    for (size_t b = 0; b <= s->cal_nb; ++b)
+        s->cal_head[b] = NONE;
+    s->cal_cur = s->cal_nb;
+    s->cal_base = -INFINITY;
+    s->cal_width = 1.0;
     for (size_t i = 0; i < n; ++i) {
         s->root[i] = s->rhead[i] = s->hpos[i] = NONE;
         s->last_t[i] = -INFINITY;
@@ -1963,6 +2127,8 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->cmass);
     free(s->heap);
     free(s->hpos);
+    free(s->ql);
+    free(s->cal_head);
     free(s->rec);
     free(s->rq);
     free(s->q0);

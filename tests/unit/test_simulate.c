@@ -101,6 +101,65 @@ static double max_depth(const imp_sim *sim, const scene *s, double t, int dim) {
 
 /* ---- known answers ------------------------------------------------------------------------ */
 
+/* The event queue (a heap for the current bucket of time, a calendar of buckets and an
+ * overflow for the rest) against the analytic answer: balls in lanes far enough apart
+ * never to meet, each bouncing between two walls at a speed from 1e-3 to 1e2 (seeded;
+ * every fifth a copy of the one before, so that events tie exactly), and one at rest. Ball
+ * k's j-th contact is at t1 + j T exactly in arithmetic (t1 its first, T = (w - 2r) / |v|);
+ * every one within the horizon must come out, in time order, at its time to 1e-9. The
+ * spread of periods (1e5) makes the queue rebuild its buckets many times over, with
+ * widths that suit the fast balls and put the slow ones in the overflow. */
+static void test_queue_order_bouncing_lanes(void **state) {
+    (void)state;
+    const uint64_t seed = 0xca1e;
+    const double w = 10, r = 0.1, horizon = 100;
+    const int nb = 60;
+    scene s = {0};
+    uint64_t rng = seed;
+    double t1[64], T[64];
+    size_t want = 0;
+    for (int k = 0; k < nb; ++k) {
+        double x, v;
+        if (k % 5 == 4) {
+            x = s.b[k - 1].m.p.x;
+            v = s.b[k - 1].m.v.x;
+        } else {
+            x = imp_rng_uniform(&rng, 2 * r, w - 2 * r);
+            v = pow(10.0, imp_rng_uniform(&rng, -3, 2)) *
+                (imp_rng_uniform(&rng, -1, 1) < 0 ? -1 : 1);
+        }
+        if (k == nb - 1) v = 0;
+        add_ball(&s, r, imp_v3(x, 1 + 0.5 * k, 0), imp_v3(v, 0, 0), 1);
+        T[k] = v == 0 ? INFINITY : (w - 2 * r) / fabs(v);
+        t1[k] = v > 0 ? (w - r - x) / v : v < 0 ? (x - r) / -v : INFINITY;
+        for (double t = t1[k]; t <= horizon; t += T[k]) {
+            /* no contact within rounding of the horizon, where either answer would do */
+            assert_true(fabs(t - horizon) > 1e-6);
+            ++want;
+        }
+    }
+    add_wall(&s, imp_v3(1, 0, 0), 0, 1);
+    add_wall(&s, imp_v3(-1, 0, 0), -w, 1);
+    imp_sim_input in = input(&s, 2, horizon);
+    imp_sim_output out;
+    assert_int_equal(imp_sim_run(&in, &out, NULL), IMP_SIM_OK);
+    assert_int_equal(out.stopped, IMP_SIM_STOP_HORIZON);
+    printf("seed %#llx: %zu contacts, %zu expected\n", (unsigned long long)seed, out.n_events,
+           want);
+    assert_int_equal(out.n_events, want);
+    size_t seen[64] = {0};
+    for (size_t e = 0; e < out.n_events; ++e) {
+        const imp_sim_event *ev = &out.events[e];
+        if (e > 0) assert_true(ev->time >= out.events[e - 1].time);
+        assert_true(ev->a < (uint32_t)nb && ev->b >= (uint32_t)nb);
+        double t = t1[ev->a] + (double)seen[ev->a]++ * T[ev->a];
+        if (!(fabs(ev->time - t) <= 1e-9 * (1 + t)))
+            fail_msg("seed %#llx: ball %u contact %zu at %.17g, expected %.17g",
+                     (unsigned long long)seed, ev->a, seen[ev->a] - 1, ev->time, t);
+    }
+    imp_sim_output_free(&out);
+}
+
 static void test_newtons_cradle(void **state) {
     (void)state;
     scene s = {0};
@@ -783,6 +842,7 @@ int main(void) {
         cmocka_unit_test(test_degenerate_run_is_bounded),
         cmocka_unit_test(test_grid_beyond_start_box),
         cmocka_unit_test(test_newtons_cradle),
+        cmocka_unit_test(test_queue_order_bouncing_lanes),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_stop_check),
         cmocka_unit_test(test_head_on_exchange_3d),
