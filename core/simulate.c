@@ -298,6 +298,10 @@ struct imp_sim {
     int32_t cmin[3], cmax[3]; /* the outermost cells: each reaches to infinity */
     uint64_t dn[3];           /* cells per axis (0: no dense box) */
     size_t n_dense;           /* dn[0] dn[1] dn[2] slots, then mask + 1 hash buckets */
+    /* the 3^dim cells around a cell (near_cell's order): each one's step from it per axis,
+     * and its slot's offset from the cell's own in the dense box */
+    int8_t near_d[27][3];
+    int64_t near_off[27];
     uint32_t *globals;
     size_t n_globals;
     /* queue: an indexed heap, at most one entry per body */
@@ -1068,15 +1072,36 @@ static void predict_cells(imp_sim *s, uint32_t i, const imp_shape *shi, const im
     size_t nn = 0;
     int ncells = s->dim == 3 ? 27 : 9;
     const int32_t *c = s->sb[i].cell;
+    /* every cell's first body first: independent loads, whose misses overlap. Around a cell
+     * inside the dense box the slots are the body's own plus fixed offsets; elsewhere each
+     * cell is looked up (and a hash bucket's bodies checked for their cell) */
+    uint32_t first[27];
+    int inside = s->n_dense > 0, hashed = 0;
+    for (int k = 0; k < s->dim; ++k) {
+        int64_t x = (int64_t)c[k] - s->dlo[k];
+        inside &= x >= 1 && (uint64_t)x + 1 < s->dn[k];
+    }
+    size_t at = inside ? bucket_of(s, c) : 0;
     for (int q = 0; q < ncells; ++q) {
-        int32_t nc[3];
-        near_cell(s->dim, c, q, nc);
-        if (axis >= 0 && nc[axis] != c[axis] + dir) continue;
-        size_t b = bucket_of(s, nc);
-        for (uint32_t j = s->head[b]; j != NONE; j = s->next[j]) {
+        if (axis >= 0 && s->near_d[q][axis] != dir) {
+            first[q] = NONE;
+        } else if (inside) {
+            first[q] = s->head[(size_t)((int64_t)at + s->near_off[q])];
+        } else {
+            int32_t nc[3];
+            near_cell(s->dim, c, q, nc);
+            size_t b = bucket_of(s, nc);
+            hashed |= b >= s->n_dense;
+            first[q] = s->head[b];
+        }
+    }
+    for (int q = 0; q < ncells; ++q) {
+        for (uint32_t j = first[q]; j != NONE; j = s->next[j]) {
             /* a slot of the dense box holds its cell's bodies only; a hash bucket may hold
              * other cells' too (their record's cell says) */
-            if (b >= s->n_dense) {
+            if (hashed) {
+                int32_t nc[3];
+                near_cell(s->dim, c, q, nc);
                 const int32_t *cj = s->sb[j].cell;
                 if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
             }
@@ -2037,6 +2062,14 @@ static int build_grid(imp_sim *s, size_t n_grid, double r_cut, imp_vec3 lo, imp_
     }
     if (cells == 0) s->dn[0] = s->dn[1] = s->dn[2] = 0;
     s->n_dense = (size_t)(s->dn[0] * s->dn[1] * s->dn[2]);
+    const int32_t zero[3] = {0, 0, 0};
+    for (int q = 0; q < (dim == 3 ? 27 : 9); ++q) {
+        int32_t d[3];
+        near_cell(dim, zero, q, d);
+        for (int k = 0; k < 3; ++k)
+            s->near_d[q][k] = (int8_t)d[k];
+        s->near_off[q] = ((int64_t)d[2] * (int64_t)s->dn[1] + d[1]) * (int64_t)s->dn[0] + d[0];
+    }
     ALLOC(s->head, s->n_dense + nb);
     for (size_t k = 0; k < s->n_dense + nb; ++k)
         s->head[k] = NONE;
