@@ -1105,9 +1105,10 @@ static void predict_cells(imp_sim *s, uint32_t i, const imp_shape *shi, const im
                 const int32_t *cj = s->sb[j].cell;
                 if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
             }
-            /* ask for the record's first line (the path) now, so that it arrives while the
-             * rest are gathered */
+            /* ask for the record's two lines (the path; flags, radius and the rest of the
+             * acceleration) now, so that they arrive while the rest are gathered */
             __builtin_prefetch(&s->sb[j].p);
+            __builtin_prefetch(&s->sb[j].seq);
             near[nn++] = j;
             if (nn < GATHER) continue;
             for (size_t k = 0; k < nn; ++k)
