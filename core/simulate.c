@@ -160,7 +160,10 @@
  *    standing contact, passed over by imp_toi_rotating_standing until the pair is
  *    proven apart or may be a quarter of the graze bound deeper; windows split at half of
  *    IMP_ROT_MAX_ANGLE into AGAIN events) and contacts to
- *    imp_respond_resolve_turning (contact_turning, at contact_point's point).
+ *    imp_respond_resolve_turning (contact_turning, at contact_point's point). Under
+ *    gravity such a scene settles by sleep alone (rest_turning: guard 2 and clusters
+ *    are off): a body falls asleep on what holds still once it is slow and stands on
+ *    it, and slow contacts pressed by gravity are microcollisions (see there).
  * Why: the per-event cost stays flat in n (grid + lazy invalidation), the
  * times are the exact roots the pairwise solvers give (no step error), and
  * the heap stays at one entry per body with an event.
@@ -1531,6 +1534,129 @@ static imp_respond_turn turn_of(const imp_sim *s, uint32_t i, double t, const im
 /* A contact with rotation: the impulse at the contact point through both inertias
  * (imp_respond_resolve_turning), guard 1 on the approach speed at the point; no resting or
  * sleep. */
+/* Guard 4 at a contact of i and j approaching at u: whether an asleep one of them is met
+ * gently (slower than the wake speed, and not pushed by a moving static body, which nothing
+ * stops), and the squared rest speed of the pair in *rest2. */
+static int gentle_meeting(const imp_sim *s, uint32_t i, uint32_t j, double u, double *rest2) {
+    *rest2 = imp_fmax(still_speed2(s, i), still_speed2(s, j));
+    int pushed = ((s->sb[i].flags | s->sb[j].flags) & (F_STATIC | F_STILL)) == F_STATIC;
+    return !(u > 0) || (u * u <= IMP_SIM_WAKE_REL / IMP_SIM_REST_REL * *rest2 && !pushed);
+}
+
+/* Body k of a contact at time t, when asleep: met gently it holds still for the contact
+ * (*held = 1), else it wakes with what rests on it. Returns 1 when it woke. */
+static int meet_asleep(imp_sim *s, uint32_t k, int gentle, double t, int *held) {
+    if (!(s->sb[k].flags & F_ASLEEP)) return 0;
+    if (gentle) {
+        *held = 1;
+        return 0;
+    }
+    wake(s, k, t);
+    return 1;
+}
+
+/* Whether point q (world) lies inside, by more than margin, the convex hull of the points
+ * x + pts[k] of feature f (indices of those within margin of the farthest along dir), as
+ * seen along dir: in 2D between the two ends of the feature across dir; in 3D inside the
+ * polygon the feature's points span (a feature of one point or of points in a line holds
+ * nothing inside). */
+static int over_feature(int dim, imp_vec3 x, const imp_vec3 *pts, size_t np, imp_vec3 dir,
+                        double margin, imp_vec3 q) {
+    double h = -INFINITY;
+    for (size_t k = 0; k < np; ++k)
+        h = imp_fmax(h, imp_dot(dir, pts[k]));
+    imp_vec3 e1, e2;
+    if (dim == 2) {
+        e1 = imp_v3(-dir.y, dir.x, 0);
+        e2 = imp_v3(0, 0, 0);
+    } else {
+        imp_vec3 t = fabs(dir.x) < 0.6 ? imp_v3(1, 0, 0) : imp_v3(0, 1, 0);
+        e1 = imp_normalize_or(imp_cross(dir, t), imp_v3(1, 0, 0));
+        e2 = imp_cross(dir, e1);
+    }
+    /* the feature's points and q in the plane across dir, q at the origin */
+    double u[64], v[64];
+    size_t m = 0;
+    imp_vec3 d = imp_sub(x, q);
+    for (size_t k = 0; k < np; ++k) {
+        if (imp_dot(dir, pts[k]) < h - margin) continue;
+        if (m == 64) return 0; /* a feature of that many points: not judged, not stable */
+        imp_vec3 w = imp_add(d, pts[k]);
+        u[m] = imp_dot(e1, w);
+        v[m] = imp_dot(e2, w);
+        ++m;
+    }
+    if (dim == 2) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t k = 0; k < m; ++k) {
+            lo = imp_fmin(lo, u[k]);
+            hi = imp_fmax(hi, u[k]);
+        }
+        return lo < -margin && hi > margin;
+    }
+    /* every edge of the hull (a pair with all the points on its left, or on it) has the
+     * origin on its left by more than the margin; at least three edges */
+    int edges = 0;
+    for (size_t a = 0; a < m; ++a)
+        for (size_t b = 0; b < m; ++b) {
+            if (a == b) continue;
+            double ex = u[b] - u[a], ey = v[b] - v[a], len = sqrt(ex * ex + ey * ey);
+            if (!(len > margin)) continue;
+            int hull = 1;
+            for (size_t c = 0; c < m && hull; ++c)
+                hull = ex * (v[c] - v[a]) - ey * (u[c] - u[a]) >= -margin * len;
+            if (!hull) continue;
+            if (!(ex * (0 - v[a]) - ey * (0 - u[a]) > margin * len)) return 0;
+            ++edges;
+        }
+    return edges >= 3;
+}
+
+/*
+ * Guard 4 for a body x of a turning scene after its contact with y, nx the contact normal
+ * from x towards y: x falls asleep (velocity, spin and acceleration 0) when y holds still
+ * (static and still, or asleep), y is below x (nx within 1e-9 of x's acceleration's
+ * direction), no point of x moves faster relative to y than the rest speed (|v| + |w| r_x,
+ * r_x its bounding radius, at most sqrt(still_speed2)), and x stands on y: its centre
+ * (the point its inertia is about), seen along its acceleration, is inside its touching
+ * feature (its points within CONTACT_REL of the scale of its lowest) and inside y's (unless
+ * y is a halfspace) by that margin. A sphere stands on anything it meets from above, as it
+ * rests on a curved support without rotation (held as if by friction). A box on a face
+ * sleeps; one on an edge or a corner goes on rocking, each contact slower than the one
+ * before once slow ones are resolved with e = 0 (guard 1), until its face is within the
+ * margin of flat. Returns 1 when x fell asleep.
+ */
+static int rest_turning(imp_sim *s, uint32_t x, uint32_t y, imp_vec3 nx, double t) {
+    if (s->sb[x].flags & (F_STATIC | F_ASLEEP)) return 0;
+    double v2 = still_speed2(s, x);
+    if (!(v2 > 0) || !frozen(s->sb[y].flags)) return 0;
+    double sp = imp_len(s->sb[x].v) + imp_len(s->w[x]) * s->br[x];
+    if (!(sp * sp <= v2)) return 0;
+    imp_vec3 dir = imp_normalize_or(s->a_full[x], imp_v3(0, 0, 0));
+    if (!(imp_dot(nx, dir) >= 1.0 - 1e-9)) return 0;
+    if (!(s->sb[x].flags & F_SPHERE)) {
+        imp_shape tx, ty;
+        const imp_shape *shx, *shy;
+        imp_motion mx, my;
+        body_at_slot(s, x, t, &tx, &shx, &mx, 2);
+        body_at_slot(s, y, t, &ty, &shy, &my, 3);
+        imp_vec3 buf[8];
+        const imp_vec3 *pts;
+        double rad;
+        size_t np = imp_shape_points(shx, s->dim, buf, &pts, &rad);
+        double margin = CONTACT_REL * (imp_max_abs(mx.p) + s->br[x]);
+        if (!over_feature(s->dim, mx.p, pts, np, dir, margin, mx.p)) return 0;
+        if (!(s->sb[y].flags & F_HALFSPACE)) {
+            if (s->sb[y].flags & F_SPHERE) return 0;
+            np = imp_shape_points(shy, s->dim, buf, &pts, &rad);
+            if (!over_feature(s->dim, my.p, pts, np, imp_neg(dir), margin, mx.p)) return 0;
+        }
+    }
+    fall_asleep(s, x, s->sb[y].flags & F_STATIC ? NONE : y, t);
+    s->w[x] = imp_v3(0, 0, 0);
+    return 1;
+}
+
 static void contact_turning(imp_sim *s, uint32_t i, uint32_t j, double t) {
     int si = (s->sb[i].flags & F_STATIC) != 0, sj = (s->sb[j].flags & F_STATIC) != 0;
     if (!si) move_to(s, i, t);
@@ -1542,6 +1668,12 @@ static void contact_turning(imp_sim *s, uint32_t i, uint32_t j, double t) {
     body_at_slot(s, j, t, &tmp[1], &sh, &mj, 1);
     imp_vec3 x = s->ev[i].point, n = s->ev[i].normal;
     double u = -imp_dot(imp_sub(point_vel(&mj, s->w[j], x), point_vel(&mi, s->w[i], x)), n);
+    /* guard 4 as in contact: an asleep body met gently holds still for this contact, met
+     * faster it wakes (with what rests on it) */
+    double rest2;
+    int gentle = gentle_meeting(s, i, j, u, &rest2);
+    int changed_i = meet_asleep(s, i, gentle, t, &si),
+        changed_j = meet_asleep(s, j, gentle, t, &sj);
     const imp_sim_body *bi = &s->b[s->orig[i]], *bj = &s->b[s->orig[j]];
     imp_respond_input in = {
         {mi.v, bi->mass, si, bi->restitution, bi->tangential},
@@ -1552,22 +1684,37 @@ static void contact_turning(imp_sim *s, uint32_t i, uint32_t j, double t) {
         in.a.restitution = 0;
         s->st.slow_contacts++;
     }
+    /* a microcollision (Mirtich and Canny 1995, "Impulse-based simulation of rigid
+     * bodies", Symposium on Interactive 3D Graphics): a contact pressed by gravity that
+     * approaches slower than the rest speed (a box standing on a corner, or pivoting on
+     * it) is resolved with e = 0 as if it approached at the rest speed, so that the point
+     * leaves at that speed and the body topples by hops of the rest height, instead of
+     * meeting the floor again at the same instant (a loop in which time never advanced) */
+    double hop = sqrt(rest2);
+    int micro = !si + !sj > 0 && hop > 0 && u < hop;
+    if (micro) {
+        in.a.restitution = 0;
+        in.a.v = imp_madd(in.a.v, n, hop - u);
+    }
     imp_respond_turn ti = turn_of(s, i, t, &mi), tj = turn_of(s, j, t, &mj);
     imp_respond_result r = imp_respond_resolve_turning(&in, &ti, &tj, x);
-    int changed_j = 0;
+    if (micro && r.state == IMP_RESPOND_RESOLVED) r.va = imp_madd(r.va, n, u - hop);
     if (r.state == IMP_RESPOND_RESOLVED) {
         if (!si) {
             s->sb[i].v = r.va;
             s->w[i] = r.wa;
-            s->sb[i].traj++;
+            changed_i = 1;
         }
         if (!sj) {
             s->sb[j].v = r.vb;
             s->w[j] = r.wb;
-            s->sb[j].traj++;
             changed_j = 1;
         }
     }
+    if (changed_i) s->sb[i].traj++;
+    if (changed_j) s->sb[j].traj++;
+    if (!si && rest_turning(s, i, j, n, t)) changed_i = 1;
+    if (!sj && rest_turning(s, j, i, imp_neg(n), t)) changed_j = 1;
     record_contact(s, i, j, t, x, n, r.impulse);
     predict(s, i);
     if (changed_j && (s->sb[j].flags & F_OWNER)) predict(s, j);
@@ -1594,10 +1741,9 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
      * holds still (a still static body for this contact); met faster, or pushed by a
      * moving static body (which nothing stops), it wakes, with what rests on it; a carried
      * one leaves its cluster */
-    double rest2 = imp_fmax(still_speed2(s, i), still_speed2(s, j));
+    double rest2;
+    int gentle = gentle_meeting(s, i, j, u, &rest2);
     int slow = !(u > 0) || u * u <= rest2;
-    int pushed = ((s->sb[i].flags | s->sb[j].flags) & (F_STATIC | F_STILL)) == F_STATIC;
-    int gentle = !(u > 0) || (u * u <= IMP_SIM_WAKE_REL / IMP_SIM_REST_REL * rest2 && !pushed);
     int woke_i = 0, woke_j = 0;
     /* met slowly, a cluster (a carried body, or a root that carries some) takes no impulse
      * when the two clusters merge (settle): an impulse of the size of rounding would change
@@ -1612,18 +1758,8 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     if (tried) merged = settle(s, i, j, u, t) || (settled_j = settle(s, j, i, u, t));
     if (!merged && (s->sb[i].flags & F_RIDER)) woke_i = 1, leave_cluster(s, i, t);
     if (!merged && (s->sb[j].flags & F_RIDER)) woke_j = 1, leave_cluster(s, j, t);
-    if (s->sb[i].flags & F_ASLEEP) {
-        if (gentle)
-            si = 1;
-        else
-            woke_i = 1, wake(s, i, t);
-    }
-    if (s->sb[j].flags & F_ASLEEP) {
-        if (gentle)
-            sj = 1;
-        else
-            woke_j = 1, wake(s, j, t);
-    }
+    woke_i |= meet_asleep(s, i, gentle, t, &si);
+    woke_j |= meet_asleep(s, j, gentle, t, &sj);
     const imp_sim_body *bi = &s->b[s->orig[i]], *bj = &s->b[s->orig[j]];
     imp_respond_input in = {
         {mi.v, bi->mass, si, bi->restitution, bi->tangential},

@@ -37,8 +37,13 @@
  * contact once the pair has been proven apart exactly as any contact, and
  * one within the standing contact once it may be eta = depth + delta / 4
  * deep (delta = IMP_ROT_DEPTH_REL of the pair's scale; eta doubles when the
- * pair gets that deep without approaching). Guards 2 and 4 (resting, sleep, clusters) are off:
- * turning bodies never rest or sleep; guard 1 and max_events hold. A world
+ * pair gets that deep without approaching). Guards 2 (resting on a halfspace) and the
+ * clusters of guard 4 are off; a body falls asleep after a contact with what holds still
+ * when no point of it moves faster than the rest speed, the support is below it and its
+ * centre is over what it stands on (a box on a face, not on an edge or corner; a sphere
+ * anywhere), and a slow contact pressed by gravity is a microcollision that leaves at the
+ * rest speed (so a box pivoting on a corner topples by hops instead of meeting the floor
+ * again at the same instant); guard 1 and max_events hold. A world
  * is not supported with rotation (precondition). A turn of more than
  * IMP_ROT_MAX_ANGLE / 2 within one prediction is split: the body is
  * predicted again at the end of the shorter window.
