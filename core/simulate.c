@@ -1687,18 +1687,19 @@ static void contact_turning(imp_sim *s, uint32_t i, uint32_t j, double t) {
     /* a microcollision (Mirtich and Canny 1995, "Impulse-based simulation of rigid
      * bodies", Symposium on Interactive 3D Graphics): a contact pressed by gravity that
      * approaches slower than the rest speed (a box standing on a corner, or pivoting on
-     * it) is resolved with e = 0 as if it approached at the rest speed, so that the point
-     * leaves at that speed and the body topples by hops of the rest height, instead of
-     * meeting the floor again at the same instant (a loop in which time never advanced) */
+     * it) is resolved with e = 0 on i's velocity raised by the rest speed towards j, which
+     * is then taken back: the impulse leaves the point parting at exactly the rest speed,
+     * so the body topples by hops of the rest height, instead of meeting the floor again at
+     * the same instant (a loop in which time never advanced) */
     double hop = sqrt(rest2);
     int micro = !si + !sj > 0 && hop > 0 && u < hop;
     if (micro) {
         in.a.restitution = 0;
-        in.a.v = imp_madd(in.a.v, n, hop - u);
+        in.a.v = imp_madd(in.a.v, n, hop);
     }
     imp_respond_turn ti = turn_of(s, i, t, &mi), tj = turn_of(s, j, t, &mj);
     imp_respond_result r = imp_respond_resolve_turning(&in, &ti, &tj, x);
-    if (micro && r.state == IMP_RESPOND_RESOLVED) r.va = imp_madd(r.va, n, u - hop);
+    if (micro && r.state == IMP_RESPOND_RESOLVED) r.va = imp_madd(r.va, n, -hop);
     if (r.state == IMP_RESPOND_RESOLVED) {
         if (!si) {
             s->sb[i].v = r.va;

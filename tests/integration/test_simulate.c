@@ -241,6 +241,34 @@ static void test_record_none_and_gravity(void **state) {
     json_decref(r);
 }
 
+/* A box dropped tilted and spinning onto a floor under gravity, with rotation: it tumbles
+ * and comes to rest on a face (asleep), and the run reaches the horizon, not max_events. */
+static void test_turning_box_settles(void **state) {
+    (void)state;
+    long status;
+    json_t *r = post("{\"bodies\": [{\"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.5]},"
+                     " \"position\": [0, 2], \"orientation\": 0.3, \"angular_velocity\": 2,"
+                     " \"restitution\": 0.5},"
+                     " {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": 0},"
+                     " \"position\": [0, 0], \"static\": true}],"
+                     " \"horizon\": 10, \"gravity\": [0, -9.81], \"record\": \"none\"}",
+                     &status, NULL, 0);
+    assert_int_equal(status, 200);
+    json_t *stats = json_object_get(r, "stats");
+    assert_string_equal(json_string_value(json_object_get(stats, "stopped")), "horizon");
+    assert_true(json_integer_value(json_object_get(stats, "sleeps")) >= 1);
+    json_t *b0 = json_array_get(json_object_get(r, "bodies"), 0);
+    /* on a face: the centre 0.5 above the floor, the orientation a multiple of pi/2 */
+    double y = comp(b0, "position", 1), a = num(b0, "orientation");
+    double q = a / (0.5 * 3.14159265358979323846);
+    printf("box at rest: y %.17g, orientation %.17g, %lld contacts\n", y, a,
+           (long long)json_integer_value(json_object_get(stats, "events")));
+    assert_true(fabs(y - 0.5) <= 1e-7 && fabs(q - round(q)) <= 1e-6);
+    assert_true(comp(b0, "velocity", 0) == 0 && comp(b0, "velocity", 1) == 0);
+    assert_true(num(b0, "angular_velocity") == 0);
+    json_decref(r);
+}
+
 static void test_max_events_stop(void **state) {
     (void)state;
     long status;
@@ -298,13 +326,10 @@ static void test_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_head_on_swap),
-        cmocka_unit_test(test_record_none_and_gravity),
-        cmocka_unit_test(test_spinning_alone),
-        cmocka_unit_test(test_spinning_bar_wall),
-        cmocka_unit_test(test_tumbling_time_budget),
-        cmocka_unit_test(test_max_events_stop),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_head_on_swap),        cmocka_unit_test(test_record_none_and_gravity),
+        cmocka_unit_test(test_turning_box_settles), cmocka_unit_test(test_spinning_alone),
+        cmocka_unit_test(test_spinning_bar_wall),   cmocka_unit_test(test_tumbling_time_budget),
+        cmocka_unit_test(test_max_events_stop),     cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -605,8 +605,8 @@ static void test_turning_box_tumbles_to_rest(void **state) {
     (void)state;
     /* y 0: standing still on its lowest corner at t = 0, where it must not fall asleep (its
      * centre is not over what it stands on) but topple. (The same in 3D, on an edge, takes
-     * 28,400 contacts and nearly a minute: the 3D rotating solver's steps along an edge
-     * pivoting on the floor are short.) */
+     * tens of thousands of contacts and most of a minute: the 3D rotating solver's steps
+     * along an edge pivoting on the floor are short.) */
     static const struct {
         int dim;
         double tilt, spin, y;
