@@ -263,6 +263,17 @@ typedef struct sevent {
 } sevent;
 _Static_assert(sizeof(sevent) == 64, "a body's pair event is one cache line");
 
+/* What a contact reads of each of its bodies beyond its record, in one cache line: in
+ * separate arrays (and the caller's bodies, through orig[]) they were a cache miss each. */
+typedef struct scontact {
+    _Alignas(64) imp_vec3 a_full;         /* its acceleration with gravity, while awake and free */
+    double mass, restitution, tangential; /* the caller's */
+    double last_t;                        /* the time of its last contact (-INFINITY: none) */
+    uint32_t root;                        /* F_RIDER: the root of its cluster; else NONE */
+    uint32_t rhead;                       /* a root: its first rider; else NONE */
+} scontact;
+_Static_assert(sizeof(scontact) == 64, "what a contact reads of a body is one cache line");
+
 struct imp_sim {
     const imp_sim_body *b;
     size_t n;
@@ -276,7 +287,7 @@ struct imp_sim {
      * the body's own events read, in arrays */
     sbody *sb;
     uint32_t *orig, *slot; /* internal index -> the caller's, and back (see reorder) */
-    imp_vec3 *a_full;
+    scontact *sc;          /* per body: what a contact reads of it, together (see scontact) */
     double *br;
     sevent *ev;                       /* per body: its earliest pair event */
     uint32_t *ev_collider, *ev_index; /* WORLD: the collider and primitive met */
@@ -284,12 +295,9 @@ struct imp_sim {
     const imp_world *world;           /* static obstacles beside the bodies, or NULL */
     /* resting contacts (guard 4) */
     uint32_t *sleep_on;      /* an asleep body: the body it came to rest on (NONE: a static one) */
-    double *last_t;          /* the time of the body's last contact (-INFINITY: none) */
     uint32_t *wake_stack;    /* bodies being woken */
-    uint32_t *root;          /* F_RIDER: the root of its cluster; else NONE */
-    uint32_t *rnext, *rprev; /* a root's riders, a doubly linked list from rhead */
-    uint32_t *rhead;
-    double *cmass; /* a root: the mass of its cluster (its own and its riders') */
+    uint32_t *rnext, *rprev; /* a root's riders, a doubly linked list from its rhead */
+    double *cmass;           /* a root: the mass of its cluster (its own and its riders') */
     /* grid */
     double L;
     /* a cell's bodies: a list from head[bucket_of(cell)] through next[] (back through
@@ -966,7 +974,8 @@ static void predict_pair(imp_sim *s, uint32_t i, uint32_t j, const imp_shape *sh
     if ((fi & F_STATIC) && (fj & F_STATIC)) return;
     if (frozen(fi) && frozen(fj)) return;
     if ((fi | fj) & F_RIDER) { /* one cluster moves as one */
-        uint32_t ri = s->root[i] == NONE ? i : s->root[i], rj = s->root[j] == NONE ? j : s->root[j];
+        uint32_t ri = s->sc[i].root == NONE ? i : s->sc[i].root,
+                 rj = s->sc[j].root == NONE ? j : s->sc[j].root;
         if (ri == rj) return;
     }
     if (s->sb[i].support == j || s->sb[j].support == i) return;
@@ -1217,7 +1226,7 @@ static void move_to(imp_sim *s, uint32_t i, double t) {
 
 /* Squared normal speed below which body i, leaving halfspace normal n, rests on it. */
 static double rest_speed2(const imp_sim *s, uint32_t i, imp_vec3 n) {
-    double an = imp_dot(s->a_full[i], n);
+    double an = imp_dot(s->sc[i].a_full, n);
     return an < 0 ? -2.0 * an * s->h_rest : -1.0;
 }
 
@@ -1225,9 +1234,9 @@ static double rest_speed2(const imp_sim *s, uint32_t i, imp_vec3 n) {
  * halfspace (that halfspace's normal force). */
 static imp_vec3 awake_accel(const imp_sim *s, uint32_t i) {
     uint32_t h = s->sb[i].support;
-    if (h == NONE) return s->a_full[i];
+    if (h == NONE) return s->sc[i].a_full;
     imp_vec3 n = s->b[s->orig[h]].shape->normal;
-    return imp_madd(s->a_full[i], n, -imp_dot(s->a_full[i], n));
+    return imp_madd(s->sc[i].a_full, n, -imp_dot(s->sc[i].a_full, n));
 }
 
 /* After a contact of non-static body i with `other` (normals unit, out of the halfspace when
@@ -1252,7 +1261,7 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
         return w != 0;
     }
     s->sb[i].support = NONE;
-    s->sb[i].a = s->a_full[i];
+    s->sb[i].a = s->sc[i].a_full;
     return 1;
 }
 
@@ -1262,45 +1271,45 @@ static int update_support(imp_sim *s, uint32_t i, uint32_t other) {
  * against its acceleration (0 without one, and for static bodies). */
 static double still_speed2(const imp_sim *s, uint32_t i) {
     if (s->sb[i].flags & F_STATIC) return 0;
-    return 2.0 * imp_len(s->a_full[i]) * s->h_rest;
+    return 2.0 * imp_len(s->sc[i].a_full) * s->h_rest;
 }
 
 /* Every rider of root r leaves its cluster at time t: each keeps its position and velocity
  * there, takes its awake acceleration back and is predicted again. */
 static void release_cluster(imp_sim *s, uint32_t r, double t) {
-    for (uint32_t m = s->rhead[r], next; m != NONE; m = next) {
+    for (uint32_t m = s->sc[r].rhead, next; m != NONE; m = next) {
         next = s->rnext[m];
         move_to(s, m, t);
         s->sb[m].flags &= (uint8_t)~F_RIDER;
-        s->root[m] = NONE;
+        s->sc[m].root = NONE;
         s->sb[m].a = awake_accel(s, m);
         s->sb[m].traj++;
         s->st.wakes++;
         predict(s, m);
     }
-    s->rhead[r] = NONE;
-    s->cmass[r] = s->b[s->orig[r]].mass;
+    s->sc[r].rhead = NONE;
+    s->cmass[r] = s->sc[r].mass;
 }
 
 /* Body i's path changes at time t (the caller predicts it): what its cluster carried is
  * released. */
 static void path_changed(imp_sim *s, uint32_t i, double t) {
     s->sb[i].traj++;
-    if (s->rhead[i] != NONE) release_cluster(s, i, t);
+    if (s->sc[i].rhead != NONE) release_cluster(s, i, t);
 }
 
 /* Rider i leaves its cluster at time t (it is met by another body): its path there goes on
  * with its awake acceleration. */
 static void leave_cluster(imp_sim *s, uint32_t i, double t) {
-    uint32_t r = s->root[i];
+    uint32_t r = s->sc[i].root;
     move_to(s, i, t);
     if (s->rprev[i] != NONE)
         s->rnext[s->rprev[i]] = s->rnext[i];
     else
-        s->rhead[r] = s->rnext[i];
+        s->sc[r].rhead = s->rnext[i];
     if (s->rnext[i] != NONE) s->rprev[s->rnext[i]] = s->rprev[i];
-    s->cmass[r] -= s->b[s->orig[i]].mass;
-    s->root[i] = NONE;
+    s->cmass[r] -= s->sc[i].mass;
+    s->sc[i].root = NONE;
     s->sb[i].flags &= (uint8_t)~F_RIDER;
     s->sb[i].a = awake_accel(s, i);
     s->st.wakes++;
@@ -1348,26 +1357,26 @@ static void join_cluster(imp_sim *s, uint32_t x, uint32_t r, double t) {
         if (vn < 0 || vn * vn <= rest_speed2(s, r, n)) v = imp_madd(v, n, -vn);
     }
     /* x's riders, then x, move to r's list */
-    uint32_t m = s->rhead[x];
-    s->rhead[x] = NONE;
-    s->cmass[x] = s->b[s->orig[x]].mass;
+    uint32_t m = s->sc[x].rhead;
+    s->sc[x].rhead = NONE;
+    s->cmass[x] = s->sc[x].mass;
     for (uint32_t next; m != NONE; m = next) {
         next = s->rnext[m];
-        s->root[m] = r;
+        s->sc[m].root = r;
         s->rprev[m] = NONE;
-        s->rnext[m] = s->rhead[r];
-        if (s->rhead[r] != NONE) s->rprev[s->rhead[r]] = m;
-        s->rhead[r] = m;
+        s->rnext[m] = s->sc[r].rhead;
+        if (s->sc[r].rhead != NONE) s->rprev[s->sc[r].rhead] = m;
+        s->sc[r].rhead = m;
     }
-    s->root[x] = r;
+    s->sc[x].root = r;
     s->sb[x].flags |= F_RIDER;
     s->rprev[x] = NONE;
-    s->rnext[x] = s->rhead[r];
-    if (s->rhead[r] != NONE) s->rprev[s->rhead[r]] = x;
-    s->rhead[r] = x;
+    s->rnext[x] = s->sc[r].rhead;
+    if (s->sc[r].rhead != NONE) s->rprev[s->sc[r].rhead] = x;
+    s->sc[r].rhead = x;
     s->cmass[r] = mx + mr;
     imp_vec3 a = s->sb[r].a;
-    for (uint32_t k = r; k != NONE; k = k == r ? s->rhead[r] : s->rnext[k]) {
+    for (uint32_t k = r; k != NONE; k = k == r ? s->sc[r].rhead : s->rnext[k]) {
         move_to(s, k, t);
         s->sb[k].v = v;
         if (k != r) s->sb[k].a = a;
@@ -1394,9 +1403,9 @@ static void join_cluster(imp_sim *s, uint32_t x, uint32_t r, double t) {
  * Returns 1 when x's path changed. */
 static int settle(imp_sim *s, uint32_t x, uint32_t y, double u, double t) {
     double v2 = still_speed2(s, x);
-    double since = t - s->last_t[x];
-    int repeat = since * since * imp_len(s->a_full[x]) <= 2.0 * s->h_rest;
-    s->last_t[x] = t;
+    double since = t - s->sc[x].last_t;
+    int repeat = since * since * imp_len(s->sc[x].a_full) <= 2.0 * s->h_rest;
+    s->sc[x].last_t = t;
     if (!(v2 > 0) || (s->sb[x].flags & F_ASLEEP)) return 0;
     /* resting on a tilted halfspace it slides, exactly (guard 2) */
     if (s->sb[x].support == y && imp_max_abs(s->sb[x].a) != 0) return 0;
@@ -1410,7 +1419,8 @@ static int settle(imp_sim *s, uint32_t x, uint32_t y, double u, double t) {
         return 1;
     }
     if (s->sb[y].flags & (F_STATIC | F_ASLEEP)) return 0;
-    uint32_t X = s->root[x] == NONE ? x : s->root[x], r = s->root[y] == NONE ? y : s->root[y];
+    uint32_t X = s->sc[x].root == NONE ? x : s->sc[x].root,
+             r = s->sc[y].root == NONE ? y : s->sc[y].root;
     if (r == X) return 0;
     uint32_t sx = s->sb[X].support, sr = s->sb[r].support;
     if (sx != NONE && sx != sr) {
@@ -1632,7 +1642,7 @@ static int rest_turning(imp_sim *s, uint32_t x, uint32_t y, imp_vec3 nx, double 
     if (!(v2 > 0) || !frozen(s->sb[y].flags)) return 0;
     double sp = imp_len(s->sb[x].v) + imp_len(s->w[x]) * s->br[x];
     if (!(sp * sp <= v2)) return 0;
-    imp_vec3 dir = imp_normalize_or(s->a_full[x], imp_v3(0, 0, 0));
+    imp_vec3 dir = imp_normalize_or(s->sc[x].a_full, imp_v3(0, 0, 0));
     if (!(imp_dot(nx, dir) >= 1.0 - 1e-9)) return 0;
     if (!(s->sb[x].flags & F_SPHERE)) {
         imp_shape tx, ty;
@@ -1674,7 +1684,7 @@ static void contact_turning(imp_sim *s, uint32_t i, uint32_t j, double t) {
     int gentle = gentle_meeting(s, i, j, u, &rest2);
     int changed_i = meet_asleep(s, i, gentle, t, &si),
         changed_j = meet_asleep(s, j, gentle, t, &sj);
-    const imp_sim_body *bi = &s->b[s->orig[i]], *bj = &s->b[s->orig[j]];
+    const scontact *bi = &s->sc[i], *bj = &s->sc[j];
     imp_respond_input in = {
         {mi.v, bi->mass, si, bi->restitution, bi->tangential},
         {mj.v, bj->mass, sj, bj->restitution, bj->tangential},
@@ -1752,7 +1762,7 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
      * instant); otherwise a carried body leaves its cluster and the contact is resolved as
      * any other */
     int merged = 0, tried = slow && (((s->sb[i].flags | s->sb[j].flags) & F_RIDER) ||
-                                     s->rhead[i] != NONE || s->rhead[j] != NONE);
+                                     s->sc[i].rhead != NONE || s->sc[j].rhead != NONE);
     /* a body that settles here may have left a cluster whose members it was not predicted
      * against (one cluster moves as one): it is predicted again below */
     int settled_j = 0;
@@ -1761,7 +1771,7 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
     if (!merged && (s->sb[j].flags & F_RIDER)) woke_j = 1, leave_cluster(s, j, t);
     woke_i |= meet_asleep(s, i, gentle, t, &si);
     woke_j |= meet_asleep(s, j, gentle, t, &sj);
-    const imp_sim_body *bi = &s->b[s->orig[i]], *bj = &s->b[s->orig[j]];
+    const scontact *bi = &s->sc[i], *bj = &s->sc[j];
     imp_respond_input in = {
         {mi.v, bi->mass, si, bi->restitution, bi->tangential},
         {mj.v, bj->mass, sj, bj->restitution, bj->tangential},
@@ -1805,7 +1815,7 @@ static void contact_world(imp_sim *s, uint32_t i, double t) {
     const uint32_t ev_kind = s->ev_kind[i];
     if (s->sb[i].flags & F_RIDER) leave_cluster(s, i, t);
     move_to(s, i, t);
-    const imp_sim_body *bi = &s->b[s->orig[i]];
+    const scontact *bi = &s->sc[i];
     imp_respond_input in = {
         {s->sb[i].v, bi->mass, 0, bi->restitution, bi->tangential},
         {imp_v3(0, 0, 0), 1.0, 1, 1.0, 1.0},
@@ -1953,12 +1963,12 @@ static int reorder(imp_sim *s) {
     size_t n = s->n;
     keyed *k = malloc((n > 0 ? n : 1) * sizeof *k);
     sbody *sb = aligned_alloc(_Alignof(sbody), (n > 0 ? n : 1) * sizeof *sb);
-    imp_vec3 *a_full = malloc((n > 0 ? n : 1) * sizeof *a_full);
+    scontact *sc = aligned_alloc(_Alignof(scontact), (n > 0 ? n : 1) * sizeof *sc);
     double *br = malloc((n > 0 ? n : 1) * sizeof *br);
-    if (!k || !sb || !a_full || !br) {
+    if (!k || !sb || !sc || !br) {
         free(k);
         free(sb);
-        free(a_full);
+        free(sc);
         free(br);
         return -1;
     }
@@ -1969,17 +1979,17 @@ static int reorder(imp_sim *s) {
     for (size_t i = 0; i < n; ++i) {
         uint32_t from = k[i].index;
         sb[i] = s->sb[from];
-        a_full[i] = s->a_full[from];
+        sc[i] = s->sc[from];
         br[i] = s->br[from];
         s->orig[i] = from;
         s->slot[from] = (uint32_t)i;
     }
     free(k);
     free(s->sb);
-    free(s->a_full);
+    free(s->sc);
     free(s->br);
     s->sb = sb;
-    s->a_full = a_full;
+    s->sc = sc;
     s->br = br;
     return 0;
 }
@@ -2000,7 +2010,9 @@ static int alloc_bodies(imp_sim *s) {
     memset(s->sb, 0, (n > 0 ? n : 1) * sizeof *s->sb);
     ALLOC(s->orig, n);
     ALLOC(s->slot, n);
-    ALLOC(s->a_full, n);
+    s->sc = aligned_alloc(_Alignof(scontact), (n > 0 ? n : 1) * sizeof *s->sc);
+    if (!s->sc) return -1;
+    memset(s->sc, 0, (n > 0 ? n : 1) * sizeof *s->sc);
     ALLOC(s->br, n);
     s->ev = aligned_alloc(_Alignof(sevent), (n > 0 ? n : 1) * sizeof *s->ev);
     if (!s->ev) return -1;
@@ -2012,12 +2024,9 @@ static int alloc_bodies(imp_sim *s) {
     ALLOC(s->next, n);
     ALLOC(s->globals, n);
     ALLOC(s->sleep_on, n);
-    ALLOC(s->last_t, n);
     ALLOC(s->wake_stack, n);
-    ALLOC(s->root, n);
     ALLOC(s->rnext, n);
     ALLOC(s->rprev, n);
-    ALLOC(s->rhead, n);
     ALLOC(s->cmass, n);
     ALLOC(s->heap, n);
     ALLOC(s->hpos, n);
@@ -2032,8 +2041,8 @@ static int alloc_bodies(imp_sim *s) {
     s->cal_base = -INFINITY;
     s->cal_width = 1.0;
     for (size_t i = 0; i < n; ++i) {
-        s->root[i] = s->rhead[i] = s->hpos[i] = NONE;
-        s->last_t[i] = -INFINITY;
+        s->sc[i].root = s->sc[i].rhead = s->hpos[i] = NONE;
+        s->sc[i].last_t = -INFINITY;
     }
     return 0;
 }
@@ -2052,8 +2061,11 @@ static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
         assert(!hs || b->is_static);
         s->sb[i].p = b->m.p;
         s->sb[i].v = b->m.v;
-        s->a_full[i] = b->is_static ? b->m.a : imp_add(b->m.a, in->gravity);
-        s->sb[i].a = s->a_full[i];
+        s->sc[i].a_full = b->is_static ? b->m.a : imp_add(b->m.a, in->gravity);
+        s->sc[i].mass = b->mass;
+        s->sc[i].restitution = b->restitution;
+        s->sc[i].tangential = b->tangential;
+        s->sb[i].a = s->sc[i].a_full;
         s->sb[i].support = NONE;
         s->br[i] = bounding_radius(b->shape, in->dim);
         uint8_t f = 0;
@@ -2076,7 +2088,7 @@ static size_t load_bodies(imp_sim *s, const imp_sim_input *in, double *radii) {
             S = imp_fmax(S, imp_max_abs(b->m.p) + s->br[i]);
         }
         vmax = imp_fmax(vmax, imp_len(b->m.v));
-        amax = imp_fmax(amax, imp_len(s->a_full[i]));
+        amax = imp_fmax(amax, imp_len(s->sc[i].a_full));
     }
     S = imp_fmax(S, IMP_SIM_MIN_SCALE);
     s->S = S;
@@ -2260,7 +2272,7 @@ imp_sim_status imp_sim_create(const imp_sim_input *in, imp_sim **out, imp_error 
     if (build_grid(s, n_grid, r_cut, lo, hi) != 0 || reorder(s) != 0) goto nomem;
     fill_grid(s);
     for (size_t i = 0; i < s->n; ++i)
-        s->cmass[i] = s->b[s->orig[i]].mass;
+        s->cmass[i] = s->sc[i].mass;
     if (load_turns(s, in) != 0) goto nomem;
     for (size_t i = 0; i < s->n; ++i) /* every body's first event */
         if (s->sb[i].flags & F_OWNER) predict(s, (uint32_t)i);
@@ -2278,7 +2290,7 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->sb);
     free(s->orig);
     free(s->slot);
-    free(s->a_full);
+    free(s->sc);
     free(s->br);
     free(s->ev);
     free(s->ev_collider);
@@ -2289,12 +2301,9 @@ void imp_sim_destroy(imp_sim *s) {
     free(s->head);
     free(s->globals);
     free(s->sleep_on);
-    free(s->last_t);
     free(s->wake_stack);
-    free(s->root);
     free(s->rnext);
     free(s->rprev);
-    free(s->rhead);
     free(s->cmass);
     free(s->heap);
     free(s->hpos);
