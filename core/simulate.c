@@ -1541,9 +1541,6 @@ static imp_respond_turn turn_of(const imp_sim *s, uint32_t i, double t, const im
     return r;
 }
 
-/* A contact with rotation: the impulse at the contact point through both inertias
- * (imp_respond_resolve_turning), guard 1 on the approach speed at the point; no resting or
- * sleep. */
 /* Guard 4 at a contact of i and j approaching at u: whether an asleep one of them is met
  * gently (slower than the wake speed, and not pushed by a moving static body, which nothing
  * stops), and the squared rest speed of the pair in *rest2. */
@@ -1565,11 +1562,10 @@ static int meet_asleep(imp_sim *s, uint32_t k, int gentle, double t, int *held) 
     return 1;
 }
 
-/* Whether point q (world) lies inside, by more than margin, the convex hull of the points
- * x + pts[k] of feature f (indices of those within margin of the farthest along dir), as
- * seen along dir: in 2D between the two ends of the feature across dir; in 3D inside the
- * polygon the feature's points span (a feature of one point or of points in a line holds
- * nothing inside). */
+/* Whether point q (world) lies inside, by more than margin, the hull of a shape's feature
+ * along dir (its points x + pts[k] within margin of the farthest along dir), as seen along
+ * dir: in 2D between the feature's two ends across dir; in 3D inside the polygon its points
+ * span (a feature of one point, or of points in a line, holds nothing inside). */
 static int over_feature(int dim, imp_vec3 x, const imp_vec3 *pts, size_t np, imp_vec3 dir,
                         double margin, imp_vec3 q) {
     double h = -INFINITY;
@@ -1667,6 +1663,10 @@ static int rest_turning(imp_sim *s, uint32_t x, uint32_t y, imp_vec3 nx, double 
     return 1;
 }
 
+/* A contact with rotation: the impulse at the contact point through both inertias
+ * (imp_respond_resolve_turning), guard 1 on the approach speed at the point, guard 4's
+ * sleep for each body (rest_turning; no resting on a halfspace, no clusters), and slow
+ * contacts pressed by gravity as microcollisions. */
 static void contact_turning(imp_sim *s, uint32_t i, uint32_t j, double t) {
     int si = (s->sb[i].flags & F_STATIC) != 0, sj = (s->sb[j].flags & F_STATIC) != 0;
     if (!si) move_to(s, i, t);
