@@ -221,16 +221,26 @@ static void test_tumbling_time_budget(void **state) {
     json_decref(reply);
 }
 
+/* One body (its JSON) dropped on the floor y = 0 under g = 9.81 until the horizon, no
+ * contacts recorded. */
+static json_t *post_on_floor(const char *body, double horizon, long *status) {
+    char req[1024];
+    int n =
+        snprintf(req, sizeof req,
+                 "{\"bodies\": [%s, {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1],"
+                 " \"offset\": 0}, \"position\": [0, 0], \"static\": true}], \"horizon\": %.17g,"
+                 " \"gravity\": [0, -9.81], \"record\": \"none\"}",
+                 body, horizon);
+    assert_true(n > 0 && (size_t)n < sizeof req);
+    return post(req, status, NULL, 0);
+}
+
 static void test_record_none_and_gravity(void **state) {
     (void)state;
     long status;
     /* a ball dropped 4.905 onto a floor under g = 9.81 lands at t = 1 and, with e = 1, is back
      * at the top at t = 2 */
-    json_t *r = post("{\"bodies\": [{\"radius\": 0.5, \"position\": [0, 5.405]},"
-                     " {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": 0},"
-                     " \"position\": [0, 0], \"static\": true}],"
-                     " \"horizon\": 2, \"gravity\": [0, -9.81], \"record\": \"none\"}",
-                     &status, NULL, 0);
+    json_t *r = post_on_floor("{\"radius\": 0.5, \"position\": [0, 5.405]}", 2, &status);
     assert_int_equal(status, 200);
     assert_null(json_object_get(r, "events"));
     json_t *stats = json_object_get(r, "stats");
@@ -246,13 +256,10 @@ static void test_record_none_and_gravity(void **state) {
 static void test_turning_box_settles(void **state) {
     (void)state;
     long status;
-    json_t *r = post("{\"bodies\": [{\"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.5]},"
-                     " \"position\": [0, 2], \"orientation\": 0.3, \"angular_velocity\": 2,"
-                     " \"restitution\": 0.5},"
-                     " {\"shape\": {\"type\": \"halfspace\", \"normal\": [0, 1], \"offset\": 0},"
-                     " \"position\": [0, 0], \"static\": true}],"
-                     " \"horizon\": 10, \"gravity\": [0, -9.81], \"record\": \"none\"}",
-                     &status, NULL, 0);
+    json_t *r = post_on_floor("{\"shape\": {\"type\": \"box\", \"half_extents\": [0.5, 0.5]},"
+                              " \"position\": [0, 2], \"orientation\": 0.3,"
+                              " \"angular_velocity\": 2, \"restitution\": 0.5}",
+                              10, &status);
     assert_int_equal(status, 200);
     json_t *stats = json_object_get(r, "stats");
     assert_string_equal(json_string_value(json_object_get(stats, "stopped")), "horizon");
