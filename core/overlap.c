@@ -413,19 +413,6 @@ static double gap_along(const imp_ov_poly *A, const imp_ov_poly *B, imp_vec3 n) 
     return -imp_ov_support(B, imp_neg(n), NULL) - B->r - imp_ov_support(A, n, NULL) - A->r;
 }
 
-/* n when its gap beats *best: then *best and *bn take it (either sign of an axis a cross
- * product gives: its sign is unknown). */
-static void try_axis(const imp_ov_poly *A, const imp_ov_poly *B, imp_vec3 n, int either,
-                     double *best, imp_vec3 *bn) {
-    double l = imp_len(n);
-    if (!(l > 0.0)) return;
-    n = imp_scale(n, 1.0 / l);
-    for (int k = 0; k < (either ? 2 : 1); ++k, n = imp_neg(n)) {
-        double g = gap_along(A, B, n);
-        if (g > *best) *best = g, *bn = n;
-    }
-}
-
 int imp_overlap_contact_normal_3d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
                                   imp_vec3 *n) {
     if (!polytope_pair(a, b, 3) || a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE)
@@ -433,18 +420,11 @@ int imp_overlap_contact_normal_3d(const imp_shape *a, imp_vec3 pa, const imp_sha
     imp_ov_poly A, B;
     int ok = imp_ov_poly_make(a, pa, &A) == IMP_HULL_OK;
     ok = imp_ov_poly_make(b, pb, &B) == IMP_HULL_OK && ok;
-    if (ok) {
-        imp_vec3 bn = *n;
-        double best = gap_along(&A, &B, bn);
-        for (size_t i = 0; i < A.nf; ++i)
-            try_axis(&A, &B, A.fn[i], 0, &best, &bn);
-        for (size_t i = 0; i < B.nf; ++i)
-            try_axis(&A, &B, imp_neg(B.fn[i]), 0, &best, &bn);
-        for (size_t i = 0; i < A.nd; ++i)
-            for (size_t j = 0; j < B.nd; ++j)
-                try_axis(&A, &B, imp_cross(A.dirs[i], B.dirs[j]), 1, &best, &bn);
-        *n = bn;
-    }
+    /* the separating axis test's axis of least push is the candidate of largest gap */
+    double depth;
+    imp_vec3 sn;
+    ok = ok && imp_ov_sat_depth_3d(&A, &B, &depth, &sn) == 0;
+    if (ok && gap_along(&A, &B, sn) > gap_along(&A, &B, *n)) *n = sn;
     imp_ov_poly_free(&A);
     imp_ov_poly_free(&B);
     return ok ? 0 : -1;

@@ -125,12 +125,13 @@ int imp_overlap_proven_2d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, i
 
 /* Two 3D shapes placed at pa and pb, one of them a box or polyhedron (not a halfspace), that
  * touch or all but do: the contact's normal, as the separating axis test finds it, into *n
- * (from a towards b): of *n as given and the candidate axes (each one's face normals and the
- * cross products of their edge directions), the direction along which the gap between them
- * is largest. Any direction's gap is at most their distance, and at a contact of polytopes
- * one of those axes meets it, where the direction between closest points a few ulps apart is
- * rounding's; so it is the contact's normal to within rounding. 0, or -1 (*n unchanged)
- * for another pair or when a polyhedron's hull cannot be built (NOMEM). */
+ * (from a towards b): of *n as given and the separating axis test's best candidate (of the
+ * face normals and the edge-direction cross products that can be faces of the Minkowski
+ * difference, the axis of least push, imp_ov_sat_depth_3d), the direction along which the
+ * gap between them is largest. Any direction's gap is at most their distance, and at a contact of
+ * polytopes one of those axes meets it, where the direction between closest points a few ulps apart
+ * is rounding's; so it is the contact's normal to within rounding. 0, or -1 (*n unchanged) for
+ * another pair or when a polyhedron's hull cannot be built (NOMEM). */
 int imp_overlap_contact_normal_3d(const imp_shape *a, imp_vec3 pa, const imp_shape *b, imp_vec3 pb,
                                   imp_vec3 *n);
 
