@@ -109,6 +109,11 @@ static void test_first_contact_per_collider(void **state) {
         turning += imp_max_abs(spin) > 0;
         b[i] = (imp_scene_body){m, imp_rng_uniform(&rng, 0.1, 0.8), i % 17 == 0, shape, NULL, spin};
     }
+    /* A tie: body 1 meets the box's top (y = 6) and bodies 2 and 3 meet each other far above
+     * the level, all at exactly t = 1. Body 1's contact with the world comes first (a = 1). */
+    b[1] = (imp_scene_body){.m = {imp_v3(10, 7.5, 10), imp_v3(0, -1, 0)}, .radius = 0.5};
+    b[2] = (imp_scene_body){.m = {imp_v3(0, 40, 0), imp_v3(1, 0, 0)}, .radius = 0.5};
+    b[3] = (imp_scene_body){.m = {imp_v3(3, 40, 0), imp_v3(-1, 0, 0)}, .radius = 0.5};
     imp_scene_input in = {b, N_BODIES, 3, 1.5, IMP_BROAD_AUTO, SIZE_MAX, NULL, w};
     imp_scene_output out;
     assert_int_equal(imp_scene_predict(&in, &out, NULL), IMP_SCENE_OK);
@@ -145,9 +150,20 @@ static void test_first_contact_per_collider(void **state) {
     printf("%zu hits, %zu overlaps with colliders checked (%zu bodies turn, %zu of the hits)\n",
            hits, overlaps, turning, turning_hits);
     assert_true(hits > 50 && overlaps > 5 && turning_hits > 5);
-    /* sorted by (time, a), bodies' pairs before colliders at equal (time, a) */
-    for (size_t i = 1; i < out.n_collisions; ++i)
-        assert_true(out.collisions[i - 1].time <= out.collisions[i].time);
+    /* sorted by (time, a), bodies' pairs before colliders at equal (time, a), then (b, index) */
+    size_t tie = SIZE_MAX;
+    for (size_t i = 0; i < out.n_collisions; ++i) {
+        const imp_scene_contact *x = &out.collisions[i], *y = x + 1;
+        if (x->a == 1 && x->world && x->time == 1.0) tie = i;
+        if (i + 1 == out.n_collisions || x->time < y->time) continue;
+        assert_true(x->time == y->time);
+        assert_true(x->a < y->a ||
+                    (x->a == y->a && (x->world < y->world ||
+                                      (x->world == y->world &&
+                                       (x->b < y->b || (x->b == y->b && x->index < y->index))))));
+    }
+    assert_true(tie + 1 < out.n_collisions && out.collisions[tie + 1].a == 2 &&
+                out.collisions[tie + 1].b == 3 && out.collisions[tie + 1].time == 1.0);
     /* first_per_body: one contact per body at most, the earliest with anything */
     imp_scene_output fp = out;
     fp.collisions = malloc(out.n_collisions * sizeof *fp.collisions + 1);
