@@ -359,9 +359,9 @@ static unsigned bit_width(uint64_t v) {
     return b;
 }
 
-/* Concatenates the chunks' keys, sorts them, and writes the pairs. */
-static imp_broadphase_status sink_finish(imp_bp_sink *s, const imp_parallel *par, imp_pair **out,
-                                         size_t *count) {
+/* Concatenates the chunks' keys, sorts them unless unordered, and writes the pairs. */
+static imp_broadphase_status sink_finish(imp_bp_sink *s, const imp_parallel *par, int unordered,
+                                         imp_pair **out, size_t *count) {
     size_t total = 0;
     for (size_t i = 0; i < s->nvecs; ++i)
         total += s->vecs[i].n;
@@ -380,7 +380,7 @@ static imp_broadphase_status sink_finish(imp_bp_sink *s, const imp_parallel *par
         s->vecs[i].n = 0;
     }
     bool sorted = true;
-    for (size_t i = 1; i < total && sorted; ++i)
+    for (size_t i = 1; i < total && sorted && !unordered; ++i)
         sorted = key[i - 1] < key[i];
     if (!sorted && imp_bp_radix_sort(key, NULL, total, 2 * s->shift, par) != 0) {
         free(key);
@@ -393,8 +393,8 @@ static imp_broadphase_status sink_finish(imp_bp_sink *s, const imp_parallel *par
         uint64_t k;
         memcpy(&k, &key[i], sizeof k);
         imp_pair p = {(uint32_t)(k >> s->shift), (uint32_t)(k & mask)};
-        assert(p.a < p.b &&
-               (i == 0 || pairs[i - 1].a < p.a || (pairs[i - 1].a == p.a && pairs[i - 1].b < p.b)));
+        assert(p.a < p.b && (unordered || i == 0 || pairs[i - 1].a < p.a ||
+                             (pairs[i - 1].a == p.a && pairs[i - 1].b < p.b)));
         memcpy(&pairs[i], &p, sizeof p);
     }
     *out = pairs;
@@ -439,7 +439,7 @@ imp_broadphase_status imp_broadphase_pairs(imp_broadphase_kind kind, const imp_b
     }
     /* an algorithm fails only for memory (bvh also for a tree beyond its 32-bit slots) */
     imp_broadphase_status st =
-        rc == 0 ? sink_finish(&sink, in->par, out, count) : IMP_BROADPHASE_NOMEM;
+        rc == 0 ? sink_finish(&sink, in->par, in->unordered, out, count) : IMP_BROADPHASE_NOMEM;
     sink_free(&sink);
     if (st == IMP_BROADPHASE_OK) return st;
     free(*out);

@@ -4,9 +4,10 @@
  * Every broadphase answers the same question: which pairs (a, b), a < b,
  * have closed boxes that overlap on every axis (lo <= hi on both sides, so
  * boxes that only touch count), excluding pairs of two static bodies. The
- * answer is exact and identical for every kind: sorted by (a, b), no
- * duplicates. Only the cost differs. Callers that need conservative boxes
- * pad them before the call; nothing here rounds.
+ * answer is exact and identical for every kind: sorted by (a, b) (or, when
+ * the caller asks, in the order the kind found them), no duplicates. Only
+ * the cost differs. Callers that need conservative boxes pad them before
+ * the call; nothing here rounds.
  *
  * Kinds: brute (every pair, the reference), grid (uniform grid / spatial
  * hash), sap (sweep-and-prune on the axis of largest spread), bvh
@@ -50,6 +51,8 @@ typedef struct imp_broadphase_input {
     int dim;                        /* 2 or 3 */
     size_t max_pairs;               /* fail (TOO_MANY) rather than report more pairs than this */
     const imp_parallel *par;        /* may be NULL */
+    int unordered; /* 1: the pairs in the order found, not sorted (for callers that order
+                      their own answers); that order depends on the input and kind only */
 } imp_broadphase_input;
 
 /* The kind `auto` resolves to for this input (never IMP_BROAD_AUTO). */

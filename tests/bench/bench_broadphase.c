@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
                 size_t n = sizes[si];
                 if (n > max_n) continue;
                 imp_aabb *box = make(scene, dim, n, 0xb0c5 + n + (uint64_t)dim);
-                imp_broadphase_input in = {box, NULL, n, dim, SIZE_MAX, NULL};
+                imp_broadphase_input in = {box, NULL, n, dim, SIZE_MAX, NULL, 0};
                 int reps = n >= 1000000 ? 1 : n >= 100000 ? 2 : 5;
                 double ms[4], ms2[4];
                 size_t pairs[4], pairs2[4], want = SIZE_MAX;

@@ -87,7 +87,7 @@ static double broadphase_ms(const imp_scene_body *b, size_t n, int dim, imp_broa
     imp_aabb *boxes = malloc(n * sizeof *boxes);
     for (size_t i = 0; i < n; ++i)
         boxes[i] = imp_swept_bounds_sphere(&b[i].m, b[i].radius, 1.0, dim, 0.0);
-    imp_broadphase_input in = {boxes, NULL, n, dim, (size_t)1 << 30, par};
+    imp_broadphase_input in = {boxes, NULL, n, dim, (size_t)1 << 30, par, 0};
     imp_pair *pairs = NULL;
     size_t count = 0;
     int rc = imp_broadphase_pairs(kind, &in, &pairs, &count, NULL);
@@ -243,7 +243,7 @@ int main(int argc, char **argv) {
                     imp_aabb *boxes = malloc(n * sizeof *boxes);
                     for (size_t i = 0; i < n; ++i)
                         boxes[i] = imp_swept_bounds_sphere(&b[i].m, 0.5, 1.0, dim, 0.0);
-                    imp_broadphase_input in = {boxes, NULL, n, dim, si.max_pairs, &par};
+                    imp_broadphase_input in = {boxes, NULL, n, dim, si.max_pairs, &par, 0};
                     chosen = imp_broadphase_choose(&in);
                     free(boxes);
                 }

@@ -256,7 +256,7 @@ static const imp_broadphase_kind all_kinds[] = {IMP_BROAD_BRUTE, IMP_BROAD_GRID,
 #define NKINDS (sizeof all_kinds / sizeof all_kinds[0])
 
 static imp_broadphase_input input_of(const scene *sc, const imp_parallel *par, size_t max_pairs) {
-    imp_broadphase_input in = {sc->box, sc->st, sc->n, sc->dim, max_pairs, par};
+    imp_broadphase_input in = {sc->box, sc->st, sc->n, sc->dim, max_pairs, par, 0};
     return in;
 }
 
@@ -286,6 +286,12 @@ static void check_reference(const scene *sc, const imp_pair *got, size_t count, 
         print_error("%s: brute has %zu pairs, the double loop %zu\n", what, count, at);
         fail();
     }
+}
+
+static int by_pair(const void *x, const void *y) {
+    const imp_pair *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
 }
 
 static void check_scene(scene_kind kind, int dim, size_t n) {
@@ -327,6 +333,30 @@ static void check_scene(scene_kind kind, int dim, size_t n) {
             }
             free(got);
         }
+    }
+    /* unordered: the same pairs in the order found, which threads do not change */
+    for (size_t k = 0; k < NKINDS; ++k) {
+        imp_pair *got[2] = {NULL, NULL};
+        size_t ngot[2] = {0, 0};
+        for (int p = 0; p < 2; ++p) {
+            in = input_of(&sc, p ? &two_threads : NULL, SIZE_MAX);
+            in.unordered = 1;
+            assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got[p], &ngot[p], NULL), 0);
+        }
+        if (ngot[0] != nref || ngot[1] != nref ||
+            (nref && memcmp(got[0], got[1], nref * sizeof *ref) != 0)) {
+            print_error("%s kind %s unordered: %zu and %zu pairs (1 and 2 threads), brute %zu\n",
+                        what, imp_broadphase_name(all_kinds[k]), ngot[0], ngot[1], nref);
+            fail();
+        }
+        if (nref) qsort(got[0], nref, sizeof *ref, by_pair);
+        if (nref && memcmp(got[0], ref, nref * sizeof *ref) != 0) {
+            print_error("%s kind %s unordered: not brute's pairs\n", what,
+                        imp_broadphase_name(all_kinds[k]));
+            fail();
+        }
+        free(got[0]);
+        free(got[1]);
     }
     free(ref);
     free_scene(&sc);
@@ -427,7 +457,7 @@ static void test_touching_corner_and_ulp_gap(void **state) {
     };
     for (int dim = 2; dim <= 3; ++dim)
         for (size_t k = 0; k < NKINDS; ++k) {
-            imp_broadphase_input in = {box, NULL, 3, dim, SIZE_MAX, NULL};
+            imp_broadphase_input in = {box, NULL, 3, dim, SIZE_MAX, NULL, 0};
             imp_pair *got = NULL;
             size_t n = 0;
             assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
@@ -444,7 +474,7 @@ static void test_2d_ignores_z(void **state) {
     (void)state;
     imp_aabb box[2] = {{{0, 0, 0}, {1, 1, 0}}, {{0.5, 0.5, 7}, {2, 2, 8}}};
     for (size_t k = 0; k < NKINDS; ++k) {
-        imp_broadphase_input in = {box, NULL, 2, 2, SIZE_MAX, NULL};
+        imp_broadphase_input in = {box, NULL, 2, 2, SIZE_MAX, NULL, 0};
         imp_pair *got = NULL;
         size_t n = 0;
         assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
@@ -516,7 +546,7 @@ static void test_max_pairs_stops_early(void **state) {
     }
     for (int p = 0; p < 2; ++p)
         for (size_t k = 0; k < NKINDS; ++k) {
-            imp_broadphase_input in = {box, NULL, n, 2, 1000, p ? &two_threads : NULL};
+            imp_broadphase_input in = {box, NULL, n, 2, 1000, p ? &two_threads : NULL, 0};
             imp_pair *got = NULL;
             size_t c = 0;
             imp_error err = {-1, NULL}; /* poisoned: the failure must fill it */
@@ -535,7 +565,7 @@ static void test_trivial_sizes(void **state) {
     for (size_t k = 0; k < NKINDS; ++k) {
         imp_pair *got = (imp_pair *)&one;
         size_t n = 5;
-        imp_broadphase_input in = {NULL, NULL, 0, 3, 0, NULL};
+        imp_broadphase_input in = {NULL, NULL, 0, 3, 0, NULL, 0};
         assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
                          IMP_BROADPHASE_OK);
         assert_null(got);
