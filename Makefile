@@ -212,6 +212,10 @@ $(UNIT_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_HELPER_O
 	    $(LIBIMPACT) $(CMOCKA_LIBS) $(JANSSON_LIBS) $(HIREDIS_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS) \
 	    -lpthread $(GMP_LIBS) -lm
 
+# test_no_alloc counts core's allocations: every malloc, calloc and realloc the static
+# libraries call goes through its wrappers.
+$(BUILD)/tests/unit/test_no_alloc: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+
 $(INTEG_BINS): $(BUILD)/tests/integration/%: $(BUILD)/obj/tests/integration/%.o \
                                             $(INTEG_HELPER_OBJS)
 	@mkdir -p $(@D)

@@ -624,6 +624,9 @@ static int dec_rotation(imp_dec *d, const json_t *body, imp_body *out) {
         return 0;
     }
     imp_shape_rotate(&out->shape, q);
+    /* a polyhedron's hull, built once for every query on it (dec_polyhedron's check built
+     * one and dropped it, before the turn) */
+    if (imp_shape_prepare(&out->shape) != 0) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     return 0;
 }
 

@@ -67,16 +67,20 @@ imp_hull_status imp_ov_poly_make(const imp_shape *s, imp_vec3 pos, imp_ov_poly *
     memset(p, 0, sizeof *p);
     p->pos = pos;
     if (s->type == IMP_SHAPE_POLYHEDRON) {
-        imp_hull_status st = imp_hull_build(s->verts, s->n_verts, &p->hull, NULL);
-        if (st != IMP_HULL_OK) return st;
-        p->local = p->hull->verts;
-        p->n = p->hull->n_verts;
-        p->fn = p->hull->normals;
-        p->nf = p->hull->n_faces;
-        p->edges = p->hull->edges;
-        p->ne = p->hull->n_edges;
-        p->dirs = p->hull->dirs;
-        p->nd = p->hull->n_dirs;
+        const imp_hull *h = s->hull; /* prepared (borrowed), or built here (owned) */
+        if (!h) {
+            imp_hull_status st = imp_hull_build(s->verts, s->n_verts, &p->hull, NULL);
+            if (st != IMP_HULL_OK) return st;
+            h = p->hull;
+        }
+        p->local = h->verts;
+        p->n = h->n_verts;
+        p->fn = h->normals;
+        p->nf = h->n_faces;
+        p->edges = h->edges;
+        p->ne = h->n_edges;
+        p->dirs = h->dirs;
+        p->nd = h->n_dirs;
         return IMP_HULL_OK;
     }
     p->n = imp_shape_points(s, 3, p->vbuf, &p->local, &p->r);

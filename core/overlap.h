@@ -43,7 +43,7 @@ imp_overlap_result imp_overlap(const imp_shape *a, imp_vec3 pa, const imp_shape 
  * polyhedron's hull vertices) and every candidate separating axis of the
  * pair (unit; face normals and the edge-direction crosses that are faces
  * of the Minkowski difference, which translation does not change). */
-#define IMP_POLYTOPE_PAIR_INLINE 96 /* vertices and axes kept in the pair itself */
+#define IMP_POLYTOPE_PAIR_INLINE 256 /* vertices and axes kept in the pair itself */
 typedef struct imp_polytope_pair {
     imp_vec3 *va, *vb;
     size_t na, nb;

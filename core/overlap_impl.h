@@ -75,7 +75,8 @@ typedef struct imp_ov_poly {
     size_t nd;
     imp_vec3 vbuf[8], fbuf[6], dbuf[3];
     imp_hull_edge ebuf[12];
-    imp_hull *hull; /* owned: a polyhedron's hull, freed by imp_ov_poly_free */
+    imp_hull *hull; /* owned: a polyhedron's hull built for this query (NULL when the shape
+                     * brought one), freed by imp_ov_poly_free */
 } imp_ov_poly;
 
 /* A placed 3D shape (not a halfspace) as a polytope. IMP_HULL_OK, or a

@@ -155,6 +155,10 @@ typedef struct gauss_edge {
     int open;
 } gauss_edge;
 
+/* sat_gauss keeps up to this many edges of B on the stack (count; a hull of V vertices has
+ * at most 3 V - 6), so that it allocates nothing for the shapes games use */
+#define GAUSS_STACK_EDGES 96
+
 static gauss_edge gauss_edge_of(const imp_ov_poly *p, size_t i, double sign) {
     const imp_hull_edge *e = &p->edges[i];
     gauss_edge g;
@@ -180,7 +184,8 @@ static int straddles(imp_vec3 d, imp_vec3 n0, imp_vec3 n1) {
  * plane, which rejects most pairs with four dot products. 0, or -1 when out
  * of memory. */
 static int sat_gauss(const imp_ov_poly *A, const imp_ov_poly *B, axis_fn fn, void *ctx) {
-    gauss_edge *gb = malloc(B->ne * sizeof *gb);
+    gauss_edge stack[GAUSS_STACK_EDGES];
+    gauss_edge *gb = B->ne <= GAUSS_STACK_EDGES ? stack : malloc(B->ne * sizeof *gb);
     if (!gb) return -1;
     for (size_t j = 0; j < B->ne; ++j)
         gb[j] = gauss_edge_of(B, j, -1.0);
@@ -204,7 +209,7 @@ static int sat_gauss(const imp_ov_poly *A, const imp_ov_poly *B, axis_fn fn, voi
             if (on_arc(n, ga.n0, ga.n1) && on_arc(n, g->n0, g->n1)) fn(ctx, n);
         }
     }
-    free(gb);
+    if (gb != stack) free(gb);
     return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "hull.h"
 #include "tolerance.h"
 
 #define TWO_PI 6.283185307179586476925286766559
@@ -31,8 +32,16 @@
 void imp_shape_free(imp_shape *s) {
     if (!s) return;
     free(s->verts);
+    imp_hull_destroy(s->hull);
     s->verts = NULL;
     s->n_verts = 0;
+    s->hull = NULL;
+}
+
+int imp_shape_prepare(imp_shape *s) {
+    if (s->type != IMP_SHAPE_POLYHEDRON || s->hull) return 0;
+    imp_hull_status st = imp_hull_build(s->verts, s->n_verts, &s->hull, NULL);
+    return st == IMP_HULL_NOMEM ? -1 : 0;
 }
 
 const char *imp_shape_type_name(imp_shape_type t) {
@@ -97,6 +106,7 @@ void imp_shape_rotate(imp_shape *s, imp_quat q) {
     case IMP_SHAPE_POLYHEDRON:
         for (size_t i = 0; i < s->n_verts; ++i)
             s->verts[i] = imp_quat_rotate(q, s->verts[i]);
+        s->hull = NULL; /* it held the points before the turn */
         break;
     case IMP_SHAPE_CAPSULE:
     case IMP_SHAPE_SEGMENT:

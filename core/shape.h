@@ -9,7 +9,9 @@
  *
  * Memory: a polygon's or polyhedron's vertices are malloc'd by whoever
  * fills the shape (api/ decoding) and freed by imp_shape_free, which
- * accepts a shape without vertices. Everything else is by value.
+ * accepts a shape without vertices; so is a polyhedron's prepared hull
+ * (imp_shape_prepare). Everything else is by value: a copy of a shape
+ * shares its vertices and hull with the original.
  * Thread-safety: plain data and pure functions.
  */
 #ifndef IMP_CORE_SHAPE_H
@@ -40,6 +42,8 @@ typedef struct imp_quat {
     double w, x, y, z;
 } imp_quat;
 
+struct imp_hull;
+
 typedef struct imp_shape {
     imp_shape_type type;
     double radius;   /* sphere, capsule (>= 0); 0 otherwise */
@@ -50,10 +54,19 @@ typedef struct imp_shape {
     double offset;   /* halfspace: the solid is {x : normal . x <= offset} */
     imp_vec3 *verts; /* polygon: counter-clockwise, convex; polyhedron: the points */
     size_t n_verts;
+    /* polyhedron: the hull of verts (imp_shape_prepare), or NULL: each query that needs it
+     * builds its own (an allocation per query). imp_shape_rotate drops it from the shape it
+     * turns (a copy's hull is its original's, and no longer fits). */
+    struct imp_hull *hull;
 } imp_shape;
 
-/* Frees the vertices (if any) and clears them; accepts NULL. */
+/* Frees the vertices and the hull (if any) and clears them; accepts NULL. */
 void imp_shape_free(imp_shape *s);
+
+/* Gives a polyhedron its hull, built once for every query on the shape (a hull the shape
+ * already has is kept); nothing for other types. 0, or -1 when memory ran out. A
+ * polyhedron whose points have no hull keeps none: its queries fail as they would. */
+int imp_shape_prepare(imp_shape *s);
 
 /* The type's contract name ("sphere", "box", ...). */
 const char *imp_shape_type_name(imp_shape_type t);

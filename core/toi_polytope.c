@@ -38,7 +38,7 @@
 #include "tolerance.h"
 
 /* bands kept on the stack up to this many axes (malloc beyond) */
-#define STACK_BANDS 128
+#define STACK_BANDS 256
 
 typedef imp_toi_span span;
 typedef imp_toi_sweep span_set;
