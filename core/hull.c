@@ -452,6 +452,15 @@ imp_hull_status imp_polyhedron_validate(const imp_vec3 *p, size_t n, imp_error *
     return st;
 }
 
+size_t imp_hull_bytes(const imp_hull *h) {
+    if (!h) return 0;
+    size_t nfv = h->face_start[h->n_faces];
+    return sizeof *h + h->n_verts * (sizeof *h->verts + sizeof *h->input) +
+           (h->n_faces + 1 + nfv) * sizeof(size_t) +
+           h->n_faces * (sizeof *h->normals + sizeof *h->offsets) +
+           h->n_edges * sizeof *h->edges + h->n_dirs * sizeof *h->dirs;
+}
+
 void imp_hull_destroy(imp_hull *h) {
     if (!h) return;
     free(h->verts);

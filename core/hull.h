@@ -62,6 +62,9 @@ imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out, imp_
 /* Frees a hull from imp_hull_build; accepts NULL. */
 void imp_hull_destroy(imp_hull *h);
 
+/* The memory a hull holds (bytes; 0 for NULL). */
+size_t imp_hull_bytes(const imp_hull *h);
+
 /*
  * Whether points p[0..n) make a polyhedron the solvers accept: they span
  * 3D (imp_polyhedron_check) and have a hull (imp_hull_build), the hull the

@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 
 #include "eft.h"
+#include "hull.h"
 #include "world_impl.h"
 
 /* ---- exact zero area ------------------------------------------------------------------- */
@@ -84,16 +85,17 @@ static size_t upper_prims(const imp_world_collider *c) {
     return 1;
 }
 
-/* The world's copy of a shape: its vertices in memory of its own. */
+/* The world's copy of a shape: its vertices and a polyhedron's hull in memory of its own
+ * (the hull built once, for every query on the world). */
 static int copy_shape(const imp_shape *s, imp_shape *out) {
     *out = *s;
     out->verts = NULL;
-    out->hull = NULL; /* the caller's; the world's queries build their own */
+    out->hull = NULL; /* the caller's */
     if (s->n_verts == 0 || !s->verts) return 0;
     out->verts = malloc(s->n_verts * sizeof *out->verts);
     if (!out->verts) return -1;
     memcpy(out->verts, s->verts, s->n_verts * sizeof *out->verts);
-    return 0;
+    return imp_shape_prepare(out);
 }
 
 double world_shape_bounds(const imp_shape *s, int dim, imp_vec3 pos, imp_vec3 *lo, imp_vec3 *hi) {
@@ -383,6 +385,7 @@ imp_world_status imp_world_build(const imp_world_input *in, imp_world **out, imp
                    w->n_prims * sizeof *w->prims + w->n_nodes * sizeof *w->nodes;
     for (size_t i = 0; i < w->n_colliders; ++i)
         bytes += w->colliders[i].shape.n_verts * sizeof(imp_vec3) +
+                 imp_hull_bytes(w->colliders[i].shape.hull) +
                  w->colliders[i].n_chain * sizeof(imp_vec3);
     w->info.bytes = bytes;
     *out = w;
