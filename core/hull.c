@@ -45,6 +45,8 @@
 #include "hull.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +54,52 @@
 #include "tolerance.h"
 
 #define NONE ((size_t)-1)
+
+/* Where a build's memory comes from: the caller's buffer first (imp_hull_build_in), then
+ * malloc. Blocks in the buffer are never freed one by one: the buffer goes with its
+ * caller. */
+typedef struct arena {
+    char *buf; /* NULL: malloc only */
+    size_t cap, used;
+} arena;
+
+#define ARENA_ALIGN _Alignof(max_align_t)
+
+static int in_arena(const arena *m, const void *p) {
+    return m && m->buf && (const char *)p >= m->buf && (const char *)p < m->buf + m->cap;
+}
+
+static void *a_alloc(arena *m, size_t bytes) {
+    if (m && m->buf && bytes <= m->cap) {
+        size_t r = bytes < ARENA_ALIGN ? ARENA_ALIGN
+                                       : (bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+        if (r <= m->cap - m->used) {
+            void *p = m->buf + m->used;
+            m->used += r;
+            return p;
+        }
+    }
+    return malloc(bytes ? bytes : 1);
+}
+
+static void *a_calloc(arena *m, size_t k, size_t size) {
+    if (size && k > SIZE_MAX / size) return NULL;
+    void *p = a_alloc(m, k * size);
+    if (p) memset(p, 0, k * size);
+    return p;
+}
+
+/* p (old bytes, or NULL) grown to bytes; NULL when out of memory, p then unchanged */
+static void *a_realloc(arena *m, void *p, size_t old, size_t bytes) {
+    if (p && !in_arena(m, p)) return realloc(p, bytes);
+    void *q = a_alloc(m, bytes);
+    if (q && p) memcpy(q, p, old < bytes ? old : bytes);
+    return q;
+}
+
+static void a_free(const arena *m, void *p) {
+    if (!in_arena(m, p)) free(p);
+}
 
 typedef struct tri {
     size_t v[3];
@@ -68,6 +116,7 @@ typedef struct tri {
 typedef struct szvec {
     size_t *a;
     size_t n, cap;
+    arena *mem;
 } szvec;
 
 typedef struct builder {
@@ -81,12 +130,13 @@ typedef struct builder {
     double eps;
     unsigned stamp;
     szvec pending, stack, vis, hz_a, hz_b, hz_out, order, fresh;
+    arena *mem;
 } builder;
 
 static int push(szvec *v, size_t x) {
     if (v->n == v->cap) {
-        size_t c = v->cap ? 2 * v->cap : 64;
-        size_t *a = realloc(v->a, c * sizeof *a);
+        size_t c = v->cap ? 2 * v->cap : 16;
+        size_t *a = a_realloc(v->mem, v->a, v->cap * sizeof *a, c * sizeof *a);
         if (!a) return -1;
         v->a = a;
         v->cap = c;
@@ -102,8 +152,8 @@ static double dist(const builder *b, size_t f, size_t i) {
 /* Appends triangle (v0, v1, v2); NONE when out of memory. */
 static size_t new_tri(builder *b, size_t v0, size_t v1, size_t v2) {
     if (b->nt == b->cap) {
-        size_t c = b->cap ? 2 * b->cap : 64;
-        tri *t = realloc(b->t, c * sizeof *t);
+        size_t c = b->cap ? 2 * b->cap : 8 * b->n + 16; /* about what a build makes */
+        tri *t = a_realloc(b->mem, b->t, b->cap * sizeof *t, c * sizeof *t);
         if (!t) return NONE;
         b->t = t;
         b->cap = c;
@@ -401,7 +451,7 @@ typedef struct loops {
  * into one loop appended to L; 0, 1 when it is not one simple loop, -1 on
  * memory. */
 static int trace_group(builder *b, const size_t *group, const szvec *members, size_t g, loops *L) {
-    szvec ea = {0}, eb = {0};
+    szvec ea = {.mem = b->mem}, eb = {.mem = b->mem};
     int rc = 0;
     for (size_t k = 0; k < members->n && rc == 0; ++k) {
         const tri *t = &b->t[members->a[k]];
@@ -437,8 +487,8 @@ static int trace_group(builder *b, const size_t *group, const szvec *members, si
         if (b->slot[ea.a[k]] == k) b->slot[ea.a[k]] = NONE;
     if (rc == 0 && push(&L->start, L->verts.n)) rc = -1;
     if (rc != 0) L->verts.n = before;
-    free(ea.a);
-    free(eb.a);
+    a_free(b->mem, ea.a);
+    a_free(b->mem, eb.a);
     return rc;
 }
 
@@ -457,21 +507,28 @@ size_t imp_hull_bytes(const imp_hull *h) {
     size_t nfv = h->face_start[h->n_faces];
     return sizeof *h + h->n_verts * (sizeof *h->verts + sizeof *h->input) +
            (h->n_faces + 1 + nfv) * sizeof(size_t) +
-           h->n_faces * (sizeof *h->normals + sizeof *h->offsets) +
-           h->n_edges * sizeof *h->edges + h->n_dirs * sizeof *h->dirs;
+           h->n_faces * (sizeof *h->normals + sizeof *h->offsets) + h->n_edges * sizeof *h->edges +
+           h->n_dirs * sizeof *h->dirs;
+}
+
+/* Frees p unless it lies in the buffer the hull was built in. */
+static void hull_free(const imp_hull *h, void *p) {
+    if (!((const char *)p >= (const char *)h->arena_lo &&
+          (const char *)p < (const char *)h->arena_hi))
+        free(p);
 }
 
 void imp_hull_destroy(imp_hull *h) {
     if (!h) return;
-    free(h->verts);
-    free(h->input);
-    free(h->face_start);
-    free(h->face_verts);
-    free(h->normals);
-    free(h->offsets);
-    free(h->edges);
-    free(h->dirs);
-    free(h);
+    hull_free(h, h->verts);
+    hull_free(h, h->input);
+    hull_free(h, h->face_start);
+    hull_free(h, h->face_verts);
+    hull_free(h, h->normals);
+    hull_free(h, h->offsets);
+    hull_free(h, h->edges);
+    hull_free(h, h->dirs);
+    hull_free(h, h);
 }
 
 /* Phase 1 of extract (step 4 of the DESIGN): adjacent triangles whose
@@ -484,9 +541,9 @@ void imp_hull_destroy(imp_hull *h) {
 static int merge_faces(builder *b, loops *L) {
     int rc = -1;
     size_t nt = b->nt;
-    size_t *group = malloc(nt * sizeof *group);
-    area_rec *ar = malloc(nt * sizeof *ar);
-    szvec members = {0}, queue = {0};
+    size_t *group = a_alloc(b->mem, nt * sizeof *group);
+    area_rec *ar = a_alloc(b->mem, nt * sizeof *ar);
+    szvec members = {.mem = b->mem}, queue = {.mem = b->mem};
     if (!group || !ar || push(&L->start, 0)) goto done;
     size_t na = 0;
     for (size_t f = 0; f < nt; ++f) {
@@ -539,10 +596,10 @@ static int merge_faces(builder *b, loops *L) {
     }
     rc = 0;
 done:
-    free(group);
-    free(ar);
-    free(members.a);
-    free(queue.a);
+    a_free(b->mem, group);
+    a_free(b->mem, ar);
+    a_free(b->mem, members.a);
+    a_free(b->mem, queue.a);
     return rc;
 }
 
@@ -550,7 +607,7 @@ done:
  * faces meet (points on an edge that became vertices early), unless a loop
  * would fall below 3 vertices. 0, or -1 when out of memory. */
 static int drop_two_face_vertices(const builder *b, const loops *L, loops *fin) {
-    size_t *deg = calloc(b->n, sizeof *deg);
+    size_t *deg = a_calloc(b->mem, b->n, sizeof *deg);
     int rc = -1;
     if (!deg || push(&fin->start, 0)) goto done;
     size_t nf = L->start.n - 1;
@@ -566,7 +623,7 @@ static int drop_two_face_vertices(const builder *b, const loops *L, loops *fin) 
     }
     rc = 0;
 done:
-    free(deg);
+    a_free(b->mem, deg);
     return rc;
 }
 
@@ -584,16 +641,20 @@ static imp_hull *pack_faces(const builder *b, const loops *fin, size_t *vmap, ed
     for (size_t k = 0; k < fv->n; ++k)
         if (vmap[fv->a[k]] == NONE) vmap[fv->a[k]] = nv++;
     size_t nfv = fv->n;
-    imp_hull *h = calloc(1, sizeof *h);
+    imp_hull *h = a_calloc(b->mem, 1, sizeof *h);
     if (!h) return NULL;
+    if (b->mem && b->mem->buf) {
+        h->arena_lo = b->mem->buf;
+        h->arena_hi = b->mem->buf + b->mem->cap;
+    }
     h->n_verts = nv;
     h->n_faces = nf;
-    h->verts = malloc(nv * sizeof *h->verts);
-    h->input = malloc(nv * sizeof *h->input);
-    h->face_start = malloc((nf + 1) * sizeof *h->face_start);
-    h->face_verts = malloc(nfv * sizeof *h->face_verts);
-    h->normals = malloc(nf * sizeof *h->normals);
-    h->offsets = malloc(nf * sizeof *h->offsets);
+    h->verts = a_alloc(b->mem, nv * sizeof *h->verts);
+    h->input = a_alloc(b->mem, nv * sizeof *h->input);
+    h->face_start = a_alloc(b->mem, (nf + 1) * sizeof *h->face_start);
+    h->face_verts = a_alloc(b->mem, nfv * sizeof *h->face_verts);
+    h->normals = a_alloc(b->mem, nf * sizeof *h->normals);
+    h->offsets = a_alloc(b->mem, nf * sizeof *h->offsets);
     if (!h->verts || !h->input || !h->face_start || !h->face_verts || !h->normals || !h->offsets) {
         imp_hull_destroy(h);
         return NULL;
@@ -634,9 +695,9 @@ static imp_hull *pack_faces(const builder *b, const loops *fin, size_t *vmap, ed
  * hull's edges, each with the face on either side (sorting their vertex
  * pairs brings the two records of an edge together). 0, or -1 when out of
  * memory. */
-static int pair_edges(imp_hull *h, const size_t *vmap, edge_rec *er, size_t nfv) {
+static int pair_edges(arena *mem, imp_hull *h, const size_t *vmap, edge_rec *er, size_t nfv) {
     qsort(er, nfv, sizeof *er, cmp_edge);
-    h->edges = malloc((nfv ? nfv : 1) * sizeof *h->edges);
+    h->edges = a_alloc(mem, (nfv ? nfv : 1) * sizeof *h->edges);
     if (!h->edges) return -1;
     size_t ne = 0;
     for (size_t k = 0; k < nfv;) {
@@ -663,10 +724,10 @@ static int pair_edges(imp_hull *h, const size_t *vmap, edge_rec *er, size_t nfv)
  * narrow window of them is compared. 0, or -1 when out of memory. */
 static int unique_dirs(const builder *b, imp_hull *h) {
     size_t ne = h->n_edges;
-    imp_vec3 *dirs = malloc((ne ? ne : 1) * sizeof *dirs);
-    h->dirs = malloc((ne ? ne : 1) * sizeof *h->dirs);
+    imp_vec3 *dirs = a_alloc(b->mem, (ne ? ne : 1) * sizeof *dirs);
+    h->dirs = a_alloc(b->mem, (ne ? ne : 1) * sizeof *h->dirs);
     if (!dirs || !h->dirs) {
-        free(dirs);
+        a_free(b->mem, dirs);
         return -1;
     }
     for (size_t k = 0; k < ne; ++k)
@@ -685,22 +746,22 @@ static int unique_dirs(const builder *b, imp_hull *h) {
         if (!dup) h->dirs[nd++] = dirs[k];
     }
     h->n_dirs = nd;
-    free(dirs);
+    a_free(b->mem, dirs);
     return 0;
 }
 
 /* The polygonal hull of b's triangles into *out, in the phases above; 0, or
  * -1 when out of memory. */
 static int extract(builder *b, imp_hull **out) {
-    loops L = {{0}, {0}}, fin = {{0}, {0}};
-    size_t *vmap = malloc(b->n * sizeof *vmap);
+    loops L = {{.mem = b->mem}, {.mem = b->mem}}, fin = {{.mem = b->mem}, {.mem = b->mem}};
+    size_t *vmap = a_alloc(b->mem, b->n * sizeof *vmap);
     edge_rec *er = NULL;
     imp_hull *h = NULL;
     int rc = -1;
     if (!vmap || merge_faces(b, &L) != 0 || drop_two_face_vertices(b, &L, &fin) != 0) goto done;
     size_t nfv = fin.verts.n;
-    er = malloc((nfv ? nfv : 1) * sizeof *er);
-    if (!er || !(h = pack_faces(b, &fin, vmap, er)) || pair_edges(h, vmap, er, nfv) != 0 ||
+    er = a_alloc(b->mem, (nfv ? nfv : 1) * sizeof *er);
+    if (!er || !(h = pack_faces(b, &fin, vmap, er)) || pair_edges(b->mem, h, vmap, er, nfv) != 0 ||
         unique_dirs(b, h) != 0)
         goto done;
     *out = h;
@@ -708,12 +769,12 @@ static int extract(builder *b, imp_hull **out) {
     rc = 0;
 done:
     imp_hull_destroy(h);
-    free(vmap);
-    free(er);
-    free(L.start.a);
-    free(L.verts.a);
-    free(fin.start.a);
-    free(fin.verts.a);
+    a_free(b->mem, vmap);
+    a_free(b->mem, er);
+    a_free(b->mem, L.start.a);
+    a_free(b->mem, L.verts.a);
+    a_free(b->mem, fin.start.a);
+    a_free(b->mem, fin.verts.a);
     return rc;
 }
 
@@ -723,26 +784,35 @@ static imp_hull_status fail(imp_error *err, imp_hull_status st) {
 }
 
 imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out, imp_error *err) {
+    return imp_hull_build_in(p, n, NULL, 0, out, err);
+}
+
+imp_hull_status imp_hull_build_in(const imp_vec3 *p, size_t n, void *buf, size_t bytes,
+                                  imp_hull **out, imp_error *err) {
     *out = NULL;
     if (n < 4) return fail(err, IMP_HULL_DEGENERATE);
+    arena mem = {buf, buf ? bytes : 0, 0};
     builder b;
     memset(&b, 0, sizeof b);
+    b.mem = &mem;
+    szvec *vs[] = {&b.pending, &b.stack, &b.vis, &b.hz_a, &b.hz_b, &b.hz_out, &b.order, &b.fresh};
+    for (size_t k = 0; k < sizeof vs / sizeof vs[0]; ++k)
+        vs[k]->mem = &mem;
     b.p = p;
     b.n = n;
-    b.q = malloc(n * sizeof *b.q);
-    b.next = malloc(n * sizeof *b.next);
-    b.slot = malloc(n * sizeof *b.slot);
+    b.q = a_alloc(&mem, n * sizeof *b.q);
+    b.next = a_alloc(&mem, n * sizeof *b.next);
+    b.slot = a_alloc(&mem, n * sizeof *b.slot);
     int rc = -1;
     if (b.q && b.next && b.slot) {
         rc = run(&b);
         if (rc == 0) rc = extract(&b, out);
     }
-    free(b.q);
-    free(b.next);
-    free(b.slot);
-    free(b.t);
-    szvec *vs[] = {&b.pending, &b.stack, &b.vis, &b.hz_a, &b.hz_b, &b.hz_out, &b.order, &b.fresh};
+    a_free(&mem, b.q);
+    a_free(&mem, b.next);
+    a_free(&mem, b.slot);
+    a_free(&mem, b.t);
     for (size_t k = 0; k < sizeof vs / sizeof vs[0]; ++k)
-        free(vs[k]->a);
+        a_free(&mem, vs[k]->a);
     return rc == 0 ? IMP_HULL_OK : fail(err, rc == 1 ? IMP_HULL_DEGENERATE : IMP_HULL_NOMEM);
 }

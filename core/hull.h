@@ -6,8 +6,9 @@
  * each, and the unique edge directions (parallel edges once): what the
  * separating axis test of core/overlap_sat.c needs.
  *
- * Memory: imp_hull_build allocates the hull (malloc); the caller frees it
- * with imp_hull_destroy, which accepts NULL. Nothing is kept between calls.
+ * Memory: imp_hull_build allocates the hull (malloc), imp_hull_build_in in
+ * the caller's buffer first; the caller frees it with imp_hull_destroy,
+ * which accepts NULL. Nothing is kept between calls.
  * Thread-safety: no global state; concurrent calls on different outputs
  * are safe.
  */
@@ -40,6 +41,7 @@ typedef struct imp_hull {
     imp_hull_edge *edges;
     size_t n_dirs;
     imp_vec3 *dirs; /* unit edge directions, parallel (or antiparallel) ones once */
+    const void *arena_lo, *arena_hi; /* imp_hull_build_in's buffer, which nothing frees */
 } imp_hull;
 
 typedef enum imp_hull_status {
@@ -58,6 +60,14 @@ typedef enum imp_hull_status {
  * not NULL) holds the status and a message.
  */
 imp_hull_status imp_hull_build(const imp_vec3 *p, size_t n, imp_hull **out, imp_error *err);
+
+/* The same, with the working memory and the hull itself taken from buf[0..bytes) (aligned
+ * for any type) as long as it lasts, then from malloc: the hull of a few dozen points needs
+ * no allocation in a buffer of IMP_HULL_SCRATCH_BYTES. The hull lies (partly) in buf:
+ * imp_hull_destroy it before buf goes (it frees only what came from malloc). */
+#define IMP_HULL_SCRATCH_BYTES 98304
+imp_hull_status imp_hull_build_in(const imp_vec3 *p, size_t n, void *buf, size_t bytes,
+                                  imp_hull **out, imp_error *err);
 
 /* Frees a hull from imp_hull_build; accepts NULL. */
 void imp_hull_destroy(imp_hull *h);

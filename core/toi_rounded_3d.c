@@ -43,6 +43,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +64,8 @@ typedef struct dpoly {
     const imp_vec3 *fn;
     const double *fd;
     imp_hull *hull; /* dim 3 */
-    void *own;      /* dim 1 and 2: one block holding every array */
+    void *own;      /* dim 1 and 2: one block holding every array, unless in scratch */
+    void *scratch;  /* the caller's IMP_HULL_SCRATCH_BYTES, used before malloc */
 } dpoly;
 
 static void dpoly_free(dpoly *d) {
@@ -90,9 +92,9 @@ static double turn(pt2 o, pt2 a, pt2 b) {
 static int dpoly_alloc(dpoly *d, size_t nv, size_t ne, size_t nf, size_t nloop) {
     size_t bytes = nv * (sizeof(imp_vec3) + sizeof(size_t)) + ne * sizeof(imp_hull_edge) +
                    (nf + 1 + nloop) * sizeof(size_t) + nf * (sizeof(imp_vec3) + sizeof(double));
-    char *m = malloc(bytes);
+    char *m = bytes <= IMP_HULL_SCRATCH_BYTES ? d->scratch : malloc(bytes);
     if (!m) return -1;
-    d->own = m;
+    if (m != d->scratch) d->own = m;
     d->nv = nv, d->ne = ne, d->nf = nf;
     d->v = (imp_vec3 *)m, m += nv * sizeof(imp_vec3);
     d->fn = (imp_vec3 *)m, m += nf * sizeof(imp_vec3);
@@ -270,8 +272,9 @@ static int build_prism(const imp_vec3 *p, dpoly *d) {
 }
 
 /* D of the cloud p[0..n): 0, -1 out of memory, 1 when D is a point */
-static int build_dpoly(const imp_vec3 *p, size_t n, int nb_is_3, dpoly *d) {
-    *d = (dpoly){0};
+/* scratch: IMP_HULL_SCRATCH_BYTES for the hull (imp_hull_build_in), alive as long as d. */
+static int build_dpoly(const imp_vec3 *p, size_t n, int nb_is_3, void *scratch, dpoly *d) {
+    *d = (dpoly){.scratch = scratch};
     double s = 0.0;
     for (size_t k = 0; k < n; ++k)
         s = imp_fmax(s, imp_max_abs(p[k]));
@@ -299,7 +302,8 @@ static int build_dpoly(const imp_vec3 *p, size_t n, int nb_is_3, dpoly *d) {
     if (h3 > thr) {
         int rc = n == 6 && nb_is_3 ? build_prism(p, d) : 1;
         if (rc <= 0) return rc;
-        imp_hull_status st = imp_hull_build(p, n, &d->hull, NULL);
+        imp_hull_status st =
+            imp_hull_build_in(p, n, scratch, IMP_HULL_SCRATCH_BYTES, &d->hull, NULL);
         if (st == IMP_HULL_NOMEM) return -1;
         if (st == IMP_HULL_OK) {
             const imp_hull *h = d->hull;
@@ -476,14 +480,17 @@ imp_toi_result imp_toi_rounded_3d_points(const imp_toi_rounded_input *in, int fl
     assert(na >= 1 && nb >= 1);
     const double R = ra + rb;
 
-    imp_vec3 few[32]; /* a sphere, capsule or box against a triangle or a box: no allocation */
-    imp_vec3 *cloud = na * nb <= 32 ? few : malloc(na * nb * sizeof *cloud);
+    /* a sphere or capsule against a triangle, a box or a polyhedron of up to 32 points, or a
+     * box against a triangle or a box: no allocation (D's hull in the scratch too) */
+    imp_vec3 few[64];
+    _Alignas(max_align_t) char scratch[IMP_HULL_SCRATCH_BYTES];
+    imp_vec3 *cloud = na * nb <= 64 ? few : malloc(na * nb * sizeof *cloud);
     if (!cloud) return imp_toi_failed(IMP_FAILURE_NOMEM);
     for (size_t i = 0; i < na; ++i)
         for (size_t j = 0; j < nb; ++j)
             cloud[i * nb + j] = imp_sub(va[i], vb[j]);
     dpoly d;
-    int rc = build_dpoly(cloud, na * nb, na == 2 && nb == 3, &d);
+    int rc = build_dpoly(cloud, na * nb, na == 2 && nb == 3, scratch, &d);
     if (rc == 1) { /* D is a point: two spheres */
         imp_toi_spheres_input sp = {*ma, *mb, ra, rb, horizon};
         sp.a.p = imp_add(sp.a.p, va[0]);
