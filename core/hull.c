@@ -65,8 +65,13 @@ typedef struct arena {
 
 #define ARENA_ALIGN _Alignof(max_align_t)
 
+/* p within [lo, hi), compared as addresses (the objects are unrelated) */
+static int within(const void *p, const void *lo, const void *hi) {
+    return (uintptr_t)p >= (uintptr_t)lo && (uintptr_t)p < (uintptr_t)hi;
+}
+
 static int in_arena(const arena *m, const void *p) {
-    return m && m->buf && (const char *)p >= m->buf && (const char *)p < m->buf + m->cap;
+    return m && m->buf && within(p, m->buf, m->buf + m->cap);
 }
 
 static void *a_alloc(arena *m, size_t bytes) {
@@ -513,9 +518,7 @@ size_t imp_hull_bytes(const imp_hull *h) {
 
 /* Frees p unless it lies in the buffer the hull was built in. */
 static void hull_free(const imp_hull *h, void *p) {
-    if (!((const char *)p >= (const char *)h->arena_lo &&
-          (const char *)p < (const char *)h->arena_hi))
-        free(p);
+    if (!within(p, h->arena_lo, h->arena_hi)) free(p);
 }
 
 void imp_hull_destroy(imp_hull *h) {

@@ -271,8 +271,9 @@ static int build_prism(const imp_vec3 *p, dpoly *d) {
     return 0;
 }
 
-/* D of the cloud p[0..n): 0, -1 out of memory, 1 when D is a point */
-/* scratch: IMP_HULL_SCRATCH_BYTES for the hull (imp_hull_build_in), alive as long as d. */
+/* D of the cloud p[0..n): 0, -1 out of memory, 1 when D is a point. scratch: room of
+ * IMP_HULL_SCRATCH_BYTES for D's arrays (its hull, imp_hull_build_in, or dpoly_alloc's
+ * block) before malloc, alive as long as d. */
 static int build_dpoly(const imp_vec3 *p, size_t n, int nb_is_3, void *scratch, dpoly *d) {
     *d = (dpoly){.scratch = scratch};
     double s = 0.0;
