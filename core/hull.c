@@ -106,6 +106,54 @@ static void a_free(const arena *m, void *p) {
     if (!in_arena(m, p)) free(p);
 }
 
+/* Sorts base[0..n) (elements of size bytes) by cmp, stably: the order glibc's qsort (a
+ * merge sort) gives, so every hull is the one it was, without the buffer glibc mallocs
+ * inside qsort for arrays over 1 KiB. Insertion for a few, else a bottom-up merge through
+ * a buffer from m (insertion when there is none). */
+#define SORT_INSERTION_MAX 16
+
+static void insertion_sort(char *base, size_t n, size_t size,
+                           int (*cmp)(const void *, const void *), char *tmp) {
+    for (size_t i = 1; i < n; ++i) {
+        size_t j = i;
+        memcpy(tmp, base + i * size, size);
+        for (; j > 0 && cmp(base + (j - 1) * size, tmp) > 0; --j)
+            memcpy(base + j * size, base + (j - 1) * size, size);
+        memcpy(base + j * size, tmp, size);
+    }
+}
+
+static void stable_sort(arena *m, void *base_, size_t n, size_t size,
+                        int (*cmp)(const void *, const void *)) {
+    char *base = base_, one[64];
+    if (n < 2 || size > sizeof one) return;
+    char *buf = n > SORT_INSERTION_MAX ? a_alloc(m, n * size) : NULL;
+    if (!buf) {
+        insertion_sort(base, n, size, cmp, one);
+        return;
+    }
+    char *from = base, *to = buf;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) { /* the left one first on a tie: stable */
+                if (cmp(from + i * size, from + j * size) <= 0)
+                    memcpy(to + k++ * size, from + i++ * size, size);
+                else
+                    memcpy(to + k++ * size, from + j++ * size, size);
+            }
+            if (i < mid) memcpy(to + k * size, from + i * size, (mid - i) * size);
+            if (j < hi) memcpy(to + (k + mid - i) * size, from + j * size, (hi - j) * size);
+        }
+        char *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != base) memcpy(base, from, n * size);
+    a_free(m, buf);
+}
+
 typedef struct tri {
     size_t v[3];
     size_t nb[3]; /* the face across edge v[i] -> v[i+1] */
@@ -557,7 +605,7 @@ static int merge_faces(builder *b, loops *L) {
                                         imp_sub(b->q[t->v[2]], b->q[t->v[0]])));
         ar[na++].f = f;
     }
-    qsort(ar, na, sizeof *ar, cmp_area);
+    stable_sort(b->mem, ar, na, sizeof *ar, cmp_area);
     size_t ng = 0;
     for (size_t k = 0; k < na; ++k) {
         size_t seed = ar[k].f;
@@ -699,7 +747,7 @@ static imp_hull *pack_faces(const builder *b, const loops *fin, size_t *vmap, ed
  * pairs brings the two records of an edge together). 0, or -1 when out of
  * memory. */
 static int pair_edges(arena *mem, imp_hull *h, const size_t *vmap, edge_rec *er, size_t nfv) {
-    qsort(er, nfv, sizeof *er, cmp_edge);
+    stable_sort(mem, er, nfv, sizeof *er, cmp_edge);
     h->edges = a_alloc(mem, (nfv ? nfv : 1) * sizeof *h->edges);
     if (!h->edges) return -1;
     size_t ne = 0;
@@ -737,7 +785,7 @@ static int unique_dirs(const builder *b, imp_hull *h) {
         dirs[k] = canonical(imp_normalize_or(
             imp_sub(b->q[h->input[h->edges[k].v[1]]], b->q[h->input[h->edges[k].v[0]]]),
             imp_v3(1, 0, 0)));
-    qsort(dirs, ne, sizeof *dirs, cmp_dir_x);
+    stable_sort(b->mem, dirs, ne, sizeof *dirs, cmp_dir_x);
     size_t nd = 0;
     for (size_t k = 0; k < ne; ++k) {
         int dup = 0;
