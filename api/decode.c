@@ -444,11 +444,24 @@ static int dec_polygon(imp_dec *d, const json_t *shape, imp_shape *out) {
     return -1;
 }
 
+/* 1 when imp_shape_rotate by q leaves every coordinate of s's points as it is, bit for bit:
+ * the identity adds zeros to them, which changes only a -0 (to +0). */
+static int turn_keeps_points(const imp_shape *s, imp_quat q) {
+    if (!(q.w == 1.0 && q.x == 0.0 && q.y == 0.0 && q.z == 0.0)) return 0;
+    for (size_t i = 0; i < s->n_verts; ++i) {
+        const double c[3] = {s->verts[i].x, s->verts[i].y, s->verts[i].z};
+        for (int k = 0; k < 3; ++k)
+            if (c[k] == 0.0 && signbit(c[k])) return 0;
+    }
+    return 1;
+}
+
 static int dec_polyhedron(imp_dec *d, const json_t *shape, imp_shape *out) {
     if (d->dim == 2) return imp_dec_fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
     if (dec_vertices(d, shape, 4, out)) return -1;
     if (d->dim == 2) return imp_dec_fail_at(d, "type", IMP_E_GEOMETRY, "polyhedron is 3D only");
-    imp_hull_status hs = imp_polyhedron_validate(out->verts, out->n_verts, NULL);
+    /* the hull that judges the points is kept for the queries (dec_rotation) */
+    imp_hull_status hs = imp_polyhedron_validate(out->verts, out->n_verts, &out->hull, NULL);
     if (hs == IMP_HULL_NOMEM) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     if (hs != IMP_HULL_OK)
         return imp_dec_fail_at(
@@ -623,9 +636,15 @@ static int dec_rotation(imp_dec *d, const json_t *body, imp_body *out) {
             d->world->verts[i] = imp_quat_rotate(q, d->world->verts[i]);
         return 0;
     }
+    /* A polyhedron's hull, built once for every query on it: dec_polyhedron's, unless the
+     * turn changes a bit of the points, then built again after it. */
+    imp_hull *kept = out->shape.hull;
+    if (kept && !turn_keeps_points(&out->shape, q)) {
+        imp_hull_destroy(kept);
+        kept = NULL;
+    }
     imp_shape_rotate(&out->shape, q);
-    /* a polyhedron's hull, built once for every query on it (dec_polyhedron's check built
-     * one and dropped it, before the turn) */
+    out->shape.hull = kept;
     if (imp_shape_prepare(&out->shape) != 0) return imp_dec_fail(d, IMP_E_NOMEM, "out of memory");
     return 0;
 }

@@ -545,13 +545,18 @@ static int trace_group(builder *b, const size_t *group, const szvec *members, si
     return rc;
 }
 
-imp_hull_status imp_polyhedron_validate(const imp_vec3 *p, size_t n, imp_error *err) {
+imp_hull_status imp_polyhedron_validate(const imp_vec3 *p, size_t n, imp_hull **keep,
+                                        imp_error *err) {
+    if (keep) *keep = NULL;
     if (imp_polyhedron_check(p, n) != 0)
         return (imp_hull_status)imp_error_set(err, IMP_HULL_DEGENERATE,
                                               "fewer than 4 points off one plane");
     imp_hull *hull = NULL;
     imp_hull_status st = imp_hull_build(p, n, &hull, err);
-    imp_hull_destroy(hull);
+    if (keep)
+        *keep = hull;
+    else
+        imp_hull_destroy(hull);
     return st;
 }
 

@@ -80,8 +80,10 @@ size_t imp_hull_bytes(const imp_hull *h);
  * 3D (imp_polyhedron_check) and have a hull (imp_hull_build), the hull the
  * solvers build being the judge (the flatness check alone measures from
  * other planes). IMP_HULL_OK, or the status of the first test that fails
- * with *err (when not NULL) filled; nothing is kept.
+ * with *err (when not NULL) filled. keep: NULL, or where the judged hull goes
+ * on IMP_HULL_OK (the caller's to destroy; NULL otherwise).
  */
-imp_hull_status imp_polyhedron_validate(const imp_vec3 *p, size_t n, imp_error *err);
+imp_hull_status imp_polyhedron_validate(const imp_vec3 *p, size_t n, imp_hull **keep,
+                                        imp_error *err);
 
 #endif

@@ -271,6 +271,20 @@ static void test_rotation_fields(void **state) {
     r = ok("overlap", body);
     assert_true(fabs(json_number_value(json_object_get(r, "depth")) - 0.25) < 1e-12);
     json_decref(r);
+    /* a polyhedron's hull is its turned points': a corner at (2, 0, 0) turned by a half turn
+     * about z reaches the ball at x = -1.2, unturned it does not (the api builds the hull
+     * when it decodes the body, and again when the turn moves the points) */
+    const char *fmtp = "{\"a\": {\"shape\": {\"type\": \"polyhedron\", \"vertices\": [[0, 0, 0], "
+                       "[2, 0, 0], [0, 1, 0], [0, 0, 1]]}, \"position\": [0, 0, 0]%s}, \"b\": "
+                       "{\"radius\": 0.1, \"position\": [-1.2, -0.1, 0.1]}}";
+    snprintf(body, sizeof body, fmtp, ", \"orientation\": [0, 0, 0, 1]");
+    r = ok("overlap", body);
+    assert_true(json_is_true(json_object_get(r, "overlap")));
+    json_decref(r);
+    snprintf(body, sizeof body, fmtp, "");
+    r = ok("overlap", body);
+    assert_true(json_is_false(json_object_get(r, "overlap")));
+    json_decref(r);
     /* a spinning sphere moves no point of itself: geometry-only endpoints take it */
     r = ok("scenes/predict", "{\"horizon\": 1, \"bodies\": [{\"radius\": 1, \"position\": "
                              "[0, 0], \"angular_velocity\": 7}, {\"radius\": 1, \"position\": "

@@ -327,17 +327,17 @@ static void test_polyhedron_validate(void **state) {
     const imp_vec3 cube[8] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0},
                               {0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}};
     imp_error err = {-7, "poison"};
-    assert_int_equal(imp_polyhedron_validate(cube, 8, &err), IMP_HULL_OK);
+    assert_int_equal(imp_polyhedron_validate(cube, 8, NULL, &err), IMP_HULL_OK);
     assert_int_equal(err.code, -7); /* untouched on success */
     /* four points in one plane: the flatness check refuses them, and says so */
     const imp_vec3 flat[4] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}};
-    assert_int_equal(imp_polyhedron_validate(flat, 4, &err), IMP_HULL_DEGENERATE);
+    assert_int_equal(imp_polyhedron_validate(flat, 4, NULL, &err), IMP_HULL_DEGENERATE);
     assert_int_equal(err.code, IMP_HULL_DEGENERATE);
     assert_non_null(err.message);
-    assert_int_equal(imp_polyhedron_validate(flat, 4, NULL), IMP_HULL_DEGENERATE);
+    assert_int_equal(imp_polyhedron_validate(flat, 4, NULL, NULL), IMP_HULL_DEGENERATE);
     /* three distinct points, one repeated: not a solid */
     const imp_vec3 few[4] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 1, 0}};
-    assert_int_equal(imp_polyhedron_validate(few, 4, NULL), IMP_HULL_DEGENERATE);
+    assert_int_equal(imp_polyhedron_validate(few, 4, NULL, NULL), IMP_HULL_DEGENERATE);
 }
 
 int main(void) {
