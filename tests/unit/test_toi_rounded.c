@@ -169,6 +169,54 @@ static void test_polygons_match_swept_sat(void **state) {
     assert_true(hits > 500);
 }
 
+/* A circle's path built backwards from a contact on a polygon's corner: its centre reaches
+ * X = v + R u on the arc of vertex v (u strictly inside the vertex's cone of outward normals)
+ * at t_hit, moving inwards there. X is on the boundary of the convex rounded polygon and the
+ * path enters it there, so it was outside before: the first contact is at t_hit, along u, at
+ * the corner v, whatever the solver does, here one circle's equation rather than every feature's
+ * (corner_hit), and the loop over every feature when the path nears the cone's sides (u up to the
+ * edge normals). */
+static void test_circle_meets_a_corner_first(void **state) {
+    (void)state;
+    const uint64_t seed = 0xC0A4E5;
+    uint64_t rng = seed;
+    for (int k = 0; k < 20000; ++k) {
+        imp_vec3 vb[16];
+        size_t n = 3 + (size_t)(imp_rng_unit(&rng) * 6);
+        double size = imp_rng_uniform(&rng, 0.2, 2), a0 = imp_rng_uniform(&rng, 0, 2 * PI);
+        for (size_t i = 0; i < n; ++i) {
+            double a = a0 + 2 * PI * ((double)i + imp_rng_uniform(&rng, -0.3, 0.3)) / (double)n;
+            vb[i] = imp_v3(size * cos(a), size * sin(a), 0);
+        }
+        imp_shape poly = {.type = IMP_SHAPE_POLYGON, .verts = vb, .n_verts = n};
+        size_t v = (size_t)(imp_rng_unit(&rng) * (double)n), vp = (v + n - 1) % n;
+        imp_vec3 ep = imp_sub(vb[v], vb[vp]), en = imp_sub(vb[(v + 1) % n], vb[v]);
+        imp_vec3 np = imp_normalize_or(imp_v3(ep.y, -ep.x, 0), imp_v3(1, 0, 0)),
+                 nn = imp_normalize_or(imp_v3(en.y, -en.x, 0), imp_v3(1, 0, 0));
+        /* every fourth case up to the cone's sides, where an edge's root may tie */
+        double lam = k % 4 == 0 ? imp_rng_uniform(&rng, 0, 1) : imp_rng_uniform(&rng, 0.05, 0.95);
+        imp_vec3 u = imp_normalize_or(imp_add(imp_scale(np, 1 - lam), imp_scale(nn, lam)), np);
+        double R = imp_rng_uniform(&rng, 0.1, 2), t_hit = imp_rng_uniform(&rng, 0.2, 0.9);
+        imp_vec3 x = imp_madd(vb[v], u, R);
+        /* a velocity at least 0.2 of its speed into the surface */
+        double a = imp_rng_uniform(&rng, -PI, PI), speed = imp_rng_uniform(&rng, 0.5, 4);
+        imp_vec3 w = imp_v3(cos(a), sin(a), 0);
+        if (imp_dot(w, u) > -0.2) w = imp_normalize_or(imp_madd(w, u, -(imp_dot(w, u) + 0.6)), w);
+        w = imp_scale(w, speed);
+        imp_vec3 p0 = imp_madd(x, w, -t_hit);
+        imp_shape disc = sphere(R);
+        imp_toi_result r =
+            solve(&poly, motion2(0, 0, 0, 0, 0, 0), &disc, motion2(p0.x, p0.y, w.x, w.y, 0, 0), 1);
+        double scale = size + R + speed;
+        if (r.state != IMP_TOI_HIT || fabs(r.time - t_hit) > 1e-12 * scale ||
+            imp_len(imp_sub(r.normal, u)) > 1e-7 || imp_len(imp_sub(r.point, vb[v])) > 1e-9 * scale)
+            fail_msg("seed %#llx case %d (vertex %zu of %zu, cone %.3f): state %d at %.17g, "
+                     "expected %.17g; normal (%.17g, %.17g), expected (%.17g, %.17g)",
+                     (unsigned long long)seed, k, v, n, lam, r.state, r.time, t_hit, r.normal.x,
+                     r.normal.y, u.x, u.y);
+    }
+}
+
 static void test_every_pair_against_static_overlap(void **state) {
     (void)state;
     const uint64_t seed = 0x0DD5;
@@ -236,6 +284,7 @@ int main(void) {
         cmocka_unit_test(test_sliding_into_a_segment_end),
         cmocka_unit_test(test_circles_match_sphere_solver),
         cmocka_unit_test(test_polygons_match_swept_sat),
+        cmocka_unit_test(test_circle_meets_a_corner_first),
         cmocka_unit_test(test_every_pair_against_static_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
