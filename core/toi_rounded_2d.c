@@ -88,6 +88,15 @@ static size_t minkowski_difference(const imp_vec3 *a, size_t na, const imp_vec3 
     /* -b is b turned by 180 degrees: still counter-clockwise, its lowest vertex is b's highest */
     size_t i0 = lowest(a, na, 1.0), j0 = lowest(b, nb, -1.0);
     size_t ea = core_edges(na), eb = core_edges(nb);
+    if (na == 1 || nb == 1) { /* a point core (a circle's): D is the other core moved, in the
+                               * order the merge below gives it, without its steps */
+        size_t m = ea + eb > 0 ? ea + eb : 1;
+        for (size_t k = 0; k < m; ++k) {
+            size_t ia = wrap(i0 + (na == 1 ? 0 : k), na), ib = wrap(j0 + (nb == 1 ? 0 : k), nb);
+            out[k] = (dvert){imp_sub(a[ia], b[ib]), ia, ib};
+        }
+        return m;
+    }
     size_t i = 0, j = 0, k = 0;
     while (i < ea || j < eb || k == 0) {
         size_t ia = wrap(i0 + i, na), ib = wrap(j0 + j, nb);
