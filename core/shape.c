@@ -33,15 +33,35 @@ void imp_shape_free(imp_shape *s) {
     if (!s) return;
     free(s->verts);
     imp_hull_destroy(s->hull);
+    free(s->normals);
     s->verts = NULL;
     s->n_verts = 0;
     s->hull = NULL;
+    s->normals = NULL;
+    s->normals_of = NULL;
 }
 
 int imp_shape_prepare(imp_shape *s) {
+    if (s->type == IMP_SHAPE_POLYGON) {
+        if (s->normals || s->n_verts < 3 || !s->verts) return 0;
+        imp_vec3 *nv = malloc(s->n_verts * sizeof *nv);
+        if (!nv) return -1;
+        for (size_t k = 0; k < s->n_verts; ++k) {
+            imp_vec3 e0 = s->verts[k], e1 = s->verts[k + 1 == s->n_verts ? 0 : k + 1];
+            nv[k] = imp_normalize_or(imp_v3(e1.y - e0.y, e0.x - e1.x, 0), imp_v3(0, 0, 0));
+        }
+        s->normals = nv;
+        s->normals_of = s->verts;
+        return 0;
+    }
     if (s->type != IMP_SHAPE_POLYHEDRON || s->hull) return 0;
     imp_hull_status st = imp_hull_build(s->verts, s->n_verts, &s->hull, NULL);
     return st == IMP_HULL_NOMEM ? -1 : 0;
+}
+
+const imp_vec3 *imp_shape_polygon_normals(const imp_shape *s) {
+    return s->type == IMP_SHAPE_POLYGON && s->normals && s->normals_of == s->verts ? s->normals
+                                                                                   : NULL;
 }
 
 const char *imp_shape_type_name(imp_shape_type t) {
@@ -106,7 +126,9 @@ void imp_shape_rotate(imp_shape *s, imp_quat q) {
     case IMP_SHAPE_POLYHEDRON:
         for (size_t i = 0; i < s->n_verts; ++i)
             s->verts[i] = imp_quat_rotate(q, s->verts[i]);
-        s->hull = NULL; /* it held the points before the turn */
+        s->hull = NULL; /* they held the points before the turn */
+        s->normals = NULL;
+        s->normals_of = NULL;
         break;
     case IMP_SHAPE_CAPSULE:
     case IMP_SHAPE_SEGMENT:

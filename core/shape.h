@@ -9,9 +9,10 @@
  *
  * Memory: a polygon's or polyhedron's vertices are malloc'd by whoever
  * fills the shape (api/ decoding) and freed by imp_shape_free, which
- * accepts a shape without vertices; so is a polyhedron's prepared hull
- * (imp_shape_prepare). Everything else is by value: a copy of a shape
- * shares its vertices and hull with the original.
+ * accepts a shape without vertices; so are a polyhedron's prepared hull
+ * and a polygon's prepared edge normals (imp_shape_prepare). Everything
+ * else is by value: a copy of a shape shares its vertices, hull and
+ * normals with the original.
  * Thread-safety: plain data and pure functions.
  */
 #ifndef IMP_CORE_SHAPE_H
@@ -58,15 +59,27 @@ typedef struct imp_shape {
      * builds its own (an allocation per query). imp_shape_rotate drops it from the shape it
      * turns (a copy's hull is its original's, and no longer fits). */
     struct imp_hull *hull;
+    /* polygon: the outward unit normal of each edge k -> k+1 (imp_shape_prepare: computed
+     * once, as Box2D's polygons keep theirs), for the points at normals_of; the solvers use
+     * them only while verts is normals_of (imp_shape_polygon_normals), and imp_shape_rotate
+     * drops them. Each is imp_normalize_or(v[k+1].y - v[k].y, v[k].x - v[k+1].x), (0, 0)
+     * for an edge of no length. */
+    imp_vec3 *normals;
+    const imp_vec3 *normals_of;
 } imp_shape;
 
 /* Frees the vertices and the hull (if any) and clears them; accepts NULL. */
 void imp_shape_free(imp_shape *s);
 
 /* Gives a polyhedron its hull, built once for every query on the shape (a hull the shape
- * already has is kept); nothing for other types. 0, or -1 when memory ran out. A
- * polyhedron whose points have no hull keeps none: its queries fail as they would. */
+ * already has is kept), and a polygon its edge normals (likewise); nothing for other types.
+ * 0, or -1 when memory ran out. A polyhedron whose points have no hull keeps none: its
+ * queries fail as they would. */
 int imp_shape_prepare(imp_shape *s);
+
+/* A polygon's prepared edge normals for its points as they are, or NULL (not prepared, or
+ * prepared for other points). */
+const imp_vec3 *imp_shape_polygon_normals(const imp_shape *s);
 
 /* The type's contract name ("sphere", "box", ...). */
 const char *imp_shape_type_name(imp_shape_type t);

@@ -26,6 +26,9 @@ typedef struct imp_toi_polygons_input {
     const imp_vec3 *va, *vb; /* counter-clockwise convex vertices, z = 0 */
     size_t na, nb;           /* >= 3 each */
     double horizon;          /* > 0; INFINITY searches all t >= 0 */
+    /* each polygon's edge normals as imp_shape_polygon_normals gives them, or NULL: computed
+     * here */
+    const imp_vec3 *normals_a, *normals_b;
 } imp_toi_polygons_input;
 
 /* HIT (time, point, unit normal from a to b, positions), OVERLAPPING at

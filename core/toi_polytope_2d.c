@@ -97,12 +97,15 @@ static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp
     imp_vec3 da = imp_sub(in->b.a, in->a.a);
     for (int side = 0; side < 2; ++side) {
         const imp_vec3 *own = side ? in->vb : in->va, *other = side ? in->va : in->vb;
+        const imp_vec3 *own_n = side ? in->normals_b : in->normals_a;
         size_t n_own = side ? in->nb : in->na, n_other = side ? in->na : in->nb;
         imp_toi_band *out = side ? bands + in->na : bands;
         /* the unit normals first, in a loop of their own: their square roots and
          * divisions do not wait on each other, where inside the loop below each waited
          * for the last band's narrowing (7% of a query) */
-        for (size_t k = 0; k < n_own; ++k) {
+        for (size_t k = 0; k < n_own && own_n; ++k) /* prepared: (0, 0) for no length */
+            out[k].n = own_n[k].x == 0.0 && own_n[k].y == 0.0 ? imp_v3(1, 0, 0) : own_n[k];
+        for (size_t k = 0; k < n_own && !own_n; ++k) {
             imp_vec3 e0 = own[k], e1 = own[k + 1 == n_own ? 0 : k + 1];
             out[k].n = imp_normalize_or(imp_v3(e1.y - e0.y, e0.x - e1.x, 0), imp_v3(1, 0, 0));
         }

@@ -139,6 +139,38 @@ static void edges_of(const dvert *d, size_t n, dedge *out) {
     }
 }
 
+/* edges_of with a polygon core's prepared normals (imp_shape_polygon_normals: each
+ * imp_normalize_or(v[k+1].y - v[k].y, v[k].x - v[k+1].x), (0, 0) for no length) where the
+ * other core is the point 0 (a sphere's), so that D is the polygon moved: the same normals
+ * bit for bit, signed zeros included, without a square root and a division each. Against
+ * the point on b's side D's edge k is a's edge d[k].ia; on a's side (D = 0 - b, the
+ * polygon reflected) it is b's edge d[k].ib reversed, whose normal is the negated one. A
+ * component that is zero (the edge square to the other axis) takes the sign edges_of's
+ * expression gives it. */
+static void edges_prepared(const dvert *d, size_t n, const imp_vec3 *poly, size_t np,
+                           const imp_vec3 *nrm, int reflected, dedge *out) {
+    for (size_t k = 0; k < n; ++k) {
+        imp_vec3 e = imp_sub(d[k + 1 == n ? 0 : k + 1].p, d[k].p);
+        out[k].e = e;
+        out[k].ee = imp_dot(e, e);
+        size_t j = reflected ? d[k].ib : d[k].ia;
+        imp_vec3 v0 = poly[j], v1 = poly[j + 1 == np ? 0 : j + 1], m = nrm[j];
+        if (m.x == 0.0 && m.y == 0.0)
+            out[k].en = imp_v3(0, 0, 0); /* no length: edges_of's fallback */
+        else if (reflected)
+            out[k].en = imp_v3(v1.y == v0.y ? 0.0 : -m.x, v1.x == v0.x ? -0.0 : -m.y, 0);
+        else
+            out[k].en = imp_v3(m.x, v1.x == v0.x ? -(v1.x - v0.x) : m.y, 0);
+    }
+}
+
+/* The point 0 exactly, +0 in every coordinate (a sphere's core): subtracting it, or
+ * subtracting from it, moves or reflects the other core without rounding. */
+static int origin_point(const imp_vec3 *v, size_t nv) {
+    return nv == 1 && v[0].x == 0.0 && v[0].y == 0.0 && v[0].z == 0.0 && !signbit(v[0].x) &&
+           !signbit(v[0].y) && !signbit(v[0].z);
+}
+
 static double clamp01(double s) { return s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s; }
 
 /* distance from x to D (0 inside for a polygon D) and the nearest feature;
@@ -348,7 +380,12 @@ imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
         free(d);
         return imp_toi_failed(IMP_FAILURE_NOMEM);
     }
-    edges_of(d, n, ed);
+    if (in->normals_b && in->nb >= 3 && origin_point(in->va, in->na))
+        edges_prepared(d, n, in->vb, in->nb, in->normals_b, 1, ed);
+    else if (in->normals_a && in->na >= 3 && origin_point(in->vb, in->nb))
+        edges_prepared(d, n, in->va, in->na, in->normals_a, 0, ed);
+    else
+        edges_of(d, n, ed);
     const double R = in->ra + in->rb;
     imp_motion q = imp_toi_relative(&in->a, &in->b);
     const int linear = imp_dot(q.a, q.a) == 0.0;

@@ -101,6 +101,8 @@ imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const im
         imp_toi_polygons_input in = {.a = *ma, .b = *mb, .horizon = horizon};
         in.na = imp_shape_polygon_vertices(a, box_a, &in.va);
         in.nb = imp_shape_polygon_vertices(b, box_b, &in.vb);
+        in.normals_a = imp_shape_polygon_normals(a);
+        in.normals_b = imp_shape_polygon_normals(b);
         return imp_toi_polygons(&in);
     }
     if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE) {
@@ -120,5 +122,7 @@ imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const im
     imp_toi_rounded_input in = {.a = *ma, .b = *mb, .horizon = horizon};
     in.na = imp_shape_core(a, 2, core_a, &in.va, &in.ra);
     in.nb = imp_shape_core(b, 2, core_b, &in.vb, &in.rb);
+    in.normals_a = imp_shape_polygon_normals(a);
+    in.normals_b = imp_shape_polygon_normals(b);
     return imp_toi_rounded_2d(&in);
 }

@@ -90,7 +90,9 @@ static size_t upper_prims(const imp_world_collider *c) {
 static int copy_shape(const imp_shape *s, imp_shape *out) {
     *out = *s;
     out->verts = NULL;
-    out->hull = NULL; /* the caller's */
+    out->hull = NULL; /* the caller's, as its normals */
+    out->normals = NULL;
+    out->normals_of = NULL;
     if (s->n_verts == 0 || !s->verts) return 0;
     out->verts = malloc(s->n_verts * sizeof *out->verts);
     if (!out->verts) return -1;

@@ -17,9 +17,10 @@
  *              imp_overlap finds at a hit's time, over the pair's size (sum
  *              of bounding radii), checked outside the timed loops.
  * Each rate loops over all pairs until at least MIN_SECONDS have passed;
- * a polyhedron's hull is built once per shape (imp_shape_prepare), as the
- * api does when it decodes one, so no call builds it (before, every
- * overlap test did: 24k/s, now 87k/s on this machine). One
+ * a polyhedron's hull and a polygon's edge normals are made once per shape
+ * (imp_shape_prepare), as the api does when it decodes one, so no call
+ * builds them (before, every polyhedron overlap test built its hull: 24k/s,
+ * then 87k/s on this machine). One
  * thread; the machine may be shared, so compare rows of one run rather
  * than runs.
  */
@@ -135,15 +136,30 @@ static void make_pairs(kind k, pair *p, size_t n, uint64_t *rng) {
         case N_KINDS:
             q->ra = make_polyhedron(rng, &q->a, q->va);
             q->rb = make_polyhedron(rng, &q->b, q->vb);
-            /* the hulls built once, as the api does when it decodes a polyhedron */
-            if (imp_shape_prepare(&q->a) != 0 || imp_shape_prepare(&q->b) != 0) {
-                fprintf(stderr, "out of memory\n");
-                exit(1);
-            }
             break;
         }
         bench_moving_pair(rng, dim, q->ra, q->rb, &q->ma, &q->mb);
         bench_overlap_placement(rng, dim, q->ra, q->rb, &q->oa, &q->ob);
+    }
+}
+
+/* Hulls and normals made once per shape, as the api does when it decodes one. */
+static void prepare_pairs(pair *p, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if (imp_shape_prepare(&p[i].a) != 0 || imp_shape_prepare(&p[i].b) != 0) {
+            fprintf(stderr, "out of memory\n");
+            exit(1);
+        }
+}
+
+/* What prepare_pairs made (the vertices are the pairs'). */
+static void unprepare_pairs(pair *p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        imp_shape *s[2] = {&p[i].a, &p[i].b};
+        for (int k = 0; k < 2; ++k) {
+            imp_hull_destroy(s[k]->hull);
+            free(s[k]->normals);
+        }
     }
 }
 
@@ -243,11 +259,9 @@ int main(int argc, char **argv) {
     for (int k = 0; k < N_KINDS; ++k) {
         uint64_t rng = SEED + (uint64_t)k * 0x9e3779b97f4a7c15ULL;
         make_pairs((kind)k, p, n, &rng);
+        prepare_pairs(p, n);
         row r = measure((kind)k, p, n);
-        for (size_t i = 0; i < n; ++i) {
-            imp_hull_destroy(p[i].a.hull);
-            imp_hull_destroy(p[i].b.hull);
-        }
+        unprepare_pairs(p, n);
         double pct = 100.0 / (double)n;
         printf("%-30s %12.4g %7.1f%% %12.4g %6.1f%% %6.1f%% %7zu %12.2g\n", kinds[k].name,
                r.overlap_rate, pct * (double)r.overlapping, r.toi_rate, pct * (double)r.hit,

@@ -302,6 +302,108 @@ static void test_exact_agrees_with_advancement(void **state) {
  * to the dispatch and to advancement alike), and the 3D rounded cast's
  * refusal of a pair without volume or radius, which the dispatch hands to
  * advancement instead. */
+/* A 2D polygon's prepared edge normals (imp_shape_prepare) change no answer bit for bit:
+ * polygon pairs and a circle against a polygon, either way round, linear and accelerated, the
+ * vertices on a half-integer grid every third case (edges square to an axis, zero and -0
+ * coordinates, where a normal's zero sign could differ). Normals stop counting once the
+ * shape's points are others (a copy given a turned point list) and are dropped by
+ * imp_shape_rotate. */
+static void random_polygon(uint64_t *rng, imp_vec3 *v, size_t *n, int grid) {
+    for (;;) {
+        size_t m = grid ? 3 + imp_rng_next(rng) % 2 : 3 + imp_rng_next(rng) % 6;
+        double r = imp_rng_uniform(rng, 0.3, 1.5), ph = imp_rng_uniform(rng, 0, 6.283);
+        for (size_t k = 0; k < m; ++k) {
+            double a = ph + 6.283185307179586 * (double)k / (double)m;
+            v[k] = imp_v3(r * cos(a), r * sin(a), 0);
+            if (grid) v[k] = imp_v3(round(2 * v[k].x) / 2, round(2 * v[k].y) / 2, 0);
+            if (grid && v[k].x == 0.0 && imp_rng_next(rng) % 2) v[k].x = -0.0;
+            if (grid && v[k].y == 0.0 && imp_rng_next(rng) % 2) v[k].y = -0.0;
+        }
+        int convex = 1;
+        for (size_t k = 0; k < m; ++k) {
+            imp_vec3 p0 = v[k], p1 = v[(k + 1) % m], p2 = v[(k + 2) % m];
+            convex &= (p1.x - p0.x) * (p2.y - p1.y) - (p1.y - p0.y) * (p2.x - p1.x) > 0;
+        }
+        if (convex) {
+            *n = m;
+            return;
+        }
+    }
+}
+
+/* Every field of two results the same, bit for bit (padding aside). */
+static int same_bits(const imp_toi_result *x, const imp_toi_result *y) {
+    const double dx[] = {x->time,     x->point.x,  x->point.y,      x->point.z,
+                         x->normal.x, x->normal.y, x->normal.z,     x->pa.x,
+                         x->pa.y,     x->pa.z,     x->pb.x,         x->pb.y,
+                         x->pb.z,     x->depth,    x->closest_time, x->closest_distance,
+                         x->tolerance};
+    const double dy[] = {y->time,     y->point.x,  y->point.y,      y->point.z,
+                         y->normal.x, y->normal.y, y->normal.z,     y->pa.x,
+                         y->pa.y,     y->pa.z,     y->pb.x,         y->pb.y,
+                         y->pb.z,     y->depth,    y->closest_time, y->closest_distance,
+                         y->tolerance};
+    return x->state == y->state && x->has_closest == y->has_closest && x->failure == y->failure &&
+           memcmp(dx, dy, sizeof dx) == 0;
+}
+
+static void test_prepared_polygon_normals(void **state) {
+    (void)state;
+    const uint64_t seed = 0x9017A1;
+    uint64_t rng = seed;
+    int used = 0;
+    for (int k = 0; k < 30000; ++k) {
+        imp_vec3 va[8], vb[8];
+        size_t na, nb;
+        int grid = k % 3 == 0;
+        random_polygon(&rng, va, &na, grid);
+        random_polygon(&rng, vb, &nb, grid);
+        imp_shape a = {.type = IMP_SHAPE_POLYGON, .verts = va, .n_verts = na};
+        imp_shape b = {.type = IMP_SHAPE_POLYGON, .verts = vb, .n_verts = nb};
+        imp_shape disc = sphere(grid ? 0.5 : imp_rng_uniform(&rng, 0.05, 1.5));
+        double acc = k % 5 == 0 ? 1 : 0;
+        imp_motion ma = motion2(imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
+                                imp_rng_uniform(&rng, -4, 4), imp_rng_uniform(&rng, -4, 4),
+                                acc * imp_rng_uniform(&rng, -2, 2), 0);
+        imp_motion mb = motion2(0, 0, 0, 0, 0, 0);
+        if (grid) ma = motion2(round(ma.p.x), round(ma.p.y), round(ma.v.x), round(ma.v.y), 0, 0);
+        imp_toi_result plain[3] = {imp_toi_shapes(&a, &ma, &b, &mb, 2, 2),
+                                   imp_toi_shapes(&disc, &ma, &b, &mb, 2, 2),
+                                   imp_toi_shapes(&a, &ma, &disc, &mb, 2, 2)};
+        assert_int_equal(imp_shape_prepare(&a), 0);
+        assert_int_equal(imp_shape_prepare(&b), 0);
+        assert_non_null(imp_shape_polygon_normals(&a));
+        imp_toi_result prepared[3] = {imp_toi_shapes(&a, &ma, &b, &mb, 2, 2),
+                                      imp_toi_shapes(&disc, &ma, &b, &mb, 2, 2),
+                                      imp_toi_shapes(&a, &ma, &disc, &mb, 2, 2)};
+        for (int c = 0; c < 3; ++c) {
+            used += plain[c].state == IMP_TOI_HIT;
+            if (!same_bits(&plain[c], &prepared[c]))
+                fail_msg("seed %#llx case %d pair %d: state %d at %.17g, prepared %d at %.17g",
+                         (unsigned long long)seed, k, c, plain[c].state, plain[c].time,
+                         prepared[c].state, prepared[c].time);
+        }
+        /* a copy with its points turned elsewhere: the original's normals no longer count */
+        imp_vec3 turned[8];
+        imp_shape t = b;
+        for (size_t i = 0; i < nb; ++i)
+            turned[i] = imp_v3(-vb[i].y, vb[i].x, 0);
+        t.verts = turned;
+        assert_null(imp_shape_polygon_normals(&t));
+        imp_shape r = a;
+        imp_vec3 rv[8];
+        memcpy(rv, va, na * sizeof *rv);
+        r.verts = rv;
+        r.normals_of = rv; /* as if prepared for these points, then turned in place */
+        imp_shape_rotate(&r, imp_quat_from_angle(1.0));
+        assert_null(imp_shape_polygon_normals(&r));
+        imp_shape_free(&(imp_shape){.type = IMP_SHAPE_POLYGON, .normals = a.normals});
+        imp_shape_free(&(imp_shape){.type = IMP_SHAPE_POLYGON, .normals = b.normals});
+    }
+    print_message("seed %#llx: %d hits compared\n", (unsigned long long)seed, used);
+    assert_true(used > 10000);
+}
+
 static void test_failure_reasons(void **state) {
     (void)state;
     imp_shape floor_ = halfspace(imp_v3(0, 1, 0), 0), wall = halfspace(imp_v3(1, 0, 0), 3);
@@ -333,6 +435,7 @@ int main(void) {
         cmocka_unit_test(test_random_pairs_2d),
         cmocka_unit_test(test_random_pairs_3d),
         cmocka_unit_test(test_exact_agrees_with_advancement),
+        cmocka_unit_test(test_prepared_polygon_normals),
         cmocka_unit_test(test_failure_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
