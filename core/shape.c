@@ -52,11 +52,21 @@ int imp_shape_prepare(imp_shape *s) {
         }
         s->normals = nv;
         s->normals_of = s->verts;
+        s->reach = imp_points_reach(s->verts, s->n_verts);
         return 0;
     }
     if (s->type != IMP_SHAPE_POLYHEDRON || s->hull) return 0;
     imp_hull_status st = imp_hull_build(s->verts, s->n_verts, &s->hull, NULL);
     return st == IMP_HULL_NOMEM ? -1 : 0;
+}
+
+double imp_points_reach(const imp_vec3 *v, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        double d = imp_dot(v[i], v[i]);
+        m = d > m ? d : m;
+    }
+    return sqrt(m);
 }
 
 const imp_vec3 *imp_shape_polygon_normals(const imp_shape *s) {

@@ -63,9 +63,11 @@ typedef struct imp_shape {
      * once, as Box2D's polygons keep theirs), for the points at normals_of; the solvers use
      * them only while verts is normals_of (imp_shape_polygon_normals), and imp_shape_rotate
      * drops them. Each is imp_normalize_or(v[k+1].y - v[k].y, v[k].x - v[k+1].x), (0, 0)
-     * for an edge of no length. */
+     * for an edge of no length. With them, reach: the largest |v[k]| (imp_points_reach), so a
+     * pair whose bounds never meet is a miss without a look at the points. */
     imp_vec3 *normals;
     const imp_vec3 *normals_of;
+    double reach;
 } imp_shape;
 
 /* Frees the vertices and the hull (if any) and clears them; accepts NULL. */
@@ -76,6 +78,9 @@ void imp_shape_free(imp_shape *s);
  * 0, or -1 when memory ran out. A polyhedron whose points have no hull keeps none: its
  * queries fail as they would. */
 int imp_shape_prepare(imp_shape *s);
+
+/* The largest distance of n points from the origin (0 for none). */
+double imp_points_reach(const imp_vec3 *v, size_t n);
 
 /* A polygon's prepared edge normals for its points as they are, or NULL (not prepared, or
  * prepared for other points). */

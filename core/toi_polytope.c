@@ -210,14 +210,7 @@ imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_to
     return resolve(in, bands, in->n_axes, acc, feature_tol);
 }
 
-double imp_toi_reach(const imp_vec3 *v, size_t n) {
-    double m = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-        double d = imp_dot(v[i], v[i]);
-        m = d > m ? d : m;
-    }
-    return sqrt(m);
-}
+double imp_toi_reach(const imp_vec3 *v, size_t n) { return imp_points_reach(v, n); }
 
 int imp_toi_bounds_miss(const imp_motion *a, double ra, const imp_motion *b, double rb,
                         double horizon) {

@@ -27,8 +27,9 @@ typedef struct imp_toi_polygons_input {
     size_t na, nb;           /* >= 3 each */
     double horizon;          /* > 0; INFINITY searches all t >= 0 */
     /* each polygon's edge normals as imp_shape_polygon_normals gives them, or NULL: computed
-     * here */
+     * here; and with them the shape's reach (imp_points_reach of its points) */
     const imp_vec3 *normals_a, *normals_b;
+    double reach_a, reach_b;
 } imp_toi_polygons_input;
 
 /* HIT (time, point, unit normal from a to b, positions), OVERLAPPING at

@@ -137,9 +137,9 @@ static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp
 
 imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
     assert(in->na >= 3 && in->nb >= 3 && in->horizon > 0.0);
-    if (imp_toi_bounds_miss(&in->a, imp_toi_reach(in->va, in->na), &in->b,
-                            imp_toi_reach(in->vb, in->nb), in->horizon))
-        return imp_toi_none();
+    double reach_a = in->normals_a ? in->reach_a : imp_toi_reach(in->va, in->na);
+    double reach_b = in->normals_b ? in->reach_b : imp_toi_reach(in->vb, in->nb);
+    if (imp_toi_bounds_miss(&in->a, reach_a, &in->b, reach_b, in->horizon)) return imp_toi_none();
     size_t n = in->na + in->nb;
     imp_toi_band stack[STACK_EDGES], *bands = stack;
     if (n > STACK_EDGES && !(bands = malloc(n * sizeof *bands)))

@@ -27,8 +27,10 @@ typedef struct imp_toi_rounded_input {
     double ra, rb;  /* radii >= 0 */
     double horizon; /* > 0; INFINITY searches all t >= 0 */
     /* 2D: a polygon core's edge normals as imp_shape_polygon_normals gives them, or NULL
-     * (used against a sphere's core, the point 0; computed here otherwise) */
+     * (used against a sphere's core, the point 0; computed here otherwise); and with them
+     * the shape's reach (imp_points_reach of its points) */
     const imp_vec3 *normals_a, *normals_b;
+    double reach_a, reach_b;
 } imp_toi_rounded_input;
 
 /* As imp_toi_polygons: HIT, OVERLAPPING at t = 0 (depth, normal), NONE, or

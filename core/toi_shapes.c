@@ -103,6 +103,8 @@ imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const im
         in.nb = imp_shape_polygon_vertices(b, box_b, &in.vb);
         in.normals_a = imp_shape_polygon_normals(a);
         in.normals_b = imp_shape_polygon_normals(b);
+        in.reach_a = a->reach;
+        in.reach_b = b->reach;
         return imp_toi_polygons(&in);
     }
     if (a->type == IMP_SHAPE_HALFSPACE || b->type == IMP_SHAPE_HALFSPACE) {
@@ -124,5 +126,7 @@ imp_toi_result imp_toi_shapes(const imp_shape *a, const imp_motion *ma, const im
     in.nb = imp_shape_core(b, 2, core_b, &in.vb, &in.rb);
     in.normals_a = imp_shape_polygon_normals(a);
     in.normals_b = imp_shape_polygon_normals(b);
+    in.reach_a = a->reach;
+    in.reach_b = b->reach;
     return imp_toi_rounded_2d(&in);
 }

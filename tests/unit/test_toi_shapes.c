@@ -302,7 +302,8 @@ static void test_exact_agrees_with_advancement(void **state) {
  * to the dispatch and to advancement alike), and the 3D rounded cast's
  * refusal of a pair without volume or radius, which the dispatch hands to
  * advancement instead. */
-/* A 2D polygon's prepared edge normals (imp_shape_prepare) change no answer bit for bit:
+/* A 2D polygon's prepared edge normals and reach (imp_shape_prepare) change no answer, bit
+ * for bit:
  * polygon pairs and a circle against a polygon, either way round, linear and accelerated, the
  * vertices on a half-integer grid every third case (edges square to an axis, zero and -0
  * coordinates, where a normal's zero sign could differ). Normals stop counting once the
