@@ -70,7 +70,8 @@ typedef struct imp_shape {
     double reach;
 } imp_shape;
 
-/* Frees the vertices and the hull (if any) and clears them; accepts NULL. */
+/* Frees the vertices, the hull and the normals (those it has) and clears them; accepts
+ * NULL. */
 void imp_shape_free(imp_shape *s);
 
 /* Gives a polyhedron its hull, built once for every query on the shape (a hull the shape

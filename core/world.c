@@ -85,8 +85,8 @@ static size_t upper_prims(const imp_world_collider *c) {
     return 1;
 }
 
-/* The world's copy of a shape: its vertices and a polyhedron's hull in memory of its own
- * (the hull built once, for every query on the world). */
+/* The world's copy of a shape: its vertices and a polyhedron's hull or a polygon's normals
+ * in memory of its own (made once, for every query on the world). */
 static int copy_shape(const imp_shape *s, imp_shape *out) {
     *out = *s;
     out->verts = NULL;
@@ -386,7 +386,8 @@ imp_world_status imp_world_build(const imp_world_input *in, imp_world **out, imp
     size_t bytes = sizeof *w + w->n_colliders * sizeof *w->colliders +
                    w->n_prims * sizeof *w->prims + w->n_nodes * sizeof *w->nodes;
     for (size_t i = 0; i < w->n_colliders; ++i)
-        bytes += w->colliders[i].shape.n_verts * sizeof(imp_vec3) +
+        bytes += w->colliders[i].shape.n_verts * sizeof(imp_vec3) *
+                     (w->colliders[i].shape.normals ? 2 : 1) + /* a polygon's normals */
                  imp_hull_bytes(w->colliders[i].shape.hull) +
                  w->colliders[i].n_chain * sizeof(imp_vec3);
     w->info.bytes = bytes;
