@@ -29,16 +29,21 @@
 
 #define TWO_PI 6.283185307179586476925286766559
 
-void imp_shape_free(imp_shape *s) {
+void imp_shape_unprepare(imp_shape *s) {
     if (!s) return;
-    free(s->verts);
     imp_hull_destroy(s->hull);
     free(s->normals);
-    s->verts = NULL;
-    s->n_verts = 0;
     s->hull = NULL;
     s->normals = NULL;
     s->normals_of = NULL;
+}
+
+void imp_shape_free(imp_shape *s) {
+    if (!s) return;
+    imp_shape_unprepare(s);
+    free(s->verts);
+    s->verts = NULL;
+    s->n_verts = 0;
 }
 
 int imp_shape_prepare(imp_shape *s) {

@@ -74,13 +74,18 @@ typedef struct imp_shape {
  * NULL. */
 void imp_shape_free(imp_shape *s);
 
+/* Frees what imp_shape_prepare made (a hull, normals) and clears it, the vertices left as
+ * they are (a shape whose points are the caller's); accepts NULL. */
+void imp_shape_unprepare(imp_shape *s);
+
 /* Gives a polyhedron its hull, built once for every query on the shape (a hull the shape
  * already has is kept), and a polygon its edge normals (likewise); nothing for other types.
  * 0, or -1 when memory ran out. A polyhedron whose points have no hull keeps none: its
  * queries fail as they would. */
 int imp_shape_prepare(imp_shape *s);
 
-/* The largest distance of n points from the origin (0 for none). */
+/* The largest distance of n points from the origin (0 for none): a shape's reach about its
+ * reference point. */
 double imp_points_reach(const imp_vec3 *v, size_t n);
 
 /* A polygon's prepared edge normals for its points as they are, or NULL (not prepared, or

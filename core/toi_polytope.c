@@ -210,8 +210,6 @@ imp_toi_result imp_toi_sweep_resolve(const imp_toi_swept_input *in, const imp_to
     return resolve(in, bands, in->n_axes, acc, feature_tol);
 }
 
-double imp_toi_reach(const imp_vec3 *v, size_t n) { return imp_points_reach(v, n); }
-
 int imp_toi_bounds_miss(const imp_motion *a, double ra, const imp_motion *b, double rb,
                         double horizon) {
     if (imp_dot(a->a, a->a) != 0.0 || imp_dot(b->a, b->a) != 0.0) return 0;

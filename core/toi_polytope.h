@@ -161,10 +161,6 @@ int imp_toi_cast(const imp_toi_swept_input *in, imp_toi_result *out, double *fea
  * computes it; no root when c0 is infinite (an open side of a band). */
 int imp_toi_quadratic_roots(double c2, double c1, double c0, double h, double r[2]);
 
-/* The distance of the farthest of v[0..n) from the origin (a shape's
- * reach about its reference point). */
-double imp_toi_reach(const imp_vec3 *v, size_t n);
-
 /* 1 when the spheres of radius ra about a's position and rb about b's stay
  * apart over [0, horizon], by a margin above rounding: a certain miss for
  * shapes inside them. Linear motion only (0 when either accelerates). */

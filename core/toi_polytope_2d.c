@@ -137,8 +137,8 @@ static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp
 
 imp_toi_result imp_toi_polygons(const imp_toi_polygons_input *in) {
     assert(in->na >= 3 && in->nb >= 3 && in->horizon > 0.0);
-    double reach_a = in->normals_a ? in->reach_a : imp_toi_reach(in->va, in->na);
-    double reach_b = in->normals_b ? in->reach_b : imp_toi_reach(in->vb, in->nb);
+    double reach_a = in->normals_a ? in->reach_a : imp_points_reach(in->va, in->na);
+    double reach_b = in->normals_b ? in->reach_b : imp_points_reach(in->vb, in->nb);
     if (imp_toi_bounds_miss(&in->a, reach_a, &in->b, reach_b, in->horizon)) return imp_toi_none();
     size_t n = in->na + in->nb;
     imp_toi_band stack[STACK_EDGES], *bands = stack;

@@ -52,7 +52,7 @@ static int is_polytope(const imp_shape *s) {
 /* the distance of the shape's farthest point from its position (a
  * polyhedron's points include its hull's vertices) */
 static double reach(const imp_shape *s) {
-    return s->type == IMP_SHAPE_BOX ? imp_len(s->half) : imp_toi_reach(s->verts, s->n_verts);
+    return s->type == IMP_SHAPE_BOX ? imp_len(s->half) : imp_points_reach(s->verts, s->n_verts);
 }
 
 /* The contact point in 3D: the touching features are a's vertices at its

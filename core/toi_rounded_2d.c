@@ -368,8 +368,8 @@ static int corner_hit(const dvert *d, const dedge *ed, size_t n, const imp_motio
 imp_toi_result imp_toi_rounded_2d(const imp_toi_rounded_input *in) {
     assert(in->na >= 1 && in->nb >= 1 && in->horizon > 0.0);
     imp_toi_result r = imp_toi_none();
-    double reach_a = in->normals_a ? in->reach_a : imp_toi_reach(in->va, in->na);
-    double reach_b = in->normals_b ? in->reach_b : imp_toi_reach(in->vb, in->nb);
+    double reach_a = in->normals_a ? in->reach_a : imp_points_reach(in->va, in->na);
+    double reach_b = in->normals_b ? in->reach_b : imp_points_reach(in->vb, in->nb);
     if (imp_toi_bounds_miss(&in->a, reach_a + in->ra, &in->b, reach_b + in->rb, in->horizon))
         return r;
     dvert stack[STACK_VERTS], *d = stack;

@@ -155,11 +155,8 @@ static void prepare_pairs(pair *p, size_t n) {
 /* What prepare_pairs made (the vertices are the pairs'). */
 static void unprepare_pairs(pair *p, size_t n) {
     for (size_t i = 0; i < n; ++i) {
-        imp_shape *s[2] = {&p[i].a, &p[i].b};
-        for (int k = 0; k < 2; ++k) {
-            imp_hull_destroy(s[k]->hull);
-            free(s[k]->normals);
-        }
+        imp_shape_unprepare(&p[i].a);
+        imp_shape_unprepare(&p[i].b);
     }
 }
 

@@ -57,12 +57,6 @@ void *__wrap_realloc(void *p, size_t n) {
 
 #define PAIRS 400
 
-/* What imp_shape_prepare made for a shape whose points are the caller's. */
-static void unprepare(imp_shape *s) {
-    imp_hull_destroy(s->hull);
-    free(s->normals);
-}
-
 /* Allocations made by PAIRS random pairs of kinds ka and kb, TOI and overlap, each shape
  * prepared or not. */
 static size_t allocations_of(uint64_t *rng, int dim, int ka, int kb, int accel, int prepare) {
@@ -82,8 +76,8 @@ static size_t allocations_of(uint64_t *rng, int dim, int ka, int kb, int accel, 
         made += allocations - before;
         assert_true(r.state != IMP_TOI_FAILED);
         assert_true(o.state == IMP_OVERLAP_APART || o.state == IMP_OVERLAP_OVERLAPPING);
-        unprepare(&a);
-        unprepare(&b);
+        imp_shape_unprepare(&a);
+        imp_shape_unprepare(&b);
     }
     return made;
 }
@@ -169,8 +163,8 @@ static void test_prepared_hull_changes_nothing(void **state) {
         imp_shape_rotate(&turned, random_rotation(&rng));
         assert_null(turned.hull);
         assert_non_null(a.hull);
-        unprepare(&a);
-        unprepare(&b);
+        imp_shape_unprepare(&a);
+        imp_shape_unprepare(&b);
     }
     print_message("seed %#llx: %zu hits in %d pairs\n", (unsigned long long)seed, hits, 2 * PAIRS);
     assert_true(hits > PAIRS / 4);

@@ -398,8 +398,8 @@ static void test_prepared_polygon_normals(void **state) {
         r.normals_of = rv; /* as if prepared for these points, then turned in place */
         imp_shape_rotate(&r, imp_quat_from_angle(1.0));
         assert_null(imp_shape_polygon_normals(&r));
-        imp_shape_free(&(imp_shape){.type = IMP_SHAPE_POLYGON, .normals = a.normals});
-        imp_shape_free(&(imp_shape){.type = IMP_SHAPE_POLYGON, .normals = b.normals});
+        imp_shape_unprepare(&a);
+        imp_shape_unprepare(&b);
     }
     print_message("seed %#llx: %d hits compared\n", (unsigned long long)seed, used);
     assert_true(used > 10000);

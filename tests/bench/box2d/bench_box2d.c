@@ -113,8 +113,8 @@ static void make_pairs(spair *p, size_t n, double s) {
         q->ma.v = imp_scale(q->ma.v, s);
         q->mb.p = imp_scale(q->mb.p, s);
         q->mb.v = imp_scale(q->mb.v, s);
-        free(q->a.normals); /* the last scale's */
-        free(q->b.normals);
+        imp_shape_unprepare(&q->a); /* the last scale's */
+        imp_shape_unprepare(&q->b);
         q->a = (imp_shape){.type = IMP_SHAPE_POLYGON, .verts = q->va, .n_verts = BENCH_OCTAGON_N};
         q->b = (imp_shape){.type = IMP_SHAPE_POLYGON, .verts = q->vb, .n_verts = BENCH_OCTAGON_N};
         if (imp_shape_prepare(&q->a) != 0 || imp_shape_prepare(&q->b) != 0) {
@@ -362,8 +362,8 @@ int main(int argc, char **argv) {
             bad = 1;
         }
     for (size_t i = 0; i < n; ++i) {
-        free(p[i].a.normals);
-        free(p[i].b.normals);
+        imp_shape_unprepare(&p[i].a);
+        imp_shape_unprepare(&p[i].b);
     }
     free(p);
     free(ans);
