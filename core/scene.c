@@ -55,6 +55,10 @@
 #define SORT_RADIX_MIN 64
 /* Contacts per task of join's copy to their places. */
 #define PLACE_GRAIN 16384
+/* How far ahead (contacts) that copy asks for the contact it will copy. */
+#define PLACE_AHEAD 16
+/* Runs (the narrowphase tasks' lists) per task of join's keys. */
+#define KEY_GRAIN 64
 
 imp_aabb imp_swept_bounds_shape(const imp_motion *m, const imp_shape *shape, double horizon,
                                 int dim, double pad) {
@@ -382,70 +386,92 @@ static imp_scene_status gather_failure(const chunk_out *chunks, size_t n_chunks)
     return IMP_SCENE_NOMEM;
 }
 
-/* join's copy of each contact to its place, over the runner. */
-typedef struct place_job {
-    imp_scene_contact *v;
-    const imp_scene_contact *const *from;
-    const uint32_t *at;
-} place_job;
-
-static void place_range(void *ctx, size_t begin, size_t end) {
-    const place_job *j = ctx;
-    for (size_t i = begin; i < end; ++i)
-        j->v[i] = *j->from[j->at[i]];
-}
-
 /* How join orders the contacts. */
 typedef enum join_order { JOIN_AS_IS, JOIN_BY_TIME, JOIN_BY_PAIR } join_order;
+
+/* What join hands the runner: the runs and where each starts in the joined order, the
+ * sort's keys, indices and the contacts' addresses, and the sorted array. */
+typedef struct join_job {
+    const contact_vec *runs;
+    const size_t *first; /* run r's contacts are [first[r], first[r] + runs[r].n) */
+    join_order order;
+    uint64_t *key;
+    uint32_t *at;
+    const imp_scene_contact **from;
+    imp_scene_contact *v;
+} join_job;
+
+/* The keys of the contacts of runs [begin, end): each contact's first criteria (the time;
+ * or the first body, then the second or, for the world's, after every body). */
+static void key_range(void *ctx, size_t begin, size_t end) {
+    const join_job *j = ctx;
+    for (size_t r = begin; r < end; ++r)
+        for (size_t k = 0, i = j->first[r]; k < j->runs[r].n; ++k, ++i) {
+            const imp_scene_contact *c = &j->runs[r].v[k];
+            j->key[i] = j->order == JOIN_BY_TIME
+                            ? imp_bp_double_key(c->time)
+                            : (uint64_t)c->a << 32 | (c->world ? UINT32_MAX : c->b);
+            j->at[i] = (uint32_t)i;
+            j->from[i] = c;
+        }
+}
+
+/* Each contact of [begin, end) of the sorted order copied to its place. The contacts come
+ * from all over the runs: each is asked for PLACE_AHEAD places early, so that the misses
+ * overlap (1M clustered 3D spheres: 110 to 120 ms a join without, 88 to 96 ms with). */
+static void place_range(void *ctx, size_t begin, size_t end) {
+    const join_job *j = ctx;
+    for (size_t i = begin; i < end; ++i) {
+        if (i + PLACE_AHEAD < end) {
+            const char *c = (const char *)j->from[j->at[i + PLACE_AHEAD]];
+            __builtin_prefetch(c);
+            __builtin_prefetch(c + sizeof(imp_scene_contact) - 1);
+        }
+        j->v[i] = *j->from[j->at[i]];
+    }
+}
 
 /* The contacts of runs[0..n_runs) (total of them) in one new array: as they come, or sorted
  * by (time, pair) or by pair; NULL when out of memory. qsort moved each 96-byte contact
  * about log2 n times, after the runs had been copied into one array (1M clustered 3D
  * spheres: 2.2M hits and 2.3M overlaps, 1.2 s of a 3.3 s solve). Here a stable radix sort
- * orders a key of each contact's first criteria (the time; or the first body, then the
- * second or, for the world's, after every body) with the contacts' indices, each contact
- * is copied once, to its place, and each run of equal keys is put in the comparator's
- * order. Without the memory for that, the contacts are joined and qsorted. */
+ * orders a key of each contact's first criteria with the contacts' indices (the keys are
+ * made run by run over the runner), each contact is copied once, to its place, and each
+ * run of equal keys is put in the comparator's order. Without the memory for that, the
+ * contacts are joined and qsorted. */
 static imp_scene_contact *join(const contact_vec *runs, size_t n_runs, size_t total,
                                join_order order, const imp_parallel *par) {
     imp_scene_contact *v = malloc((total ? total : 1) * sizeof *v);
     if (!v) return NULL;
     int (*cmp)(const void *, const void *) =
         order == JOIN_BY_TIME ? by_time_then_pair : by_pair_then_world;
-    uint64_t *key = NULL;
-    uint32_t *at = NULL;
-    const imp_scene_contact **from = NULL;
+    join_job j = {runs, NULL, order, NULL, NULL, NULL, v};
+    size_t *first = NULL;
     int sorted = 0;
     if (order != JOIN_AS_IS && total >= SORT_RADIX_MIN && total <= UINT32_MAX) {
-        key = malloc(total * sizeof *key);
-        at = malloc(total * sizeof *at);
-        from = malloc(total * sizeof *from);
+        j.key = malloc(total * sizeof *j.key);
+        j.at = malloc(total * sizeof *j.at);
+        j.from = malloc(total * sizeof *j.from);
+        j.first = first = malloc((n_runs ? n_runs : 1) * sizeof *first);
     }
-    if (key && at && from) {
-        size_t i = 0;
-        for (size_t r = 0; r < n_runs; ++r)
-            for (size_t k = 0; k < runs[r].n; ++k, ++i) {
-                const imp_scene_contact *c = &runs[r].v[k];
-                key[i] = order == JOIN_BY_TIME
-                             ? imp_bp_double_key(c->time)
-                             : (uint64_t)c->a << 32 | (c->world ? UINT32_MAX : c->b);
-                at[i] = (uint32_t)i;
-                from[i] = c;
-            }
-        if (imp_bp_radix_sort(key, at, total, 64, par) == 0) {
-            place_job pj = {v, from, at};
-            imp_parallel_for(par, total, PLACE_GRAIN, place_range, &pj);
+    if (j.key && j.at && j.from && first) {
+        for (size_t r = 0, i = 0; r < n_runs; i += runs[r++].n)
+            first[r] = i;
+        imp_parallel_for(par, n_runs, KEY_GRAIN, key_range, &j);
+        if (imp_bp_radix_sort(j.key, j.at, total, 64, par) == 0) {
+            imp_parallel_for(par, total, PLACE_GRAIN, place_range, &j);
             for (size_t b = 0, e; b < total; b = e) {
-                for (e = b + 1; e < total && key[e] == key[b]; ++e) {
+                for (e = b + 1; e < total && j.key[e] == j.key[b]; ++e) {
                 }
                 if (e - b > 1) qsort(v + b, e - b, sizeof *v, cmp);
             }
             sorted = 1;
         }
     }
-    free(key);
-    free(at);
-    free(from);
+    free(j.key);
+    free(j.at);
+    free(j.from);
+    free(first);
     if (sorted) return v;
     size_t i = 0;
     for (size_t r = 0; r < n_runs; ++r) {
