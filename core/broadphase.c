@@ -359,15 +359,27 @@ static unsigned bit_width(uint64_t v) {
     return b;
 }
 
+/* The pair of key k (see broadphase_impl.h). */
+static imp_pair key_pair(uint64_t k, unsigned shift) {
+    return (imp_pair){(uint32_t)(k >> shift), (uint32_t)(k & (((uint64_t)1 << shift) - 1))};
+}
+
+/* How the search ended: OK with *total pairs stored, NOMEM or TOO_MANY. */
+static imp_broadphase_status sink_status(imp_bp_sink *s, size_t *total) {
+    *total = 0;
+    for (size_t i = 0; i < s->nvecs; ++i)
+        *total += s->vecs[i].n;
+    if (atomic_load_explicit(&s->nomem, memory_order_relaxed)) return IMP_BROADPHASE_NOMEM;
+    if (imp_bp_stopped(s) || *total > s->max_pairs) return IMP_BROADPHASE_TOO_MANY;
+    return IMP_BROADPHASE_OK;
+}
+
 /* Concatenates the chunks' keys, sorts them unless unordered, and writes the pairs. */
 static imp_broadphase_status sink_finish(imp_bp_sink *s, const imp_parallel *par, int unordered,
                                          imp_pair **out, size_t *count) {
-    size_t total = 0;
-    for (size_t i = 0; i < s->nvecs; ++i)
-        total += s->vecs[i].n;
-    if (atomic_load_explicit(&s->nomem, memory_order_relaxed)) return IMP_BROADPHASE_NOMEM;
-    if (imp_bp_stopped(s) || total > s->max_pairs) return IMP_BROADPHASE_TOO_MANY;
-    if (total == 0) return IMP_BROADPHASE_OK;
+    size_t total;
+    imp_broadphase_status st = sink_status(s, &total);
+    if (st != IMP_BROADPHASE_OK || total == 0) return st;
     _Static_assert(sizeof(imp_pair) == sizeof(uint64_t), "pairs are sorted in place as keys");
     uint64_t *key = malloc(total * sizeof *key);
     if (!key) return IMP_BROADPHASE_NOMEM;
@@ -388,11 +400,10 @@ static imp_broadphase_status sink_finish(imp_bp_sink *s, const imp_parallel *par
     }
     /* In place: pair i is written over key i after key i has been read. */
     imp_pair *pairs = (imp_pair *)(void *)key;
-    const uint64_t mask = ((uint64_t)1 << s->shift) - 1;
     for (size_t i = 0; i < total; ++i) {
         uint64_t k;
         memcpy(&k, &key[i], sizeof k);
-        imp_pair p = {(uint32_t)(k >> s->shift), (uint32_t)(k & mask)};
+        imp_pair p = key_pair(k, s->shift);
         assert(p.a < p.b && (unordered || i == 0 || pairs[i - 1].a < p.a ||
                              (pairs[i - 1].a == p.a && pairs[i - 1].b < p.b)));
         memcpy(&pairs[i], &p, sizeof p);
@@ -402,14 +413,56 @@ static imp_broadphase_status sink_finish(imp_bp_sink *s, const imp_parallel *par
     return IMP_BROADPHASE_OK;
 }
 
-imp_broadphase_status imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *in,
-                                           imp_pair **out, size_t *count, imp_error *err) {
-    assert(in && out && count);
+/* imp_broadphase_blocks' turn of a vector's keys into its pairs, in place, over the runner. */
+typedef struct blocks_job {
+    imp_bp_vec *vecs;
+    unsigned shift;
+} blocks_job;
+
+static void vec_pairs(void *ctx, size_t begin, size_t end) {
+    const blocks_job *j = ctx;
+    for (size_t v = begin; v < end; ++v) {
+        uint64_t *key = j->vecs[v].key;
+        imp_pair *pairs = (imp_pair *)(void *)key;
+        for (size_t i = 0; i < j->vecs[v].n; ++i) {
+            uint64_t k;
+            memcpy(&k, &key[i], sizeof k);
+            imp_pair p = key_pair(k, j->shift);
+            memcpy(&pairs[i], &p, sizeof p);
+        }
+    }
+}
+
+/* The chunks' vectors become the blocks (the empty ones are freed). */
+static imp_broadphase_status sink_blocks(imp_bp_sink *s, const imp_parallel *par,
+                                         imp_pair_blocks *out) {
+    size_t total;
+    imp_broadphase_status st = sink_status(s, &total);
+    if (st != IMP_BROADPHASE_OK || total == 0) return st;
+    size_t nb = 0;
+    for (size_t i = 0; i < s->nvecs; ++i)
+        nb += s->vecs[i].n > 0;
+    out->block = malloc(nb * sizeof *out->block);
+    if (!out->block) return IMP_BROADPHASE_NOMEM;
+    blocks_job j = {s->vecs, s->shift};
+    imp_parallel_for(par, s->nvecs, 1, vec_pairs, &j);
+    for (size_t i = 0; i < s->nvecs; ++i) {
+        if (s->vecs[i].n == 0) continue;
+        out->block[out->n_blocks++] =
+            (imp_pair_block){(imp_pair *)(void *)s->vecs[i].key, s->vecs[i].n};
+        s->vecs[i].key = NULL; /* the block's now */
+        s->vecs[i].n = 0;
+    }
+    out->n_pairs = total;
+    return IMP_BROADPHASE_OK;
+}
+
+/* Runs the search of `kind` over `in` into *sink (set up here); 0, or -1 when an algorithm
+ * failed (memory; bvh also for a tree beyond its 32-bit slots). */
+static int search(imp_broadphase_kind kind, const imp_broadphase_input *in, imp_bp_sink *sink) {
     assert(in->dim == 2 || in->dim == 3);
     assert(in->n <= UINT32_MAX);
     assert(in->n == 0 || in->boxes);
-    *out = NULL;
-    *count = 0;
 #ifndef NDEBUG
     for (size_t i = 0; i < in->n; ++i) {
         const imp_aabb *b = &in->boxes[i];
@@ -419,32 +472,61 @@ imp_broadphase_status imp_broadphase_pairs(imp_broadphase_kind kind, const imp_b
     }
 #endif
     if (kind == IMP_BROAD_AUTO) kind = imp_broadphase_choose(in);
-    if (in->n < 2) return IMP_BROADPHASE_OK;
-
+    *sink = (imp_bp_sink){.max_pairs = in->max_pairs, .shift = bit_width(in->n - 1)};
+    atomic_init(&sink->announced, 0);
+    atomic_init(&sink->stop, false);
+    atomic_init(&sink->nomem, false);
     imp_bp_scene sc = {in->boxes, in->is_static, in->n, in->dim, in->par};
-    imp_bp_sink sink = {.max_pairs = in->max_pairs, .shift = bit_width(in->n - 1)};
-    atomic_init(&sink.announced, 0);
-    atomic_init(&sink.stop, false);
-    atomic_init(&sink.nomem, false);
-    int rc;
     switch (kind) {
-    case IMP_BROAD_BRUTE: rc = imp_bp_brute(&sc, &sink); break;
-    case IMP_BROAD_GRID: rc = imp_bp_grid(&sc, &sink); break;
-    case IMP_BROAD_SAP: rc = imp_bp_sap(&sc, &sink); break;
-    case IMP_BROAD_BVH: rc = imp_bp_bvh(&sc, &sink); break;
-    default:
-        assert(!"unknown broadphase kind");
-        rc = -1;
-        break;
+    case IMP_BROAD_BRUTE: return imp_bp_brute(&sc, sink);
+    case IMP_BROAD_GRID: return imp_bp_grid(&sc, sink);
+    case IMP_BROAD_SAP: return imp_bp_sap(&sc, sink);
+    case IMP_BROAD_BVH: return imp_bp_bvh(&sc, sink);
+    default: assert(!"unknown broadphase kind"); return -1;
     }
-    /* an algorithm fails only for memory (bvh also for a tree beyond its 32-bit slots) */
-    imp_broadphase_status st =
-        rc == 0 ? sink_finish(&sink, in->par, in->unordered, out, count) : IMP_BROADPHASE_NOMEM;
+}
+
+static imp_broadphase_status failed(imp_broadphase_status st, imp_error *err) {
+    return (imp_broadphase_status)imp_error_set(
+        err, st, st == IMP_BROADPHASE_NOMEM ? "out of memory" : "more pairs than max_pairs");
+}
+
+imp_broadphase_status imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *in,
+                                           imp_pair **out, size_t *count, imp_error *err) {
+    assert(in && out && count);
+    *out = NULL;
+    *count = 0;
+    if (in->n < 2) return IMP_BROADPHASE_OK;
+    imp_bp_sink sink;
+    imp_broadphase_status st = search(kind, in, &sink) == 0
+                                   ? sink_finish(&sink, in->par, in->unordered, out, count)
+                                   : IMP_BROADPHASE_NOMEM;
     sink_free(&sink);
     if (st == IMP_BROADPHASE_OK) return st;
     free(*out);
     *out = NULL;
     *count = 0;
-    return (imp_broadphase_status)imp_error_set(
-        err, st, st == IMP_BROADPHASE_NOMEM ? "out of memory" : "more pairs than max_pairs");
+    return failed(st, err);
+}
+
+imp_broadphase_status imp_broadphase_blocks(imp_broadphase_kind kind,
+                                            const imp_broadphase_input *in, imp_pair_blocks *out,
+                                            imp_error *err) {
+    assert(in && out);
+    *out = (imp_pair_blocks){0};
+    if (in->n < 2) return IMP_BROADPHASE_OK;
+    imp_bp_sink sink;
+    imp_broadphase_status st =
+        search(kind, in, &sink) == 0 ? sink_blocks(&sink, in->par, out) : IMP_BROADPHASE_NOMEM;
+    sink_free(&sink);
+    if (st == IMP_BROADPHASE_OK) return st;
+    imp_pair_blocks_free(out);
+    return failed(st, err);
+}
+
+void imp_pair_blocks_free(imp_pair_blocks *b) {
+    for (size_t i = 0; i < b->n_blocks; ++i)
+        free(b->block[i].pairs);
+    free(b->block);
+    *b = (imp_pair_blocks){0};
 }

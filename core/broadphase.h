@@ -69,6 +69,28 @@ typedef enum imp_broadphase_status {
 imp_broadphase_status imp_broadphase_pairs(imp_broadphase_kind kind, const imp_broadphase_input *in,
                                            imp_pair **out, size_t *count, imp_error *err);
 
+/* The pairs of imp_broadphase_blocks: block by block, as the search's chunks found them. */
+typedef struct imp_pair_block {
+    imp_pair *pairs;
+    size_t n;
+} imp_pair_block;
+
+typedef struct imp_pair_blocks {
+    imp_pair_block *block;
+    size_t n_blocks, n_pairs; /* blocks (none empty), pairs in all */
+} imp_pair_blocks;
+
+/* The pairs of imp_broadphase_pairs with in->unordered set, in the same order, but left in
+ * the blocks the search wrote them to instead of joined into one array: no copy of every
+ * pair, and half the broadphase's memory at its peak (1M clustered 3D bodies: 14.5M pairs,
+ * 116 MB rather than 232 MB).
+ * For a caller that walks the pairs once. *out is all zeros on failure; free it with
+ * imp_pair_blocks_free. */
+imp_broadphase_status imp_broadphase_blocks(imp_broadphase_kind kind,
+                                            const imp_broadphase_input *in, imp_pair_blocks *out,
+                                            imp_error *err);
+void imp_pair_blocks_free(imp_pair_blocks *b);
+
 /* "auto", "brute", "grid", "sap", "bvh". */
 const char *imp_broadphase_name(imp_broadphase_kind kind);
 

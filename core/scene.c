@@ -9,7 +9,8 @@
  * and by IMP_SCENE_BOUNDS_PAD of the scene scale so that floating-point
  * rounding can never lose a pair the narrowphase would accept. (2) the
  * broadphase yields candidate pairs, unordered (the output is sorted at the
- * end, so sorting them would be work done twice). (3) the pairwise
+ * end, so sorting them would be work done twice), in the blocks its chunks
+ * wrote (imp_broadphase_blocks: never copied into one array). (3) the pairwise
  * time of impact runs over the candidates through the caller's parallel
  * runner; each chunk of candidates keeps its own list of contacts. (4) the
  * chunks' lists are joined into the output sorted, hits by (time, a, b) and
@@ -115,8 +116,11 @@ typedef struct chunk_out {
 
 typedef struct narrow_job {
     const imp_scene_input *in;
-    const imp_pair *pairs; /* candidates; NULL: brute force, the range is rows a */
-    size_t grain;          /* the chunk of index begin is begin / grain */
+    const imp_pair_block *block; /* candidates, the range over all blocks in order; NULL:
+                                  * brute force, the range is rows a */
+    const size_t *first;         /* block k's first pair in the range */
+    size_t n_blocks;
+    size_t grain; /* the chunk of index begin is begin / grain */
     chunk_out *chunks;
 } narrow_job;
 
@@ -215,17 +219,30 @@ static void narrow_range(void *ctx, size_t begin, size_t end) {
     chunk_out *out = &j->chunks[begin / j->grain];
     const imp_stop *st = j->in->par ? &j->in->par->stop : NULL;
     if ((out->stopped_by = imp_stop_now(st)) != 0) return;
-    if (j->pairs) {
-        for (size_t i = begin; i < end; ++i) {
-            if (i + PREFETCH_PAIRS < end) { /* both lines of the bodies a few pairs ahead */
-                const imp_scene_body *a = &j->in->bodies[j->pairs[i + PREFETCH_PAIRS].a],
-                                     *b = &j->in->bodies[j->pairs[i + PREFETCH_PAIRS].b];
+    if (j->block) {
+        /* the block that holds pair `begin`: the last whose first is not after it */
+        size_t lo = 0, hi = j->n_blocks;
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (j->first[mid] <= begin)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        size_t bk = lo, k = begin - j->first[lo];
+        for (size_t i = begin; i < end; ++i, ++k) {
+            while (k == j->block[bk].n) /* on to the next block (none is past the range) */
+                ++bk, k = 0;
+            const imp_pair *p = j->block[bk].pairs;
+            if (k + PREFETCH_PAIRS < j->block[bk].n) { /* both lines of the bodies ahead */
+                const imp_scene_body *a = &j->in->bodies[p[k + PREFETCH_PAIRS].a],
+                                     *b = &j->in->bodies[p[k + PREFETCH_PAIRS].b];
                 __builtin_prefetch(a);
                 __builtin_prefetch((const char *)a + 64);
                 __builtin_prefetch(b);
                 __builtin_prefetch((const char *)b + 64);
             }
-            solve_pair(j->in, j->pairs[i].a, j->pairs[i].b, out);
+            solve_pair(j->in, p[k].a, p[k].b, out);
             if (should_stop(j, out)) return;
         }
         return;
@@ -297,18 +314,19 @@ static int reaches(const imp_aabb *b, const imp_shape *h, double pad) {
     return low <= h->offset + pad;
 }
 
-/* Candidates, a < b, unordered: the broadphase over every body but the
- * halfspaces (whose bounds are infinite), then each halfspace with every
- * body whose swept bounds reach into it (few walls: O(n) each). TOO_MANY
- * when there are more than max_pairs, NOMEM when memory ran out. */
+/* Candidates, a < b, unordered, in blocks: the broadphase over every body but the
+ * halfspaces (whose bounds are infinite), then each halfspace with every body whose swept
+ * bounds reach into it (few walls: O(n) each), in a block of their own. The broadphase's
+ * blocks are walked as they are, never joined into one array (1M clustered 3D spheres:
+ * 14.5M pairs; the join took 80 to 100 ms and 116 MB). TOO_MANY when there are more than
+ * max_pairs, NOMEM when memory ran out; *cand is empty then. */
 static imp_scene_status candidates(const imp_scene_input *in, imp_broadphase_kind *kind,
-                                   imp_pair **pairs, size_t *n_pairs) {
+                                   imp_pair_blocks *cand) {
     size_t n = in->n;
     imp_aabb *boxes = malloc((n ? n : 1) * sizeof *boxes);
     unsigned char *is_static = malloc(n ? n : 1);
     uint32_t *map = malloc((n ? n : 1) * sizeof *map);
-    *pairs = NULL;
-    *n_pairs = 0;
+    *cand = (imp_pair_blocks){0};
     imp_scene_status st = IMP_SCENE_NOMEM;
     if (!boxes || !is_static || !map) goto done;
     double pad = IMP_SCENE_BOUNDS_PAD * scene_scale(in);
@@ -329,7 +347,7 @@ static imp_scene_status candidates(const imp_scene_input *in, imp_broadphase_kin
     }
     imp_broadphase_input bin = {boxes, is_static, m, in->dim, in->max_pairs, in->par, 1};
     if (*kind == IMP_BROAD_AUTO) *kind = imp_broadphase_choose(&bin);
-    imp_broadphase_status bs = imp_broadphase_pairs(*kind, &bin, pairs, n_pairs, NULL);
+    imp_broadphase_status bs = imp_broadphase_blocks(*kind, &bin, cand, NULL);
     if (bs != IMP_BROADPHASE_OK) {
         if (bs == IMP_BROADPHASE_TOO_MANY) st = IMP_SCENE_TOO_MANY;
         goto done;
@@ -339,40 +357,45 @@ static imp_scene_status candidates(const imp_scene_input *in, imp_broadphase_kin
      * filter there is nothing to do (1M clustered 3D spheres: 14.5M pairs, each reading two
      * scattered bodies, 0.2 s). */
     if (n_half > 0 || filtered) {
-        size_t kept = 0;
-        for (size_t k = 0; k < *n_pairs; ++k) {
-            imp_pair p = {map[(*pairs)[k].a], map[(*pairs)[k].b]};
-            if (!filtered || imp_filter_touch(in->bodies[p.a].filter, in->bodies[p.b].filter))
-                (*pairs)[kept++] = p;
+        cand->n_pairs = 0;
+        for (size_t q = 0; q < cand->n_blocks; ++q) {
+            imp_pair_block *bl = &cand->block[q];
+            size_t kept = 0;
+            for (size_t k = 0; k < bl->n; ++k) {
+                imp_pair p = {map[bl->pairs[k].a], map[bl->pairs[k].b]};
+                if (!filtered || imp_filter_touch(in->bodies[p.a].filter, in->bodies[p.b].filter))
+                    bl->pairs[kept++] = p;
+            }
+            bl->n = kept;
+            cand->n_pairs += kept;
         }
-        *n_pairs = kept;
     }
     if (n_half > 0) {
-        size_t cap = *n_pairs + n_half * m;
-        imp_pair *all = realloc(*pairs, (cap ? cap : 1) * sizeof *all);
-        if (!all) goto done;
-        *pairs = all;
+        imp_pair_block *blocks = realloc(cand->block, (cand->n_blocks + 1) * sizeof *blocks);
+        if (!blocks) goto done;
+        cand->block = blocks;
+        imp_pair_block *hb = &blocks[cand->n_blocks++];
+        size_t cap = n_half * m;
+        *hb = (imp_pair_block){malloc((cap ? cap : 1) * sizeof *hb->pairs), 0};
+        if (!hb->pairs) goto done;
         for (size_t i = 0; i < n; ++i) {
             const imp_scene_body *h = &in->bodies[i];
             if (!is_halfspace(h)) continue;
             for (size_t k = 0; k < m; ++k) {
                 uint32_t x = (uint32_t)i, y = map[k];
                 if (!may_touch(in, x, y) || !reaches(&boxes[k], h->shape, pad)) continue;
-                all[(*n_pairs)++] = x < y ? (imp_pair){x, y} : (imp_pair){y, x};
+                hb->pairs[hb->n++] = x < y ? (imp_pair){x, y} : (imp_pair){y, x};
             }
         }
-        if (*n_pairs > in->max_pairs) {
+        cand->n_pairs += hb->n;
+        if (cand->n_pairs > in->max_pairs) {
             st = IMP_SCENE_TOO_MANY;
             goto done;
         }
     }
     st = IMP_SCENE_OK;
 done:
-    if (st != IMP_SCENE_OK) {
-        free(*pairs);
-        *pairs = NULL;
-        *n_pairs = 0;
-    }
+    if (st != IMP_SCENE_OK) imp_pair_blocks_free(cand);
     free(boxes);
     free(is_static);
     free(map);
@@ -683,7 +706,8 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
                                    imp_error *err) {
     memset(out, 0, sizeof *out);
     imp_broadphase_kind kind = in->kind;
-    imp_pair *pairs = NULL;
+    imp_pair_blocks cand = {0};
+    size_t *first = NULL; /* each block's first pair in the narrowphase's range */
     size_t n_pairs = 0, range, grain;
     if (kind == IMP_BROAD_BRUTE) {
         /* every pair through the narrowphase, no bounds: the reference */
@@ -692,8 +716,15 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
         range = in->n;
         grain = in->n ? 1 + NARROW_GRAIN / in->n : 1; /* rows of about NARROW_GRAIN pairs */
     } else {
-        imp_scene_status why = candidates(in, &kind, &pairs, &n_pairs);
+        imp_scene_status why = candidates(in, &kind, &cand);
+        if (why == IMP_SCENE_OK && !(first = malloc((cand.n_blocks + 1) * sizeof *first))) {
+            imp_pair_blocks_free(&cand);
+            why = IMP_SCENE_NOMEM;
+        }
         if (why != IMP_SCENE_OK) return fail(err, why);
+        n_pairs = cand.n_pairs;
+        for (size_t q = 0, at = 0; q < cand.n_blocks; at += cand.block[q++].n)
+            first[q] = at;
         range = n_pairs;
         grain = NARROW_GRAIN;
     }
@@ -703,8 +734,9 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
     imp_scene_status st = IMP_SCENE_NOMEM;
     imp_scene_output stopped = {0};
     if (chunks) {
-        narrow_job job = {in, pairs, grain, chunks};
+        narrow_job job = {in, cand.block, first, cand.n_blocks, grain, chunks};
         imp_parallel_for(in->par, range, grain, narrow_range, &job);
+        imp_pair_blocks_free(&cand); /* solved: their memory is the contacts' to sort */
         size_t solved;
         int by = chunks_stopped(chunks, n_chunks, &solved);
         if (by) {
@@ -722,7 +754,8 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
         }
         free(chunks);
     }
-    free(pairs);
+    imp_pair_blocks_free(&cand);
+    free(first);
     if (st != IMP_SCENE_OK) {
         imp_scene_output_free(out);
         if (st == IMP_SCENE_STOPPED) *out = stopped;

@@ -4,6 +4,7 @@
  * every awkward shape (sparse, dense, all in one region, sizes spanning
  * 1e4, far-apart clusters, exactly touching lattices, zero-size boxes,
  * static flags, log-uniform sizes) in 2D and 3D, serially and on a two-thread runner; the
+ * unordered pairs left in blocks (imp_broadphase_blocks) against the same pairs joined; the
  * max_pairs limit; choose and names.
  *
  * A failure prints the scene, dimension, n, kind, runner and seed; the
@@ -294,6 +295,29 @@ static int by_pair(const void *x, const void *y) {
     return (p->b > q->b) - (p->b < q->b);
 }
 
+/* imp_broadphase_blocks on in: OK, no block empty, and the blocks in order are list[0..n)
+ * (imp_broadphase_pairs' unordered answer), pair for pair. */
+static void check_blocks(imp_broadphase_kind kind, const imp_broadphase_input *in,
+                         const imp_pair *list, size_t n, const char *what) {
+    imp_pair_blocks b = {(imp_pair_block *)&b, 99, 99}; /* poison: must be overwritten */
+    assert_int_equal(imp_broadphase_blocks(kind, in, &b, NULL), IMP_BROADPHASE_OK);
+    size_t at = 0;
+    bool same = b.n_pairs == n && (b.n_blocks > 0) == (n > 0);
+    for (size_t q = 0; q < b.n_blocks && same; ++q) {
+        same = b.block[q].n > 0 && at + b.block[q].n <= n &&
+               memcmp(b.block[q].pairs, list + at, b.block[q].n * sizeof *list) == 0;
+        at += b.block[q].n;
+    }
+    if (!same || at != n) {
+        print_error("%s kind %s par %s blocks: %zu pairs in %zu blocks, the list %zu\n", what,
+                    imp_broadphase_name(kind), in->par ? "2 threads" : "none", b.n_pairs,
+                    b.n_blocks, n);
+        fail();
+    }
+    imp_pair_blocks_free(&b);
+    assert_null(b.block);
+}
+
 static void check_scene(scene_kind kind, int dim, size_t n) {
     uint64_t seed = 0x5eed0000u + 1000u * (uint64_t)kind + 100u * (uint64_t)dim + n;
     scene sc = make_scene(kind, dim, n, seed);
@@ -342,6 +366,7 @@ static void check_scene(scene_kind kind, int dim, size_t n) {
             in = input_of(&sc, p ? &two_threads : NULL, SIZE_MAX);
             in.unordered = 1;
             assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got[p], &ngot[p], NULL), 0);
+            check_blocks(all_kinds[k], &in, got[p], ngot[p], what);
         }
         if (ngot[0] != nref || ngot[1] != nref ||
             (nref && memcmp(got[0], got[1], nref * sizeof *ref) != 0)) {
@@ -520,6 +545,11 @@ static void test_max_pairs(void **state) {
                                  IMP_BROADPHASE_TOO_MANY);
                 assert_null(got);
                 assert_int_equal(n, 0);
+                in.max_pairs = m - 1; /* blocks: refused alike, and nothing left to free */
+                imp_pair_blocks b = {(imp_pair_block *)&b, 99, 99};
+                assert_int_equal(imp_broadphase_blocks(all_kinds[k], &in, &b, NULL),
+                                 IMP_BROADPHASE_TOO_MANY);
+                assert_true(b.block == NULL && b.n_blocks == 0 && b.n_pairs == 0);
                 in.max_pairs = m;
                 assert_int_equal(imp_broadphase_pairs(all_kinds[k], &in, &got, &n, NULL),
                                  IMP_BROADPHASE_OK);
