@@ -3,7 +3,7 @@
  *
  * DESIGN
  * What: imp_scene_predict, the core of POST /v1/scenes/predict.
- * How: (1) swept bounds per body over [0, horizon]: per axis the path is a
+ * How: (1) swept bounds per body over [0, horizon] (over the runner): per axis the path is a
  * parabola, so its range is spanned by the end points and, when the apex
  * t* = -v/a lies inside the window, the apex; the box grows by the radius
  * and by IMP_SCENE_BOUNDS_PAD of the scene scale so that floating-point
@@ -60,6 +60,8 @@
 #define PLACE_AHEAD 16
 /* Runs (the narrowphase tasks' lists) per task of join's keys. */
 #define KEY_GRAIN 64
+/* Bodies per task of the swept bounds (candidates). */
+#define BOUNDS_GRAIN 16384
 
 imp_aabb imp_swept_bounds_shape(const imp_motion *m, const imp_shape *shape, double horizon,
                                 int dim, double pad) {
@@ -279,31 +281,74 @@ static int by_time_then_pair(const void *x, const void *y) {
 
 static int by_pair_then_world(const void *x, const void *y) { return by_pair_world(x, y); }
 
-/* Largest |coordinate| reached plus radius, over all bodies and axes. */
-static double scene_scale(const imp_scene_input *in) {
-    double s = 0.0, h = in->horizon;
-    for (size_t i = 0; i < in->n; ++i) {
-        const imp_motion *m = &in->bodies[i].m;
-        double reach = imp_max_abs(m->p) + imp_max_abs(m->v) * h + 0.5 * imp_max_abs(m->a) * h * h;
-        const imp_shape *shape = in->bodies[i].shape;
-        double extent = in->bodies[i].radius;
-        if (shape && shape->type == IMP_SHAPE_HALFSPACE) {
-            extent = fabs(shape->offset);
-        } else if (imp_shape_turns(shape, in->bodies[i].w)) { /* any orientation: the bounding
-                                                                 sphere */
-            extent = imp_shape_extent(shape, in->dim);
-        } else if (shape) {
-            imp_vec3 lo, hi;
-            imp_shape_bounds(shape, in->dim, &lo, &hi);
-            extent = imp_fmax(imp_max_abs(lo), imp_max_abs(hi));
-        }
-        s = imp_fmax(s, reach + extent);
+/* Largest |coordinate| body i reaches plus its extent; the scene's scale is the largest
+ * over its bodies. */
+static double body_scale(const imp_scene_input *in, size_t i) {
+    const imp_motion *m = &in->bodies[i].m;
+    double h = in->horizon;
+    double reach = imp_max_abs(m->p) + imp_max_abs(m->v) * h + 0.5 * imp_max_abs(m->a) * h * h;
+    const imp_shape *shape = in->bodies[i].shape;
+    double extent = in->bodies[i].radius;
+    if (shape && shape->type == IMP_SHAPE_HALFSPACE) {
+        extent = fabs(shape->offset);
+    } else if (imp_shape_turns(shape, in->bodies[i].w)) { /* any orientation: the bounding
+                                                             sphere */
+        extent = imp_shape_extent(shape, in->dim);
+    } else if (shape) {
+        imp_vec3 lo, hi;
+        imp_shape_bounds(shape, in->dim, &lo, &hi);
+        extent = imp_fmax(imp_max_abs(lo), imp_max_abs(hi));
     }
-    return s;
+    return reach + extent;
 }
 
 static int is_halfspace(const imp_scene_body *b) {
     return b->shape && b->shape->type == IMP_SHAPE_HALFSPACE;
+}
+
+/* candidates' passes over the bodies, over the runner in chunks of BOUNDS_GRAIN: the scene's
+ * scale (each chunk's largest), then each body's swept bounds grown by pad, in the caller's
+ * order (a halfspace's are not made), and whether a chunk holds a halfspace or a filter. A
+ * runner that runs the range whole writes chunk 0's only: the rest stay 0, which changes
+ * neither the largest nor what was found. */
+typedef struct bounds_job {
+    const imp_scene_input *in;
+    double pad;
+    double *scale;        /* per chunk */
+    unsigned char *found; /* per chunk: FOUND_HALFSPACE | FOUND_FILTER */
+    imp_aabb *box;
+    unsigned char *is_static;
+    uint32_t *map;
+} bounds_job;
+
+enum { FOUND_HALFSPACE = 1, FOUND_FILTER = 2 };
+
+static void scale_range(void *ctx, size_t begin, size_t end) {
+    const bounds_job *j = ctx;
+    double s = 0.0;
+    for (size_t i = begin; i < end; ++i)
+        s = imp_fmax(s, body_scale(j->in, i));
+    j->scale[begin / BOUNDS_GRAIN] = s;
+}
+
+static void bounds_range(void *ctx, size_t begin, size_t end) {
+    const bounds_job *j = ctx;
+    const imp_scene_input *in = j->in;
+    unsigned char found = 0;
+    for (size_t i = begin; i < end; ++i) {
+        const imp_scene_body *b = &in->bodies[i];
+        found |= imp_filter_is_default(b->filter) ? 0 : FOUND_FILTER;
+        j->map[i] = (uint32_t)i;
+        if (is_halfspace(b)) {
+            found |= FOUND_HALFSPACE;
+            continue;
+        }
+        j->box[i] =
+            b->shape ? imp_swept_bounds_turning(&b->m, b->shape, b->w, in->horizon, in->dim, j->pad)
+                     : imp_swept_bounds_sphere(&b->m, b->radius, in->horizon, in->dim, j->pad);
+        j->is_static[i] = (unsigned char)(b->is_static != 0);
+    }
+    j->found[begin / BOUNDS_GRAIN] = found;
 }
 
 /* Does box b reach into the halfspace h (its lowest corner along n at most offset)? */
@@ -322,28 +367,39 @@ static int reaches(const imp_aabb *b, const imp_shape *h, double pad) {
  * max_pairs, NOMEM when memory ran out; *cand is empty then. */
 static imp_scene_status candidates(const imp_scene_input *in, imp_broadphase_kind *kind,
                                    imp_pair_blocks *cand) {
-    size_t n = in->n;
+    size_t n = in->n, n_chunks = n / BOUNDS_GRAIN + 1;
     imp_aabb *boxes = malloc((n ? n : 1) * sizeof *boxes);
     unsigned char *is_static = malloc(n ? n : 1);
     uint32_t *map = malloc((n ? n : 1) * sizeof *map);
+    double *scale = calloc(n_chunks, sizeof *scale); /* 0: a chunk of a range run whole */
+    unsigned char *found = calloc(n_chunks, 1);
     *cand = (imp_pair_blocks){0};
     imp_scene_status st = IMP_SCENE_NOMEM;
-    if (!boxes || !is_static || !map) goto done;
-    double pad = IMP_SCENE_BOUNDS_PAD * scene_scale(in);
-    size_t m = 0, n_half = 0;
-    int filtered = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const imp_scene_body *b = &in->bodies[i];
-        filtered |= !imp_filter_is_default(b->filter);
-        if (is_halfspace(b)) {
-            ++n_half;
-            continue;
+    if (!boxes || !is_static || !map || !scale || !found) goto done;
+    /* the scale, then the bounds with the pad it gives, over the runner */
+    bounds_job bj = {in, 0.0, scale, found, boxes, is_static, map};
+    double s_max = 0.0;
+    imp_parallel_for(in->par, n, BOUNDS_GRAIN, scale_range, &bj);
+    for (size_t c = 0; c < n_chunks; ++c)
+        s_max = imp_fmax(s_max, scale[c]);
+    double pad = bj.pad = IMP_SCENE_BOUNDS_PAD * s_max;
+    imp_parallel_for(in->par, n, BOUNDS_GRAIN, bounds_range, &bj);
+    unsigned char any = 0;
+    for (size_t c = 0; c < n_chunks; ++c)
+        any |= found[c];
+    int filtered = (any & FOUND_FILTER) != 0;
+    size_t m = n, n_half = 0;
+    if (any & FOUND_HALFSPACE) { /* the halfspaces out: the rest moved down, in order */
+        m = 0;
+        for (size_t i = 0; i < n; ++i) {
+            if (is_halfspace(&in->bodies[i])) {
+                ++n_half;
+                continue;
+            }
+            boxes[m] = boxes[i];
+            is_static[m] = is_static[i];
+            map[m++] = (uint32_t)i;
         }
-        boxes[m] = b->shape
-                       ? imp_swept_bounds_turning(&b->m, b->shape, b->w, in->horizon, in->dim, pad)
-                       : imp_swept_bounds_sphere(&b->m, b->radius, in->horizon, in->dim, pad);
-        is_static[m] = (unsigned char)(b->is_static != 0);
-        map[m++] = (uint32_t)i;
     }
     imp_broadphase_input bin = {boxes, is_static, m, in->dim, in->max_pairs, in->par, 1};
     if (*kind == IMP_BROAD_AUTO) *kind = imp_broadphase_choose(&bin);
@@ -396,6 +452,8 @@ static imp_scene_status candidates(const imp_scene_input *in, imp_broadphase_kin
     st = IMP_SCENE_OK;
 done:
     if (st != IMP_SCENE_OK) imp_pair_blocks_free(cand);
+    free(scale);
+    free(found);
     free(boxes);
     free(is_static);
     free(map);

@@ -509,6 +509,19 @@ static int contact_before(const imp_scene_contact *x, const imp_scene_contact *y
     return x->index < y->index;
 }
 
+/* Body k of a large scene: a box (in box) every 40th, and every 7th body a filter that
+ * keeps it from every 7th (marked: every 14th of them). */
+static void dress_body(imp_scene_body *b, imp_shape *box, size_t k, int dim,
+                       const imp_filter *apart, const imp_filter *marked) {
+    if (k % 40 == 5) {
+        *box = (imp_shape){.type = IMP_SHAPE_BOX,
+                           .half = imp_v3(0.4, 0.3, dim == 3 ? 0.5 : 0),
+                           .rot = imp_quat_from_angle(0.3)};
+        b->shape = box;
+    }
+    if (k % 7 == 3) b->filter = k % 14 == 3 ? marked : apart;
+}
+
 /* A scene with thousands of contacts, sorted by join's radix sort: every broadphase, one
  * thread and two, gives brute force's contacts bit for bit, and brute force's come in
  * order (checked on their own). Spheres (a tenth static) with a box every 40th body, a
@@ -529,15 +542,8 @@ static void test_large_scene_equals_brute(void **state) {
             imp_scene_body *b = make_scene(&rng, n, dim, (scene_kind)kind);
             imp_shape *box = calloc(n, sizeof *box);
             assert_non_null(box);
-            for (size_t i = 0; i < n; ++i) {
-                if (i % 40 == 5) {
-                    box[i] = (imp_shape){.type = IMP_SHAPE_BOX,
-                                         .half = imp_v3(0.4, 0.3, dim == 3 ? 0.5 : 0),
-                                         .rot = imp_quat_from_angle(0.3)};
-                    b[i].shape = &box[i];
-                }
-                if (i % 7 == 3) b[i].filter = i % 14 == 3 ? &marked : &apart;
-            }
+            for (size_t i = 0; i < n; ++i)
+                dress_body(&b[i], &box[i], i, dim, &apart, &marked);
             box[n - 1] =
                 (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(0, 1, 0), .offset = 2.0};
             b[n - 1] = (imp_scene_body){.shape = &box[n - 1], .is_static = 1};
@@ -563,6 +569,91 @@ static void test_large_scene_equals_brute(void **state) {
             free(box);
             free(b);
         }
+    }
+}
+
+/* Contacts compared in the output's order (contact_before's), for qsort. */
+static int by_output_order(const void *x, const void *y) {
+    const imp_scene_contact *p = x, *q = y;
+    return contact_before(p, q, 1) ? -1 : contact_before(q, p, 1) ? 1 : 0;
+}
+
+/* A scene of many tasks' worth of bodies (the swept bounds go over the runner in chunks of
+ * 16,384, the broadphase's pairs in many blocks), with its one halfspace past the first
+ * chunk: COPIES scenes of SLICE bodies (spheres, a tenth static, a box every 40th, filters
+ * that keep every 7th body from every 7th) side by side, 1e4 apart so that no pair crosses
+ * from one to another, and a floor last. Each slice with the floor is a scene of one chunk
+ * (checked against brute force above); the whole scene's contacts, on every broadphase,
+ * one thread and two, are theirs bit for bit, renumbered. */
+static void test_large_scene_equals_its_slices(void **state) {
+    (void)state;
+    enum { SLICE = 2500, COPIES = 8 };
+    static const imp_broadphase_kind kinds[] = {IMP_BROAD_GRID, IMP_BROAD_SAP, IMP_BROAD_BVH,
+                                                IMP_BROAD_AUTO};
+    const uint64_t seed = 0x50127ED;
+    uint64_t rng = seed;
+    const size_t n = SLICE * COPIES + 1;
+    const imp_filter apart = {1u, ~2u, 0}, marked = {2u, ~2u, 0};
+    for (int dim = 2; dim <= 3; ++dim) {
+        imp_scene_body *b = calloc(n, sizeof *b);
+        imp_shape *box = calloc(n, sizeof *box);
+        assert_true(b && box);
+        for (size_t c = 0; c < COPIES; ++c) {
+            imp_scene_body *part = make_scene(&rng, SLICE, dim, UNIFORM);
+            for (size_t i = 0; i < SLICE; ++i) {
+                size_t k = c * SLICE + i;
+                b[k] = part[i];
+                b[k].m.p.x += 1e4 * (double)c;
+                dress_body(&b[k], &box[k], k, dim, &apart, &marked);
+            }
+            free(part);
+        }
+        box[n - 1] =
+            (imp_shape){.type = IMP_SHAPE_HALFSPACE, .normal = imp_v3(0, 1, 0), .offset = 2.0};
+        b[n - 1] = (imp_scene_body){.shape = &box[n - 1], .is_static = 1};
+        /* the reference: each slice and the floor, renumbered and put in the output's order */
+        imp_scene_output want = {0};
+        want.collisions = malloc(1);
+        want.overlapping = malloc(1);
+        imp_scene_body *slice = malloc((SLICE + 1) * sizeof *slice);
+        assert_true(want.collisions && want.overlapping && slice);
+        for (size_t c = 0; c < COPIES; ++c) {
+            memcpy(slice, b + c * SLICE, SLICE * sizeof *slice);
+            slice[SLICE] = b[n - 1];
+            imp_scene_input in = {slice, SLICE + 1, dim, 2.0, IMP_BROAD_GRID, SIZE_MAX, NULL, NULL};
+            imp_scene_output part;
+            assert_int_equal(imp_scene_predict(&in, &part, NULL), IMP_SCENE_OK);
+            for (int o = 0; o < 2; ++o) {
+                imp_scene_contact **v = o ? &want.overlapping : &want.collisions;
+                size_t *nv = o ? &want.n_overlapping : &want.n_collisions;
+                size_t m = o ? part.n_overlapping : part.n_collisions;
+                *v = realloc(*v, (*nv + m) * sizeof **v);
+                assert_non_null(*v);
+                for (size_t i = 0; i < m; ++i) {
+                    imp_scene_contact x = o ? part.overlapping[i] : part.collisions[i];
+                    x.a = x.a == SLICE ? (uint32_t)(n - 1) : (uint32_t)(c * SLICE + x.a);
+                    x.b = x.b == SLICE ? (uint32_t)(n - 1) : (uint32_t)(c * SLICE + x.b);
+                    (*v)[(*nv)++] = x;
+                }
+            }
+            imp_scene_output_free(&part);
+        }
+        qsort(want.collisions, want.n_collisions, sizeof *want.collisions, by_output_order);
+        qsort(want.overlapping, want.n_overlapping, sizeof *want.overlapping, by_output_order);
+        size_t floor_hits = 0;
+        for (size_t i = 0; i < want.n_collisions; ++i)
+            floor_hits += want.collisions[i].b == n - 1;
+        print_message(
+            "seed %#llx %dD: %zu bodies, %zu hits (%zu with the floor), %zu overlapping\n",
+            (unsigned long long)seed, dim, n, want.n_collisions, floor_hits, want.n_overlapping);
+        assert_true(want.n_collisions > 5000 && floor_hits > 100 && want.n_overlapping > 1000);
+        imp_scene_input in = {b, n, dim, 2.0, IMP_BROAD_GRID, SIZE_MAX, NULL, NULL};
+        expect_every_kind(in, kinds, sizeof kinds / sizeof kinds[0], &want, "slices",
+                          (unsigned long long)seed, dim);
+        imp_scene_output_free(&want);
+        free(slice);
+        free(box);
+        free(b);
     }
 }
 
@@ -935,6 +1026,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mixed_shapes_and_walls),
         cmocka_unit_test(test_stop_check),
+        cmocka_unit_test(test_large_scene_equals_its_slices),
         cmocka_unit_test(test_swept_bounds_shapes),
         cmocka_unit_test(test_brute_examines_every_pair),
         cmocka_unit_test(test_swept_bounds_parabola),
