@@ -251,6 +251,30 @@ static void test_points_meet_exactly(void **state) {
     assert_int_equal(imp_toi_spheres(&in).state, IMP_TOI_NONE);
 }
 
+/* A random linear pair at a scale sc from 1e-3 to 1e3: a's position, both velocities and
+ * radii (b's position is the caller's). */
+static void random_pair(uint64_t *rng, double *sc, imp_vec3 *pa, imp_vec3 *va, imp_vec3 *vb,
+                        double *ra, double *rb) {
+    *sc = pow(10.0, imp_rng_uniform(rng, -3, 3));
+    imp_vec3 *v[3] = {pa, va, vb};
+    for (int k = 0; k < 3; ++k) {
+        double x = imp_rng_uniform(rng, -1, 1) * *sc, y = imp_rng_uniform(rng, -1, 1) * *sc;
+        *v[k] = V(x, y, imp_rng_uniform(rng, -1, 1) * *sc);
+    }
+    *ra = imp_rng_uniform(rng, 0.01, 0.5) * *sc;
+    *rb = imp_rng_uniform(rng, 0, 0.5) * *sc;
+}
+
+/* The full solver's answer and the impact-only one agree field for field (but the closest
+ * approach, which only the full one fills). */
+static int same_impact(const imp_toi_result *f, const imp_toi_result *o) {
+    return f->state == o->state && f->time == o->time && f->depth == o->depth &&
+           imp_dot(imp_sub(f->normal, o->normal), imp_sub(f->normal, o->normal)) == 0.0 &&
+           imp_dot(imp_sub(f->point, o->point), imp_sub(f->point, o->point)) == 0.0 &&
+           imp_dot(imp_sub(f->pa, o->pa), imp_sub(f->pa, o->pa)) == 0.0 &&
+           imp_dot(imp_sub(f->pb, o->pb), imp_sub(f->pb, o->pb)) == 0.0;
+}
+
 /* The time of impact alone (imp_toi_spheres_impact, which decides the common
  * linear miss in plain doubles before the exact path) answers what the full
  * solver answers, field for field but the closest approach: 200,000 random
@@ -263,14 +287,9 @@ static void test_impact_only_equals_full(void **s) {
     const uint64_t seed = 0x5fe7e1u;
     uint64_t rng = seed;
     for (int k = 0; k < 200000; ++k) {
-        double sc = pow(10.0, imp_rng_uniform(&rng, -3, 3));
-        imp_vec3 pa = V(imp_rng_uniform(&rng, -1, 1) * sc, imp_rng_uniform(&rng, -1, 1) * sc,
-                        imp_rng_uniform(&rng, -1, 1) * sc);
-        imp_vec3 va = V(imp_rng_uniform(&rng, -1, 1) * sc, imp_rng_uniform(&rng, -1, 1) * sc,
-                        imp_rng_uniform(&rng, -1, 1) * sc);
-        imp_vec3 vb = V(imp_rng_uniform(&rng, -1, 1) * sc, imp_rng_uniform(&rng, -1, 1) * sc,
-                        imp_rng_uniform(&rng, -1, 1) * sc);
-        double ra = imp_rng_uniform(&rng, 0.01, 0.5) * sc, rb = imp_rng_uniform(&rng, 0, 0.5) * sc;
+        imp_vec3 pa, va, vb;
+        double sc, ra, rb;
+        random_pair(&rng, &sc, &pa, &va, &vb, &ra, &rb);
         imp_vec3 pb;
         int kind = k % 4;
         if (kind == 0) { /* anywhere */
@@ -303,15 +322,51 @@ static void test_impact_only_equals_full(void **s) {
         imp_toi_spheres_input in = {
             {pa, va, Z}, {pb, vb, Z}, ra, rb, imp_rng_uniform(&rng, 0.5, 4)};
         imp_toi_result f = imp_toi_spheres(&in), o = imp_toi_spheres_impact(&in);
-        int same = f.state == o.state && f.time == o.time && f.depth == o.depth &&
-                   imp_dot(imp_sub(f.normal, o.normal), imp_sub(f.normal, o.normal)) == 0.0 &&
-                   imp_dot(imp_sub(f.point, o.point), imp_sub(f.point, o.point)) == 0.0 &&
-                   imp_dot(imp_sub(f.pa, o.pa), imp_sub(f.pa, o.pa)) == 0.0 &&
-                   imp_dot(imp_sub(f.pb, o.pb), imp_sub(f.pb, o.pb)) == 0.0;
-        if (!same)
+        if (!same_impact(&f, &o))
             fail_msg("seed %#llx pair %d (kind %d): full %d at %.17g, impact only %d at %.17g",
                      (unsigned long long)seed, k, kind, (int)f.state, f.time, (int)o.state, o.time);
     }
+}
+
+/* The same near the horizon: 200,000 linear pairs whose first touch is at h (1 + d), d
+ * from -1e-3 to 1e-3 on a log scale (as small as 1e-16) or exactly 0, at scales 1e-3 to
+ * 1e3, a fifth of them with their closest approach, not the touch, at h (1 + d) instead:
+ * imp_toi_spheres_impact's miss within the window (approaching, not reaching each other by
+ * h) must answer what the full solver answers. */
+static void test_impact_only_near_the_horizon(void **s) {
+    (void)s;
+    const uint64_t seed = 0x40812e;
+    uint64_t rng = seed;
+    int hits = 0, misses = 0;
+    for (int k = 0; k < 200000; ++k) {
+        imp_vec3 pa, va, vb;
+        double sc, ra, rb;
+        random_pair(&rng, &sc, &pa, &va, &vb, &ra, &rb);
+        double h = imp_rng_uniform(&rng, 0.5, 4);
+        double d = k % 10 == 0 ? 0.0 : pow(10.0, imp_rng_uniform(&rng, -16, -3));
+        if (k % 2) d = -d;
+        imp_vec3 w = imp_sub(vb, va), n;
+        do
+            n = V(imp_rng_uniform(&rng, -1, 1), imp_rng_uniform(&rng, -1, 1),
+                  imp_rng_uniform(&rng, -1, 1));
+        while (imp_dot(n, n) < 0.01);
+        if (k % 5 == 4) /* the closest approach at h (1 + d): n across the path */
+            n = imp_sub(n, imp_scale(w, imp_dot(n, w) / imp_dot(w, w)));
+        else if (imp_dot(n, w) > 0) /* the touch at h (1 + d), approaching */
+            n = imp_neg(n);
+        n = imp_scale(n, 1.0 / imp_len(n));
+        /* b - a at time t is (pb - pa) + w t; at h (1 + d) it is n (ra + rb) */
+        imp_vec3 pb = imp_sub(imp_add(pa, imp_scale(n, ra + rb)), imp_scale(w, h * (1.0 + d)));
+        imp_toi_spheres_input in = {{pa, va, Z}, {pb, vb, Z}, ra, rb, h};
+        imp_toi_result f = imp_toi_spheres(&in), o = imp_toi_spheres_impact(&in);
+        if (!same_impact(&f, &o))
+            fail_msg("seed %#llx pair %d (d %.3g): full %d at %.17g, impact only %d at %.17g",
+                     (unsigned long long)seed, k, d, (int)f.state, f.time, (int)o.state, o.time);
+        hits += f.state == IMP_TOI_HIT;
+        misses += f.state == IMP_TOI_NONE;
+    }
+    print_message("seed %#llx: %d hits, %d misses\n", (unsigned long long)seed, hits, misses);
+    assert_true(hits > 50000 && misses > 50000); /* both sides of the horizon */
 }
 
 int main(void) {
@@ -328,6 +383,7 @@ int main(void) {
         cmocka_unit_test(test_points_and_tiny_motion),
         cmocka_unit_test(test_property_random_pairs),
         cmocka_unit_test(test_impact_only_equals_full),
+        cmocka_unit_test(test_impact_only_near_the_horizon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
