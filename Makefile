@@ -552,8 +552,9 @@ bench-rotating-peers:
 bench-world-store: $(IMPACTD)
 	IMPACTD=$(IMPACTD) sh tests/bench/world_store.sh $(WORLD_STORE_ARGS)
 
-# HTTP load: wrk on /v1/toi against nginx serving a static file, in one run
-# (installs wrk and nginx when missing). LOAD_ARGS="30 64" sets seconds and connections.
+# HTTP load: wrk on /v1/toi against nginx serving a static file, taking turns
+# (installs wrk and nginx when missing). LOAD_ARGS="60 64 6" sets the seconds a server,
+# the connections and the rounds the servers take turns in.
 bench-load: $(IMPACTD)
 	IMPACTD=$(IMPACTD) sh tests/bench/load.sh $(LOAD_ARGS)
 

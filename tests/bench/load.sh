@@ -2,8 +2,9 @@
 # load.sh - HTTP load benchmark: impactd's /v1/toi against nginx serving a
 # static JSON file on the same machine, in one run.
 #
-#   tests/bench/load.sh [DURATION_S [CONNECTIONS]]     (default 60 s, 64 connections)
-#   make bench-load                                     (the same, after building)
+#   tests/bench/load.sh [DURATION_S [CONNECTIONS [ROUNDS]]]
+#                       (default 60 s a server, 64 connections, 6 rounds)
+#   make bench-load     (the same, after building; LOAD_ARGS="60 64 6")
 #
 # Runs from the repository root. Needs wrk and nginx (Debian packages; the
 # script installs them with apt-get when missing and it is root). Both
@@ -15,6 +16,14 @@
 # runs use the same wrk settings (2 threads, same connections, same
 # duration) and the client shares the machine's cores with the server,
 # exactly alike for both. Figures from one run only compare with each other.
+#
+# The servers take turns: each one's DURATION_S is split into ROUNDS wrk runs
+# of DURATION_S / ROUNDS seconds, impactd's and nginx's alternating, and the
+# ratio is of the requests each served in all its rounds. On a shared machine
+# the load of its other tenants moves within a minute: with one 60 s run of
+# each server after the other, that move went into the ratio (15 s runs of the
+# same build: 0.77 to 0.97); in turns both servers see it alike. The rounds'
+# own ratios are printed too, with their spread.
 #
 # A fair ceiling: nginx runs as many worker processes as impactd has
 # connection threads (both one per online core unless IMPACTD_ARGS says
@@ -29,6 +38,9 @@ set -eu
 
 DURATION=${1:-60}
 CONNS=${2:-64}
+ROUNDS=${3:-6}
+[ "$ROUNDS" -ge 1 ] && [ "$ROUNDS" -le "$DURATION" ] || ROUNDS=$DURATION
+ROUND_S=$((DURATION / ROUNDS))
 THREADS=2
 IMPACTD=${IMPACTD:-build/impactd}   # IMPACTD_ARGS: extra daemon flags
 
@@ -109,31 +121,50 @@ sleep 0.2
 
 RSS_START=$(rss_kib "$IMPACTD_PID")
 
-# run NAME URL SCRIPT -> prints a summary line and leaves wrk's output in $WORK/NAME.txt
+# run NAME URL SCRIPT -> one wrk round; its output is appended to $WORK/NAME.txt
 run() {
-    wrk -t$THREADS -c"$CONNS" -d"${DURATION}s" --latency -s "$3" "$2" >"$WORK/$1.txt" 2>&1
+    wrk -t$THREADS -c"$CONNS" -d"${ROUND_S}s" --latency -s "$3" "$2" >"$WORK/round.txt" 2>&1
+    cat "$WORK/round.txt" >>"$WORK/$1.txt"
 }
-num() { # value of a wrk "Requests/sec:" style line
-    awk -v k="$2" '$1 == k {print $2}' "$WORK/$1.txt"
+# The requests and seconds of each round of NAME, one "requests seconds" line a round
+# (wrk: "  3807124 requests in 60.10s, 1.21GB read").
+served() {
+    awk '$2 == "requests" && $3 == "in" { s = $4; sub(/s,?$/, "", s); print $1, s }' "$WORK/$1.txt"
 }
-pct() { # latency distribution line "50%  1.02ms"
-    awk -v p="$2" '$1 == p {print $2}' "$WORK/$1.txt"
+# A latency percentile ("50%", "99%") of each round of NAME, in ms, one a line.
+pcts() {
+    awk -v p="$2" '$1 == p {
+        v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
+        print (u == "us" ? v / 1000 : u == "s" ? v * 1000 : v) }' "$WORK/$1.txt"
 }
 
-echo "wrk -t$THREADS -c$CONNS -d${DURATION}s on 127.0.0.1 ($(nproc) cores; nginx: $NGINX_WORKERS workers, no access log)"
-run impactd "$URL/v1/toi" tests/bench/toi.lua
+echo "wrk -t$THREADS -c$CONNS, $ROUNDS rounds of ${ROUND_S}s a server in turns, on 127.0.0.1 ($(nproc) cores; nginx: $NGINX_WORKERS workers, no access log)"
+: >"$WORK/impactd.txt"
+: >"$WORK/nginx.txt"
+for _ in $(seq "$ROUNDS"); do
+    run impactd "$URL/v1/toi" tests/bench/toi.lua
+    run nginx "http://127.0.0.1:$NGINX_PORT/toi.json" tests/bench/status_counts.lua
+done
 RSS_END=$(rss_kib "$IMPACTD_PID")
-run nginx "http://127.0.0.1:$NGINX_PORT/toi.json" tests/bench/status_counts.lua
 
 for s in impactd nginx; do
-    printf '%-8s %10s req/s   p50 %-9s p99 %-9s %s%s\n' "$s" "$(num $s Requests/sec:)" \
-        "$(pct $s 50%)" "$(pct $s 99%)" \
-        "$(grep '^status ' "$WORK/$s.txt" | tr '\n' ' ')" \
-        "$(grep 'Socket errors' "$WORK/$s.txt" || true)"
+    printf '%-8s %10s req/s   p50 %-9s p99 %-9s %s%s\n' "$s" \
+        "$(served $s | awk '{ n += $1; t += $2 } END { printf "%.2f", n / t }')" \
+        "$(pcts $s 50% | sort -n | awk '{ v[NR] = $1 } END { printf "%.3gms", v[int((NR + 1) / 2)] }')" \
+        "$(pcts $s 99% | sort -n | tail -1 | awk '{ printf "%.3gms", $1 }')" \
+        "$(awk '$1 == "status" { n[$2] += $3 } END { for (k in n) printf "status %s %d ", k, n[k] }' \
+            "$WORK/$s.txt")" \
+        "$(grep 'Socket errors' "$WORK/$s.txt" | head -1 || true)"
 done
+echo "(p50: the median of the rounds'; p99: the worst round's)"
 echo "impactd resident memory: start $RSS_START KiB, end $RSS_END KiB"
-awk -v a="$(num impactd Requests/sec:)" -v b="$(num nginx Requests/sec:)" \
-    'BEGIN { printf "ratio impactd/nginx: %.2f\n", a / b }'
+served impactd >"$WORK/a.txt"
+served nginx >"$WORK/b.txt"
+paste "$WORK/a.txt" "$WORK/b.txt" | awk '
+    { r = ($1 / $2) / ($3 / $4); lo = NR == 1 || r < lo ? r : lo; hi = NR == 1 || r > hi ? r : hi
+      a += $1; ta += $2; b += $3; tb += $4 }
+    END { printf "rounds impactd/nginx: %.2f to %.2f\n", lo, hi
+          printf "ratio impactd/nginx: %.2f\n", (a / ta) / (b / tb) }'
 
 # Only 200 and designed 503s are acceptable from impactd, and no socket errors.
 if grep '^status ' "$WORK/impactd.txt" | grep -qv '^status \(200\|503\):' ||
