@@ -74,11 +74,6 @@ double imp_points_reach(const imp_vec3 *v, size_t n) {
     return sqrt(m);
 }
 
-const imp_vec3 *imp_shape_polygon_normals(const imp_shape *s) {
-    return s->type == IMP_SHAPE_POLYGON && s->normals && s->normals_of == s->verts ? s->normals
-                                                                                   : NULL;
-}
-
 const char *imp_shape_type_name(imp_shape_type t) {
     switch (t) {
     case IMP_SHAPE_SPHERE: return "sphere";
@@ -154,17 +149,10 @@ void imp_shape_rotate(imp_shape *s, imp_quat q) {
     }
 }
 
-size_t imp_shape_polygon_vertices(const imp_shape *s, imp_vec3 box_buf[4], const imp_vec3 **out) {
-    if (s->type == IMP_SHAPE_POLYGON) {
-        *out = s->verts;
-        return s->n_verts;
-    }
-    if (s->type != IMP_SHAPE_BOX) return 0;
+void imp_shape_box_corners(const imp_shape *s, imp_vec3 out[4]) {
     static const double sx[4] = {-1, 1, 1, -1}, sy[4] = {-1, -1, 1, 1};
     for (int i = 0; i < 4; ++i) /* counter-clockwise, kept so by the rotation */
-        box_buf[i] = imp_quat_rotate(s->rot, imp_v3(sx[i] * s->half.x, sy[i] * s->half.y, 0));
-    *out = box_buf;
-    return 4;
+        out[i] = imp_quat_rotate(s->rot, imp_v3(sx[i] * s->half.x, sy[i] * s->half.y, 0));
 }
 
 size_t imp_shape_core(const imp_shape *s, int dim, imp_vec3 buf[4], const imp_vec3 **out,
