@@ -99,6 +99,24 @@ static size_t least_scan(const imp_vec3 *v, size_t n, imp_vec3 axis) {
     return j;
 }
 
+/* imp_toi_sweep_narrow for a band of no acceleration (c2 = 0) that is open on one side (side 0:
+ * lo = -inf, side 1: hi = +inf) on one span [*lo, *hi], kept in registers: the same quotient,
+ * the same comparisons, so the same span; 0 when it is empty. In memory, each band's
+ * narrowing waited on the last one's stores. */
+static inline int narrow_open(const imp_toi_band *b, int side, double *lo, double *hi) {
+    double c1 = b->c1;
+    if (c1 != 0.0) {
+        double q = (side ? b->lo : b->hi) / c1 + 0.0;
+        int start = (c1 > 0.0) == (side == 1); /* q is the band's start, else its end */
+        double t0 = start ? q : -INFINITY, t1 = start ? INFINITY : q;
+        *lo = *lo > t0 ? *lo : t0;
+        *hi = *hi < t1 ? *hi : t1;
+    } else if (!(side ? b->lo <= 0.0 : b->hi >= 0.0)) {
+        return 0;
+    }
+    return *lo <= *hi;
+}
+
 /* The faces of the Minkowski difference of two counter-clockwise polygons
  * as one-sided bands: along a's outward edge normal n, b's least vertex
  * may not pass a's edge (the band's hi; its lo is open); along b's, a's
@@ -112,6 +130,9 @@ static size_t least_scan(const imp_vec3 *v, size_t n, imp_vec3 axis) {
 static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp_toi_sweep *acc) {
     imp_vec3 dp = imp_sub(in->b.p, in->a.p), dv = imp_sub(in->b.v, in->a.v);
     imp_vec3 da = imp_sub(in->b.a, in->a.a);
+    /* no acceleration: every band is linear and acc stays one span (narrow_open) */
+    int linear = da.x == 0.0 && da.y == 0.0 && acc->n == 1;
+    double lo = acc->s[0].lo, hi = acc->s[0].hi;
     for (int side = 0; side < 2; ++side) {
         const imp_vec3 *own = side ? in->vb : in->va, *other = side ? in->va : in->vb;
         const imp_vec3 *own_n = side ? in->normals_b : in->normals_a;
@@ -144,9 +165,12 @@ static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp
                 b->lo = dot2z(other[j], b->n) - (b0 > b1 ? b0 : b1);
                 b->hi = INFINITY;
             }
-            if (!imp_toi_sweep_narrow(acc, b, in->horizon)) return 0;
+            if (linear ? !narrow_open(b, side, &lo, &hi)
+                       : !imp_toi_sweep_narrow(acc, b, in->horizon))
+                return 0;
         }
     }
+    if (linear) acc->s[0] = (imp_toi_span){lo, hi};
     return 1;
 }
 
