@@ -125,18 +125,22 @@ static void intersect(span_set *acc, const span_set *b) {
     acc->n = n;
 }
 
-/* least penetration over the axes at t, and the axis index and side giving it */
-static double least_pen(const imp_toi_band *bands, size_t nb, double t, size_t *which, int *plus) {
-    double best = INFINITY;
+/* The least penetration over the axes at t, and the axis index and side giving it; and, in
+ * the same pass over the bands, the least at probe. */
+static double least_pen_two(const imp_toi_band *bands, size_t nb, double t, size_t *which,
+                            int *plus, double probe, double *at_probe) {
+    double best = INFINITY, best2 = INFINITY;
     for (size_t i = 0; i < nb; ++i) {
-        int p;
-        double d = pen(&bands[i], t, &p);
+        int p, p2;
+        double d = pen(&bands[i], t, &p), d2 = pen(&bands[i], probe, &p2);
         if (d < best) {
             best = d;
             *which = i;
             *plus = p;
         }
+        best2 = d2 < best2 ? d2 : best2;
     }
+    *at_probe = best2;
     return best;
 }
 
@@ -170,16 +174,15 @@ static imp_toi_result resolve(const imp_toi_swept_input *in, const imp_toi_band 
         double t0 = acc->s[k].lo, t1 = acc->s[k].hi;
         size_t which = 0;
         int plus = 1;
-        double p0 = least_pen(bands, nb, t0, &which, &plus);
+        /* a contact only if they then interpenetrate, not slide or graze: the penetration
+         * at the probe, found in the same pass as at t0 */
+        double probe = t1 == INFINITY ? t0 + 1.0 : 0.5 * (t0 + t1), p_probe;
+        double p0 = least_pen_two(bands, nb, t0, &which, &plus, probe, &p_probe);
         if (t0 == 0.0 && p0 > tol) {
             r.state = IMP_TOI_OVERLAPPING;
             r.depth = p0;
         } else {
-            /* a contact only if they then interpenetrate, not slide or graze */
-            double probe = t1 == INFINITY ? t0 + 1.0 : 0.5 * (t0 + t1);
-            size_t w2;
-            int p2;
-            if (!(t1 > t0) || least_pen(bands, nb, probe, &w2, &p2) <= tol) continue;
+            if (!(t1 > t0) || p_probe <= tol) continue;
             r.state = IMP_TOI_HIT;
         }
         r.time = t0;
