@@ -77,7 +77,7 @@ static imp_vec3 contact_point(const imp_toi_swept_input *in, imp_vec3 pa, imp_ve
 /* The vertex of the convex polygon v least along axis: from vertex j
  * forward while the projection falls (rotating calipers: for axes turning
  * counter-clockwise the least vertex only moves forward). */
-static size_t least_from(const imp_vec3 *v, size_t n, imp_vec3 axis, size_t j) {
+static inline size_t least_from(const imp_vec3 *v, size_t n, imp_vec3 axis, size_t j) {
     double d = dot2(v[j], axis);
     for (size_t s = 0; s < n; ++s) {
         size_t k = j + 1 == n ? 0 : j + 1;
@@ -89,7 +89,7 @@ static size_t least_from(const imp_vec3 *v, size_t n, imp_vec3 axis, size_t j) {
     return j;
 }
 
-static size_t least_scan(const imp_vec3 *v, size_t n, imp_vec3 axis) {
+static inline size_t least_scan(const imp_vec3 *v, size_t n, imp_vec3 axis) {
     size_t j = 0;
     double d = dot2(v[0], axis);
     for (size_t k = 1; k < n; ++k) {
