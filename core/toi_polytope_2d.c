@@ -42,7 +42,7 @@ static double dot2z(imp_vec3 a, imp_vec3 b) { return a.x * b.x + a.y * b.y + 0.0
 static double extreme2(const imp_vec3 *v, size_t n, imp_vec3 off, imp_vec3 axis, int top) {
     double m = top ? -INFINITY : INFINITY;
     for (size_t i = 0; i < n; ++i) {
-        double x = (off.x + v[i].x) * axis.x + (off.y + v[i].y) * axis.y + 0.0;
+        double x = dot2z(imp_v3(off.x + v[i].x, off.y + v[i].y, 0.0), axis);
         m = top ? (x > m ? x : m) : (x < m ? x : m);
     }
     return m;
@@ -123,12 +123,9 @@ static inline int narrow_open(const imp_toi_band *b, int side, double *lo, doubl
 
 /* One polygon's bands (side 0: a's edges, 1: b's), side a constant where it is called so
  * that each side's loop is its own code. */
-static inline __attribute__((always_inline)) int side_bands(const imp_toi_polygons_input *in,
-                                                            const int side, imp_toi_band *bands,
-                                                            imp_toi_sweep *acc, int linear,
-                                                            double *lo, double *hi) {
-    imp_vec3 dp = imp_sub(in->b.p, in->a.p), dv = imp_sub(in->b.v, in->a.v);
-    imp_vec3 da = imp_sub(in->b.a, in->a.a);
+static inline __attribute__((always_inline)) int
+side_bands(const imp_toi_polygons_input *in, const int side, imp_vec3 dp, imp_vec3 dv, imp_vec3 da,
+           imp_toi_band *bands, imp_toi_sweep *acc, int linear, double *lo, double *hi) {
     const imp_vec3 *own = side ? in->vb : in->va, *other = side ? in->va : in->vb;
     const imp_vec3 *own_n = side ? in->normals_b : in->normals_a;
     size_t n_own = side ? in->nb : in->na, n_other = side ? in->na : in->nb;
@@ -177,12 +174,13 @@ static inline __attribute__((always_inline)) int side_bands(const imp_toi_polygo
  * narrows acc as it is built; 0 as soon as one separates the pair over the
  * whole window. */
 static int face_bands(const imp_toi_polygons_input *in, imp_toi_band *bands, imp_toi_sweep *acc) {
-    /* no acceleration: every band is linear and acc stays one span (narrow_open) */
+    imp_vec3 dp = imp_sub(in->b.p, in->a.p), dv = imp_sub(in->b.v, in->a.v);
     imp_vec3 da = imp_sub(in->b.a, in->a.a);
+    /* no acceleration: every band is linear and acc stays one span (narrow_open) */
     int linear = da.x == 0.0 && da.y == 0.0 && acc->n == 1;
     double lo = acc->s[0].lo, hi = acc->s[0].hi;
-    if (!side_bands(in, 0, bands, acc, linear, &lo, &hi) ||
-        !side_bands(in, 1, bands, acc, linear, &lo, &hi))
+    if (!side_bands(in, 0, dp, dv, da, bands, acc, linear, &lo, &hi) ||
+        !side_bands(in, 1, dp, dv, da, bands, acc, linear, &lo, &hi))
         return 0;
     if (linear) acc->s[0] = (imp_toi_span){lo, hi};
     return 1;
