@@ -39,7 +39,10 @@ typedef enum imp_stop_reason {
     IMP_STOP_NONE = 0,
     IMP_STOP_TIME_BUDGET, /* the request's time budget ran out */
     IMP_STOP_CANCELLED,   /* its client closed the connection */
-    IMP_STOP_DRAINING     /* the server's drain timeout expired */
+    IMP_STOP_DRAINING,    /* the server's drain timeout expired */
+    IMP_STOP_HANDOFF      /* a connection thread's slice for a small request ran out: the
+                             server drops the reply and hands the request to a worker
+                             (server/http.c); never an answer */
 } imp_stop_reason;
 
 /* Default limits (the contract's defaults where it names one). */
@@ -79,6 +82,8 @@ typedef enum imp_endpoint_flag {
     IMP_EP_TEXT = 2u,     /* decodes the request text itself (parses what it does not take) */
     IMP_EP_NO_BATCH = 4u, /* not an op of /v1/batch */
     IMP_EP_SCENE = 8u,    /* work grows with the square of the size: light only when small */
+    IMP_EP_PAIR = 16u,    /* a query on a pair of bodies (or a few triangles): when small, cheap
+                             enough for a connection thread (imp_endpoint_is_inline) */
 } imp_endpoint_flag;
 
 /* Request sizes (bytes) up to which work is light: any endpoint but the heavy ones, and
@@ -86,6 +91,9 @@ typedef enum imp_endpoint_flag {
  * queued behind heavy work (server/pool.c). */
 #define IMP_EP_LIGHT_BYTES (64u * 1024u)
 #define IMP_EP_LIGHT_SCENE_BYTES (16u * 1024u)
+/* Request size (bytes) up to which a pair query (IMP_EP_PAIR) may be answered on the connection
+ * thread that read it: a few shapes of a few dozen points, microseconds of work. */
+#define IMP_EP_INLINE_BYTES 2048u
 
 struct imp_api_in;
 struct imp_api_out;
@@ -105,6 +113,9 @@ typedef struct imp_endpoint {
 
 /* The cost estimate of a request of `body_len` bytes to `ep`: 1 when it is heavy work. */
 int imp_endpoint_is_heavy(const imp_endpoint *ep, size_t body_len);
+/* 1 when a request of `body_len` bytes to `ep` is a small pair query (IMP_EP_PAIR, at most
+ * IMP_EP_INLINE_BYTES), which a connection thread may answer itself. */
+int imp_endpoint_is_inline(const imp_endpoint *ep, size_t body_len);
 
 /* The whole table in its order (static); *n rows. */
 const imp_endpoint *imp_endpoints(size_t *n);

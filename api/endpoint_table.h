@@ -17,19 +17,22 @@
  * the cost class, IMP_EP_HEAVY (always scheduled as heavy work: its cost is not
  * bounded by its size) or IMP_EP_SCENE (light only up to IMP_EP_LIGHT_SCENE_BYTES)
  * and otherwise light up to IMP_EP_LIGHT_BYTES (imp_endpoint_is_heavy);
- * IMP_EP_TEXT (decodes the request text itself); IMP_EP_NO_BATCH (not a batch op).
+ * IMP_EP_PAIR (a pair query: answered on the connection thread when small,
+ * imp_endpoint_is_inline); IMP_EP_TEXT (decodes the request text itself); IMP_EP_NO_BATCH (not
+ * a batch op).
  */
 #define IMP_API_ENDPOINTS(X)                                                                       \
-    X("toi", imp_ep_toi, 0, "time of impact of two moving bodies")                                 \
-    X("paths/intersect", imp_ep_paths_intersect, 0, "where two straight paths come closest")       \
-    X("overlap", imp_ep_overlap, 0, "static overlap test with separation vector")                  \
-    X("respond", imp_ep_respond, 0, "collision response (velocities after contact)")               \
+    X("toi", imp_ep_toi, IMP_EP_PAIR, "time of impact of two moving bodies")                       \
+    X("paths/intersect", imp_ep_paths_intersect, IMP_EP_PAIR,                                      \
+      "where two straight paths come closest")                                                     \
+    X("overlap", imp_ep_overlap, IMP_EP_PAIR, "static overlap test with separation vector")        \
+    X("respond", imp_ep_respond, IMP_EP_PAIR, "collision response (velocities after contact)")     \
     X("scenes/predict", imp_ep_scenes_predict, IMP_EP_SCENE | IMP_EP_TEXT,                         \
       "every pair's first contact in a scene")                                                     \
     X("scenes/simulate", imp_ep_scenes_simulate, IMP_EP_HEAVY | IMP_EP_TEXT,                       \
       "event-driven simulation with response")                                                     \
     X("validate", imp_ep_validate, 0, "check a client's reported move against the world")          \
-    X("ccd", imp_ep_ccd, 0, "moving triangles: exact vertex-face and edge-edge contact")           \
+    X("ccd", imp_ep_ccd, IMP_EP_PAIR, "moving triangles: exact vertex-face and edge-edge contact") \
     X("batch", imp_ep_batch, IMP_EP_SCENE | IMP_EP_NO_BATCH, "many requests in one")               \
     X("worlds", imp_ep_worlds_put, IMP_EP_HEAVY | IMP_EP_TEXT | IMP_EP_NO_BATCH,                   \
       "store a static world (level geometry); its id is the SHA-256 of the body")

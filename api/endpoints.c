@@ -38,6 +38,10 @@ int imp_endpoint_is_heavy(const imp_endpoint *ep, size_t body_len) {
     return body_len > ((ep->flags & IMP_EP_SCENE) ? IMP_EP_LIGHT_SCENE_BYTES : IMP_EP_LIGHT_BYTES);
 }
 
+int imp_endpoint_is_inline(const imp_endpoint *ep, size_t body_len) {
+    return ep && (ep->flags & IMP_EP_PAIR) && body_len <= IMP_EP_INLINE_BYTES;
+}
+
 int imp_endpoint_match(const imp_endpoint *ep, const char *path, char *id, size_t cap) {
     static const char ID[] = "{id}";
     if (id && cap) id[0] = '\0';

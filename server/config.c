@@ -60,7 +60,8 @@ static const setting settings[] = {
      "worker threads that decode, solve and encode; 0 means one per online core"},
     {"io-threads", "IMPACTD_IO_THREADS", KIND_INT, "0", 0, MAX_THREADS,
      offsetof(imp_config, io_threads),
-     "connection threads that only move bytes; 0 means one per online core"},
+     "connection threads that move bytes and answer small pair queries; 0 means one per online "
+     "core"},
     {"max-body-bytes", "IMPACTD_MAX_BODY_BYTES", KIND_INT, "67108864", 1, MAX_BODY_LIMIT,
      offsetof(imp_config, max_body_bytes),
      "largest request body (64 MiB admits a 100,000-body scene); larger gets 413"},
@@ -110,6 +111,10 @@ static const setting settings[] = {
      "stopped time_budget)"},
     {"max-time-budget-ms", "IMPACTD_MAX_TIME_BUDGET_MS", KIND_INT, "60000", 1, MAX_BUDGET_MS,
      offsetof(imp_config, max_time_budget_ms), "the most a request's time_budget_ms may ask for"},
+    {"inline-slice-us", "IMPACTD_INLINE_SLICE_US", KIND_INT, "1000", 0, 1000000,
+     offsetof(imp_config, inline_slice_us),
+     "a small pair query (/v1/toi and the like, up to 2 KiB) is answered by the connection thread "
+     "that read it; past this many microseconds it goes to a worker; 0: every request does"},
     {"log", "IMPACTD_LOG", KIND_LOG, "json", 0, 0, offsetof(imp_config, log),
      "log format on stderr: json, text or off"},
 };

@@ -45,6 +45,8 @@ typedef struct imp_config {
     long long drain_timeout_s; /* then: wait at most this long for in-flight requests */
     long long time_budget_ms;  /* a request's budget unless it asks for its own */
     long long max_time_budget_ms; /* the most a request may ask for */
+    long long inline_slice_us;    /* a small pair query's time on its connection thread before
+                                     it goes to a worker; 0: every request goes to a worker */
     imp_log_format log;           /* access and error log format on stderr */
 } imp_config;
 

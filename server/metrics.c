@@ -65,7 +65,8 @@ typedef struct gzip_stats {
 struct imp_metrics {
     double start_time;
     histogram queue_wait[2];       /* by cost class: light, heavy */
-    atomic_uint_fast64_t stops[4]; /* by imp_stop_reason (0 unused) */
+    atomic_uint_fast64_t stops[4]; /* by imp_stop_reason (0 unused; a handoff is not a stop) */
+    atomic_uint_fast64_t inline_answered, inline_handed_off;
     gzip_stats gzip;
     size_t n_routes; /* the endpoint table's rows, then "other" */
     route_stats routes[];
@@ -124,6 +125,11 @@ void imp_metrics_queue_wait(imp_metrics *m, int heavy, double seconds) {
 void imp_metrics_stopped(imp_metrics *m, int reason) {
     if (reason > 0 && reason < 4)
         atomic_fetch_add_explicit(&m->stops[reason], 1, memory_order_relaxed);
+}
+
+void imp_metrics_inline(imp_metrics *m, int handed_off) {
+    atomic_fetch_add_explicit(handed_off ? &m->inline_handed_off : &m->inline_answered, 1,
+                              memory_order_relaxed);
 }
 
 void imp_metrics_gzip_request(imp_metrics *m, size_t wire, size_t decoded) {
@@ -269,6 +275,12 @@ char *imp_metrics_render(const imp_metrics *m, const imp_metrics_gauges *g, size
             "# TYPE impactd_queue_wait_seconds histogram\n");
     for (int c = 0; c < 2; ++c)
         hist_render(&t, "impactd_queue_wait_seconds", "class", CLASS_LABELS[c], &m->queue_wait[c]);
+    counter(&t, "impactd_inline_requests_total",
+            "Small pair queries answered by their connection thread, without a worker.",
+            load(&m->inline_answered));
+    counter(&t, "impactd_inline_handoffs_total",
+            "Small pair queries whose slice on the connection thread ran out; a worker answered.",
+            load(&m->inline_handed_off));
     counter(&t, "impactd_cancelled_requests_total",
             "Requests whose client closed the connection before the reply; their work stopped.",
             load(&m->stops[IMP_STOP_CANCELLED]));

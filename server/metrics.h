@@ -47,6 +47,10 @@ void imp_metrics_queue_wait(imp_metrics *m, int heavy, double seconds);
 /* Counts a request whose work was stopped, by imp_stop_reason (api/api.h). */
 void imp_metrics_stopped(imp_metrics *m, int reason);
 
+/* One small pair query begun on its connection thread: answered there (0), or handed off to
+ * a worker when its slice ran out (1). */
+void imp_metrics_inline(imp_metrics *m, int handed_off);
+
 /* Counts one gzip request body: `wire` bytes received, `decoded` bytes inflated from them. */
 void imp_metrics_gzip_request(imp_metrics *m, size_t wire, size_t decoded);
 

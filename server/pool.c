@@ -40,6 +40,9 @@
  *   worker is never held by work nobody waits for.
  * - Batches: items run cheapest class first (api/ep_batch.c), so a light
  *   item never waits for a heavy item's worker.
+ * - Small pair queries (/v1/toi and its kind up to 2 KiB) do not come here
+ *   at all: their connection thread answers them within a slice and hands
+ *   them here only when it runs out (server/http.c).
  * tests/bench/bench_schedule.c measures light latency with and without
  * heavy work in flight.
  */

@@ -207,6 +207,10 @@ int imp_router_is_heavy(const char *path, size_t body_len) {
     return imp_endpoint_is_heavy(imp_endpoint_by_path(path), body_len);
 }
 
+int imp_router_is_inline(const char *path, size_t body_len) {
+    return imp_endpoint_is_inline(imp_endpoint_by_path(path), body_len);
+}
+
 int imp_router_early(const imp_router *r, const char *method, const char *path,
                      const char *content_type, long long content_length, imp_reply *out) {
     const imp_endpoint *any = imp_endpoint_by_path(path);

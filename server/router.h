@@ -116,6 +116,10 @@ void imp_router_unavailable(imp_unavailable why, imp_reply *out);
  * anything past IMP_EP_LIGHT_BYTES). The worker pool runs these in its heavy lane. */
 int imp_router_is_heavy(const char *path, size_t body_len);
 
+/* 1 for a small pair query (imp_endpoint_is_inline: /v1/toi and its kind up to
+ * IMP_EP_INLINE_BYTES), which the connection thread answers itself (server/http.c). */
+int imp_router_is_inline(const char *path, size_t body_len);
+
 /* 1 when a Content-Type value names JSON: application/json or
  * application/<anything>+json, any case, with optional parameters. */
 int imp_router_is_json(const char *content_type);

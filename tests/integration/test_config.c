@@ -66,6 +66,8 @@ static void test_help(void **state) {
                                         "IMPACTD_QUEUE_DEPTH",
                                         "--idle-timeout-s",
                                         "IMPACTD_IDLE_TIMEOUT_S",
+                                        "--inline-slice-us",
+                                        "IMPACTD_INLINE_SLICE_US",
                                         "--log",
                                         "IMPACTD_LOG"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {

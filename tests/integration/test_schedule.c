@@ -1,7 +1,8 @@
 /*
  * test_schedule.c - no request waits behind another: light requests beside
  * heavy simulations, work that stops when its client leaves, time budgets
- * over HTTP, and a drain that ends on time whatever the workers do.
+ * over HTTP, a drain that ends on time whatever the workers do, and small pair
+ * queries answered by their connection thread.
  *
  * DESIGN
  * How: a daemon with --threads 2 (one worker for heavy work, one always
@@ -308,12 +309,108 @@ static void test_drain_ends_on_time(void **state) {
     if (d.out_fd >= 0) close(d.out_fd); /* reaped above */
 }
 
+/* A /v1/ccd request of CCD_QUERIES queries (the documented example's first two, again and
+ * again), under IMP_EP_INLINE_BYTES (2 KiB): a small pair query. */
+#define CCD_QUERIES 8
+static imp_test_text ccd_request(void) {
+    imp_test_text t = {0};
+    imp_test_printf(&t, "{\"queries\": [");
+    for (int i = 0; i < CCD_QUERIES; ++i)
+        imp_test_printf(&t,
+                        "%s{\"kind\": \"vertex-face\", \"start\": [[0.25, 0.25, 1], [0, 0, 0], "
+                        "[1, 0, 0], [0, 1, 0]], \"end\": [[0.25, 0.25, -3], [0, 0, 0], [1, 0, 0], "
+                        "[0, 1, 0]]}",
+                        i ? ", " : "");
+    imp_test_printf(&t, "]}");
+    return t;
+}
+
+/* POST path with body; the reply must be 200, and its body is returned (malloc'd). */
+static char *post_body(CURL *curl, const imp_test_daemon *d, const char *path, const char *body,
+                       size_t len) {
+    char url[128];
+    snprintf(url, sizeof url, "%s%s", d->url, path);
+    imp_http_result r;
+    assert_int_equal(imp_http(curl, "POST", url, "application/json", body, len, &r), 0);
+    if (r.status != 200) fail_msg("%s: status %ld %s", path, r.status, r.body);
+    return r.body; /* the rest of r holds no memory */
+}
+
+/* A counter's value; 0 when the series is absent (metrics.c renders only non-zero ones). */
+static double counted(CURL *curl, const imp_test_daemon *d, const char *name) {
+    double v = metric(curl, d, name);
+    return v < 0 ? 0 : v;
+}
+
+#define LIGHT_QUEUED "impactd_queue_wait_seconds_count{class=\"light\"}"
+#define INLINE_ANSWERED "impactd_inline_requests_total"
+#define INLINE_HANDED_OFF "impactd_inline_handoffs_total"
+
+/* Small pair queries are answered by the connection thread (no queue wait is counted for them);
+ * past 2 KiB a request goes to a worker; a query whose slice runs out goes to a worker too and
+ * gets the same answer; with --inline-slice-us 0 every request goes to a worker. The counts are
+ * exact: nothing else runs on these daemons. */
+static void test_small_queries_on_connection_thread(void **state) {
+    (void)state;
+    imp_test_text ccd = ccd_request();
+    assert_true(ccd.len <= 2048);
+    /* /v1/toi's body padded past 2 KiB with white space: the same query, not small */
+    imp_test_text big = {0};
+    imp_test_printf(&big, "%s", TOI);
+    while (big.len <= 2048)
+        imp_test_printf(&big, "%100s", "");
+    CURL *curl = curl_easy_init();
+
+    const char *const plain[] = {"--threads", "2", NULL};
+    imp_test_daemon d;
+    assert_int_equal(imp_test_daemon_start(&d, plain, NULL, 0), 0);
+    for (int i = 0; i < 10; ++i)
+        post_timed(curl, &d, "/v1/toi", TOI);
+    assert_true(counted(curl, &d, INLINE_ANSWERED) == 10);
+    assert_true(counted(curl, &d, LIGHT_QUEUED) == 0);
+    char *inline_answer = post_body(curl, &d, "/v1/ccd", ccd.p, ccd.len);
+    assert_true(counted(curl, &d, INLINE_ANSWERED) == 11);
+    free(post_body(curl, &d, "/v1/toi", big.p, big.len));
+    assert_true(counted(curl, &d, INLINE_ANSWERED) == 11);
+    assert_true(counted(curl, &d, LIGHT_QUEUED) == 1);
+    assert_true(counted(curl, &d, INLINE_HANDED_OFF) == 0);
+    assert_int_equal(imp_test_daemon_stop(&d, SIGTERM), 0);
+
+    /* a 1 us slice: over before the ccd endpoint's first poll, which comes after its body is
+     * parsed and decoded (microseconds at the least) */
+    const char *const tiny[] = {"--threads", "2", "--inline-slice-us", "1", NULL};
+    assert_int_equal(imp_test_daemon_start(&d, tiny, NULL, 0), 0);
+    char *handed_answer = post_body(curl, &d, "/v1/ccd", ccd.p, ccd.len);
+    assert_string_equal(handed_answer, inline_answer);
+    assert_true(counted(curl, &d, INLINE_HANDED_OFF) == 1);
+    assert_true(counted(curl, &d, INLINE_ANSWERED) == 0);
+    assert_true(counted(curl, &d, LIGHT_QUEUED) == 1);
+    printf("/v1/ccd (%d queries, %zu bytes) answered inline and, past a 1 us slice, by a worker: "
+           "the same %zu bytes\n",
+           CCD_QUERIES, ccd.len, strlen(inline_answer));
+    assert_int_equal(imp_test_daemon_stop(&d, SIGTERM), 0);
+
+    const char *const off[] = {"--threads", "2", "--inline-slice-us", "0", NULL};
+    assert_int_equal(imp_test_daemon_start(&d, off, NULL, 0), 0);
+    post_timed(curl, &d, "/v1/toi", TOI);
+    assert_true(counted(curl, &d, INLINE_ANSWERED) == 0);
+    assert_true(counted(curl, &d, LIGHT_QUEUED) == 1);
+    assert_int_equal(imp_test_daemon_stop(&d, SIGTERM), 0);
+
+    free(inline_answer);
+    free(handed_answer);
+    free(ccd.p);
+    free(big.p);
+    curl_easy_cleanup(curl);
+}
+
 int main(void) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_light_beside_heavy_and_cancellation),
         cmocka_unit_test(test_time_budget_over_http),
         cmocka_unit_test(test_drain_ends_on_time),
+        cmocka_unit_test(test_small_queries_on_connection_thread),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

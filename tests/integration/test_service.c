@@ -90,7 +90,7 @@
 
 /* ---- group daemons ------------------------------------------------------------------------- */
 
-static imp_test_daemon overload_daemon; /* --threads 1 --queue-depth 1 */
+static imp_test_daemon overload_daemon; /* --threads 1 --queue-depth 1 --inline-slice-us 0 */
 static imp_test_daemon lanes_daemon;    /* --threads 2 */
 static imp_test_daemon slow_daemon;     /* --threads 1, 1 s idle and request deadlines,
                                            --max-batch-items 50000 */
@@ -119,7 +119,10 @@ static int stop_group_daemon(imp_test_daemon *d, const char *name) {
 
 static int start_overload(void **state) {
     (void)state;
-    static const char *const args[] = {"--threads", "1", "--queue-depth", "1", NULL};
+    /* every request through the queue, small pair queries too (which would otherwise be
+     * answered by their connection thread, queue full or not) */
+    static const char *const args[] = {"--threads", "1", "--queue-depth", "1", "--inline-slice-us",
+                                       "0",         NULL};
     return start_with(&overload_daemon, args);
 }
 static int stop_overload(void **state) {
