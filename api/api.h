@@ -78,12 +78,13 @@ typedef enum imp_route {
 } imp_route;
 
 typedef enum imp_endpoint_flag {
-    IMP_EP_HEAVY = 1u,    /* heavy whatever its size (a simulation's cost is its events) */
-    IMP_EP_TEXT = 2u,     /* decodes the request text itself (parses what it does not take) */
-    IMP_EP_NO_BATCH = 4u, /* not an op of /v1/batch */
-    IMP_EP_SCENE = 8u,    /* work grows with the square of the size: light only when small */
-    IMP_EP_PAIR = 16u,    /* a query on a pair of bodies (or a few triangles): when small, cheap
-                             enough for a connection thread (imp_endpoint_is_inline) */
+    IMP_EP_HEAVY = 1u,     /* heavy whatever its size (a simulation's cost is its events) */
+    IMP_EP_TEXT = 2u,      /* decodes the request text itself (parses what it does not take) */
+    IMP_EP_NO_BATCH = 4u,  /* not an op of /v1/batch */
+    IMP_EP_SCENE = 8u,     /* work grows with the square of the size: light only when small */
+    IMP_EP_PAIR = 16u,     /* a query on a pair of bodies (or a few triangles): when small, cheap
+                              enough for a connection thread (imp_endpoint_is_inline) */
+    IMP_EP_TEMPLATE = 32u, /* the path holds an {id} segment (set by the table's template rows) */
 } imp_endpoint_flag;
 
 /* Request sizes (bytes) up to which work is light: any endpoint but the heavy ones, and

@@ -20,7 +20,7 @@
     {"POST", "POST", "/v1/" op, op, IMP_ROUTE_API, flags, summary, handler},
 
 #define TEMPLATE_ROW(method, allow, path, op, handler, flags, summary)                             \
-    {method, allow, path, op, IMP_ROUTE_API, flags, summary, handler},
+    {method, allow, path, op, IMP_ROUTE_API, (flags) | IMP_EP_TEMPLATE, summary, handler},
 
 static const imp_endpoint ENDPOINTS[] = {IMP_OPS_ROUTES(OPS_ROW) IMP_API_ENDPOINTS(API_ROW)
                                              IMP_API_TEMPLATE_ENDPOINTS(TEMPLATE_ROW)};
@@ -45,6 +45,7 @@ int imp_endpoint_is_inline(const imp_endpoint *ep, size_t body_len) {
 int imp_endpoint_match(const imp_endpoint *ep, const char *path, char *id, size_t cap) {
     static const char ID[] = "{id}";
     if (id && cap) id[0] = '\0';
+    if (!(ep->flags & IMP_EP_TEMPLATE)) return strcmp(ep->path, path) == 0;
     const char *t = ep->path, *hole = strstr(t, ID);
     if (!hole) return strcmp(t, path) == 0;
     size_t pre = (size_t)(hole - t);
