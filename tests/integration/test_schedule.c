@@ -361,7 +361,8 @@ static void test_small_queries_on_connection_thread(void **state) {
         imp_test_printf(&big, "%100s", "");
     CURL *curl = curl_easy_init();
 
-    const char *const plain[] = {"--threads", "2", NULL};
+    /* a slice of a second (the most allowed): inline whatever the build (valgrind too) */
+    const char *const plain[] = {"--threads", "2", "--inline-slice-us", "1000000", NULL};
     imp_test_daemon d;
     assert_int_equal(imp_test_daemon_start(&d, plain, NULL, 0), 0);
     for (int i = 0; i < 10; ++i)
