@@ -906,12 +906,27 @@ static void test_endpoint_table(void **state) {
             assert_int_equal(eps[i].route, IMP_ROUTE_API);
             assert_ptr_equal(imp_endpoint_by_op(eps[i].op), &eps[i]);
             if (!strchr(eps[i].path, '{')) assert_string_equal(eps[i].path + 4, eps[i].op);
+            /* only pair queries are ever answered on a connection thread */
+            assert_int_equal(imp_endpoint_is_inline(&eps[i], 100),
+                             (eps[i].flags & IMP_EP_PAIR) != 0);
         } else {
             assert_null(eps[i].fn);
             assert_true(eps[i].route != IMP_ROUTE_API);
         }
     }
+    /* a row is matched as a template exactly when its path has an {id} */
+    for (size_t i = 0; i < n; ++i)
+        assert_int_equal((eps[i].flags & IMP_EP_TEMPLATE) != 0, strchr(eps[i].path, '{') != NULL);
     assert_null(imp_endpoint_by_path("/v1/toi/"));
+    /* small pair queries, by size and endpoint */
+    const imp_endpoint *toi = imp_endpoint_by_path("/v1/toi");
+    assert_true(imp_endpoint_is_inline(toi, IMP_EP_INLINE_BYTES));
+    assert_false(imp_endpoint_is_inline(toi, IMP_EP_INLINE_BYTES + 1));
+    assert_true(imp_endpoint_is_inline(imp_endpoint_by_path("/v1/ccd"), 0));
+    assert_false(imp_endpoint_is_inline(imp_endpoint_by_path("/v1/scenes/predict"), 100));
+    assert_false(imp_endpoint_is_inline(imp_endpoint_by_path("/v1/validate"), 100));
+    assert_false(imp_endpoint_is_inline(imp_endpoint_by_path("/v1/worlds/abc/raycast"), 100));
+    assert_false(imp_endpoint_is_inline(NULL, 100));
     /* templates: {id} is one non-empty segment, handed over whole or not at all */
     char id[8];
     const imp_endpoint *rc = imp_endpoint_find("POST", "/v1/worlds/abc/raycast");
