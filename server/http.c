@@ -448,9 +448,9 @@ typedef struct inline_slice {
     struct timespec end;
 } inline_slice;
 
-/* The stop check of work on a connection thread: the drain timeout, then the slice. The client
- * cannot have left unnoticed in a slice (nobody watches this connection while its own thread
- * computes), and the time budget is the request's, checked by api/ after this. */
+/* The stop check of work on a connection thread: the drain timeout, then the slice. Whether
+ * the client left is not asked (the watcher looks only at connections a worker has, and a
+ * slice is short); the request's time budget is checked by api/ after this. */
 static int inline_stop(void *cls) {
     const inline_slice *sl = cls;
     if (atomic_load_explicit(&sl->st->srv->abort_work, memory_order_relaxed))
