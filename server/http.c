@@ -412,6 +412,12 @@ static int request_stop(void *cls) {
     return IMP_STOP_NONE;
 }
 
+/* The router's answer to st, into st->reply, with `stop` as its work's stop check. */
+static void route(request_state *st, imp_stop stop) {
+    imp_request req = {st->method, st->url, st->ctype, st->body, st->len, stop};
+    imp_router_handle(&st->srv->router, &req, &st->reply);
+}
+
 /* Worker job: the whole request decision, then wake the connection. */
 static void run_request(void *arg) {
     request_state *st = arg;
@@ -426,8 +432,7 @@ static void run_request(void *arg) {
         imp_router_unavailable(IMP_UNAVAILABLE_DRAINING, &st->reply);
         st->reply.resp.stopped = why;
     } else {
-        imp_request req = {st->method, st->url, st->ctype, st->body, st->len, {request_stop, st}};
-        imp_router_handle(&st->srv->router, &req, &st->reply);
+        route(st, (imp_stop){request_stop, st});
     }
     imp_metrics_stopped(st->srv->metrics, st->reply.resp.stopped);
     encode_reply(st);
@@ -444,17 +449,17 @@ static void cancel_request(void *arg) {
 /* The slice of a small pair query on its connection thread: the request, and when its work
  * must give way to a worker. */
 typedef struct inline_slice {
-    const request_state *st;
+    request_state *st;
     struct timespec end;
 } inline_slice;
 
-/* The stop check of work on a connection thread: the drain timeout, then the slice. Whether
- * the client left is not asked (the watcher looks only at connections a worker has, and a
- * slice is short); the request's time budget is checked by api/ after this. */
+/* The stop check of work on a connection thread: the request's own (the drain timeout; the
+ * watcher looks only at connections a worker has, so it never says the client left), then the
+ * slice. The request's time budget is checked by api/ after this. */
 static int inline_stop(void *cls) {
     const inline_slice *sl = cls;
-    if (atomic_load_explicit(&sl->st->srv->abort_work, memory_order_relaxed))
-        return IMP_STOP_DRAINING;
+    int why = request_stop(sl->st);
+    if (why) return why;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     int past = now.tv_sec > sl->end.tv_sec ||
@@ -473,8 +478,7 @@ static int answer_inline(request_state *st) {
     long long ns = sl.end.tv_nsec + s->inline_ns;
     sl.end.tv_sec += (time_t)(ns / 1000000000);
     sl.end.tv_nsec = (long)(ns % 1000000000);
-    imp_request req = {st->method, st->url, st->ctype, st->body, st->len, {inline_stop, &sl}};
-    imp_router_handle(&s->router, &req, &st->reply);
+    route(st, (imp_stop){inline_stop, &sl});
     int handed_off = st->reply.resp.stopped == IMP_STOP_HANDOFF;
     imp_metrics_inline(s->metrics, handed_off);
     if (handed_off) {
