@@ -11,15 +11,23 @@
  * as area(left) * count(left) + area(right) * count(right); perimeter in
  * 2D). The partition reorders the box copies, so every node owns a range
  * [start, end) of positions and its leaves' boxes lie contiguous in memory.
- * Nodes go to fixed slots: a node over k boxes at slot s has its left child
- * at s + 1 and its right child at s + 2 * (left count), so a subtree over k
- * boxes uses at most 2k - 1 slots starting at its own, independently of the
- * order subtrees are built in. That lets the build make the top of the tree
+ * A subtree over k boxes owns the 2k - 1 slots from its root's (the most
+ * nodes it can have): at the top, a node over k boxes at slot s has its left
+ * child at s + 1 and its right child at s + 2 * (left count), independently of
+ * the order subtrees are built in. That lets the build make the top of the tree
  * a level at a time, the nodes of each level in parallel, down to subtrees of
  * at most n / BVH_PAR_SUBTREES boxes, then build those in parallel, with the
  * same result as one depth-first pass (1M clustered 3D spheres: the top's
  * levels one node after another took 102 ms of a 310 ms build; a level at a
- * time, the build took 255 ms).
+ * time, the build took 255 ms). Inside such a subtree the nodes take its slots
+ * one after another in preorder (a left child still at s + 1): a tree has
+ * about n / 2 nodes with leaves of up to four boxes, and with the fixed slots
+ * all the way down they were spread over all 2n - 1 slots, so every page of
+ * the node array was touched (1M clustered 3D spheres: 128 MB, a tenth of the
+ * solve's page faults); in preorder the untouched rest of each subtree's slots
+ * is never mapped, and a descent reads nodes nearer each other. The boxes are
+ * copied into the tree's array over the runner, each task's bounds merged
+ * after (min, max, a count and an or: the same root whatever the split).
  * Pairs come from one query per dynamic box against the tree. The box at
  * position p descends the nodes that overlap it and still own a position
  * > p or hold a static box, and tests the leaf boxes after p and the
@@ -71,6 +79,9 @@
 
 /* Query positions per chunk, at least (count). */
 #define BVH_MIN_CHUNK 256
+
+/* Boxes per task of the copy into the tree's own array (count). */
+#define BVH_COPY_GRAIN 65536
 
 typedef struct bvh_prim {
     double lo[3], hi[3];
@@ -307,20 +318,34 @@ static bool split_node(bvh *t, const bvh_task *task, bvh_task *left_task, bvh_ta
 }
 
 /* Builds the subtree of `root`, depth-first with an explicit stack: the left child is built
- * next, the right one waits. */
+ * next, the right one waits. Its nodes take the slots after the root's one after another, in
+ * preorder (each waiting right child gets the next free slot when its turn comes, and its
+ * parent's link is set then): a left child is still at its parent's slot + 1, and the
+ * subtree's nodes fill the start of its 2k - 1 slots, so the pages of the unused rest are
+ * never touched. */
 static void build(bvh *t, const bvh_task *root) {
-    bvh_task stack[BVH_MAX_DEPTH + 2];
+    struct {
+        bvh_task task;
+        uint32_t parent;
+    } stack[BVH_MAX_DEPTH + 2];
     size_t sp = 0;
     bvh_task task = *root;
+    uint32_t next = root->slot + 1;
     for (;;) {
         bvh_task left, right;
         if (split_node(t, &task, &left, &right)) {
-            stack[sp++] = right;
+            assert(left.slot == next);
+            ++next;
+            stack[sp].task = right;
+            stack[sp++].parent = task.slot;
             task = left;
             continue;
         }
         if (sp == 0) return;
-        task = stack[--sp];
+        --sp;
+        task = stack[sp].task;
+        task.slot = next++;
+        t->node[stack[sp].parent].right = task.slot;
     }
 }
 
@@ -388,6 +413,27 @@ static void build_deferred(void *ctx, size_t begin, size_t end) {
         build(t, &t->deferred[i]);
 }
 
+/* The copy of boxes [begin, end) into the tree's array, and their bounds into the part of
+ * their task (the parts are merged in order: min, max, a count and an or, so the root's
+ * bounds do not depend on how the range was split). */
+typedef struct copy_job {
+    bvh *t;
+    bvh_bounds *part; /* per BVH_COPY_GRAIN boxes */
+} copy_job;
+
+static void copy_range(void *ctx, size_t begin, size_t end) {
+    const copy_job *j = ctx;
+    const imp_bp_scene *sc = j->t->sc;
+    bvh_bounds *b = &j->part[begin / BVH_COPY_GRAIN];
+    for (size_t i = begin; i < end; ++i) {
+        bvh_prim *p = &j->t->prim[i];
+        imp_bp_box_arrays(sc, i, p->lo, p->hi);
+        p->id = (uint32_t)i;
+        p->is_static = imp_bp_is_static(sc, i);
+        bounds_add(b, p);
+    }
+}
+
 /* Queries from the dynamic boxes at positions [begin, end). */
 static void query_chunk(void *ctx, imp_bp_vec *out, size_t begin, size_t end) {
     const bvh *t = ctx;
@@ -430,17 +476,17 @@ int imp_bp_bvh(const imp_bp_scene *sc, imp_bp_sink *sink) {
     if (n > UINT32_MAX / 2)
         return -1; /* node slots are 32-bit; such a tree would need > 256 GiB anyway */
     bvh t = {sc, malloc(n * sizeof *t.prim), malloc((2 * n - 1) * sizeof *t.node), NULL, 0, 0, 0};
+    size_t nparts = n / BVH_COPY_GRAIN + 1;
+    copy_job cj = {&t, malloc(nparts * sizeof *cj.part)};
     int rc = -1;
-    if (!t.prim || !t.node) goto done;
+    if (!t.prim || !t.node || !cj.part) goto done;
     bvh_task root = {.start = 0, .end = (uint32_t)n, .slot = 0, .depth = 0};
     bounds_empty(&root.b);
-    for (size_t i = 0; i < n; ++i) {
-        bvh_prim *p = &t.prim[i];
-        imp_bp_box_arrays(sc, i, p->lo, p->hi);
-        p->id = (uint32_t)i;
-        p->is_static = imp_bp_is_static(sc, i);
-        bounds_add(&root.b, p);
-    }
+    for (size_t c = 0; c < nparts; ++c)
+        bounds_empty(&cj.part[c]);
+    imp_parallel_for(sc->par, n, BVH_COPY_GRAIN, copy_range, &cj);
+    for (size_t c = 0; c < nparts; ++c)
+        bounds_merge(&root.b, &cj.part[c]);
     if (n >= BVH_PAR_BUILD_MIN) {
         /* Usually about 2 * BVH_PAR_SUBTREES subtrees; more (smaller) when
          * SAH peels off a few boxes per level. */
@@ -452,6 +498,7 @@ int imp_bp_bvh(const imp_bp_scene *sc, imp_bp_sink *sink) {
     }
     rc = imp_bp_run(sink, sc->par, n, BVH_MIN_CHUNK, query_chunk, &t);
 done:
+    free(cj.part);
     free(t.prim);
     free(t.node);
     free(t.deferred);
