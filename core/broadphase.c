@@ -28,10 +28,12 @@
  * the announced count already exceeds max_pairs (or memory ran out), and
  * otherwise the full count decides.
  */
+#define _DEFAULT_SOURCE /* madvise, for imp_bp_prefault */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "broadphase_impl.h"
 
@@ -72,6 +74,34 @@
  * mostly filled to pay for its offsets. */
 #define IMP_BP_RADIX_CHUNKS 16
 #define IMP_BP_RADIX_PAR_MIN 65536
+
+/* ---- fresh memory -----------------------------------------------------------------------
+ *
+ * A page first touched by a store costs a page fault, each on its own; the arrays of a large
+ * scene are hundreds of megabytes of fresh pages (a million clustered 3D spheres: about
+ * 270,000 faults a solve, a sixth of its processor time in the kernel). One
+ * MADV_POPULATE_WRITE call maps a range's pages at about half the time per page (the 2-core
+ * build machine, 400 MB: 125 ms against 230 ms by stores), so the parallel passes that
+ * write a large array whole ask for their part of it first. Below PREFAULT_MIN the call
+ * costs more than it saves; a kernel without the advice (before Linux 5.14) answers EINVAL
+ * and the stores fault as before. */
+
+/* Fewest bytes worth a populate call. */
+#define PREFAULT_MIN ((size_t)1 << 16)
+/* The page size the range is rounded in to (a larger one makes the call fail: advice lost). */
+#define PREFAULT_PAGE ((uintptr_t)4096)
+
+void imp_bp_prefault(void *p, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    if (bytes < PREFAULT_MIN) return;
+    uintptr_t a = ((uintptr_t)p + PREFAULT_PAGE - 1) & ~(PREFAULT_PAGE - 1);
+    uintptr_t e = ((uintptr_t)p + bytes) & ~(PREFAULT_PAGE - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
 
 /* ---- pair vectors ------------------------------------------------------------------------ */
 
@@ -188,6 +218,10 @@ static void radix_count(void *ctx, size_t cb, size_t ce) {
         size_t *h = r->hist + c * size;
         memset(h, 0, size * sizeof *h);
         size_t b = c * r->chunk, e = r->m - b > r->chunk ? b + r->chunk : r->m;
+        if (r->shift == 0) { /* the scratch's part of this chunk, before any scatter */
+            imp_bp_prefault(r->dk + b, (e - b) * sizeof *r->dk);
+            if (r->dv) imp_bp_prefault(r->dv + b, (e - b) * sizeof *r->dv);
+        }
         for (size_t i = b; i < e; ++i)
             h[(r->sk[i] >> r->shift) & mask]++;
     }

@@ -425,6 +425,7 @@ static void copy_range(void *ctx, size_t begin, size_t end) {
     const copy_job *j = ctx;
     const imp_bp_scene *sc = j->t->sc;
     bvh_bounds *b = &j->part[begin / BVH_COPY_GRAIN];
+    imp_bp_prefault(j->t->prim + begin, (end - begin) * sizeof *j->t->prim);
     for (size_t i = begin; i < end; ++i) {
         bvh_prim *p = &j->t->prim[i];
         imp_bp_box_arrays(sc, i, p->lo, p->hi);

@@ -92,6 +92,10 @@ static inline void imp_bp_box_arrays(const imp_bp_scene *sc, size_t i, double lo
     hi[2] = sc->dim == 3 ? b->hi.z : 0.0;
 }
 
+/* Asks the kernel for the whole pages of [p, p + bytes), a block about to be written whole,
+ * in one call (broadphase.c). Advice: no answer depends on it. */
+void imp_bp_prefault(void *p, size_t bytes);
+
 /* Runs fn over [0, n) split into chunks of at least min_chunk indices (one
  * chunk without a runner), each chunk with its own new vector in the sink.
  * Returns -1 only when the vector list cannot be allocated. */
