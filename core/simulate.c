@@ -766,21 +766,25 @@ static int spheres_apart(const imp_motion *a, const imp_motion *b, double R, dou
     double t = ww > 0 && dw < 0 ? imp_fmin(-dw / ww, window) : 0.0;
     double m = imp_len(imp_madd(d, w, t));
     double pull = 0.5 * imp_len(da) * window * window;
+    /* the margin scales with what the approach was computed from: d + w t at the t used,
+     * not at the window's end (a prediction's first window is the horizon's, and a margin
+     * of 1e-6 of |w| times that let every approaching pair through to the solver until a
+     * contact shortened it) */
     double scale =
-        imp_fmax(imp_max_abs(a->p), imp_max_abs(b->p)) + R + imp_len(d) + sqrt(ww) * window + pull;
+        imp_fmax(imp_max_abs(a->p), imp_max_abs(b->p)) + R + imp_len(d) + sqrt(ww) * t + pull;
     return m - pull > R + CULL_REL * scale;
 }
 
 /* The same for a sphere (radius r) and a still halfspace h: the sphere's gap to the
  * surface, less the most its velocity and acceleration along the normal can close in the
- * window, exceeds the margin. */
+ * window, exceeds the margin (which, as above, scales with the terms summed: a motion away
+ * from the surface adds none). */
 static int halfspace_apart(const imp_motion *a, double r, const imp_shape *h, double window) {
     double vn = imp_dot(h->normal, a->v), an = imp_dot(h->normal, a->a);
-    double close = imp_fmin(0.0, vn * window) + imp_fmin(0.0, 0.5 * an * window * window);
+    double cv = imp_fmin(0.0, vn * window), ca = imp_fmin(0.0, 0.5 * an * window * window);
     double gap = imp_dot(h->normal, a->p) - h->offset - r;
-    double scale = imp_max_abs(a->p) + fabs(h->offset) + r + fabs(vn) * window +
-                   fabs(0.5 * an) * window * window;
-    return gap + close > CULL_REL * scale;
+    double scale = imp_max_abs(a->p) + fabs(h->offset) + r + fabs(cv) + fabs(ca);
+    return gap + cv + ca > CULL_REL * scale;
 }
 
 /* Velocity at world point x of a body on motion m turning at w about its position. */
