@@ -319,6 +319,17 @@ static int surely_misses_linear(imp_vec3 dp, imp_vec3 dv, double R, double cs, d
     return fh > HORIZON_MISS_REL * mag;
 }
 
+/* out (its closest approach kept) as the answer for spheres overlapping at t = 0 by -gap0
+ * lam. */
+static imp_toi_result overlapping(const imp_toi_spheres_input *in, double gap0, double lam,
+                                  imp_toi_result out) {
+    out.state = IMP_TOI_OVERLAPPING;
+    contact_at(in, 0.0, &out);
+    out.depth = -gap0 * lam;
+    out.point = imp_madd(out.pa, out.normal, in->ra - 0.5 * out.depth);
+    return out;
+}
+
 static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest) {
     assert(in->ra >= 0.0 && in->rb >= 0.0);
     assert(in->horizon > 0.0);
@@ -343,6 +354,17 @@ static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest)
     dv = imp_scale(dv, 1.0 / lam);
     da = imp_scale(da, 1.0 / lam);
     R /= lam;
+    /* The gap at t = 0 decides overlapping: it is the gap polynomial's constant term (the
+     * Dot2 gap_poly and gap_poly_linear give it, equal for tame operands), which the time
+     * scale below does not change. Without a closest approach to make, an overlap (a third
+     * of a dense scene's contacts) is answered before that scale and the other terms. */
+    double x0[4] = {dp.x, dp.y, dp.z, R}, y0[4] = {dp.x, dp.y, dp.z, -R};
+    double c0 = tame3(dp) && tame(R) ? dot2_tame(x0, y0, 4) : imp_dot2(x0, y0, 4);
+    double dist0 = imp_len(dp);
+    double scale = coord_scale(in) / lam;
+    double gap0 = dist0 + R > 0.0 ? c0 / (dist0 + R) : 0.0;
+    double tol = IMP_CONTACT_REL * scale;
+    if (!want_closest && gap0 < -tol) return overlapping(in, gap0, lam, out);
     /* max-abs, not the length: |dv|^2 itself may underflow */
     double speed = max_abs3(dv), accel = max_abs3(da), tchar = INFINITY;
     if (speed > 0.0) tchar = 1.0 / speed;
@@ -364,18 +386,7 @@ static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest)
         out.closest_distance *= lam;
     }
 
-    double dist0 = imp_len(dp);
-    double scale = coord_scale(in) / lam;
-    double gap0 = dist0 + R > 0.0 ? c[0] / (dist0 + R) : 0.0;
-    double tol = IMP_CONTACT_REL * scale;
-
-    if (gap0 < -tol) {
-        out.state = IMP_TOI_OVERLAPPING;
-        contact_at(in, 0.0, &out);
-        out.depth = -gap0 * lam;
-        out.point = imp_madd(out.pa, out.normal, in->ra - 0.5 * out.depth);
-        return out;
-    }
+    if (gap0 < -tol) return overlapping(in, gap0, lam, out);
 
     double t = NAN;
     if (R == 0.0) {
