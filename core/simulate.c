@@ -784,7 +784,7 @@ static int halfspace_apart(const imp_motion *a, double r, const imp_shape *h, do
     double cv = imp_fmin(0.0, vn * window), ca = imp_fmin(0.0, 0.5 * an * window * window);
     double gap = imp_dot(h->normal, a->p) - h->offset - r;
     double scale = imp_max_abs(a->p) + fabs(h->offset) + r + fabs(cv) + fabs(ca);
-    return gap + cv + ca > CULL_REL * scale;
+    return gap + (cv + ca) > CULL_REL * scale;
 }
 
 /* Velocity at world point x of a body on motion m turning at w about its position. */
