@@ -69,21 +69,21 @@ static double dot2_tame(const double *x, const double *y, int n) {
 }
 
 /* Ascending coefficients of f(t) = |d(t)|^2 - R^2 for linear motion (da =
- * 0), tame inputs: gap_poly's values (a Dot2 with zero products added is
- * the same Dot2: their products and errors are exact zeros). */
-static void gap_poly_linear(imp_vec3 dp, imp_vec3 dv, double R, double c[5]) {
-    double x0[4] = {dp.x, dp.y, dp.z, R}, y0[4] = {dp.x, dp.y, dp.z, -R};
+ * 0), tame inputs, with the constant term c0 already made (gap0's): gap_poly's
+ * values (a Dot2 with zero products added is the same Dot2: their products and
+ * errors are exact zeros). */
+static void gap_poly_linear(imp_vec3 dp, imp_vec3 dv, double c0, double c[5]) {
     double p3[3] = {dp.x, dp.y, dp.z}, v3[3] = {dv.x, dv.y, dv.z};
-    c[0] = dot2_tame(x0, y0, 4);
+    c[0] = c0;
     c[1] = 2.0 * dot2_tame(p3, v3, 3);
     c[2] = dot2_tame(v3, v3, 3);
     c[3] = c[4] = 0.0;
 }
 
-/* Ascending coefficients of f(t) = |d(t)|^2 - R^2. */
-static void gap_poly(imp_vec3 dp, imp_vec3 dv, imp_vec3 da, double R, double c[5]) {
-    double x0[4] = {dp.x, dp.y, dp.z, R}, y0[4] = {dp.x, dp.y, dp.z, -R};
-    c[0] = imp_dot2(x0, y0, 4);
+/* Ascending coefficients of f(t) = |d(t)|^2 - R^2, with the constant term c0 (the Dot2 of
+ * dp.dp - R^2) already made. */
+static void gap_poly(imp_vec3 dp, imp_vec3 dv, imp_vec3 da, double c0, double c[5]) {
+    c[0] = c0;
     c[1] = 2.0 * dot2v(dp, dv);
     double x2[6] = {dv.x, dv.y, dv.z, dp.x, dp.y, dp.z},
            y2[6] = {dv.x, dv.y, dv.z, da.x, da.y, da.z};
@@ -359,7 +359,8 @@ static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest)
      * scale below does not change. Without a closest approach to make, an overlap (a third
      * of a dense scene's contacts) is answered before that scale and the other terms. */
     double x0[4] = {dp.x, dp.y, dp.z, R}, y0[4] = {dp.x, dp.y, dp.z, -R};
-    double c0 = tame3(dp) && tame(R) ? dot2_tame(x0, y0, 4) : imp_dot2(x0, y0, 4);
+    int tame_pr = da.x == 0.0 && da.y == 0.0 && da.z == 0.0 && tame3(dp) && tame(R);
+    double c0 = tame_pr ? dot2_tame(x0, y0, 4) : imp_dot2(x0, y0, 4);
     double dist0 = imp_len(dp);
     double scale = coord_scale(in) / lam;
     double gap0 = dist0 + R > 0.0 ? c0 / (dist0 + R) : 0.0;
@@ -376,10 +377,10 @@ static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest)
 
     double c[5];
     int linear = da.x == 0.0 && da.y == 0.0 && da.z == 0.0;
-    if (linear && tame3(dp) && tame3(dv) && tame(R))
-        gap_poly_linear(dp, dv, R, c);
+    if (linear && tame_pr && tame3(dv))
+        gap_poly_linear(dp, dv, c0, c);
     else
-        gap_poly(dp, dv, da, R, c);
+        gap_poly(dp, dv, da, c0, c);
     if (want_closest) {
         closest_approach(dp, dv, da, R, h, c, &out);
         out.closest_time *= ts;
