@@ -354,13 +354,14 @@ static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest)
     dv = imp_scale(dv, 1.0 / lam);
     da = imp_scale(da, 1.0 / lam);
     R /= lam;
-    /* The gap at t = 0 decides overlapping: it is the gap polynomial's constant term (the
-     * Dot2 gap_poly and gap_poly_linear give it, equal for tame operands), which the time
-     * scale below does not change. Without a closest approach to make, an overlap (a third
-     * of a dense scene's contacts) is answered before that scale and the other terms. */
+    /* The gap at t = 0 decides overlapping: it is the gap polynomial's constant term, made
+     * here once for the polynomial below (a Dot2: dot2_tame's for linear motion of tame
+     * numbers, the same value as imp_dot2's), and the time scale below does not change it.
+     * Without a closest approach to make, an overlap (a third of a dense scene's contacts)
+     * is answered before that scale and the other terms. */
     double x0[4] = {dp.x, dp.y, dp.z, R}, y0[4] = {dp.x, dp.y, dp.z, -R};
-    int tame_pr = da.x == 0.0 && da.y == 0.0 && da.z == 0.0 && tame3(dp) && tame(R);
-    double c0 = tame_pr ? dot2_tame(x0, y0, 4) : imp_dot2(x0, y0, 4);
+    int linear_tame = da.x == 0.0 && da.y == 0.0 && da.z == 0.0 && tame3(dp) && tame(R);
+    double c0 = linear_tame ? dot2_tame(x0, y0, 4) : imp_dot2(x0, y0, 4);
     double dist0 = imp_len(dp);
     double scale = coord_scale(in) / lam;
     double gap0 = dist0 + R > 0.0 ? c0 / (dist0 + R) : 0.0;
@@ -377,7 +378,7 @@ static imp_toi_result spheres(const imp_toi_spheres_input *in, int want_closest)
 
     double c[5];
     int linear = da.x == 0.0 && da.y == 0.0 && da.z == 0.0;
-    if (linear && tame_pr && tame3(dv))
+    if (linear_tame && tame3(dv)) /* da stays 0 under the time scale */
         gap_poly_linear(dp, dv, c0, c);
     else
         gap_poly(dp, dv, da, c0, c);

@@ -57,7 +57,8 @@
  * a worker and back took two thread switches, the largest cost of a /v1/toi
  * under load (perf during make bench-load's /v1/toi: the kernel's task
  * switch and wake-up functions were about 16% of the daemon's samples;
- * answered inline, 0.89 to 0.95 of nginx's rate). The slice bounds how long
+ * answered inline, from 0.89 to 0.95 of nginx's rate; 1.01 to 1.03 once the route
+ * lookup dropped strstr and the pointer index snprintf). The slice bounds how long
  * another connection of the thread can wait: the work that can run long (a
  * turning pair, /v1/ccd's exact path) polls the stop check, and the rest is
  * bounded by the 2 KiB.
@@ -180,11 +181,13 @@ typedef struct request_state {
     imp_reply reply;
 } request_state;
 
-static long long now_ms(void) {
+static long long now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    return (long long)t.tv_sec * 1000000000 + t.tv_nsec;
 }
+
+static long long now_ms(void) { return now_ns() / 1000000; }
 
 static double seconds_since(const struct timespec *t0) {
     struct timespec t1;
@@ -450,7 +453,7 @@ static void cancel_request(void *arg) {
  * must give way to a worker. */
 typedef struct inline_slice {
     request_state *st;
-    struct timespec end;
+    long long end_ns; /* now_ns's clock */
 } inline_slice;
 
 /* The stop check of work on a connection thread: the request's own (the drain timeout; the
@@ -460,11 +463,7 @@ static int inline_stop(void *cls) {
     const inline_slice *sl = cls;
     int why = request_stop(sl->st);
     if (why) return why;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    int past = now.tv_sec > sl->end.tv_sec ||
-               (now.tv_sec == sl->end.tv_sec && now.tv_nsec > sl->end.tv_nsec);
-    return past ? IMP_STOP_HANDOFF : IMP_STOP_NONE;
+    return now_ns() > sl->end_ns ? IMP_STOP_HANDOFF : IMP_STOP_NONE;
 }
 
 /* A small pair query (imp_router_is_inline) answered by the connection thread that read it:
@@ -473,11 +472,7 @@ static int inline_stop(void *cls) {
 static int answer_inline(request_state *st) {
     imp_http_server *s = st->srv;
     if (s->inline_ns <= 0 || !imp_router_is_inline(st->url, st->len)) return 0;
-    inline_slice sl = {st, {0, 0}};
-    clock_gettime(CLOCK_MONOTONIC, &sl.end);
-    long long ns = sl.end.tv_nsec + s->inline_ns;
-    sl.end.tv_sec += (time_t)(ns / 1000000000);
-    sl.end.tv_nsec = (long)(ns % 1000000000);
+    inline_slice sl = {st, now_ns() + s->inline_ns};
     route(st, (imp_stop){inline_stop, &sl});
     int handed_off = st->reply.resp.stopped == IMP_STOP_HANDOFF;
     imp_metrics_inline(s->metrics, handed_off);
