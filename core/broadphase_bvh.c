@@ -218,6 +218,62 @@ static inline int bin_of(double c, double cmin, double scale, int nb) {
     return f > 0.0 ? (int)f : 0;
 }
 
+/* Is p on the left of a split whose left side is the bins below `limit` (bin_of's bin of its
+ * centroid at most limit - 1: bin_of is (int)f clamped to [0, nb - 1], and f < limit with
+ * limit <= nb - 1 says the same, NaN going right in both)? */
+static inline bool goes_left(const bvh_prim *p, int axis, double cmin, double scale, double limit) {
+    return (p->lo[axis] + p->hi[axis] - cmin) * scale < limit;
+}
+
+/* Boxes per block of partition's scans (at most 256: offsets are bytes). */
+#define BVH_PART_BLOCK 64
+
+/* Puts the boxes of [s, e) that go left before those that go right; returns the first on the
+ * right. Hoare's two-sided partition, with the sides' misplaced boxes found a block at a time
+ * without branches (Edelkamp and Weiss, "BlockQuicksort", 2016): which side a box of a random
+ * scene goes is a coin toss, and one branch on it per box cost a misprediction every other
+ * box. */
+static uint32_t partition(bvh_prim *P, uint32_t s, uint32_t e, int axis, double cmin, double scale,
+                          double limit) {
+    unsigned char offl[BVH_PART_BLOCK], offr[BVH_PART_BLOCK];
+    uint32_t l = s, r = e; /* [s, l) left, [r, e) right, [l, r) not yet placed */
+    unsigned nl = 0, nr = 0, sl = 0, sr = 0;
+    while (r - l > 2 * BVH_PART_BLOCK) {
+        if (nl == 0) { /* the next block from the left: its boxes that go right */
+            sl = 0;
+            for (unsigned i = 0; i < BVH_PART_BLOCK; ++i) {
+                offl[nl] = (unsigned char)i;
+                nl += !goes_left(&P[l + i], axis, cmin, scale, limit);
+            }
+        }
+        if (nr == 0) { /* and from the right: its boxes that go left */
+            sr = 0;
+            for (unsigned i = 0; i < BVH_PART_BLOCK; ++i) {
+                offr[nr] = (unsigned char)i;
+                nr += goes_left(&P[r - 1 - i], axis, cmin, scale, limit);
+            }
+        }
+        unsigned k = nl < nr ? nl : nr;
+        for (unsigned i = 0; i < k; ++i)
+            swap_prim(&P[l + offl[sl + i]], &P[r - 1 - offr[sr + i]]);
+        nl -= k;
+        nr -= k;
+        sl += k;
+        sr += k;
+        if (nl == 0) l += BVH_PART_BLOCK;
+        if (nr == 0) r -= BVH_PART_BLOCK;
+    }
+    /* the rest (a block's misplaced boxes may be in it still) box by box */
+    for (;;) {
+        while (l < r && goes_left(&P[l], axis, cmin, scale, limit))
+            ++l;
+        while (l < r && !goes_left(&P[r - 1], axis, cmin, scale, limit))
+            --r;
+        if (l >= r) return l;
+        swap_prim(&P[l++], &P[--r]);
+    }
+}
+
 /* Queues a subtree for the parallel phase; false (build it now) when the
  * list cannot grow. */
 static bool defer(bvh *t, const bvh_task *task) {
@@ -294,19 +350,7 @@ static bool split_node(bvh *t, const bvh_task *task, bvh_task *left_task, bvh_ta
             }
         }
         if (best_bin >= 0) {
-            /* Hoare's two-sided partition: only misplaced pairs move */
-            bvh_prim *P = t->prim;
-            uint32_t i = s, j = e;
-            for (;;) {
-                while (i < j && bin_of(P[i].lo[axis] + P[i].hi[axis], cmin, scale, nb) <= best_bin)
-                    ++i;
-                while (i < j &&
-                       bin_of(P[j - 1].lo[axis] + P[j - 1].hi[axis], cmin, scale, nb) > best_bin)
-                    --j;
-                if (i >= j) break;
-                swap_prim(&P[i++], &P[--j]);
-            }
-            m = i;
+            m = partition(t->prim, s, e, axis, cmin, scale, best_bin + 1.0);
             bounds_empty(&left);
             bounds_empty(&right);
             for (int b = 0; b < nb; ++b)
