@@ -477,14 +477,22 @@ typedef struct join_job {
     const contact_vec *runs;
     const size_t *first; /* run r's contacts are [first[r], first[r] + runs[r].n) */
     join_order order;
+    uint64_t n_bodies; /* JOIN_BY_PAIR: a pair's key is a (n_bodies + 1) + b */
     uint64_t *key;
     uint32_t *at;
     const imp_scene_contact **from;
     imp_scene_contact *v;
 } join_job;
 
-/* The keys of the contacts of runs [begin, end): each contact's first criteria (the time;
- * or the first body, then the second or, for the world's, after every body). */
+/* Low bits of a time's key (imp_bp_double_key) that the sort does not look at: the 42 left
+ * (sign, exponent and 30 bits of the fraction) tell all but a few of a scene's times apart,
+ * and times they do not are put in order with the rest of the comparator's criteria
+ * afterwards, as equal keys are. Four passes of the radix sort instead of six. */
+#define TIME_KEY_DROP 22
+
+/* The keys of the contacts of runs [begin, end): each contact's first criteria (the time's
+ * first bits; or the first body, then the second or, for the world's, after every body,
+ * as a (n_bodies + 1) + b: fewer bits, fewer passes, than a << 32 | b). */
 static void key_range(void *ctx, size_t begin, size_t end) {
     const join_job *j = ctx;
     size_t lo = j->first[begin], hi = j->first[end - 1] + j->runs[end - 1].n;
@@ -495,8 +503,8 @@ static void key_range(void *ctx, size_t begin, size_t end) {
         for (size_t k = 0, i = j->first[r]; k < j->runs[r].n; ++k, ++i) {
             const imp_scene_contact *c = &j->runs[r].v[k];
             j->key[i] = j->order == JOIN_BY_TIME
-                            ? imp_bp_double_key(c->time)
-                            : (uint64_t)c->a << 32 | (c->world ? UINT32_MAX : c->b);
+                            ? imp_bp_double_key(c->time) >> TIME_KEY_DROP
+                            : c->a * (j->n_bodies + 1) + (c->world ? j->n_bodies : c->b);
             j->at[i] = (uint32_t)i;
             j->from[i] = c;
         }
@@ -527,12 +535,16 @@ static void place_range(void *ctx, size_t begin, size_t end) {
  * run of equal keys is put in the comparator's order. Without the memory for that, the
  * contacts are joined and qsorted. */
 static imp_scene_contact *join(const contact_vec *runs, size_t n_runs, size_t total,
-                               join_order order, const imp_parallel *par) {
+                               join_order order, size_t n_bodies, const imp_parallel *par) {
     imp_scene_contact *v = malloc((total ? total : 1) * sizeof *v);
     if (!v) return NULL;
     int (*cmp)(const void *, const void *) =
         order == JOIN_BY_TIME ? by_time_then_pair : by_pair_then_world;
-    join_job j = {runs, NULL, order, NULL, NULL, NULL, v};
+    join_job j = {runs, NULL, order, n_bodies, NULL, NULL, NULL, v};
+    /* the keys' width: n_bodies (n_bodies + 2) is the largest pair key */
+    unsigned bits = order == JOIN_BY_TIME ? 64 - TIME_KEY_DROP : 1;
+    while (order == JOIN_BY_PAIR && bits < 64 && (uint64_t)n_bodies * (n_bodies + 2) >> bits)
+        ++bits;
     size_t *first = NULL;
     int sorted = 0;
     if (order != JOIN_AS_IS && total >= SORT_RADIX_MIN && total <= UINT32_MAX) {
@@ -545,7 +557,7 @@ static imp_scene_contact *join(const contact_vec *runs, size_t n_runs, size_t to
         for (size_t r = 0, i = 0; r < n_runs; i += runs[r++].n)
             first[r] = i;
         imp_parallel_for(par, n_runs, KEY_GRAIN, key_range, &j);
-        if (imp_bp_radix_sort(j.key, j.at, total, 64, par) == 0) {
+        if (imp_bp_radix_sort(j.key, j.at, total, bits, par) == 0) {
             imp_parallel_for(par, total, PLACE_GRAIN, place_range, &j);
             for (size_t b = 0, e; b < total; b = e) {
                 for (e = b + 1; e < total && j.key[e] == j.key[b]; ++e) {
@@ -572,8 +584,8 @@ static imp_scene_contact *join(const contact_vec *runs, size_t n_runs, size_t to
 /* Joins the chunks' contacts into out: hits and overlaps as they come (chunk order), or
  * sorted (hits by (time, pair), overlaps by pair); -1 on memory or a chunk UNDECIDED
  * (gather_failure says which). */
-static int gather(chunk_out *chunks, size_t n_chunks, int sort, const imp_parallel *par,
-                  imp_scene_output *out) {
+static int gather(chunk_out *chunks, size_t n_chunks, int sort, size_t n_bodies,
+                  const imp_parallel *par, imp_scene_output *out) {
     size_t hits = 0, overlaps = 0;
     for (size_t c = 0; c < n_chunks; ++c) {
         if (chunks[c].nomem || chunks[c].undecided) return -1;
@@ -584,10 +596,11 @@ static int gather(chunk_out *chunks, size_t n_chunks, int sort, const imp_parall
     if (!runs) return -1;
     for (size_t c = 0; c < n_chunks; ++c)
         runs[c] = chunks[c].hits;
-    out->collisions = join(runs, n_chunks, hits, sort ? JOIN_BY_TIME : JOIN_AS_IS, par);
+    out->collisions = join(runs, n_chunks, hits, sort ? JOIN_BY_TIME : JOIN_AS_IS, n_bodies, par);
     for (size_t c = 0; c < n_chunks; ++c)
         runs[c] = chunks[c].overlaps;
-    out->overlapping = join(runs, n_chunks, overlaps, sort ? JOIN_BY_PAIR : JOIN_AS_IS, par);
+    out->overlapping =
+        join(runs, n_chunks, overlaps, sort ? JOIN_BY_PAIR : JOIN_AS_IS, n_bodies, par);
     free(runs);
     if (!out->collisions || !out->overlapping) return -1;
     out->n_collisions = hits;
@@ -596,11 +609,11 @@ static int gather(chunk_out *chunks, size_t n_chunks, int sort, const imp_parall
 }
 
 /* Sorts out's contacts as gather does. -1 when out of memory (out unchanged). */
-static int sort_output(imp_scene_output *out, const imp_parallel *par) {
+static int sort_output(imp_scene_output *out, size_t n_bodies, const imp_parallel *par) {
     contact_vec h = {out->collisions, out->n_collisions, 0};
     contact_vec o = {out->overlapping, out->n_overlapping, 0};
-    imp_scene_contact *hs = join(&h, 1, h.n, JOIN_BY_TIME, par);
-    imp_scene_contact *os = join(&o, 1, o.n, JOIN_BY_PAIR, par);
+    imp_scene_contact *hs = join(&h, 1, h.n, JOIN_BY_TIME, n_bodies, par);
+    imp_scene_contact *os = join(&o, 1, o.n, JOIN_BY_PAIR, n_bodies, par);
     if (!hs || !os) {
         free(hs);
         free(os);
@@ -738,7 +751,7 @@ static imp_scene_status world_contacts(const imp_scene_input *in, imp_scene_outp
     int by = chunks_stopped(chunks, n_chunks, &solved);
     imp_scene_status st = by ? IMP_SCENE_STOPPED : IMP_SCENE_OK;
     imp_scene_output more = {0};
-    if (!by && gather(chunks, n_chunks, 0, in->par, &more) != 0)
+    if (!by && gather(chunks, n_chunks, 0, in->n, in->par, &more) != 0)
         st = gather_failure(chunks, n_chunks);
     if (st == IMP_SCENE_OK) {
         imp_scene_contact *c =
@@ -807,7 +820,7 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
             st = IMP_SCENE_STOPPED;
             stopped = (imp_scene_output){
                 .candidate_pairs = n_pairs, .kind = kind, .pairs_solved = solved, .stopped_by = by};
-        } else if (gather(chunks, n_chunks, !in->world, in->par, out) == 0) {
+        } else if (gather(chunks, n_chunks, !in->world, in->n, in->par, out) == 0) {
             st = IMP_SCENE_OK;
         } else {
             st = gather_failure(chunks, n_chunks);
@@ -836,7 +849,7 @@ imp_scene_status imp_scene_predict(const imp_scene_input *in, imp_scene_output *
             return fail(err, ws);
         }
         /* the pairs' contacts came unsorted (gather), to be sorted once with the world's */
-        if (sort_output(out, in->par) != 0) {
+        if (sort_output(out, in->n, in->par) != 0) {
             imp_scene_output_free(out);
             return fail(err, IMP_SCENE_NOMEM);
         }
