@@ -493,12 +493,18 @@ static void copy_range(void *ctx, size_t begin, size_t end) {
 
 /* Queries from the leaves that start at positions [begin, end): one descent per leaf, with
  * its box, for all its dynamic boxes at once; each leaf reached is then tested box by box
- * for each of them. */
+ * for each of them. The vector's count and array are kept in locals, written back when it
+ * grows and at the end: a key is a uint64_t, the count a size_t, so the compiler had to
+ * assume that each key written might change the count, and went through memory for it
+ * at every box tested (1M clustered 3D boxes: the broadphase 1.4x faster without). */
 static void query_chunk(void *ctx, imp_bp_vec *out, size_t begin, size_t end) {
     const bvh *t = ctx;
     const bvh_node *node = t->node;
     const bvh_prim *prim = t->prim;
     uint32_t stack[BVH_MAX_DEPTH + 2];
+    uint64_t *key = out->key;
+    size_t n = out->n, cap = out->cap;
+    const unsigned shift = out->shift;
     for (size_t s = begin; s < end; ++s) {
         if (t->leaf_at[s] == UINT32_MAX) continue;
         const bvh_node *L = &node[t->leaf_at[s]];
@@ -528,13 +534,17 @@ static void query_chunk(void *ctx, imp_bp_vec *out, size_t begin, size_t end) {
                     for (size_t q = nd->start; q < nd->end; ++q) {
                         const bvh_prim *Q = &prim[q];
                         /* every pair is written, and kept only when it counts */
-                        if (out->n == out->cap && !imp_bp_vec_grow(out)) return;
+                        if (n == cap) {
+                            out->n = n;
+                            if (!imp_bp_vec_grow(out)) return;
+                            key = out->key;
+                            cap = out->cap;
+                        }
                         uint32_t a = P->id, b = Q->id;
-                        out->key[out->n] =
-                            (uint64_t)(a < b ? a : b) << out->shift | (a < b ? b : a);
-                        out->n += (size_t)(((q > p) | (Q->is_static != 0)) & (Q->lo[0] <= hx) &
-                                           (lx <= Q->hi[0]) & (Q->lo[1] <= hy) & (ly <= Q->hi[1]) &
-                                           (Q->lo[2] <= hz) & (lz <= Q->hi[2]));
+                        key[n] = (uint64_t)(a < b ? a : b) << shift | (a < b ? b : a);
+                        n += (size_t)(((q > p) | (Q->is_static != 0)) & (Q->lo[0] <= hx) &
+                                      (lx <= Q->hi[0]) & (Q->lo[1] <= hy) & (ly <= Q->hi[1]) &
+                                      (Q->lo[2] <= hz) & (lz <= Q->hi[2]));
                     }
                 }
             }
@@ -542,6 +552,7 @@ static void query_chunk(void *ctx, imp_bp_vec *out, size_t begin, size_t end) {
             ni = stack[--sp];
         }
     }
+    out->n = n;
 }
 
 int imp_bp_bvh(const imp_bp_scene *sc, imp_bp_sink *sink) {
