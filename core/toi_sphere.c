@@ -213,13 +213,20 @@ static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result
     out->pa = imp_path_at(in->a.p, in->a.v, in->a.a, t);
     out->pb = imp_path_at(in->b.p, in->b.v, in->b.a, t);
     imp_vec3 d = imp_sub(out->pb, out->pa);
-    /* Coincident centres (two points meeting): b arrived against its
-     * relative velocity, so the normal from a to b points back along it. */
-    imp_vec3 rel_v = imp_sub(imp_path_vel(in->b.v, in->b.a, t), imp_path_vel(in->a.v, in->a.a, t));
-    imp_vec3 fallback = imp_normalize_or(imp_neg(rel_v), imp_v3(1, 0, 0));
     double scale = max2(coord_scale(in), max2(max_abs3(out->pa), max_abs3(out->pb)));
-    /* Centres closer than rounding noise give no direction of their own. */
-    out->normal = imp_len(d) <= IMP_CONTACT_REL * scale ? fallback : imp_normalize_or(d, fallback);
+    /* Centres closer than rounding noise give no direction of their own (nor does a length
+     * that is 0 or not finite: imp_normalize_or's fallback). Coincident centres (two points
+     * meeting): b arrived against its relative velocity, so the normal from a to b points
+     * back along it. That fallback is made only when it is taken (a contact's square root
+     * and division fewer). */
+    double l = imp_len(d);
+    if (l <= IMP_CONTACT_REL * scale || !(l > 0.0) || !isfinite(l)) {
+        imp_vec3 rel_v =
+            imp_sub(imp_path_vel(in->b.v, in->b.a, t), imp_path_vel(in->a.v, in->a.a, t));
+        out->normal = imp_normalize_or(imp_neg(rel_v), imp_v3(1, 0, 0));
+    } else {
+        out->normal = imp_scale(d, 1.0 / l);
+    }
     out->point = imp_madd(out->pa, out->normal, in->ra);
 }
 
