@@ -1747,6 +1747,10 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
         contact_turning(s, i, j, t);
         return;
     }
+    /* what the response reads of the two bodies (gentle_meeting's first), asked for now,
+     * while their paths are brought to t */
+    __builtin_prefetch(&s->sc[i]);
+    __builtin_prefetch(&s->sc[j]);
     int si = (s->sb[i].flags & F_STATIC) != 0, sj = (s->sb[j].flags & F_STATIC) != 0;
     if (!si) move_to(s, i, t);
     if (!sj && !(s->sb[j].flags & F_HALFSPACE)) move_to(s, j, t);
