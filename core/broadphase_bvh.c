@@ -496,7 +496,8 @@ static void copy_range(void *ctx, size_t begin, size_t end) {
  * for each of them. The vector's count and array are kept in locals, written back when it
  * grows and at the end: a key is a uint64_t, the count a size_t, so the compiler had to
  * assume that each key written might change the count, and went through memory for it
- * at every box tested (1M clustered 3D boxes: the broadphase 1.4x faster without). */
+ * at every box tested (1M clustered 3D boxes: the broadphase in 398 to 436 ms without, 432 to 506
+ * with). */
 static void query_chunk(void *ctx, imp_bp_vec *out, size_t begin, size_t end) {
     const bvh *t = ctx;
     const bvh_node *node = t->node;
