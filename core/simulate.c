@@ -347,6 +347,31 @@ struct imp_sim {
 
 /* ---- heap ------------------------------------------------------------------------------- */
 
+/* ---- lists of bodies ---------------------------------------------------------------------
+ *
+ * A cell's bodies, a calendar bucket's events and a root's riders are doubly linked lists
+ * through arrays of their own (next, prev; NONE at the ends) from a head. */
+
+/* Body i becomes the first of the list from *head. */
+static void link_push(uint32_t *head, uint32_t *next, uint32_t *prev, uint32_t i) {
+    uint32_t h = *head;
+    prev[i] = NONE;
+    next[i] = h;
+    if (h != NONE) prev[h] = i;
+    *head = i;
+}
+
+/* Body i leaves its list: its neighbours are joined; 1 when it was the first, whose head
+ * the caller then sets to next[i] (the head is found only then: a grid cell's takes a
+ * lookup). */
+static int link_cut(uint32_t *next, uint32_t *prev, uint32_t i) {
+    uint32_t n = next[i], p = prev[i];
+    if (n != NONE) prev[n] = p;
+    if (p == NONE) return 1;
+    next[p] = n;
+    return 0;
+}
+
 static int qless(const qev *x, const qev *y) {
     return x->t < y->t || (x->t == y->t && x->owner < y->owner);
 }
@@ -451,22 +476,14 @@ static void list_insert(imp_sim *s, qev e) {
     l->t = e.t;
     l->seq = e.seq;
     l->bucket = b;
-    uint32_t next = s->cal_head[b];
-    s->qprev[e.owner] = NONE;
-    s->qnext[e.owner] = next;
-    if (next != NONE) s->qprev[next] = e.owner;
-    s->cal_head[b] = e.owner;
+    link_push(&s->cal_head[b], s->qnext, s->qprev, e.owner);
     s->hpos[e.owner] = LISTED;
     if (b < s->cal_nb) s->cal_listed++;
 }
 
 static void list_remove(imp_sim *s, uint32_t i) {
-    uint32_t next = s->qnext[i], prev = s->qprev[i], b = s->ql[i].bucket;
-    if (prev != NONE)
-        s->qnext[prev] = next;
-    else
-        s->cal_head[b] = next;
-    if (next != NONE) s->qprev[next] = prev;
+    uint32_t b = s->ql[i].bucket;
+    if (link_cut(s->qnext, s->qprev, i)) s->cal_head[b] = s->qnext[i];
     if (b < s->cal_nb) s->cal_listed--;
 }
 
@@ -585,19 +602,11 @@ static size_t bucket_of(const imp_sim *s, const int32_t c[3]) {
 }
 
 static void grid_insert(imp_sim *s, uint32_t i) {
-    size_t k = bucket_of(s, s->sb[i].cell);
-    s->prev[i] = NONE;
-    s->next[i] = s->head[k];
-    if (s->head[k] != NONE) s->prev[s->head[k]] = i;
-    s->head[k] = i;
+    link_push(&s->head[bucket_of(s, s->sb[i].cell)], s->next, s->prev, i);
 }
 
 static void grid_remove(imp_sim *s, uint32_t i) {
-    if (s->prev[i] != NONE)
-        s->next[s->prev[i]] = s->next[i];
-    else
-        s->head[bucket_of(s, s->sb[i].cell)] = s->next[i];
-    if (s->next[i] != NONE) s->prev[s->next[i]] = s->prev[i];
+    if (link_cut(s->next, s->prev, i)) s->head[bucket_of(s, s->sb[i].cell)] = s->next[i];
 }
 
 static int32_t cell_index(double x, double L) {
@@ -1314,11 +1323,7 @@ static void path_changed(imp_sim *s, uint32_t i, double t) {
 static void leave_cluster(imp_sim *s, uint32_t i, double t) {
     uint32_t r = s->sc[i].root;
     move_to(s, i, t);
-    if (s->rprev[i] != NONE)
-        s->rnext[s->rprev[i]] = s->rnext[i];
-    else
-        s->sc[r].rhead = s->rnext[i];
-    if (s->rnext[i] != NONE) s->rprev[s->rnext[i]] = s->rprev[i];
+    if (link_cut(s->rnext, s->rprev, i)) s->sc[r].rhead = s->rnext[i];
     s->cmass[r] -= s->sc[i].mass;
     s->sc[i].root = NONE;
     s->sb[i].flags &= (uint8_t)~F_RIDER;
@@ -1374,17 +1379,11 @@ static void join_cluster(imp_sim *s, uint32_t x, uint32_t r, double t) {
     for (uint32_t next; m != NONE; m = next) {
         next = s->rnext[m];
         s->sc[m].root = r;
-        s->rprev[m] = NONE;
-        s->rnext[m] = s->sc[r].rhead;
-        if (s->sc[r].rhead != NONE) s->rprev[s->sc[r].rhead] = m;
-        s->sc[r].rhead = m;
+        link_push(&s->sc[r].rhead, s->rnext, s->rprev, m);
     }
     s->sc[x].root = r;
     s->sb[x].flags |= F_RIDER;
-    s->rprev[x] = NONE;
-    s->rnext[x] = s->sc[r].rhead;
-    if (s->sc[r].rhead != NONE) s->rprev[s->sc[r].rhead] = x;
-    s->sc[r].rhead = x;
+    link_push(&s->sc[r].rhead, s->rnext, s->rprev, x);
     s->cmass[r] = mx + mr;
     imp_vec3 a = s->sb[r].a;
     for (uint32_t k = r; k != NONE; k = k == r ? s->sc[r].rhead : s->rnext[k]) {
