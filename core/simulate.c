@@ -1094,7 +1094,8 @@ static void predict_world(imp_sim *s, uint32_t i, const imp_shape *shi, const im
 
 /* Body i (a grid body) against the bodies of the 3^dim cells around its own; only those of
  * the cells it has just entered when axis >= 0 (it crossed into its cell along that axis in
- * direction dir: the cells at dir beyond its own along it). */
+ * direction dir: the cells at dir beyond its own along it). Also predicts i's next cell
+ * crossing (predict_crossing). */
 static void predict_cells(imp_sim *s, uint32_t i, const imp_shape *shi, const imp_motion *mi,
                           best_ev *be, int axis, int dir) {
     /* The neighbours are gathered first and predicted against after: the gathering loads
@@ -1102,6 +1103,7 @@ static void predict_cells(imp_sim *s, uint32_t i, const imp_shape *shi, const im
      * impact between them would make each wait for the last. Same order. */
     uint32_t near[GATHER];
     size_t nn = 0;
+    int crossed = 0;
     int ncells = s->dim == 3 ? 27 : 9;
     const int32_t *c = s->sb[i].cell;
     /* every cell's first body first: independent loads, whose misses overlap. Around a cell
@@ -1143,11 +1145,17 @@ static void predict_cells(imp_sim *s, uint32_t i, const imp_shape *shi, const im
             __builtin_prefetch(&s->sb[j].seq);
             near[nn++] = j;
             if (nn < GATHER) continue;
+            if (!crossed) predict_crossing(s, i), crossed = 1;
             for (size_t k = 0; k < nn; ++k)
                 predict_pair(s, i, near[k], shi, mi, be);
             nn = 0;
         }
     }
+    /* the body's next crossing (which schedule reads) needs its own record alone: computed
+     * here, between asking for the neighbours' records and reading them, it covers part of
+     * the wait (bench_simulate --case, 100k spheres: 1.05x to 1.1x the contacts per second
+     * of computing it after the pairs) */
+    if (!crossed) predict_crossing(s, i);
     for (size_t k = 0; k < nn; ++k)
         predict_pair(s, i, near[k], shi, mi, be);
 }
@@ -1155,8 +1163,9 @@ static void predict_cells(imp_sim *s, uint32_t i, const imp_shape *shi, const im
 /* Partner of a best_ev that keeps the body's pair event as it is (predict_entered). */
 #define KEEP (UINT32_MAX - 4)
 
-/* Body i's pair event becomes be's (unless KEEP), its crossing is predicted, and the earlier
- * of the two is its pending event (none past the horizon). */
+/* Body i's pair event becomes be's (unless KEEP), and the earlier of it and its next crossing
+ * (predict_cells predicted it; a global body never crosses) is its pending event (none past
+ * the horizon). */
 static void schedule(imp_sim *s, uint32_t i, const best_ev *be) {
     sevent *ev = &s->ev[i];
     if (be->partner != KEEP) {
@@ -1171,10 +1180,7 @@ static void schedule(imp_sim *s, uint32_t i, const best_ev *be) {
         ev->partner = be->partner;
         ev->traj = be->partner < AGAIN ? s->sb[be->partner].traj : 0;
     }
-    if (s->sb[i].flags & F_GLOBAL)
-        s->sb[i].t_cross = INFINITY;
-    else
-        predict_crossing(s, i);
+    if (s->sb[i].flags & F_GLOBAL) s->sb[i].t_cross = INFINITY;
     double t = imp_fmin(ev->t, s->sb[i].t_cross);
     if (!(t <= s->horizon)) {
         unqueue(s, i);
