@@ -104,7 +104,7 @@ typedef struct imp_sim_turn {
 
 typedef struct imp_sim_input {
     const imp_sim_body *bodies; /* borrowed for the simulation's lifetime */
-    size_t n;                   /* < UINT32_MAX */
+    size_t n;                   /* < 2^31 - 1 */
     int dim;                    /* 2 or 3 */
     double horizon;             /* > 0, finite: the simulation ends there */
     imp_vec3 gravity;           /* added to every non-static body's acceleration */
