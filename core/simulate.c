@@ -580,6 +580,12 @@ static int queue_top(imp_sim *s) {
             __builtin_prefetch(&s->sb[i].p);
             __builtin_prefetch(&s->sb[i].seq);
             __builtin_prefetch(&s->ev[i]);
+            /* its slot (the event's replacement reads it) and its links in its cell's list
+             * (a crossing's move to the next cell's list starts there): 1.03x in 2D and
+             * 1.04x in 3D at 100k bodies */
+            __builtin_prefetch(&s->hpos[i]);
+            __builtin_prefetch(&s->next[i]);
+            __builtin_prefetch(&s->prev[i]);
             /* a contact's partner: its record (whose traj says whether the event stands) and
              * what the response reads of both */
             uint32_t j = s->ql[i].partner;
