@@ -759,12 +759,11 @@ static double face_time(double x, double v, double a, double face, int dir) {
     return best;
 }
 
-/* Body i's next cell crossing from `now` (into its record). */
-static void predict_crossing(imp_sim *s, uint32_t i) {
-    imp_motion m = motion_at(s, i, s->now);
+/* Body i's next cell crossing from `now` (into its record), from its motion m at `now`. */
+static void predict_crossing(imp_sim *s, uint32_t i, const imp_motion *m) {
     sbody *r = &s->sb[i];
     const int32_t *c = r->cell;
-    const double *x = &m.p.x, *v = &m.v.x, *a = &m.a.x;
+    const double *x = &m->p.x, *v = &m->v.x, *a = &m->a.x;
     double best = INFINITY;
     for (int k = 0; k < s->dim; ++k) {
         if (c[k] < s->cmax[k]) {
@@ -1124,7 +1123,6 @@ static void predict_cells(imp_sim *s, uint32_t i, const imp_shape *shi, const im
      * impact between them would make each wait for the last. Same order. */
     uint32_t near[GATHER];
     size_t nn = 0;
-    int crossed = 0;
     int ncells = s->dim == 3 ? 27 : 9;
     const int32_t *c = s->sb[i].cell;
     /* every cell's first body first: independent loads, whose misses overlap. Around a cell
@@ -1166,17 +1164,17 @@ static void predict_cells(imp_sim *s, uint32_t i, const imp_shape *shi, const im
             __builtin_prefetch(&s->sb[j].seq);
             near[nn++] = j;
             if (nn < GATHER) continue;
-            if (!crossed) predict_crossing(s, i), crossed = 1;
             for (size_t k = 0; k < nn; ++k)
                 predict_pair(s, i, near[k], shi, mi, be);
             nn = 0;
         }
     }
-    /* the body's next crossing (which schedule reads) needs its own record alone: computed
+    /* the body's next crossing (which schedule reads) needs its own motion alone: computed
      * here, between asking for the neighbours' records and reading them, it covers part of
      * the wait (bench_simulate --case, 100k spheres: 1.05x to 1.1x the contacts per second
-     * of computing it after the pairs) */
-    if (!crossed) predict_crossing(s, i);
+     * of computing it after the pairs; a crowd of more than GATHER has had its first
+     * batches predicted by now, which changes nothing but the wait) */
+    predict_crossing(s, i, mi);
     for (size_t k = 0; k < nn; ++k)
         predict_pair(s, i, near[k], shi, mi, be);
 }
