@@ -543,7 +543,7 @@ static void query_chunk(void *ctx, imp_bp_vec *out, size_t begin, size_t end) {
                             cap = out->cap;
                         }
                         uint32_t a = P->id, b = Q->id;
-                        key[n] = (uint64_t)(a < b ? a : b) << shift | (a < b ? b : a);
+                        key[n] = imp_bp_key(a < b ? a : b, a < b ? b : a, shift);
                         n += (size_t)(((q > p) | (Q->is_static != 0)) & (Q->lo[0] <= hx) &
                                       (lx <= Q->hi[0]) & (Q->lo[1] <= hy) & (ly <= Q->hi[1]) &
                                       (Q->lo[2] <= hz) & (lz <= Q->hi[2]));

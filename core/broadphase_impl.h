@@ -59,10 +59,15 @@ struct imp_bp_sink {
  * must stop: over budget, out of memory, or another chunk already failed. */
 bool imp_bp_vec_grow(imp_bp_vec *v);
 
+/* The key of the pair (a, b), a < b. */
+static inline uint64_t imp_bp_key(uint32_t a, uint32_t b, unsigned shift) {
+    return ((uint64_t)a << shift) | b;
+}
+
 /* Stores the pair (a, b), a < b. False means stop this chunk now. */
 static inline bool imp_bp_emit(imp_bp_vec *v, uint32_t a, uint32_t b) {
     if (v->n == v->cap && !imp_bp_vec_grow(v)) return false;
-    v->key[v->n++] = ((uint64_t)a << v->shift) | b;
+    v->key[v->n++] = imp_bp_key(a, b, v->shift);
     return true;
 }
 

@@ -348,6 +348,19 @@ struct imp_sim {
 
 /* ---- heap ------------------------------------------------------------------------------- */
 
+/* Body i's record, both lines (the path; flags, radius, cell and the rest), asked for without
+ * waiting: by the calendar ahead of an event's handling, and by a prediction's gathering. */
+static void ask_record(const imp_sim *s, uint32_t i) {
+    __builtin_prefetch(&s->sb[i].p);
+    __builtin_prefetch(&s->sb[i].seq);
+}
+
+/* What body i's pending event is: CROSS when its next cell crossing comes first (or at the
+ * same time), else its pair event's partner (a body, WORLD, AGAIN or NONE). */
+static uint32_t event_partner(const imp_sim *s, uint32_t i) {
+    return s->sb[i].t_cross <= s->ev[i].t ? CROSS : s->ev[i].partner;
+}
+
 /* ---- lists of bodies ---------------------------------------------------------------------
  *
  * A cell's bodies, a calendar bucket's events and a root's riders are doubly linked lists
@@ -577,8 +590,7 @@ static int queue_top(imp_sim *s) {
         for (uint32_t i = h, next; i != NONE; i = next) {
             next = s->qnext[i];
             if (next != NONE) __builtin_prefetch(&s->ql[next]);
-            __builtin_prefetch(&s->sb[i].p);
-            __builtin_prefetch(&s->sb[i].seq);
+            ask_record(s, i);
             __builtin_prefetch(&s->ev[i]);
             /* its slot (the event's replacement reads it) and its links in its cell's list
              * (a crossing's move to the next cell's list starts there): 1.03x in 2D and
@@ -590,8 +602,7 @@ static int queue_top(imp_sim *s) {
              * what the response reads of both */
             uint32_t j = s->ql[i].partner;
             if (j != NONE) {
-                __builtin_prefetch(&s->sb[j].p);
-                __builtin_prefetch(&s->sb[j].seq);
+                ask_record(s, j);
                 __builtin_prefetch(&s->sc[j]);
                 __builtin_prefetch(&s->sc[i]);
             }
@@ -1158,10 +1169,8 @@ static void predict_cells(imp_sim *s, uint32_t i, const imp_shape *shi, const im
                 const int32_t *cj = s->sb[j].cell;
                 if (cj[0] != nc[0] || cj[1] != nc[1] || cj[2] != nc[2]) continue;
             }
-            /* ask for the record's two lines (the path; flags, radius and the rest of the
-             * acceleration) now, so that they arrive while the rest are gathered */
-            __builtin_prefetch(&s->sb[j].p);
-            __builtin_prefetch(&s->sb[j].seq);
+            /* the record asked for now, so that it arrives while the rest are gathered */
+            ask_record(s, j);
             near[nn++] = j;
             if (nn < GATHER) continue;
             for (size_t k = 0; k < nn; ++k)
@@ -1206,7 +1215,8 @@ static void schedule(imp_sim *s, uint32_t i, const best_ev *be) {
         return;
     }
     qev e = {t, i, s->sb[i].seq};
-    push(s, e, ev->t < s->sb[i].t_cross && ev->partner < AGAIN ? ev->partner : NONE);
+    uint32_t partner = event_partner(s, i);
+    push(s, e, partner < AGAIN ? partner : NONE); /* CROSS, WORLD and AGAIN are above bodies */
 }
 
 /*
@@ -1772,7 +1782,8 @@ static void contact(imp_sim *s, uint32_t i, uint32_t j, double t) {
         return;
     }
     /* what the response reads of the two bodies (gentle_meeting's first), asked for now,
-     * while their paths are brought to t */
+     * while their paths are brought to t (a listed event's were asked for by its bucket
+     * already; one that went straight into the heap's were not) */
     __builtin_prefetch(&s->sc[i]);
     __builtin_prefetch(&s->sc[j]);
     int si = (s->sb[i].flags & F_STATIC) != 0, sj = (s->sb[j].flags & F_STATIC) != 0;
@@ -1912,8 +1923,7 @@ imp_sim_stop imp_sim_advance(imp_sim *s, double until) {
         /* every kind of event ends with its owner predicted again, which replaces the
          * entry (or drops it) */
         s->handling = e.owner;
-        uint32_t partner =
-            s->sb[e.owner].t_cross <= s->ev[e.owner].t ? CROSS : s->ev[e.owner].partner;
+        uint32_t partner = event_partner(s, e.owner);
         if (partner == WORLD) {
             if (s->st.events >= s->max_events) {
                 if (e.t > s->now) s->now = e.t;

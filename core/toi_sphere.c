@@ -220,7 +220,7 @@ static void contact_at(const imp_toi_spheres_input *in, double t, imp_toi_result
      * back along it. That fallback is made only when it is taken (a contact's square root
      * and division fewer). */
     double l = imp_len(d);
-    if (l <= IMP_CONTACT_REL * scale || !(l > 0.0) || !isfinite(l)) {
+    if (l <= IMP_CONTACT_REL * scale || !imp_len_directed(l)) {
         imp_vec3 rel_v =
             imp_sub(imp_path_vel(in->b.v, in->b.a, t), imp_path_vel(in->a.v, in->a.a, t));
         out->normal = imp_normalize_or(imp_neg(rel_v), imp_v3(1, 0, 0));

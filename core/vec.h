@@ -55,10 +55,13 @@ static inline double imp_max_abs(imp_vec3 a) {
  * test and select. */
 static inline double imp_fmax_run(double m, double x) { return x > m ? x : m; }
 
+/* Whether a vector of length l has a direction: l is neither 0 nor non-finite. */
+static inline int imp_len_directed(double l) { return l > 0.0 && isfinite(l); }
+
 /* Unit vector along a; returns `fallback` when a has zero (or non-finite) length. */
 static inline imp_vec3 imp_normalize_or(imp_vec3 a, imp_vec3 fallback) {
     double l = imp_len(a);
-    if (!(l > 0.0) || !isfinite(l)) return fallback;
+    if (!imp_len_directed(l)) return fallback;
     return imp_scale(a, 1.0 / l);
 }
 
